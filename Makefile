@@ -1,0 +1,34 @@
+# Flipbook — `make run` and `make test` set up a fresh Debian/Ubuntu machine and run or test.
+SWIFT        ?= swift
+TIMEOUT      ?= timeout
+BUILD_LIMIT  ?= 40m
+TEST_LIMIT   ?= 40m
+CONFIG       ?= debug
+SWIFT_FLAGS  ?=
+
+.PHONY: all deps build release test run clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh build
+
+build: deps
+	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS)
+
+release: deps
+	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build -c release $(SWIFT_FLAGS)
+
+test:
+	@scripts/install-deps.sh build test
+	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(TIMEOUT) $(TEST_LIMIT) $(SWIFT) test --skip-build $(SWIFT_FLAGS)
+
+run: release
+	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) run -c release flipbook --help
+
+clean:
+	rm -rf .build
+
+# Per-area targets (bench-*, fuzz-*, topology-test) live in mk/*.mk.
+-include mk/*.mk

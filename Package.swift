@@ -1,0 +1,69 @@
+// swift-tools-version: 6.2
+// Flipbook: an HTTP microservice that serves the composited frames of animated images.
+// One module per layer (see README "Architecture"); dependencies point down only.
+
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+let package = Package(
+    name: "Flipbook",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "flipbook", targets: ["flipbook"]),
+        .library(name: "AnimatedImage", targets: ["AnimatedImage"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // System libraries from Debian (libgif-dev, libwebp-dev, libpng-dev, zlib1g-dev).
+        .systemLibrary(name: "CGIF", path: "Sources/CGIF",
+                       providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CWebP", path: "Sources/CWebP", pkgConfig: "libwebpdemux",
+                       providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng16",
+                       providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib",
+                       providers: [.apt(["zlib1g-dev"])]),
+
+        // Formats → frame descriptors; decoders; one compositor; timeline; PNG encoding.
+        .target(name: "AnimatedImage",
+                dependencies: ["CGIF", "CWebP", "CPNG", "CZlib"],
+                swiftSettings: strictSettings),
+
+        // HTTP/1.1 on POSIX sockets and epoll; knows nothing of images.
+        .target(name: "HTTPServer",
+                dependencies: [
+                    .product(name: "Logging", package: "swift-log"),
+                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                ],
+                swiftSettings: strictSettings),
+
+        // The command-line tool: serve | info | frames | frame | healthcheck.
+        .executableTarget(name: "flipbook",
+                          dependencies: [
+                              "AnimatedImage",
+                              .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                          ],
+                          swiftSettings: strictSettings),
+
+        // A minimal server of in-memory payloads for `make bench-http` (side by side with nginx).
+        .executableTarget(name: "http-bench-server",
+                          dependencies: ["HTTPServer"],
+                          path: "Benchmarks/HTTPBenchServer",
+                          swiftSettings: strictSettings),
+
+        .testTarget(name: "AnimatedImageTests",
+                    dependencies: ["AnimatedImage", "CPNG"],
+                    swiftSettings: strictSettings),
+        .testTarget(name: "HTTPServerTests",
+                    dependencies: ["HTTPServer"],
+                    swiftSettings: strictSettings),
+    ]
+)

@@ -1,0 +1,2 @@
+// giflib, Debian package libgif-dev.
+#include <gif_lib.h>

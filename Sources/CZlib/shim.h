@@ -1,0 +1,2 @@
+// zlib, Debian package zlib1g-dev.
+#include <zlib.h>

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Flipbook needs that are missing, and only those.
+#   scripts/install-deps.sh build      libraries needed to compile and run
+#   scripts/install-deps.sh test       + the encoders the tests use to make inputs
+#   scripts/install-deps.sh bench      + the peer tools the benchmarks compare against
+#   scripts/install-deps.sh topology   + nginx for `make topology-test`
+set -euo pipefail
+
+build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev pkg-config)
+test=(gifsicle webp imagemagick python3)
+bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps)
+topology=(nginx curl)
+
+want=("${build[@]}")
+for group in "$@"; do
+  case "$group" in
+    build) ;;
+    test) want+=("${test[@]}") ;;
+    bench) want+=("${test[@]}" "${bench[@]}") ;;
+    topology) want+=("${topology[@]}") ;;
+    *) echo "install-deps: unknown group '$group' (build, test, bench, topology)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for pkg in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
