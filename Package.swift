@@ -32,9 +32,13 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib",
                        providers: [.apt(["zlib1g-dev"])]),
 
+        // libpng writing behind a C boundary, so libpng's longjmp error handling never crosses Swift.
+        .target(name: "CPNGEncode", dependencies: ["CPNG"],
+                linkerSettings: [.linkedLibrary("png16")]),
+
         // Formats → frame descriptors; decoders; one compositor; timeline; PNG encoding.
         .target(name: "AnimatedImage",
-                dependencies: ["CGIF", "CWebP", "CPNG", "CZlib"],
+                dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CPNGEncode"],
                 swiftSettings: strictSettings),
 
         // HTTP/1.1 on POSIX sockets and epoll; knows nothing of images.

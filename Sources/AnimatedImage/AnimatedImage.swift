@@ -1,1 +1,75 @@
-// placeholder
+/// An animated (or still) image ready to render: the file's bytes, its ``ImageIndex``, its
+/// ``Timeline`` and which frames depend on which. Memory held is the file plus the index,
+/// never decoded pixels.
+///
+/// ```swift
+/// let image = try AnimatedImage(bytes: fileBytes)
+/// let renderer = FrameRenderer(image: image)
+/// let png = try PNGEncoder().encode(renderer.render(3))
+/// ```
+public struct AnimatedImage: Sendable {
+    /// How much of the file to check before it is accepted.
+    public enum Verification: Sendable {
+        /// Decode every frame's data once (no compositing, no encoding) so that `frameCount`
+        /// counts exactly the frames that decode, as a browser's would.
+        case full
+        /// Check only the container; a frame whose data turns out broken is found when
+        /// rendering reaches it.
+        case structural
+    }
+
+    public let bytes: [UInt8]
+    public private(set) var index: ImageIndex
+    public private(set) var timeline: Timeline
+    public private(set) var dependencies: FrameDependencies
+    /// True when every indexed frame is known to decode.
+    public let isVerified: Bool
+
+    public var format: ImageFormat { index.format }
+    public var frameCount: Int { index.frames.count }
+    public var canvasWidth: Int { index.canvasWidth }
+    public var canvasHeight: Int { index.canvasHeight }
+
+    public init(bytes: [UInt8], limits: DecodeLimits = .default, verification: Verification = .full) throws {
+        try Limits.checkFileSize(bytes.count, limits: limits)
+        guard let format = ImageFormat.sniff(bytes) else { throw AnimatedImageError.unsupportedFormat }
+        var index: ImageIndex
+        switch format {
+        case .gif: index = try GIFIndexer.index(bytes, limits: limits)
+        case .png, .apng: index = try APNGIndexer.index(bytes, limits: limits)
+        case .webp: index = try WebPIndexer.index(bytes, limits: limits)
+        }
+        if index.frames.isEmpty {
+            throw AnimatedImageError.noCompleteFrame(format, "the file holds no image")
+        }
+        if verification == .full {
+            let decoder = Self.decoder(for: index, bytes: bytes)
+            for (i, frame) in index.frames.enumerated() {
+                do {
+                    _ = try decoder.decode(frame)
+                } catch let error as FrameDataError {
+                    if i == 0 { throw AnimatedImageError.noCompleteFrame(format, error.reason) }
+                    index.truncate(to: i)
+                    break
+                }
+            }
+        }
+        self.bytes = bytes
+        self.index = index
+        self.isVerified = verification == .full
+        self.timeline = Timeline(rawDelaysMs: index.frames.map(\.rawDelayMs), playCount: index.playCount)
+        self.dependencies = FrameDependencies(frames: index.frames, canvas: index.canvasRect)
+    }
+
+    func makeDecoder() -> any FrameDecoder {
+        Self.decoder(for: index, bytes: bytes)
+    }
+
+    private static func decoder(for index: ImageIndex, bytes: [UInt8]) -> any FrameDecoder {
+        switch index.header {
+        case let .gif(header): return GIFFrameDecoder(bytes: bytes, header: header)
+        case let .png(header): return APNGFrameDecoder(bytes: bytes, header: header)
+        case let .webp(animated): return WebPFrameDecoder(bytes: bytes, isAnimated: animated)
+        }
+    }
+}

@@ -1,9 +1,10 @@
 import ArgumentParser
 
-/// The `flipbook` command: inspect, extract and (soon) serve animated-image frames.
+/// The `flipbook` command: inspect animated images, extract their frames, and serve them.
 @main
 struct Flipbook: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flipbook",
-        abstract: "Decode animated images (GIF, APNG, WebP) into browser-exact frames.")
+        abstract: "Browser-exact frames of animated images (GIF, APNG, WebP).",
+        subcommands: [InfoCommand.self, FramesCommand.self, FrameCommand.self])
 }

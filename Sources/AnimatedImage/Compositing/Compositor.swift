@@ -1,0 +1,159 @@
+/// Draws frames onto a canvas, one after another, with the disposal and blending rules
+/// browsers use. One compositor serves GIF, APNG and WebP: formats hand it a ``FramePatch``
+/// and the frame's ``FrameDescriptor``; the canvas rules live here alone.
+///
+/// - Before a frame is drawn, the previous frame is disposed of: `background` clears its
+///   rectangle (clipped to the canvas) to transparent black; `previous` puts back what its
+///   rectangle held before it was drawn (on the first frame that is the transparent canvas,
+///   so "previous" there acts as "background").
+/// - A frame is clipped to the canvas.
+/// - Indexed (GIF) pixels: the transparent index leaves the canvas as it is; other indices
+///   write their palette colour.
+/// - RGBA pixels with blend `source` replace the rectangle; with blend `over` they are
+///   alpha-composited, non-premultiplied, with Chromium's integer arithmetic.
+public struct Compositor: Sendable {
+    public private(set) var canvas: Canvas
+    /// The disposal still owed by the last frame drawn, applied before the next one.
+    private var owedDisposal: FrameDisposal = .none
+    private var owedRect = PixelRect(x: 0, y: 0, width: 0, height: 0)
+    /// For a frame disposed with `previous`: what its (clipped) rectangle held before it.
+    private var savedPixels: [UInt8] = []
+
+    /// A compositor whose canvas is `canvas`, ready for the next frame to be drawn.
+    public init(canvas: Canvas) {
+        self.canvas = canvas
+    }
+
+    /// A compositor over a transparent canvas.
+    public init(width: Int, height: Int) {
+        self.canvas = Canvas(width: width, height: height)
+    }
+
+    /// The canvas as the next frame will find it: the last frame's disposal applied.
+    public mutating func canvasBeforeNextFrame() -> Canvas {
+        settleDisposal()
+        return canvas
+    }
+
+    /// Disposes of the previous frame, then draws `patch` as `frame` says.
+    public mutating func draw(_ patch: FramePatch, as frame: FrameDescriptor) {
+        settleDisposal()
+        let area = patch.rect.intersection(canvas.rect)
+        owedDisposal = frame.disposal
+        owedRect = area
+        if frame.disposal == .previous {
+            savedPixels = canvas.copy(area)
+        }
+        guard !area.isEmpty else { return }
+        switch patch.pixels {
+        case let .indexed(indices, palette, transparentIndex):
+            drawIndexed(indices, palette: palette, transparent: transparentIndex, patch: patch.rect, area: area)
+        case let .rgba(pixels):
+            if frame.blend == .source || frame.isOpaque {
+                drawReplacing(pixels, patch: patch.rect, area: area)
+            } else {
+                drawBlending(pixels, patch: patch.rect, area: area)
+            }
+        }
+    }
+
+    private mutating func settleDisposal() {
+        switch owedDisposal {
+        case .none:
+            break
+        case .background:
+            canvas.clear(owedRect)
+        case .previous:
+            canvas.paste(savedPixels, into: owedRect)
+            savedPixels = []
+        }
+        owedDisposal = .none
+    }
+
+    private mutating func drawIndexed(_ indices: [UInt8], palette: [UInt32], transparent: Int?,
+                                      patch: PixelRect, area: PixelRect) {
+        let width = canvas.width
+        let skip = transparent ?? -1
+        canvas.pixels.withUnsafeMutableBytes { raw in
+            let out = raw.bindMemory(to: UInt32.self)
+            indices.withUnsafeBufferPointer { src in
+                palette.withUnsafeBufferPointer { colours in
+                    for y in area.y..<area.maxY {
+                        var s = (y - patch.y) * patch.width + (area.x - patch.x)
+                        var d = y * width + area.x
+                        if skip < 0 {
+                            for _ in 0..<area.width {
+                                out[d] = colours[Int(src[s])]
+                                s += 1
+                                d += 1
+                            }
+                        } else {
+                            for _ in 0..<area.width {
+                                let index = Int(src[s])
+                                if index != skip { out[d] = colours[index] }
+                                s += 1
+                                d += 1
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private mutating func drawReplacing(_ pixels: [UInt8], patch: PixelRect, area: PixelRect) {
+        let width = canvas.width
+        canvas.pixels.withUnsafeMutableBytes { dst in
+            pixels.withUnsafeBytes { src in
+                for y in area.y..<area.maxY {
+                    let from = ((y - patch.y) * patch.width + (area.x - patch.x)) * 4
+                    let to = (y * width + area.x) * 4
+                    (dst.baseAddress! + to).copyMemory(from: src.baseAddress! + from, byteCount: area.width * 4)
+                }
+            }
+        }
+    }
+
+    private mutating func drawBlending(_ pixels: [UInt8], patch: PixelRect, area: PixelRect) {
+        let width = canvas.width
+        canvas.pixels.withUnsafeMutableBufferPointer { dst in
+            pixels.withUnsafeBufferPointer { src in
+                for y in area.y..<area.maxY {
+                    var s = ((y - patch.y) * patch.width + (area.x - patch.x)) * 4
+                    var d = (y * width + area.x) * 4
+                    for _ in 0..<area.width {
+                        AlphaBlend.sourceOver(src, s, onto: dst, d)
+                        s += 4
+                        d += 4
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Non-premultiplied "source over" for one RGBA pixel, computed exactly and rounded to
+/// nearest: out_a = s_a + d_a(1 − s_a), out_c = (s_c s_a + d_c d_a (1 − s_a)) / out_a.
+/// An opaque result is thus exact (as Chromium's is); a translucent one is within rounding.
+enum AlphaBlend {
+    @inline(__always)
+    static func sourceOver(_ src: UnsafeBufferPointer<UInt8>, _ s: Int,
+                           onto dst: UnsafeMutableBufferPointer<UInt8>, _ d: Int) {
+        let sa = UInt32(src[s + 3])
+        if sa == 0 { return }
+        let da = UInt32(dst[d + 3])
+        if sa == 255 || da == 0 {
+            dst[d] = src[s]; dst[d + 1] = src[s + 1]; dst[d + 2] = src[s + 2]; dst[d + 3] = src[s + 3]
+            return
+        }
+        // Everything scaled by 255 to stay in integers: dstWeight = d_a (255 − s_a),
+        // alpha255 = 255 × out_a.
+        let dstWeight = da * (255 - sa)
+        let alpha255 = sa * 255 + dstWeight
+        for c in 0..<3 {
+            let numerator = UInt32(src[s + c]) * sa * 255 + UInt32(dst[d + c]) * dstWeight
+            dst[d + c] = UInt8(truncatingIfNeeded: (numerator + alpha255 / 2) / alpha255)
+        }
+        dst[d + 3] = UInt8(truncatingIfNeeded: (alpha255 + 127) / 255)
+    }
+}

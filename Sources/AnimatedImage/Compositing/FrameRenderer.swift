@@ -1,0 +1,116 @@
+/// Renders any frame of an animation, fast in the two ways clients ask: in order (each frame
+/// decoded once) and at random (never replaying from frame 0 when it need not).
+///
+/// For frame k it starts from the cheapest of: the frames it has just drawn (when k is ahead of
+/// them), the nearest canvas checkpoint at or before k, or the nearest frame that can be drawn on
+/// a blank canvas (``FrameDependencies``). While replaying it keeps a checkpoint every
+/// `checkpointInterval` frames, so once a stretch has been played, any frame in it costs at
+/// most `checkpointInterval` frame decodes.
+///
+/// A renderer holds mutable state and is used by one thread at a time; make one per image per
+/// decoding queue. Its checkpoints are counted in ``checkpointBytes`` for the owner's budget.
+public final class FrameRenderer {
+    public let image: AnimatedImage
+    public let checkpointInterval: Int
+    /// Checkpoints are not kept beyond this many bytes.
+    public var checkpointBudget: Int
+
+    private let decoder: any FrameDecoder
+    private var compositor: Compositor
+    /// The index of the frame the compositor's canvas shows, or -1 before the first draw.
+    private var drawn = -1
+    /// Canvases ready for frame n to be drawn on them, keyed by n.
+    private var checkpoints: [Int: Canvas] = [:]
+    /// Frames 0...verifiedThrough are known to decode.
+    private var verifiedThrough: Int
+
+    /// How many frames this renderer has decoded (for tests and metrics).
+    public private(set) var decodeCount = 0
+
+    public init(image: AnimatedImage, checkpointInterval: Int = 16, checkpointBudget: Int = 256 << 20) {
+        self.image = image
+        self.checkpointInterval = max(1, checkpointInterval)
+        self.checkpointBudget = checkpointBudget
+        self.decoder = image.makeDecoder()
+        self.compositor = Compositor(width: image.index.canvasWidth, height: image.index.canvasHeight)
+        self.verifiedThrough = image.isVerified ? image.frameCount - 1 : -1
+    }
+
+    /// Bytes held by checkpoints.
+    public var checkpointBytes: Int { checkpoints.count * image.index.bytesPerFrame }
+
+    /// Frames that currently have a checkpoint before them.
+    public var checkpointIndices: [Int] { checkpoints.keys.sorted() }
+
+    /// Forgets every checkpoint (memory pressure); rendering stays correct, just slower.
+    public func discardCheckpoints() {
+        checkpoints.removeAll()
+    }
+
+    /// The composited canvas of frame `index`.
+    ///
+    /// When the image was not verified up front, every frame before `index` is decoded (not
+    /// composited) once to make sure it is whole, as a browser would have to: a frame after a
+    /// broken one is never shown.
+    public func render(_ index: Int) throws -> Canvas {
+        let frames = image.index.frames
+        guard index >= 0, index < frames.count else {
+            throw AnimatedImageError.frameOutOfRange(index: index, frameCount: frames.count)
+        }
+        if index == drawn { return compositor.canvas }
+
+        let start = chooseStart(for: index)
+        if start.fresh {
+            compositor = Compositor(canvas: start.canvas ?? Canvas(width: image.index.canvasWidth,
+                                                                   height: image.index.canvasHeight))
+        }
+        try verifyFrames(before: start.frame)
+        let dependencies = image.dependencies
+        for i in start.frame...index {
+            if i > 0, i % checkpointInterval == 0, !dependencies.replayStart[i], checkpoints[i] == nil,
+               checkpointBytes + image.index.bytesPerFrame <= checkpointBudget {
+                checkpoints[i] = compositor.canvasBeforeNextFrame()
+            }
+            let patch = try decode(i)
+            compositor.draw(patch, as: frames[i])
+            drawn = i
+        }
+        return compositor.canvas
+    }
+
+    private struct Start {
+        var frame: Int
+        var fresh: Bool
+        var canvas: Canvas?
+    }
+
+    private func chooseStart(for index: Int) -> Start {
+        let key = image.dependencies.replayStart(atOrBefore: index)
+        var best = Start(frame: key, fresh: true, canvas: nil)
+        if let checkpoint = checkpoints.keys.filter({ $0 <= index && $0 > best.frame }).max() {
+            best = Start(frame: checkpoint, fresh: true, canvas: checkpoints[checkpoint])
+        }
+        if drawn >= 0, drawn < index, drawn + 1 > best.frame {
+            best = Start(frame: drawn + 1, fresh: false, canvas: nil)
+        }
+        return best
+    }
+
+    private func verifyFrames(before limit: Int) throws {
+        guard verifiedThrough + 1 < limit else { return }
+        for i in (verifiedThrough + 1)..<limit {
+            _ = try decode(i)
+        }
+    }
+
+    private func decode(_ i: Int) throws -> FramePatch {
+        decodeCount += 1
+        do {
+            let patch = try decoder.decode(image.index.frames[i])
+            verifiedThrough = max(verifiedThrough, i)
+            return patch
+        } catch let error as FrameDataError {
+            throw AnimatedImageError.frameDecodeFailed(index: i, error.reason)
+        }
+    }
+}

@@ -1,0 +1,184 @@
+/// Builds the ``ImageIndex`` of a PNG or APNG by walking its chunks once, without inflating
+/// any image data.
+///
+/// The rules follow Chromium:
+/// - `acTL` must come before the first `IDAT`; a later one, a second one, or one whose frame
+///   count is 0 or above 2³¹ − 1 makes the file a still PNG (the extra `acTL` is ignored when
+///   an earlier one was valid).
+/// - `IDAT` is frame 0 only when an `fcTL` precedes it; otherwise it is the default image and
+///   not part of the animation.
+/// - `fcTL` and `fdAT` sequence numbers start at 0 and increase by one; the first break ends
+///   the frame list (frames before it are kept, the image is marked truncated).
+/// - An `fcTL` with no image data before the next `fcTL` is superseded by it.
+/// - Frames beyond `acTL`'s frame count are ignored.
+enum APNGIndexer {
+    static func index(_ bytes: [UInt8], limits: DecodeLimits) throws -> ImageIndex {
+        var walker = PNGChunkWalker(bytes)
+        guard let first = walker.next(), first.type == PNGChunk.IHDR else {
+            throw AnimatedImageError.malformed(.png, "the first chunk is not IHDR")
+        }
+        var header = try PNGHeader(ihdr: bytes[first.data])
+        try Limits.checkCanvas(width: header.width, height: header.height, limits: limits)
+
+        let animation = Self.animationControl(bytes)
+        var seenImageData = false
+        var defaultImage: [Range<Int>] = []
+        var builder = FrameListBuilder(canvas: PixelRect(x: 0, y: 0, width: header.width, height: header.height))
+        var stoppedEarly = false
+
+        chunks: while let chunk = walker.next() {
+            let data = bytes[chunk.data]
+            switch chunk.type {
+            case PNGChunk.PLTE where !seenImageData:
+                header.palette = chunk.data
+            case PNGChunk.tRNS where !seenImageData:
+                header.transparency = chunk.data
+            case PNGChunk.IDAT:
+                seenImageData = true
+                if animation != nil, builder.acceptsDefaultImageData {
+                    builder.appendData(chunk.data)
+                } else {
+                    defaultImage.append(chunk.data)
+                }
+            case PNGChunk.fcTL where animation != nil:
+                do {
+                    try builder.control(data, offset: chunk.data.lowerBound, limits: limits)
+                } catch let error as AnimatedImageError {
+                    if builder.frames.isEmpty, case .limitExceeded = error { throw error }
+                    stoppedEarly = true
+                    break chunks
+                }
+            case PNGChunk.fdAT where animation != nil:
+                guard builder.appendSequencedData(chunk.data, bytes: bytes) else { stoppedEarly = true; break chunks }
+            case PNGChunk.IEND:
+                break chunks
+            default:
+                continue
+            }
+            if let animation, builder.frames.count > animation.frames { break }
+        }
+
+        guard seenImageData else {
+            throw AnimatedImageError.malformed(.png, "no IDAT chunk")
+        }
+        if header.colorType == 3 && header.palette == nil {
+            throw AnimatedImageError.malformed(.png, "a palette image without a PLTE chunk")
+        }
+        if let animation {
+            var frames = builder.finish(complete: !stoppedEarly)
+            // tRNS may come after the fcTL chunks; opacity is known only now.
+            for i in frames.indices { frames[i].isOpaque = header.isOpaque }
+            let truncated = stoppedEarly || walker.isCutShort || frames.count < animation.frames
+            if frames.count > animation.frames { frames.removeSubrange(animation.frames...) }
+            if frames.isEmpty {
+                throw AnimatedImageError.noCompleteFrame(.apng, stoppedEarly
+                    ? "the frame control chunks are out of sequence" : "no frame has image data")
+            }
+            try Limits.checkFrameCount(frames.count, canvasPixels: header.width * header.height, limits: limits)
+            return ImageIndex(format: .apng, canvasWidth: header.width, canvasHeight: header.height,
+                              frames: frames, playCount: animation.plays, truncated: truncated,
+                              header: .png(header))
+        }
+        // A still PNG: its IDAT image is the one frame.
+        let still = FrameDescriptor(rect: PixelRect(x: 0, y: 0, width: header.width, height: header.height),
+                                    disposal: .none, blend: .source, rawDelayMs: 0,
+                                    isOpaque: header.isOpaque, source: .png(dataRanges: defaultImage))
+        return ImageIndex(format: .png, canvasWidth: header.width, canvasHeight: header.height,
+                          frames: [still], playCount: 1, truncated: walker.isCutShort,
+                          header: .png(header))
+    }
+}
+
+extension APNGIndexer {
+    /// The first `acTL` before the first `IDAT`, if it is valid: frame count 1...2³¹ − 1.
+    /// Later `acTL` chunks are ignored; an invalid first one makes the file a still PNG.
+    static func animationControl(_ bytes: [UInt8]) -> (frames: Int, plays: Int)? {
+        for chunk in PNGChunkWalker(bytes) {
+            if chunk.type == PNGChunk.IDAT { return nil }
+            guard chunk.type == PNGChunk.acTL else { continue }
+            var reader = ByteReader(Array(bytes[chunk.data]))
+            guard let frames = reader.u32be(), let plays = reader.u32be(), frames > 0, frames <= Int32.max else {
+                return nil
+            }
+            return (Int(frames), Int(plays))
+        }
+        return nil
+    }
+}
+
+/// Collects APNG frames from `fcTL`, `IDAT` and `fdAT` chunks in file order, checking sequence
+/// numbers and frame rectangles.
+private struct FrameListBuilder {
+    let canvas: PixelRect
+    private(set) var frames: [FrameDescriptor] = []
+    private var pending: FrameDescriptor? = nil
+    private var pendingData: [Range<Int>] = []
+    private var nextSequence: UInt32 = 0
+
+    init(canvas: PixelRect) {
+        self.canvas = canvas
+    }
+
+    /// IDAT data belongs to frame 0 when an fcTL came before it and no frame was finished yet.
+    var acceptsDefaultImageData: Bool { pending != nil && frames.isEmpty }
+
+    mutating func appendData(_ range: Range<Int>) {
+        pendingData.append(range)
+    }
+
+    /// Reads an fcTL; finishes the frame before it when that frame has data.
+    mutating func control(_ data: ArraySlice<UInt8>, offset: Int, limits: DecodeLimits) throws {
+        var reader = ByteReader(Array(data))
+        guard let sequence = reader.u32be(), let w = reader.u32be(), let h = reader.u32be(),
+              let x = reader.u32be(), let y = reader.u32be(), let num = reader.u16be(),
+              let den = reader.u16be(), let dispose = reader.u8(), let blend = reader.u8() else {
+            throw AnimatedImageError.malformed(.apng, "fcTL is shorter than 26 bytes")
+        }
+        guard sequence == nextSequence else {
+            throw AnimatedImageError.malformed(.apng, "fcTL sequence number \(sequence), expected \(nextSequence)")
+        }
+        nextSequence += 1
+        let rect = PixelRect(x: Int(x), y: Int(y), width: Int(w), height: Int(h))
+        guard w > 0, h > 0, canvas.contains(rect), dispose <= 2, blend <= 1 else {
+            throw AnimatedImageError.malformed(.apng, "fcTL \(sequence) describes an invalid frame")
+        }
+        try Limits.checkFrame(rect, limits: limits)
+        finishPending()
+        let milliseconds: Int
+        let denominator = den == 0 ? 100 : Int(den)
+        milliseconds = (Int(num) * 1000 * 2 + denominator) / (2 * denominator)
+        pending = FrameDescriptor(
+            rect: rect,
+            disposal: dispose == 0 ? .none : dispose == 1 ? .background : .previous,
+            blend: blend == 0 ? .source : .over,
+            rawDelayMs: milliseconds, isOpaque: false, source: .png(dataRanges: []))
+        pendingData = []
+    }
+
+    /// Adds an fdAT payload (minus its sequence number) to the pending frame. False on a
+    /// sequence break or when no fcTL came first.
+    mutating func appendSequencedData(_ range: Range<Int>, bytes: [UInt8]) -> Bool {
+        guard pending != nil, range.count >= 4 else { return false }
+        var reader = ByteReader(bytes, offset: range.lowerBound)
+        guard let sequence = reader.u32be(), sequence == nextSequence else { return false }
+        nextSequence += 1
+        pendingData.append(range.lowerBound + 4..<range.upperBound)
+        return true
+    }
+
+    private mutating func finishPending() {
+        guard var frame = pending else { return }
+        pending = nil
+        // An fcTL without any image data is superseded by the next one.
+        guard !pendingData.isEmpty else { return }
+        frame.source = .png(dataRanges: pendingData)
+        frames.append(frame)
+        pendingData = []
+    }
+
+    /// The frames collected; the pending one is kept only when the chunk stream did not break.
+    mutating func finish(complete: Bool) -> [FrameDescriptor] {
+        if complete { finishPending() }
+        return frames
+    }
+}

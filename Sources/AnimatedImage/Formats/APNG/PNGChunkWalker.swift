@@ -1,0 +1,49 @@
+/// The 8-byte signature every PNG starts with.
+enum PNGSignature {
+    static let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+}
+
+/// One chunk of a PNG: its four-letter type and where its payload lies in the file.
+struct PNGChunk {
+    var type: UInt32
+    var data: Range<Int>
+
+    static func code(_ name: StaticString) -> UInt32 {
+        name.withUTF8Buffer { b in UInt32(b[0]) << 24 | UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3]) }
+    }
+
+    static let IHDR = code("IHDR"), PLTE = code("PLTE"), tRNS = code("tRNS"), IDAT = code("IDAT")
+    static let IEND = code("IEND"), acTL = code("acTL"), fcTL = code("fcTL"), fdAT = code("fdAT")
+}
+
+/// Walks the chunks of a PNG without looking inside them. Iteration ends at the first chunk
+/// whose header or payload (with its CRC) does not fit in the file; `isCutShort` tells.
+struct PNGChunkWalker: Sequence, IteratorProtocol {
+    private let bytes: [UInt8]
+    private var offset = 8
+    private(set) var isCutShort = false
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func next() -> PNGChunk? {
+        var reader = ByteReader(bytes, offset: offset)
+        guard !reader.isAtEnd else { return nil }
+        guard let length = reader.u32be(), let type = reader.u32be(), length <= Int32.max,
+              reader.remaining >= Int(length) + 4 else {
+            isCutShort = true
+            return nil
+        }
+        let start = reader.offset
+        offset = start + Int(length) + 4
+        return PNGChunk(type: type, data: start..<start + Int(length))
+    }
+
+    /// True when an `acTL` chunk comes before the first `IDAT`: the file is an APNG.
+    static func hasAnimationControl(_ bytes: [UInt8]) -> Bool {
+        for chunk in PNGChunkWalker(bytes) {
+            if chunk.type == PNGChunk.acTL { return true }
+            if chunk.type == PNGChunk.IDAT { return false }
+        }
+        return false
+    }
+}

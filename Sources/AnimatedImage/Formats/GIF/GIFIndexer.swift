@@ -1,0 +1,143 @@
+/// Builds the ``ImageIndex`` of a GIF in one pass over its records, skipping the LZW data
+/// sub-blocks without decoding them.
+///
+/// The rules follow Chromium: the canvas is the logical screen grown to cover the first
+/// frame's rectangle; the graphic control extension nearest before an image applies to it
+/// alone; the last NETSCAPE2.0/ANIMEXTS1.0 loop count in the file wins; an unknown record
+/// or the end of the data ends the frame list (what came before is kept, `truncated` is set).
+enum GIFIndexer {
+    static func index(_ bytes: [UInt8], limits: DecodeLimits) throws -> ImageIndex {
+        var reader = ByteReader(bytes, offset: 6)
+        guard let screenWidth = reader.u16le(), let screenHeight = reader.u16le(),
+              let flags = reader.u8(), reader.skip(2) else {
+            throw AnimatedImageError.malformed(.gif, "the logical screen descriptor is cut short")
+        }
+        guard screenWidth > 0, screenHeight > 0 else {
+            throw AnimatedImageError.malformed(.gif, "the logical screen is \(screenWidth)×\(screenHeight)")
+        }
+        try Limits.checkCanvas(width: Int(screenWidth), height: Int(screenHeight), limits: limits)
+        var globalPalette: Range<Int>? = nil
+        if flags & 0x80 != 0 {
+            let size = 3 << (Int(flags & 7) + 1)
+            let start = reader.offset
+            guard reader.skip(size) else {
+                throw AnimatedImageError.malformed(.gif, "the global colour table is cut short")
+            }
+            globalPalette = start..<reader.offset
+        }
+        let headerEnd = reader.offset
+
+        var frames: [FrameDescriptor] = []
+        var pendingControl: GraphicControl? = nil
+        var loopCount: Int? = nil
+        var truncated = false
+        var canvasWidth = Int(screenWidth), canvasHeight = Int(screenHeight)
+
+        records: while true {
+            guard let introducer = reader.u8() else { truncated = true; break }
+            switch introducer {
+            case 0x21:
+                guard let label = reader.u8(), let blocks = readSubBlocks(&reader) else {
+                    truncated = true
+                    break records
+                }
+                if label == 0xF9, let first = blocks.first, first.count >= 4 {
+                    pendingControl = GraphicControl(first)
+                } else if label == 0xFF, blocks.count >= 2, blocks[0].count == 11,
+                          Self.isLoopApplication(blocks[0]) {
+                    let data = blocks[1]
+                    if data.count >= 3, data[data.startIndex] == 1 {
+                        loopCount = Int(data[data.startIndex + 1]) | Int(data[data.startIndex + 2]) << 8
+                    }
+                }
+            case 0x2C:
+                let descriptorOffset = reader.offset - 1
+                guard let x = reader.u16le(), let y = reader.u16le(), let w = reader.u16le(),
+                      let h = reader.u16le(), let imageFlags = reader.u8() else {
+                    truncated = true
+                    break records
+                }
+                if imageFlags & 0x80 != 0 {
+                    guard reader.skip(3 << (Int(imageFlags & 7) + 1)) else { truncated = true; break records }
+                }
+                guard reader.u8() != nil, readSubBlocks(&reader, keep: false) != nil else {
+                    truncated = true
+                    break records
+                }
+                let rect = PixelRect(x: Int(x), y: Int(y), width: Int(w), height: Int(h))
+                if frames.isEmpty {
+                    canvasWidth = max(canvasWidth, rect.maxX)
+                    canvasHeight = max(canvasHeight, rect.maxY)
+                    try Limits.checkCanvas(width: canvasWidth, height: canvasHeight, limits: limits)
+                }
+                try Limits.checkFrame(rect, limits: limits)
+                let control = pendingControl ?? GraphicControl()
+                pendingControl = nil
+                frames.append(FrameDescriptor(
+                    rect: rect, disposal: control.disposal, blend: .over,
+                    rawDelayMs: control.delayCentiseconds * 10,
+                    isOpaque: control.transparentIndex == nil,
+                    source: .gif(descriptorOffset: descriptorOffset, end: reader.offset,
+                                 transparentIndex: control.transparentIndex)))
+                try Limits.checkFrameCount(frames.count, canvasPixels: canvasWidth * canvasHeight, limits: limits)
+            case 0x3B:
+                break records
+            default:
+                // Not a GIF record: browsers stop here and keep the frames before it.
+                truncated = true
+                break records
+            }
+        }
+        // A GIF without a NETSCAPE loop extension plays once; a value N > 0 plays N + 1 times.
+        let playCount: Int
+        if let loops = loopCount { playCount = loops == 0 ? 0 : loops + 1 } else { playCount = 1 }
+        return ImageIndex(format: .gif, canvasWidth: canvasWidth, canvasHeight: canvasHeight,
+                          frames: frames, playCount: playCount, truncated: truncated,
+                          header: .gif(GIFHeader(headerEnd: headerEnd, globalPalette: globalPalette)))
+    }
+
+    /// Reads data sub-blocks up to and including the zero-length terminator. Returns nil when the
+    /// data ends first. With `keep: false` the blocks are skipped and an empty list is returned.
+    private static func readSubBlocks(_ reader: inout ByteReader, keep: Bool = true) -> [ArraySlice<UInt8>]? {
+        var blocks: [ArraySlice<UInt8>] = []
+        while true {
+            guard let size = reader.u8() else { return nil }
+            if size == 0 { return blocks }
+            guard let block = reader.take(Int(size)) else { return nil }
+            if keep { blocks.append(block) }
+        }
+    }
+
+    private static func isLoopApplication(_ id: ArraySlice<UInt8>) -> Bool {
+        let text = Array(id)
+        return text == Array("NETSCAPE2.0".utf8) || text == Array("ANIMEXTS1.0".utf8)
+    }
+}
+
+/// The fields of a GIF graphic control extension that decide how the next image is shown.
+struct GraphicControl {
+    var disposal: FrameDisposal = .none
+    var delayCentiseconds = 0
+    var transparentIndex: Int? = nil
+
+    init() {}
+
+    init(_ block: ArraySlice<UInt8>) {
+        let b = Array(block)
+        // 2 = restore to background; 3 and 4 (an old alias) = restore previous; others = none.
+        switch (b[0] >> 2) & 7 {
+        case 2: disposal = .background
+        case 3, 4: disposal = .previous
+        default: disposal = .none
+        }
+        delayCentiseconds = Int(b[1]) | Int(b[2]) << 8
+        transparentIndex = b[0] & 1 != 0 ? Int(b[3]) : nil
+    }
+}
+
+/// What a GIF frame decoder needs from the file's header: where the header (signature, screen
+/// descriptor and global colour table) ends, and where the global colour table lies.
+struct GIFHeader: Sendable, Hashable {
+    var headerEnd: Int
+    var globalPalette: Range<Int>?
+}

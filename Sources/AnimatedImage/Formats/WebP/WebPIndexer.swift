@@ -1,0 +1,63 @@
+import CWebP
+
+/// Builds the ``ImageIndex`` of a WebP file (still or animated) with libwebpdemux, which
+/// parses the RIFF container without decoding a bitstream.
+///
+/// A damaged or cut-short file keeps the frames libwebpdemux reports complete and is marked
+/// truncated. The ANIM background colour is not recorded: browsers ignore it.
+enum WebPIndexer {
+    static func index(_ bytes: [UInt8], limits: DecodeLimits) throws -> ImageIndex {
+        try bytes.withUnsafeBufferPointer { buffer -> ImageIndex in
+            guard let base = buffer.baseAddress else { throw AnimatedImageError.unsupportedFormat }
+            var data = WebPData(bytes: base, size: buffer.count)
+            var state = WEBP_DEMUX_PARSING_HEADER
+            guard let demux = WebPDemuxPartial(&data, &state) else {
+                throw AnimatedImageError.malformed(.webp, "the RIFF container could not be parsed")
+            }
+            defer { WebPDemuxDelete(demux) }
+            let width = Int(WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH))
+            let height = Int(WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT))
+            let flags = WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS)
+            guard width > 0, height > 0 else {
+                throw AnimatedImageError.malformed(.webp, "the canvas is \(width)×\(height)")
+            }
+            try Limits.checkCanvas(width: width, height: height, limits: limits)
+            let animated = flags & UInt32(ANIMATION_FLAG.rawValue) != 0
+            let canvas = PixelRect(x: 0, y: 0, width: width, height: height)
+
+            var frames: [FrameDescriptor] = []
+            var iterator = WebPIterator()
+            var damaged = state != WEBP_DEMUX_DONE
+            if WebPDemuxGetFrame(demux, 1, &iterator) != 0 {
+                defer { WebPDemuxReleaseIterator(&iterator) }
+                repeat {
+                    guard iterator.complete != 0, let fragment = iterator.fragment.bytes else {
+                        damaged = true
+                        break
+                    }
+                    let rect = PixelRect(x: Int(iterator.x_offset), y: Int(iterator.y_offset),
+                                         width: Int(iterator.width), height: Int(iterator.height))
+                    guard canvas.contains(rect), !rect.isEmpty else { damaged = true; break }
+                    try Limits.checkFrame(rect, limits: limits)
+                    let start = fragment - base
+                    let frame = FrameDescriptor(
+                        rect: rect,
+                        disposal: iterator.dispose_method == WEBP_MUX_DISPOSE_BACKGROUND ? .background : .none,
+                        blend: iterator.blend_method == WEBP_MUX_BLEND ? .over : .source,
+                        rawDelayMs: animated ? Int(iterator.duration) : 0,
+                        isOpaque: iterator.has_alpha == 0,
+                        source: .webp(range: start..<start + iterator.fragment.size,
+                                      hasAlpha: iterator.has_alpha != 0))
+                    frames.append(frame)
+                    try Limits.checkFrameCount(frames.count, canvasPixels: width * height, limits: limits)
+                } while WebPDemuxNextFrame(&iterator) != 0
+            }
+            guard !frames.isEmpty else {
+                throw AnimatedImageError.noCompleteFrame(.webp, "no frame is complete")
+            }
+            let loops = animated ? Int(WebPDemuxGetI(demux, WEBP_FF_LOOP_COUNT)) : 1
+            return ImageIndex(format: .webp, canvasWidth: width, canvasHeight: height, frames: frames,
+                              playCount: loops, truncated: damaged, header: .webp(animated: animated))
+        }
+    }
+}

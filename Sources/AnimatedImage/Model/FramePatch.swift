@@ -1,0 +1,32 @@
+/// The decoded pixels of one frame, before compositing: what a format's decoder hands the
+/// ``Compositor``.
+public struct FramePatch: Sendable {
+    /// Where the pixels go on the canvas, as the file states it (the compositor clips).
+    public var rect: PixelRect
+    public var pixels: Pixels
+
+    /// A frame's pixels in the layout its format decodes to.
+    public enum Pixels: Sendable {
+        /// One palette index per pixel (GIF). `palette` has 256 entries of RGBA packed as
+        /// `r | g << 8 | b << 16 | a << 24`; `transparentIndex` pixels leave the canvas untouched.
+        case indexed(indices: [UInt8], palette: [UInt32], transparentIndex: Int?)
+        /// Non-premultiplied RGBA, 4 bytes per pixel, rows of `rect.width` pixels (APNG, WebP).
+        case rgba([UInt8])
+    }
+
+    public init(rect: PixelRect, pixels: Pixels) {
+        self.rect = rect
+        self.pixels = pixels
+    }
+}
+
+/// Turns one indexed frame's compressed data into a ``FramePatch``.
+protocol FrameDecoder {
+    func decode(_ frame: FrameDescriptor) throws -> FramePatch
+}
+
+/// A frame's data that does not decode; the renderer adds the frame's index.
+struct FrameDataError: Error {
+    var reason: String
+    init(_ reason: String) { self.reason = reason }
+}

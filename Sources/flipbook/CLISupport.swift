@@ -1,0 +1,65 @@
+import AnimatedImage
+import ArgumentParser
+import Foundation
+
+/// Exit statuses of the CLI: 1 when the image cannot be served (unsupported, damaged, over a
+/// limit, no such frame), 2 when a file cannot be read or written.
+enum CLIExit {
+    static let badImage: Int32 = 1
+    static let ioFailure: Int32 = 2
+}
+
+/// Prints a one-line message on stderr and exits with `status`.
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("flipbook: \(message)\n".utf8))
+    exit(status)
+}
+
+/// Reads a whole file, or exits with status 2 and a one-line reason.
+func readFile(_ path: String) -> [UInt8] {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
+        fail("\(path) \(reason)", status: CLIExit.ioFailure)
+    }
+    return [UInt8](data)
+}
+
+/// Writes a whole file atomically, or exits with status 2.
+func writeFile(_ bytes: [UInt8], to path: String) {
+    do {
+        try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+    } catch {
+        fail("cannot write \(path): \(error.localizedDescription)", status: CLIExit.ioFailure)
+    }
+}
+
+/// Opens an image or exits with status 1 and the reason.
+func openImage(_ path: String, limits: LimitOptions, verification: AnimatedImage.Verification) -> AnimatedImage {
+    let bytes = readFile(path)
+    do {
+        return try AnimatedImage(bytes: bytes, limits: limits.decodeLimits, verification: verification)
+    } catch let error as AnimatedImageError {
+        fail("\(path): \(error)", status: CLIExit.badImage)
+    } catch {
+        fail("\(path): \(error)", status: CLIExit.badImage)
+    }
+}
+
+/// The image limits, overridable on the command line.
+struct LimitOptions: ParsableArguments {
+    @Option(help: "Largest accepted file, in bytes.")
+    var maxFileBytes = DecodeLimits.default.maxFileBytes
+    @Option(help: "Largest canvas or frame, in pixels.")
+    var maxFramePixels = DecodeLimits.default.maxFramePixels
+    @Option(help: "Most frames in one image.")
+    var maxFrames = DecodeLimits.default.maxFrames
+    @Option(help: "Most pixels over all frames together.")
+    var maxTotalPixels = DecodeLimits.default.maxTotalPixels
+    @Option(help: "Longest canvas side, in pixels.")
+    var maxDimension = DecodeLimits.default.maxDimension
+
+    var decodeLimits: DecodeLimits {
+        DecodeLimits(maxFileBytes: maxFileBytes, maxFramePixels: maxFramePixels,
+                     maxFrames: maxFrames, maxTotalPixels: maxTotalPixels, maxDimension: maxDimension)
+    }
+}

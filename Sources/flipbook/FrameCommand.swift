@@ -1,0 +1,37 @@
+import AnimatedImage
+import ArgumentParser
+import Foundation
+
+/// `flipbook frame FILE INDEX --output OUT.png`: one composited frame as PNG.
+struct FrameCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "frame", abstract: "Write one composited frame as PNG.")
+
+    @Argument(help: "A GIF, PNG/APNG or WebP file.")
+    var file: String
+
+    @Argument(help: "The frame's index, from 0.")
+    var index: Int
+
+    @Option(name: .shortAndLong, help: "Where to write the PNG.")
+    var output: String
+
+    @Option(help: "zlib compression level of the PNG, 0–9.")
+    var compressionLevel = 1
+
+    @OptionGroup var limits: LimitOptions
+
+    func run() throws {
+        let image = openImage(file, limits: limits, verification: .structural)
+        let renderer = FrameRenderer(image: image)
+        do {
+            let canvas = try renderer.render(index)
+            writeFile(try PNGEncoder(compressionLevel: compressionLevel).encode(canvas), to: output)
+        } catch let error as AnimatedImageError {
+            if case let .frameDecodeFailed(broken, _) = error, broken <= index {
+                fail("\(file): frame \(index) is not shown: \(error)", status: CLIExit.badImage)
+            }
+            fail("\(file): \(error)", status: CLIExit.badImage)
+        }
+    }
+}

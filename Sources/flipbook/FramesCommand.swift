@@ -1,0 +1,104 @@
+import AnimatedImage
+import ArgumentParser
+import Dispatch
+import Foundation
+
+/// `flipbook frames FILE --output DIR`: every composited frame as `DIR/frame_NNNN.png`.
+///
+/// Frames are composited in order on this thread while PNG encoding (most of the work) runs on
+/// the other cores, with a bounded number of frames in flight.
+struct FramesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "frames", abstract: "Write every composited frame as PNG files.")
+
+    @Argument(help: "A GIF, PNG/APNG or WebP file.")
+    var file: String
+
+    @Option(name: .shortAndLong, help: "The directory to write frame_0000.png, frame_0001.png, … into.")
+    var output: String
+
+    @Option(help: "zlib compression level of the PNGs, 0–9.")
+    var compressionLevel = 1
+
+    @OptionGroup var limits: LimitOptions
+
+    func run() throws {
+        let image = openImage(file, limits: limits, verification: .structural)
+        do {
+            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        } catch {
+            fail("cannot create \(output): \(error.localizedDescription)", status: CLIExit.ioFailure)
+        }
+        let renderer = FrameRenderer(image: image)
+        let encoder = PNGEncoder(compressionLevel: compressionLevel)
+        let workers = DispatchQueue(label: "flipbook.frames.encode", attributes: .concurrent)
+        let group = DispatchGroup()
+        let inFlight = DispatchSemaphore(value: max(2, ProcessInfo.processInfo.activeProcessorCount * 2))
+        let failures = FailureBox()
+        let progress = Progress(total: image.frameCount)
+        var written = 0
+        for i in 0..<image.frameCount {
+            let canvas: Canvas
+            do {
+                canvas = try renderer.render(i)
+            } catch let error as AnimatedImageError {
+                // Like a browser, stop at the first frame that does not decode.
+                if case .frameDecodeFailed = error, i > 0 {
+                    FileHandle.standardError.write(Data("flipbook: \(file): \(error); stopping after \(i) frames\n".utf8))
+                    break
+                }
+                fail("\(file): \(error)", status: CLIExit.badImage)
+            }
+            inFlight.wait()
+            let path = (output as NSString).appendingPathComponent(String(format: "frame_%04d.png", i))
+            workers.async(group: group) {
+                defer { inFlight.signal() }
+                do {
+                    let png = try encoder.encode(canvas)
+                    try Data(png).write(to: URL(fileURLWithPath: path))
+                } catch {
+                    failures.record("cannot write \(path): \(error)")
+                }
+                progress.step()
+            }
+            written += 1
+        }
+        group.wait()
+        progress.finish()
+        if let message = failures.first { fail(message, status: CLIExit.ioFailure) }
+        _ = written
+    }
+}
+
+/// The first failure among concurrent encode jobs.
+private final class FailureBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var message: String?
+    func record(_ text: String) { lock.lock(); if message == nil { message = text }; lock.unlock() }
+    var first: String? { lock.lock(); defer { lock.unlock() }; return message }
+}
+
+/// A one-line progress counter on stderr, shown only when stderr is a terminal.
+private final class Progress: @unchecked Sendable {
+    private let total: Int
+    private let enabled = isatty(2) != 0
+    private let lock = NSLock()
+    private var done = 0
+
+    init(total: Int) { self.total = total }
+
+    func step() {
+        guard enabled else { return }
+        lock.lock()
+        done += 1
+        let n = done
+        lock.unlock()
+        if n == total || n % 10 == 0 {
+            FileHandle.standardError.write(Data("\rframes: \(n)/\(total)".utf8))
+        }
+    }
+
+    func finish() {
+        if enabled { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}

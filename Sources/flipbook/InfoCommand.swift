@@ -1,0 +1,26 @@
+import AnimatedImage
+import ArgumentParser
+import Foundation
+
+/// `flipbook info FILE`: the image's metadata JSON (as the API serves it, without `id`).
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info", abstract: "Print an image's metadata and delay table as JSON.")
+
+    @Argument(help: "A GIF, PNG/APNG or WebP file.")
+    var file: String
+
+    @Flag(help: "One line instead of indented JSON.")
+    var compact = false
+
+    @OptionGroup var limits: LimitOptions
+
+    func run() throws {
+        let image = openImage(file, limits: limits, verification: .full)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = compact ? [.withoutEscapingSlashes] : [.prettyPrinted, .withoutEscapingSlashes]
+        let json = try encoder.encode(ImageMetadata(image: image))
+        FileHandle.standardOutput.write(json)
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+}
