@@ -64,7 +64,7 @@ let package = Package(
                           swiftSettings: strictSettings),
 
         .testTarget(name: "AnimatedImageTests",
-                    dependencies: ["AnimatedImage", "CPNG"],
+                    dependencies: ["AnimatedImage", "CPNG", "CZlib"],
                     swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests",
                     dependencies: ["HTTPServer"],

@@ -126,8 +126,10 @@ private struct FrameListBuilder {
         pendingData.append(range)
     }
 
-    /// Reads an fcTL; finishes the frame before it when that frame has data.
+    /// Reads an fcTL. The frame before it is finished first (when it has data): its data is
+    /// complete whatever this chunk turns out to be.
     mutating func control(_ data: ArraySlice<UInt8>, offset: Int, limits: DecodeLimits) throws {
+        finishPending()
         var reader = ByteReader(Array(data))
         guard let sequence = reader.u32be(), let w = reader.u32be(), let h = reader.u32be(),
               let x = reader.u32be(), let y = reader.u32be(), let num = reader.u16be(),
@@ -143,7 +145,6 @@ private struct FrameListBuilder {
             throw AnimatedImageError.malformed(.apng, "fcTL \(sequence) describes an invalid frame")
         }
         try Limits.checkFrame(rect, limits: limits)
-        finishPending()
         let milliseconds: Int
         let denominator = den == 0 ? 100 : Int(den)
         milliseconds = (Int(num) * 1000 * 2 + denominator) / (2 * denominator)
