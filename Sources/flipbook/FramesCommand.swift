@@ -36,7 +36,6 @@ struct FramesCommand: ParsableCommand {
         let inFlight = DispatchSemaphore(value: max(2, ProcessInfo.processInfo.activeProcessorCount * 2))
         let failures = FailureBox()
         let progress = Progress(total: image.frameCount)
-        var written = 0
         for i in 0..<image.frameCount {
             let canvas: Canvas
             do {
@@ -61,12 +60,10 @@ struct FramesCommand: ParsableCommand {
                 }
                 progress.step()
             }
-            written += 1
         }
         group.wait()
         progress.finish()
         if let message = failures.first { fail(message, status: CLIExit.ioFailure) }
-        _ = written
     }
 }
 
