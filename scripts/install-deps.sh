@@ -8,7 +8,7 @@ set -euo pipefail
 
 build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev pkg-config)
 test=(gifsicle webp imagemagick apngasm)
-bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps)
+bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl)
 
 want=("${build[@]}")
