@@ -1,1 +1,72 @@
-print("placeholder")
+// http-bench-server: serves every file of a directory from memory at `/<name>` through
+// HTTPServer, for `make bench-http` (side by side with nginx serving the same files).
+//
+//   http-bench-server DIR [PORT] [THREADS]
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPServer
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+    print("usage: http-bench-server DIR [PORT] [THREADS]")
+    exit(2)
+}
+let directory = arguments[1]
+var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: arguments.count > 2 ? Int(arguments[2]) ?? 8081 : 8081)
+if arguments.count > 3, let threads = Int(arguments[3]) { configuration.eventLoopThreads = threads }
+configuration.serverName = "flipbook-bench"
+
+/// Reads a whole file into memory.
+func readFile(_ path: String) -> [UInt8]? {
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, file)
+        if n <= 0 { break }
+        bytes.append(contentsOf: chunk[0..<n])
+    }
+    return bytes
+}
+
+/// The names of the regular files in a directory.
+func listDirectory(_ path: String) -> [String] {
+    guard let dir = opendir(path) else { return [] }
+    defer { closedir(dir) }
+    var names: [String] = []
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if !name.hasPrefix(".") { names.append(name) }
+    }
+    return names.sorted()
+}
+
+var payloads: [String: HTTPResponse] = [:]
+for name in listDirectory(directory) {
+    guard let bytes = readFile(directory + "/" + name) else { continue }
+    var headers = HTTPHeaders()
+    headers.add(name: "Content-Type", value: name.hasSuffix(".png") ? "image/png" : "application/octet-stream")
+    payloads["/" + name] = HTTPResponse(status: .ok, headers: headers, body: bytes)
+}
+let cache = payloads
+var router = Router()
+router.get("/:name") { request, _ in
+    if let response = cache[request.path] { return .now(response) }
+    return .now(.problem(.notFound, detail: "No payload \(request.path)."))
+}
+let server = HTTPServer(configuration: configuration, router: router)
+do {
+    try server.start()
+} catch {
+    print("http-bench-server: \(error)")
+    exit(1)
+}
+print("http-bench-server: \(cache.count) payloads on port \(server.port), \(configuration.eventLoopThreads) loops")
+fflush(nil)
+signal(SIGPIPE, SIG_IGN)
+// Serve until killed.
+while true { pause() }

@@ -1,0 +1,226 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Request handling of a connection: routing a parsed head, body policies, handler calls, and
+/// writing responses strictly in request order.
+extension Connection {
+    // MARK: - Requests
+
+    func startRequest(_ head: HTTPRequestHead) {
+        requestCount += 1
+        let sequence = nextSequence
+        nextSequence += 1
+        let (rawPath, rawQuery) = RequestTarget.split(head.target)
+        let shared = loop.shared
+        let match = shared.router.match(head.method, rawPath: rawPath)
+        var parameters = HTTPPathParameters()
+        if case .found(_, let bound) = match { parameters = bound }
+        let request = HTTPRequest(
+            method: head.method, target: head.target, path: RequestTarget.percentDecode(rawPath),
+            pathParameters: parameters, queryItems: rawQuery.map(RequestTarget.queryItems) ?? [],
+            headers: head.headers, version: head.version, body: [], remoteAddress: peer,
+            connectionID: id, requestNumber: requestCount, rawPath: rawPath)
+        inFlight.append(Exchange(
+            sequence: sequence, method: head.method, path: request.path, isHead: head.method == .HEAD,
+            isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
+            startNanoseconds: shared.onResponse == nil ? 0 : Self.nanoseconds()))
+        let hasBody = head.framing != .none
+
+        switch match {
+        case .notFound:
+            reject(sequence, shared.router.notFoundResponse(request), hasBody: hasBody)
+        case .methodNotAllowed(let allowed):
+            var response = shared.router.methodNotAllowedResponse(request, allowed)
+            response.headers.set(name: "Allow", value: allowed.map(\.rawValue).joined(separator: ", "))
+            reject(sequence, response, hasBody: hasBody)
+        case .found(let route, _):
+            let maxBytes = route.maxBodyBytes ?? configuration.defaultMaxBodyBytes
+            if case .contentLength(let length) = head.framing, length > maxBytes {
+                reject(sequence, .problem(.contentTooLarge, detail: Self.tooLargeDetail(maxBytes)), hasBody: true)
+                return
+            }
+            let mode: BodyMode
+            switch route.action {
+            case .collect(let handler):
+                var body: [UInt8] = []
+                if case .contentLength(let length) = head.framing { body.reserveCapacity(length) }
+                mode = .collect(maxBytes: maxBytes, handler: handler, request: request, body: body)
+            case .stream(let makeSink):
+                let sink = makeSink(request, HTTPResponder(loop: loop, token: token(sequence)))
+                mode = .stream(maxBytes: maxBytes, sink: sink)
+            }
+            current = Incoming(sequence: sequence, mode: mode)
+            if hasBody { bodyActivityAt = loop.now }
+            if head.expectsContinue {
+                if inFlight.count == 1 {
+                    enqueue(ResponseSerializer.continueLine)
+                    writeOutput()
+                } else {
+                    inFlight[inFlight.count - 1].pendingContinue = true
+                }
+            }
+        }
+    }
+
+    /// Answers without reading the body; a request that has a body ends the connection.
+    private func reject(_ sequence: UInt64, _ response: HTTPResponse, hasBody: Bool) {
+        if hasBody {
+            inFlight[inFlight.count - 1].keepAlive = false
+            stopParsing = true
+            current = nil
+        } else {
+            current = Incoming(sequence: sequence, mode: .reject)
+        }
+        setResponse(response, sequence: sequence)
+    }
+
+    func receiveBody(_ chunk: UnsafeRawBufferPointer) {
+        guard var incoming = current else { return }
+        bodyActivityAt = loop.now
+        incoming.received += chunk.count
+        switch incoming.mode {
+        case .reject:
+            break
+        case .collect(let maxBytes, let handler, let request, var body):
+            if incoming.received > maxBytes {
+                failRequest(.contentTooLarge, detail: Self.tooLargeDetail(maxBytes), bodyFailure: .tooLarge)
+                return
+            }
+            // Drop the other references so that `body` is appended in place, not copied.
+            current = nil
+            incoming.mode = .reject
+            body.append(contentsOf: chunk)
+            incoming.mode = .collect(maxBytes: maxBytes, handler: handler, request: request, body: body)
+        case .stream(let maxBytes, let sink):
+            if incoming.received > maxBytes {
+                failRequest(.contentTooLarge, detail: Self.tooLargeDetail(maxBytes), bodyFailure: .tooLarge)
+                return
+            }
+            do {
+                try sink.write(chunk)
+            } catch let error as HTTPError {
+                current = nil
+                sink.fail(.sinkFailed)
+                failRequest(error.status, detail: error.detail, bodyFailure: nil)
+                return
+            } catch {
+                current = nil
+                sink.fail(.sinkFailed)
+                failRequest(.internalServerError, detail: "The request body could not be stored.", bodyFailure: nil)
+                return
+            }
+        }
+        current = incoming
+    }
+
+    func endRequest() {
+        guard let incoming = current else { return }
+        current = nil
+        bodyActivityAt = 0
+        if let index = inFlight.lastIndex(where: { $0.sequence == incoming.sequence }), !inFlight[index].keepAlive {
+            stopParsing = true
+        }
+        let result: HTTPHandlerResult
+        switch incoming.mode {
+        case .reject:
+            return
+        case .collect(_, let handler, var request, let body):
+            request.body = body
+            result = handler(request, HTTPResponder(loop: loop, token: token(incoming.sequence)))
+        case .stream(_, let sink):
+            result = sink.finish()
+        }
+        if case .now(let response) = result { setResponse(response, sequence: incoming.sequence) }
+    }
+
+    /// Answers the request being received (or a new one) with a problem and closes afterwards.
+    func failRequest(_ status: HTTPStatus, detail: String, bodyFailure: HTTPBodyFailure?) {
+        stopParsing = true
+        let sequence: UInt64
+        if let incoming = current {
+            current = nil
+            sequence = incoming.sequence
+            if case .stream(_, let sink) = incoming.mode, let bodyFailure { sink.fail(bodyFailure) }
+            if let index = inFlight.firstIndex(where: { $0.sequence == sequence }) {
+                inFlight[index].keepAlive = false
+                inFlight[index].pendingContinue = false
+                if inFlight[index].response != nil { return } // already answered (rejected early)
+            }
+        } else {
+            sequence = nextSequence
+            nextSequence += 1
+            inFlight.append(Exchange(sequence: sequence, method: HTTPMethod(rawValue: "-"), path: "-", isHead: false,
+                                     isHTTP10: false, keepAlive: false,
+                                     startNanoseconds: loop.shared.onResponse == nil ? 0 : Self.nanoseconds()))
+        }
+        setResponse(.problem(status, detail: detail), sequence: sequence)
+    }
+
+    // MARK: - Responses
+
+    /// A response arrived through the loop's inbox.
+    func deliver(_ response: HTTPResponse, sequence: UInt64) {
+        setResponse(response, sequence: sequence)
+    }
+
+    private func token(_ sequence: UInt64) -> ResponseToken {
+        ResponseToken(fd: fd, generation: generation, sequence: sequence)
+    }
+
+    /// Records the answer for `sequence` (first answer wins) and sends every answer now in order.
+    func setResponse(_ response: HTTPResponse, sequence: UInt64) {
+        guard let index = inFlight.firstIndex(where: { $0.sequence == sequence }),
+              inFlight[index].response == nil else { return }
+        inFlight[index].response = response
+        guard index == 0 else { return }
+        flushReady()
+    }
+
+    private func flushReady() {
+        var sent = 0
+        while let first = inFlight.first, let response = first.response {
+            serialize(first, response)
+            inFlight.removeFirst()
+            sent += 1
+            if phase != .active { inFlight.removeAll(); break }
+        }
+        if let first = inFlight.first, first.pendingContinue, first.response == nil {
+            inFlight[0].pendingContinue = false
+            enqueue(ResponseSerializer.continueLine)
+        }
+        if sent > 0 || !inFlight.isEmpty { writeOutput() }
+    }
+
+    private func serialize(_ exchange: Exchange, _ response: HTTPResponse) {
+        let isLast = inFlight.count == 1 && current == nil
+        let closes = !exchange.keepAlive || (isLast && (stopParsing || (loop.draining && parser.isIdle)))
+        let connectionHeader: ResponseSerializer.ConnectionHeader =
+            closes ? .close : (exchange.isHTTP10 ? .keepAlive : .none)
+        let sendsBody = !exchange.isHead && !response.status.forbidsBody
+        let shared = loop.shared
+        enqueue(ResponseSerializer.head(for: response, sendsBody: sendsBody, serverLine: shared.serverLine,
+                                        dateLine: loop.date.line, connection: connectionHeader))
+        if sendsBody { enqueue(response.body) }
+        if closes {
+            stopParsing = true
+            phase = .closingAfterWrite
+        }
+        if let hook = shared.onResponse {
+            let elapsed = Self.nanoseconds() &- exchange.startNanoseconds
+            hook(HTTPAccessRecord(method: exchange.method, path: exchange.path, status: response.status.code,
+                                  bodyBytes: sendsBody ? response.body.count : 0,
+                                  duration: .nanoseconds(Int64(clamping: elapsed)), remoteAddress: peer))
+        }
+    }
+
+    static func tooLargeDetail(_ maxBytes: Int) -> String {
+        "The request body is larger than the \(maxBytes) bytes this resource accepts."
+    }
+
+    static func nanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}

@@ -1,0 +1,352 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Synchronization
+
+/// One epoll loop on its own thread. It owns its connections (touched only from its thread), a
+/// deadline heap, and an inbox through which other threads hand it responses, new connections
+/// and the drain order, waking it with an eventfd. Loop 0 also accepts and deals connections
+/// round-robin to all loops.
+final class EventLoop: @unchecked Sendable {
+    private struct Inbox {
+        var responses: [(ResponseToken, HTTPResponse)] = []
+        var adopted: [(fd: Int32, peer: HTTPPeerAddress?)] = []
+        var drain = false
+        var wakePending = false
+        var closed = false
+    }
+
+    private static let wakeData: UInt64 = UInt64.max
+    private static let listenData: UInt64 = UInt64.max - 1
+    private static let eventCapacity = 256
+    private static let lingerMilliseconds: Int64 = 2000
+    private static let acceptBackoffMilliseconds: Int64 = 100
+
+    let index: Int
+    let shared: ServerShared
+    let epfd: Int32
+    private let wakeFD: Int32
+    private let inbox = Mutex(Inbox())
+    private let eventBuffer: UnsafeMutableRawPointer
+    /// Scratch iovecs for the connection writing right now (loop thread only).
+    let ioVectors: UnsafeMutablePointer<iovec>
+    static let maxIOVectors = 16
+
+    // Loop-thread state.
+    private var connections: [Connection?] = []
+    private(set) var liveConnections = 0
+    private var timers = TimerHeap()
+    private(set) var now: Int64 = POSIX.monotonicMilliseconds()
+    private(set) var date = HTTPDateCache()
+    private var nextGeneration: UInt32 = 1
+    private(set) var draining = false
+    private var drainDeadline: Int64?
+    private var running = true
+
+    // Acceptor state (loop 0 only).
+    private var listenFD: Int32 = -1
+    private var peers: [EventLoop] = []
+    private var nextPeer = 0
+    private var acceptResumeAt: Int64?
+    private var lastAcceptWarning: Int64 = 0
+
+    init(index: Int, shared: ServerShared) throws {
+        self.index = index
+        self.shared = shared
+        epfd = Epoll.create()
+        guard epfd >= 0 else { throw HTTPServerError(operation: "epoll_create1", code: errno) }
+        wakeFD = Epoll.makeEventFD()
+        guard wakeFD >= 0 else {
+            let code = errno
+            POSIX.closeDescriptor(epfd)
+            throw HTTPServerError(operation: "eventfd", code: code)
+        }
+        eventBuffer = UnsafeMutableRawPointer.allocate(byteCount: Self.eventCapacity * Epoll.eventStride, alignment: 8)
+        ioVectors = UnsafeMutablePointer<iovec>.allocate(capacity: Self.maxIOVectors)
+        _ = Epoll.add(epfd, fd: wakeFD, events: Epoll.readable | Epoll.edgeTriggered, data: Self.wakeData)
+    }
+
+    deinit {
+        eventBuffer.deallocate()
+        ioVectors.deallocate()
+    }
+
+    /// Makes this loop the acceptor for `listenFD`, dealing connections over `loops`.
+    func becomeAcceptor(listenFD: Int32, loops: [EventLoop]) {
+        self.listenFD = listenFD
+        peers = loops
+        _ = Epoll.add(epfd, fd: listenFD, events: Epoll.readable | Epoll.edgeTriggered, data: Self.listenData)
+    }
+
+    // MARK: - Cross-thread entry points
+
+    /// Hands a response to the connection that waits for it; callable from any thread.
+    func deliver(_ response: HTTPResponse, to token: ResponseToken) {
+        let wake = inbox.withLock { inbox -> Bool in
+            guard !inbox.closed else { return false }
+            inbox.responses.append((token, response))
+            return Self.claimWake(&inbox)
+        }
+        if wake { signal() }
+    }
+
+    /// Gives this loop an accepted connection; callable from any thread.
+    func adopt(fd: Int32, peer: HTTPPeerAddress?) {
+        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard !inbox.closed else { return (false, false) }
+            inbox.adopted.append((fd, peer))
+            return (true, Self.claimWake(&inbox))
+        }
+        if !accepted {
+            POSIX.closeDescriptor(fd)
+            shared.connectionClosed()
+        }
+        if wake { signal() }
+    }
+
+    /// Starts the graceful drain on this loop; callable from any thread.
+    func requestDrain() {
+        let wake = inbox.withLock { inbox -> Bool in
+            guard !inbox.closed else { return false }
+            inbox.drain = true
+            return Self.claimWake(&inbox)
+        }
+        if wake { signal() }
+    }
+
+    private static func claimWake(_ inbox: inout Inbox) -> Bool {
+        if inbox.wakePending { return false }
+        inbox.wakePending = true
+        return true
+    }
+
+    private func signal() {
+        var one: UInt64 = 1
+        while write(wakeFD, &one, 8) < 0 && errno == EINTR {}
+    }
+
+    // MARK: - The loop
+
+    /// Runs until the drain has finished; returns on the loop's own thread.
+    func run() {
+        date.refresh()
+        while running {
+            let timeout = waitTimeout()
+            let count = Epoll.wait(epfd, eventBuffer, capacity: Int32(Self.eventCapacity), timeout: timeout)
+            now = POSIX.monotonicMilliseconds()
+            date.refresh()
+            if count < 0 {
+                if errno == EINTR { continue }
+                shared.logger.error("epoll_wait failed", metadata: ["errno": "\(errno)"])
+                break
+            }
+            for slot in 0..<Int(count) {
+                let (events, data) = Epoll.event(eventBuffer, at: slot)
+                if data == Self.wakeData {
+                    drainInbox()
+                } else if data == Self.listenData {
+                    acceptConnections()
+                } else {
+                    let fd = Int32(truncatingIfNeeded: data & 0xFFFF_FFFF)
+                    let generation = UInt32(truncatingIfNeeded: data >> 32)
+                    if let connection = connection(fd: fd, generation: generation) {
+                        connection.handle(events: events)
+                        settle(connection)
+                    }
+                }
+            }
+            runTimers()
+            if draining && liveConnections == 0 { running = false }
+        }
+        shutDownLoop()
+    }
+
+    private func waitTimeout() -> Int32 {
+        var next = timers.nextDeadline ?? Int64.max
+        if let resume = acceptResumeAt { next = min(next, resume) }
+        if let deadline = drainDeadline { next = min(next, deadline) }
+        if next == Int64.max { return -1 }
+        return Int32(clamping: max(0, next - POSIX.monotonicMilliseconds()))
+    }
+
+    private func connection(fd: Int32, generation: UInt32) -> Connection? {
+        guard fd >= 0, Int(fd) < connections.count, let connection = connections[Int(fd)],
+              connection.generation == generation else { return nil }
+        return connection
+    }
+
+    /// Closes a connection that asked for it, or re-arms its deadline.
+    func settle(_ connection: Connection) {
+        if connection.closeRequested {
+            close(connection)
+        } else {
+            connection.updateDeadline()
+        }
+    }
+
+    /// Schedules a wake-up for `connection` at `deadline`.
+    func schedule(_ connection: Connection, at deadline: Int64) {
+        timers.push(TimerHeap.Entry(deadline: deadline, fd: connection.fd, generation: connection.generation))
+    }
+
+    private func runTimers() {
+        while let entry = timers.popDue(now: now) {
+            guard let connection = connection(fd: entry.fd, generation: entry.generation) else { continue }
+            connection.timerFired(entry.deadline)
+            settle(connection)
+        }
+        if let resume = acceptResumeAt, resume <= now {
+            acceptResumeAt = nil
+            acceptConnections()
+        }
+        if let deadline = drainDeadline, deadline <= now {
+            drainDeadline = nil
+            shared.logger.warning("drain timeout: closing \(liveConnections) connection(s)",
+                                  metadata: ["loop": "\(index)"])
+            for case let connection? in connections { close(connection) }
+        }
+    }
+
+    private func drainInbox() {
+        var value: UInt64 = 0
+        while read(wakeFD, &value, 8) < 0 && errno == EINTR {}
+        let taken = inbox.withLock { inbox -> Inbox in
+            let taken = inbox
+            inbox.responses.removeAll()
+            inbox.adopted.removeAll()
+            inbox.drain = false
+            inbox.wakePending = false
+            return taken
+        }
+        for (fd, peer) in taken.adopted { register(fd: fd, peer: peer) }
+        for (token, response) in taken.responses {
+            guard let connection = connection(fd: token.fd, generation: token.generation) else { continue }
+            connection.deliver(response, sequence: token.sequence)
+            settle(connection)
+        }
+        if taken.drain && !draining { startDrain() }
+    }
+
+    // MARK: - Connections
+
+    private func register(fd: Int32, peer: HTTPPeerAddress?) {
+        let generation = nextGeneration
+        nextGeneration = nextGeneration == UInt32.max ? 1 : nextGeneration + 1
+        let connection = Connection(fd: fd, generation: generation, id: shared.nextConnectionID(),
+                                    peer: peer, loop: self)
+        if Int(fd) >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - connections.count + 64))
+        }
+        connections[Int(fd)] = connection
+        liveConnections += 1
+        let data = UInt64(generation) << 32 | UInt64(UInt32(bitPattern: fd))
+        let events = Epoll.readable | Epoll.writable | Epoll.readHangUp | Epoll.edgeTriggered
+        guard Epoll.add(epfd, fd: fd, events: events, data: data) == 0 else {
+            shared.logger.error("epoll_ctl ADD failed", metadata: ["errno": "\(errno)"])
+            close(connection)
+            return
+        }
+        if draining {
+            connection.beginDrain()
+        }
+        settle(connection)
+    }
+
+    /// Closes the connection's descriptor and forgets it.
+    func close(_ connection: Connection) {
+        guard Int(connection.fd) < connections.count, connections[Int(connection.fd)] === connection else { return }
+        connection.tearDown()
+        connections[Int(connection.fd)] = nil
+        POSIX.closeDescriptor(connection.fd)
+        liveConnections -= 1
+        shared.connectionClosed()
+    }
+
+    private func startDrain() {
+        draining = true
+        drainDeadline = now + shared.configuration.drainTimeout.milliseconds
+        if listenFD >= 0 {
+            Epoll.remove(epfd, fd: listenFD)
+            POSIX.closeDescriptor(listenFD)
+            listenFD = -1
+            acceptResumeAt = nil
+        }
+        for case let connection? in connections {
+            connection.beginDrain()
+            settle(connection)
+        }
+    }
+
+    private func shutDownLoop() {
+        for case let connection? in connections { close(connection) }
+        inbox.withLock { $0.closed = true }
+        // Responses that raced with the shutdown are dropped; their connections are closed.
+        if listenFD >= 0 { POSIX.closeDescriptor(listenFD) }
+        POSIX.closeDescriptor(wakeFD)
+        POSIX.closeDescriptor(epfd)
+    }
+
+    // MARK: - Accepting
+
+    private func acceptConnections() {
+        guard listenFD >= 0, acceptResumeAt == nil else { return }
+        while true {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutableBytes(of: &storage) { Epoll.accept(listenFD, $0.baseAddress!, &length) }
+            if fd < 0 {
+                let code = errno
+                switch code {
+                case EINTR, ECONNABORTED, EPROTO:
+                    continue
+                case EAGAIN, EWOULDBLOCK:
+                    return
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors or memory: back off instead of spinning on a ready socket.
+                    acceptResumeAt = now + Self.acceptBackoffMilliseconds
+                    if now - lastAcceptWarning > 1000 {
+                        lastAcceptWarning = now
+                        shared.logger.warning("accept: out of resources, backing off",
+                                              metadata: ["errno": "\(code)"])
+                    }
+                    return
+                default:
+                    shared.logger.error("accept failed", metadata: ["errno": "\(code)"])
+                    acceptResumeAt = now + Self.acceptBackoffMilliseconds
+                    return
+                }
+            }
+            guard shared.connectionOpened() else {
+                Self.refuse(fd)
+                continue
+            }
+            POSIX.setNoDelay(fd)
+            let peer = POSIX.peerAddress(storage)
+            let target = peers[nextPeer]
+            nextPeer = nextPeer + 1 == peers.count ? 0 : nextPeer + 1
+            if target === self {
+                register(fd: fd, peer: peer)
+            } else {
+                target.adopt(fd: fd, peer: peer)
+            }
+        }
+    }
+
+    private static let refusal: [UInt8] = {
+        let problem = HTTPResponse.problem(.serviceUnavailable, detail: "The server has too many open connections.")
+        return ResponseSerializer.head(for: problem, sendsBody: true, serverLine: [], dateLine: [],
+                                       connection: .close) + problem.body
+    }()
+
+    /// Answers a connection over the limit with 503 and closes it without keeping any state.
+    private static func refuse(_ fd: Int32) {
+        _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        shutdown(fd, Int32(SHUT_WR))
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        _ = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        POSIX.closeDescriptor(fd)
+    }
+
+    static var lingerDuration: Int64 { lingerMilliseconds }
+}

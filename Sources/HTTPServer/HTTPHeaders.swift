@@ -1,0 +1,226 @@
+// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
+
+/// An ordered list of HTTP header fields with case-insensitive name lookup.
+///
+/// Order and duplicates are preserved exactly as received or added. Request headers share one
+/// byte buffer with the request head (no per-field allocation); response headers are kept as
+/// ready-to-send `Name: value\r\n` lines, so writing them is a single copy.
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// Byte offsets of one field inside `storage`.
+    struct Field: Sendable {
+        var nameStart: Int32
+        var nameEnd: Int32
+        var valueStart: Int32
+        var valueEnd: Int32
+    }
+
+    var storage: [UInt8]
+    var fields: [Field]
+    /// True when `storage` is exactly the fields as `Name: value\r\n` lines, in order.
+    var isSerialized: Bool
+
+    /// An empty header list.
+    public init() {
+        storage = []
+        fields = []
+        isSerialized = true
+    }
+
+    /// Headers from name/value pairs, in order.
+    public init(_ pairs: [(String, String)]) {
+        self.init()
+        for (name, value) in pairs { add(name: name, value: value) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements)
+    }
+
+    /// Headers that index into a parsed request head.
+    init(parsedStorage: [UInt8], fields: [Field]) {
+        storage = parsedStorage
+        self.fields = fields
+        isSerialized = false
+    }
+
+    /// The number of fields, counting duplicates.
+    public var count: Int { fields.count }
+    /// Whether there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The value of the first field called `name` (compared case-insensitively), or nil.
+    public subscript(name: String) -> String? {
+        guard let index = firstIndex(of: name) else { return nil }
+        return value(at: index)
+    }
+
+    /// Every value of the fields called `name`, in order.
+    public func values(for name: String) -> [String] {
+        var result: [String] = []
+        for index in fields.indices where nameEquals(index, name) { result.append(value(at: index)) }
+        return result
+    }
+
+    /// Whether any field is called `name`.
+    public func contains(_ name: String) -> Bool { firstIndex(of: name) != nil }
+
+    /// Appends a field. CR, LF and NUL in the name or value are replaced by spaces so that a
+    /// header can never split a response.
+    public mutating func add(name: String, value: String) {
+        if !isSerialized { reserialize() }
+        let nameStart = storage.count
+        appendSanitized(name)
+        let nameEnd = storage.count
+        storage.append(0x3A)
+        storage.append(0x20)
+        let valueStart = storage.count
+        appendSanitized(value)
+        let valueEnd = storage.count
+        storage.append(0x0D)
+        storage.append(0x0A)
+        fields.append(Field(nameStart: Int32(nameStart), nameEnd: Int32(nameEnd),
+                            valueStart: Int32(valueStart), valueEnd: Int32(valueEnd)))
+    }
+
+    /// Replaces every field called `name` by one field with `value` (appended at the end).
+    public mutating func set(name: String, value: String) {
+        remove(name: name)
+        add(name: name, value: value)
+    }
+
+    /// Removes every field called `name`.
+    public mutating func remove(name: String) {
+        guard firstIndex(of: name) != nil else { return }
+        let kept = self.filter { !Self.asciiCaseInsensitiveEquals($0.name, name) }
+        self = HTTPHeaders(kept.map { ($0.name, $0.value) })
+    }
+
+    /// The fields in order, as name/value pairs.
+    public func makeIterator() -> AnyIterator<(name: String, value: String)> {
+        var index = 0
+        return AnyIterator {
+            guard index < self.fields.count else { return nil }
+            defer { index += 1 }
+            return (self.name(at: index), self.value(at: index))
+        }
+    }
+
+    public var description: String {
+        map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    // MARK: - Internals
+
+    func name(at index: Int) -> String {
+        let field = fields[index]
+        return string(Int(field.nameStart), Int(field.nameEnd))
+    }
+
+    func value(at index: Int) -> String {
+        let field = fields[index]
+        return string(Int(field.valueStart), Int(field.valueEnd))
+    }
+
+    private func string(_ start: Int, _ end: Int) -> String {
+        storage.withUnsafeBufferPointer { buffer in
+            String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<end]), as: UTF8.self)
+        }
+    }
+
+    func firstIndex(of name: String) -> Int? {
+        for index in fields.indices where nameEquals(index, name) { return index }
+        return nil
+    }
+
+    func nameEquals(_ index: Int, _ name: String) -> Bool {
+        let field = fields[index]
+        let length = Int(field.nameEnd - field.nameStart)
+        var name = name
+        return name.withUTF8 { nameBytes in
+            guard nameBytes.count == length else { return false }
+            return storage.withUnsafeBufferPointer { buffer in
+                var offset = Int(field.nameStart)
+                for byte in nameBytes {
+                    if ASCII.lower(buffer[offset]) != ASCII.lower(byte) { return false }
+                    offset += 1
+                }
+                return true
+            }
+        }
+    }
+
+    /// Appends the fields as `Name: value\r\n` lines to `out`.
+    func serialize(into out: inout [UInt8]) {
+        if isSerialized {
+            out.append(contentsOf: storage)
+            return
+        }
+        storage.withUnsafeBufferPointer { buffer in
+            for field in fields {
+                out.append(contentsOf: buffer[Int(field.nameStart)..<Int(field.nameEnd)])
+                out.append(0x3A)
+                out.append(0x20)
+                out.append(contentsOf: buffer[Int(field.valueStart)..<Int(field.valueEnd)])
+                out.append(0x0D)
+                out.append(0x0A)
+            }
+        }
+    }
+
+    private mutating func reserialize() {
+        let pairs = self.map { ($0.name, $0.value) }
+        self = HTTPHeaders()
+        for (name, value) in pairs { add(name: name, value: value) }
+    }
+
+    private mutating func appendSanitized(_ text: String) {
+        for byte in text.utf8 {
+            storage.append(byte == 0x0D || byte == 0x0A || byte == 0 ? 0x20 : byte)
+        }
+    }
+
+    static func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
+        let x = a.utf8, y = b.utf8
+        guard x.count == y.count else { return false }
+        return zip(x, y).allSatisfy { ASCII.lower($0) == ASCII.lower($1) }
+    }
+}
+
+/// Byte classes used by the parser and header lookup.
+enum ASCII {
+    @inline(__always)
+    static func lower(_ byte: UInt8) -> UInt8 {
+        (byte &- 0x41) < 26 ? byte | 0x20 : byte
+    }
+
+    /// RFC 9110 `tchar`: the bytes allowed in a method or field name.
+    @inline(__always)
+    static func isTokenChar(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E:
+            return true
+        default: return false
+        }
+    }
+
+    /// RFC 9110 `field-vchar` / SP / HTAB: the bytes allowed in a field value.
+    @inline(__always)
+    static func isFieldValueChar(_ byte: UInt8) -> Bool {
+        byte >= 0x20 ? byte != 0x7F : byte == 0x09
+    }
+
+    @inline(__always)
+    static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+
+    /// The value of a hexadecimal digit, or nil.
+    @inline(__always)
+    static func hexValue(_ byte: UInt8) -> Int? {
+        switch byte {
+        case 0x30...0x39: return Int(byte - 0x30)
+        case 0x41...0x46: return Int(byte - 0x41 + 10)
+        case 0x61...0x66: return Int(byte - 0x61 + 10)
+        default: return nil
+        }
+    }
+}

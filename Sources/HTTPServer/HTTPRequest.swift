@@ -1,0 +1,112 @@
+/// The IP address and port of the peer of a connection.
+public struct HTTPPeerAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The numeric IP address (`127.0.0.1`, `::1`).
+    public var ip: String
+    /// The peer's TCP port.
+    public var port: Int
+
+    /// An address from its parts.
+    public init(ip: String, port: Int) {
+        self.ip = ip
+        self.port = port
+    }
+
+    public var description: String { ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)" }
+}
+
+/// The values a route pattern's `:name` segments matched, in pattern order.
+public struct HTTPPathParameters: Sendable, Sequence {
+    var storage: [(name: String, value: String)]
+
+    /// Parameters from name/value pairs (for tests of handlers).
+    public init(_ pairs: [(name: String, value: String)] = []) { storage = pairs }
+
+    /// The percent-decoded value of the parameter called `name`.
+    public subscript(name: String) -> String? {
+        for pair in storage where pair.name == name { return pair.value }
+        return nil
+    }
+
+    /// The number of parameters.
+    public var count: Int { storage.count }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+        storage.makeIterator()
+    }
+}
+
+/// A request as a handler sees it: the parsed head, routing results, the body (for collecting
+/// routes) and where it came from.
+public struct HTTPRequest: Sendable {
+    /// The request method. HEAD requests reach GET routes with `method == .HEAD`.
+    public var method: HTTPMethod
+    /// The request target exactly as sent.
+    public var target: String
+    /// The path of the target, percent-decoded (`%2F` becomes `/` here; route matching decodes
+    /// each segment separately, so a parameter may contain `/`).
+    public var path: String
+    /// The values of the matched route's `:name` segments.
+    public var pathParameters: HTTPPathParameters
+    /// The decoded query items, in order, duplicates kept (`+` decodes to a space).
+    public var queryItems: [(name: String, value: String)]
+    /// The header fields, in order; look-up by name is case-insensitive.
+    public var headers: HTTPHeaders
+    /// The protocol version of the request.
+    public var version: HTTPVersion
+    /// The whole body for collecting routes; empty for streaming routes and bodiless requests.
+    public var body: [UInt8]
+    /// The connection's peer, when known.
+    public var remoteAddress: HTTPPeerAddress?
+    /// A process-unique number of the connection the request came on.
+    public var connectionID: UInt64
+    /// The 1-based position of this request on its connection.
+    public var requestNumber: Int
+
+    /// The raw (still percent-encoded) path, used for routing.
+    var rawPath: Substring
+
+    /// Makes a request from a method and target, e.g. to test a handler without a server.
+    public init(method: HTTPMethod, target: String, version: HTTPVersion = .http1_1,
+                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+                pathParameters: HTTPPathParameters = HTTPPathParameters(),
+                remoteAddress: HTTPPeerAddress? = nil, connectionID: UInt64 = 0, requestNumber: Int = 1) {
+        let (rawPath, rawQuery) = RequestTarget.split(target)
+        self.method = method
+        self.target = target
+        self.rawPath = rawPath
+        self.path = RequestTarget.percentDecode(rawPath)
+        self.queryItems = rawQuery.map(RequestTarget.queryItems) ?? []
+        self.headers = headers
+        self.version = version
+        self.body = body
+        self.pathParameters = pathParameters
+        self.remoteAddress = remoteAddress
+        self.connectionID = connectionID
+        self.requestNumber = requestNumber
+    }
+
+    /// The server's initializer: every part already parsed.
+    init(method: HTTPMethod, target: String, path: String, pathParameters: HTTPPathParameters,
+         queryItems: [(name: String, value: String)], headers: HTTPHeaders, version: HTTPVersion,
+         body: [UInt8], remoteAddress: HTTPPeerAddress?, connectionID: UInt64, requestNumber: Int,
+         rawPath: Substring) {
+        self.method = method
+        self.target = target
+        self.path = path
+        self.pathParameters = pathParameters
+        self.queryItems = queryItems
+        self.headers = headers
+        self.version = version
+        self.body = body
+        self.remoteAddress = remoteAddress
+        self.connectionID = connectionID
+        self.requestNumber = requestNumber
+        self.rawPath = rawPath
+    }
+
+    /// The first value of the query item called `name`.
+    public func query(_ name: String) -> String? {
+        for item in queryItems where item.name == name { return item.value }
+        return nil
+    }
+}

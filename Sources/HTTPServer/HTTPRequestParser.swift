@@ -1,0 +1,508 @@
+// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
+
+/// An incremental HTTP/1.1 request parser: a pure state machine, bytes in, events out.
+///
+/// Feed it whatever bytes have arrived with `parse(_:)`; each call consumes a prefix of the input
+/// and returns at most one event, so the caller can stop between requests (pipelining
+/// back-pressure). Call again with the unconsumed rest (plus new bytes) until it returns no event
+/// and consumes everything. Requests follow each other on a connection: after `.end` the parser is
+/// ready for the next request head. After `.error` it stays failed and the connection should be
+/// answered with `error.statusCode` and closed.
+///
+/// Framing follows RFC 9112: CRLF line endings only, obs-fold and whitespace before the colon
+/// rejected, `Content-Length` and chunked bodies (extensions and trailers read and discarded),
+/// `Content-Length` with `Transfer-Encoding` rejected, codings other than `chunked` answered 501.
+public struct HTTPRequestParser: Sendable {
+    /// What one call to `parse(_:)` found.
+    public enum Event: Sendable {
+        /// A complete request head.
+        case head(HTTPRequestHead)
+        /// Body bytes: this range of the buffer passed to `parse(_:)` (already counted as consumed).
+        case body(Range<Int>)
+        /// The current request's body (and trailers) ended; the next bytes start a new request.
+        case end
+        /// The request is malformed; the parser stays in this state.
+        case error(HTTPParseError)
+    }
+
+    private enum State: Sendable {
+        case requestLine
+        case headerLines
+        case endPending
+        case body(remaining: Int)
+        case chunkSize
+        case chunkExtension
+        case chunkSizeLF
+        case chunkData(remaining: Int)
+        case chunkDataCR
+        case chunkDataLF
+        case trailers
+        case failed(HTTPParseError)
+    }
+
+    /// The limits this parser enforces.
+    public let limits: HTTPParserLimits
+
+    private var state: State = .requestLine
+    /// The bytes of the current head (request line and field lines), or of the current trailer line.
+    private var buffer: [UInt8] = []
+    /// Where the line being collected starts in `buffer`.
+    private var lineStart = 0
+    /// Where the header section (after the request line) starts in `buffer`.
+    private var headerSectionStart = 0
+    private var fields: [HTTPHeaders.Field] = []
+    private var requestLine: (method: HTTPMethod, target: String, version: HTTPVersion)?
+    private var chunkSizeValue = 0
+    private var chunkSizeDigits = 0
+    private var chunkLineBytes = 0
+    private var chunkExtensionStarted = false
+    private var trailerBytes = 0
+    private var trailerFields = 0
+
+    // What the header fields said so far.
+    private var contentLength: Int?
+    private var contentLengthInvalid = false
+    private var transferEncodingSeen = false
+    private var chunkedCount = 0
+    private var otherCodingSeen = false
+    private var chunkedNotLast = false
+    private var transferEncodingEmpty = false
+    private var hostCount = 0
+    private var connectionClose = false
+    private var connectionKeepAlive = false
+    private var expectContinue = false
+    private var expectOther = false
+
+    /// A parser at the start of a connection.
+    public init(limits: HTTPParserLimits = HTTPParserLimits()) {
+        self.limits = limits
+    }
+
+    /// Whether the parser sits between requests (no byte of a next request consumed yet).
+    public var isIdle: Bool {
+        if case .requestLine = state { return buffer.isEmpty }
+        return false
+    }
+
+    /// Whether the parser has failed.
+    public var hasFailed: Bool {
+        if case .failed = state { return true }
+        return false
+    }
+
+    /// Consumes a prefix of `input` and returns the number of bytes consumed and at most one event.
+    ///
+    /// A `nil` event means every byte was consumed and more input is needed.
+    public mutating func parse(_ input: UnsafeRawBufferPointer) -> (consumed: Int, event: Event?) {
+        var position = 0
+        let count = input.count
+        while true {
+            switch state {
+            case .failed(let error):
+                return (position, .error(error))
+
+            case .requestLine, .headerLines:
+                guard position < count else { return (position, nil) }
+                // Copy up to and including the next LF into the head buffer.
+                var lineEnd = -1
+                var scan = position
+                while scan < count {
+                    if input[scan] == 0x0A { lineEnd = scan; break }
+                    scan += 1
+                }
+                let copyEnd = lineEnd >= 0 ? lineEnd + 1 : count
+                if buffer.capacity == 0 { buffer.reserveCapacity(512) }
+                buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[position..<copyEnd]))
+                position = copyEnd
+                if let error = checkHeadSize() { return fail(error, consumed: position) }
+                guard lineEnd >= 0 else { return (position, nil) }
+                if let event = completeHeadLine() {
+                    if case .error = event { return (position, event) }
+                    return (position, event)
+                }
+
+            case .endPending:
+                resetForNextRequest()
+                return (position, .end)
+
+            case .body(let remaining):
+                guard position < count else { return (position, nil) }
+                let take = min(remaining, count - position)
+                let range = position..<(position + take)
+                position += take
+                state = remaining == take ? .endPending : .body(remaining: remaining - take)
+                return (position, .body(range))
+
+            case .chunkSize, .chunkExtension, .chunkSizeLF:
+                guard position < count else { return (position, nil) }
+                let byte = input[position]
+                position += 1
+                if let error = chunkLineByte(byte) { return fail(error, consumed: position) }
+
+            case .chunkData(let remaining):
+                guard position < count else { return (position, nil) }
+                let take = min(remaining, count - position)
+                let range = position..<(position + take)
+                position += take
+                state = remaining == take ? .chunkDataCR : .chunkData(remaining: remaining - take)
+                return (position, .body(range))
+
+            case .chunkDataCR:
+                guard position < count else { return (position, nil) }
+                guard input[position] == 0x0D else { return fail(.invalidChunk, consumed: position + 1) }
+                position += 1
+                state = .chunkDataLF
+
+            case .chunkDataLF:
+                guard position < count else { return (position, nil) }
+                guard input[position] == 0x0A else { return fail(.invalidChunk, consumed: position + 1) }
+                position += 1
+                beginChunkLine()
+
+            case .trailers:
+                guard position < count else { return (position, nil) }
+                let byte = input[position]
+                position += 1
+                if let error = trailerByte(byte) { return fail(error, consumed: position) }
+            }
+        }
+    }
+
+    /// Convenience for tests and callers holding an array.
+    public mutating func parse(_ bytes: [UInt8]) -> (consumed: Int, event: Event?) {
+        bytes.withUnsafeBytes { parse($0) }
+    }
+
+    // MARK: - Head
+
+    private mutating func fail(_ error: HTTPParseError, consumed: Int) -> (consumed: Int, event: Event?) {
+        state = .failed(error)
+        return (consumed, .error(error))
+    }
+
+    private func checkHeadSize() -> HTTPParseError? {
+        if case .requestLine = state {
+            return buffer.count - lineStart > limits.maxRequestLineBytes ? .requestLineTooLong : nil
+        }
+        return buffer.count - headerSectionStart > limits.maxHeaderBytes ? .headerSectionTooLarge : nil
+    }
+
+    /// Handles the line that ends at the last byte of `buffer` (an LF).
+    private mutating func completeHeadLine() -> Event? {
+        let lf = buffer.count - 1
+        guard lf > lineStart, buffer[lf - 1] == 0x0D else {
+            state = .failed(.invalidLineEnding)
+            return .error(.invalidLineEnding)
+        }
+        let start = lineStart
+        let end = lf - 1
+        lineStart = buffer.count
+        if case .requestLine = state {
+            if start == end {
+                // An empty line before the request line is ignored (RFC 9112 §2.2).
+                buffer.removeAll(keepingCapacity: true)
+                lineStart = 0
+                return nil
+            }
+            if let error = parseRequestLine(start, end) {
+                state = .failed(error)
+                return .error(error)
+            }
+            headerSectionStart = buffer.count
+            state = .headerLines
+            return nil
+        }
+        if start == end { return finishHead() }
+        if let error = parseFieldLine(start, end) {
+            state = .failed(error)
+            return .error(error)
+        }
+        return nil
+    }
+
+    private mutating func parseRequestLine(_ start: Int, _ end: Int) -> HTTPParseError? {
+        buffer.withUnsafeBytes { raw -> HTTPParseError? in
+            var firstSpace = -1
+            var secondSpace = -1
+            for index in start..<end where raw[index] == 0x20 {
+                if firstSpace < 0 { firstSpace = index } else { secondSpace = index; break }
+            }
+            guard firstSpace > start, secondSpace > firstSpace + 1 else { return .malformedRequestLine }
+            for index in start..<firstSpace where !ASCII.isTokenChar(raw[index]) { return .invalidMethod }
+            let method = HTTPMethod.from(UnsafeRawBufferPointer(rebasing: raw[start..<firstSpace]))
+
+            // Version: exactly "HTTP/" DIGIT "." DIGIT.
+            let versionStart = secondSpace + 1
+            guard end - versionStart == 8,
+                  raw[versionStart] == 0x48, raw[versionStart + 1] == 0x54, raw[versionStart + 2] == 0x54,
+                  raw[versionStart + 3] == 0x50, raw[versionStart + 4] == 0x2F, raw[versionStart + 6] == 0x2E
+            else { return .malformedRequestLine }
+            let major = raw[versionStart + 5] &- 0x30
+            let minor = raw[versionStart + 7] &- 0x30
+            guard major < 10, minor < 10 else { return .malformedRequestLine }
+            guard major == 1, minor <= 1 else { return .unsupportedVersion }
+
+            let targetBytes = UnsafeRawBufferPointer(rebasing: raw[(firstSpace + 1)..<secondSpace])
+            guard RequestTarget.isValid(targetBytes, method: method) else { return .invalidTarget }
+            let target = String(decoding: targetBytes, as: UTF8.self)
+            requestLine = (method, target, HTTPVersion(major: Int(major), minor: Int(minor)))
+            return nil
+        }
+    }
+
+    private mutating func parseFieldLine(_ start: Int, _ end: Int) -> HTTPParseError? {
+        guard fields.count < limits.maxHeaderFields else { return .headerSectionTooLarge }
+        let parsed = buffer.withUnsafeBytes { raw in
+            Self.splitFieldLine(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+        }
+        guard case .success(let split) = parsed else {
+            if case .failure(let error) = parsed { return error }
+            return .invalidHeaderField
+        }
+        let field = HTTPHeaders.Field(nameStart: Int32(start), nameEnd: Int32(start + split.nameEnd),
+                                      valueStart: Int32(start + split.valueStart),
+                                      valueEnd: Int32(start + split.valueEnd))
+        fields.append(field)
+        noteSpecialField(field)
+        return nil
+    }
+
+    /// Splits `name: value` (no CRLF) into offsets: name end, trimmed value start and end.
+    static func splitFieldLine(_ line: UnsafeRawBufferPointer)
+        -> Result<(nameEnd: Int, valueStart: Int, valueEnd: Int), HTTPParseError> {
+        guard let first = line.first else { return .failure(.invalidHeaderField) }
+        if ASCII.isWhitespace(first) { return .failure(.obsoleteLineFolding) }
+        var colon = -1
+        for index in 0..<line.count {
+            let byte = line[index]
+            if byte == 0x3A { colon = index; break }
+            if !ASCII.isTokenChar(byte) {
+                return .failure(byte == 0x0D ? .invalidLineEnding : .invalidHeaderField)
+            }
+        }
+        guard colon > 0 else { return .failure(.invalidHeaderField) }
+        var valueStart = colon + 1
+        var valueEnd = line.count
+        while valueStart < valueEnd, ASCII.isWhitespace(line[valueStart]) { valueStart += 1 }
+        while valueEnd > valueStart, ASCII.isWhitespace(line[valueEnd - 1]) { valueEnd -= 1 }
+        for index in valueStart..<valueEnd where !ASCII.isFieldValueChar(line[index]) {
+            return .failure(line[index] == 0x0D ? .invalidLineEnding : .invalidHeaderField)
+        }
+        return .success((colon, valueStart, valueEnd))
+    }
+
+    /// Records what `Content-Length`, `Transfer-Encoding`, `Host`, `Connection` and `Expect` say.
+    private mutating func noteSpecialField(_ field: HTTPHeaders.Field) {
+        let nameLength = Int(field.nameEnd - field.nameStart)
+        guard nameLength == 4 || nameLength == 6 || nameLength == 10 || nameLength == 14 || nameLength == 17
+        else { return }
+        buffer.withUnsafeBytes { raw in
+            let name = UnsafeRawBufferPointer(rebasing: raw[Int(field.nameStart)..<Int(field.nameEnd)])
+            let value = UnsafeRawBufferPointer(rebasing: raw[Int(field.valueStart)..<Int(field.valueEnd)])
+            if Self.nameIs(name, "host") {
+                hostCount += 1
+            } else if Self.nameIs(name, "content-length") {
+                noteContentLength(value)
+            } else if Self.nameIs(name, "transfer-encoding") {
+                noteTransferEncoding(value)
+            } else if Self.nameIs(name, "connection") {
+                Self.forEachListElement(value) { token in
+                    if Self.nameIs(token, "close") { connectionClose = true }
+                    if Self.nameIs(token, "keep-alive") { connectionKeepAlive = true }
+                }
+            } else if Self.nameIs(name, "expect") {
+                if Self.nameIs(value, "100-continue") { expectContinue = true } else { expectOther = true }
+            }
+        }
+    }
+
+    private mutating func noteContentLength(_ value: UnsafeRawBufferPointer) {
+        var sawElement = false
+        Self.forEachListElement(value, keepEmpty: true) { element in
+            sawElement = true
+            guard !element.isEmpty, element.count <= 18 else { contentLengthInvalid = true; return }
+            var parsed = 0
+            for byte in element {
+                let digit = byte &- 0x30
+                guard digit < 10 else { contentLengthInvalid = true; return }
+                parsed = parsed * 10 + Int(digit)
+            }
+            if let existing = contentLength, existing != parsed { contentLengthInvalid = true }
+            contentLength = parsed
+        }
+        if !sawElement { contentLengthInvalid = true }
+    }
+
+    private mutating func noteTransferEncoding(_ value: UnsafeRawBufferPointer) {
+        transferEncodingSeen = true
+        var elements = 0
+        Self.forEachListElement(value) { coding in
+            elements += 1
+            if chunkedCount > 0 { chunkedNotLast = true }
+            if Self.nameIs(coding, "chunked") { chunkedCount += 1 } else { otherCodingSeen = true }
+        }
+        if elements == 0 { transferEncodingEmpty = true }
+    }
+
+    private mutating func finishHead() -> Event {
+        guard let line = requestLine else { return failHead(.malformedRequestLine) }
+        var framing = HTTPBodyFraming.none
+        if transferEncodingSeen {
+            if contentLength != nil || contentLengthInvalid { return failHead(.contentLengthWithTransferEncoding) }
+            if line.version.minor == 0 || transferEncodingEmpty { return failHead(.invalidTransferEncoding) }
+            if otherCodingSeen { return failHead(.unsupportedTransferEncoding) }
+            if chunkedCount != 1 || chunkedNotLast { return failHead(.invalidTransferEncoding) }
+            framing = .chunked
+        } else if contentLengthInvalid {
+            return failHead(.invalidContentLength)
+        } else if let length = contentLength, length > 0 {
+            framing = .contentLength(length)
+        }
+        if line.version.minor == 1 ? hostCount != 1 : hostCount > 1 { return failHead(.invalidHost) }
+        let isHTTP11 = line.version.minor == 1
+        if isHTTP11 && expectOther { return failHead(.unsupportedExpectation) }
+        let keepAlive = !connectionClose && (isHTTP11 || connectionKeepAlive)
+        let head = HTTPRequestHead(
+            method: line.method, target: line.target, version: line.version,
+            headers: HTTPHeaders(parsedStorage: buffer, fields: fields),
+            framing: framing, keepAlive: keepAlive,
+            expectsContinue: isHTTP11 && expectContinue && framing != .none)
+        switch framing {
+        case .none: state = .endPending
+        case .contentLength(let length): state = .body(remaining: length)
+        case .chunked: beginChunkLine()
+        }
+        buffer = []
+        fields = []
+        return .head(head)
+    }
+
+    private mutating func failHead(_ error: HTTPParseError) -> Event {
+        state = .failed(error)
+        return .error(error)
+    }
+
+    private mutating func resetForNextRequest() {
+        state = .requestLine
+        buffer.removeAll(keepingCapacity: true)
+        fields.removeAll(keepingCapacity: true)
+        lineStart = 0
+        headerSectionStart = 0
+        requestLine = nil
+        contentLength = nil
+        contentLengthInvalid = false
+        transferEncodingSeen = false
+        chunkedCount = 0
+        otherCodingSeen = false
+        chunkedNotLast = false
+        transferEncodingEmpty = false
+        hostCount = 0
+        connectionClose = false
+        connectionKeepAlive = false
+        expectContinue = false
+        expectOther = false
+    }
+
+    // MARK: - Chunked framing
+
+    private mutating func beginChunkLine() {
+        state = .chunkSize
+        chunkSizeValue = 0
+        chunkSizeDigits = 0
+        chunkLineBytes = 0
+        chunkExtensionStarted = false
+    }
+
+    /// One byte of `chunk-size [ chunk-ext ] CRLF`.
+    private mutating func chunkLineByte(_ byte: UInt8) -> HTTPParseError? {
+        chunkLineBytes += 1
+        if chunkLineBytes > limits.maxChunkLineBytes { return .invalidChunk }
+        switch state {
+        case .chunkSize:
+            if let digit = ASCII.hexValue(byte) {
+                // Leading zeros are allowed; the value must stay below 2^60.
+                if chunkSizeValue > (Int.max >> 4) - 16 { return .invalidChunk }
+                chunkSizeValue = chunkSizeValue << 4 | digit
+                chunkSizeDigits += 1
+                return nil
+            }
+            guard chunkSizeDigits > 0 else { return .invalidChunk }
+            if byte == 0x0D { state = .chunkSizeLF; return nil }
+            if byte == 0x3B { chunkExtensionStarted = true; state = .chunkExtension; return nil }
+            if ASCII.isWhitespace(byte) { state = .chunkExtension; return nil }
+            return .invalidChunk
+        case .chunkExtension:
+            // Extensions are tolerated and ignored; only their bytes are checked. Before the first
+            // ";" only whitespace may follow the size.
+            if byte == 0x0D { state = .chunkSizeLF; return nil }
+            if !chunkExtensionStarted {
+                if byte == 0x3B { chunkExtensionStarted = true; return nil }
+                return ASCII.isWhitespace(byte) ? nil : .invalidChunk
+            }
+            return ASCII.isFieldValueChar(byte) ? nil : .invalidChunk
+        case .chunkSizeLF:
+            guard byte == 0x0A else { return .invalidChunk }
+            if chunkSizeValue == 0 {
+                state = .trailers
+                buffer.removeAll(keepingCapacity: true)
+                trailerBytes = 0
+                trailerFields = 0
+            } else {
+                state = .chunkData(remaining: chunkSizeValue)
+            }
+            return nil
+        default:
+            return .invalidChunk
+        }
+    }
+
+    /// One byte of the trailer section, which is validated like header fields and discarded.
+    private mutating func trailerByte(_ byte: UInt8) -> HTTPParseError? {
+        trailerBytes += 1
+        if trailerBytes > limits.maxHeaderBytes { return .headerSectionTooLarge }
+        guard byte == 0x0A else {
+            buffer.append(byte)
+            return nil
+        }
+        guard buffer.last == 0x0D else { return .invalidLineEnding }
+        buffer.removeLast()
+        if buffer.isEmpty {
+            state = .endPending
+            return nil
+        }
+        trailerFields += 1
+        if trailerFields > limits.maxHeaderFields { return .headerSectionTooLarge }
+        let result = buffer.withUnsafeBytes { Self.splitFieldLine($0) }
+        buffer.removeAll(keepingCapacity: true)
+        if case .failure(let error) = result { return error == .invalidLineEnding ? .invalidChunk : error }
+        return nil
+    }
+
+    // MARK: - Helpers
+
+    /// ASCII case-insensitive comparison of `bytes` with a lowercase literal.
+    static func nameIs(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let literal = lowercase.utf8Start
+        for index in 0..<bytes.count where ASCII.lower(bytes[index]) != literal[index] { return false }
+        return true
+    }
+
+    /// Calls `body` with each comma-separated element of `value`, whitespace trimmed.
+    static func forEachListElement(_ value: UnsafeRawBufferPointer, keepEmpty: Bool = false,
+                                   _ body: (UnsafeRawBufferPointer) -> Void) {
+        var start = 0
+        var index = 0
+        while index <= value.count {
+            if index == value.count || value[index] == 0x2C {
+                var s = start
+                var e = index
+                while s < e, ASCII.isWhitespace(value[s]) { s += 1 }
+                while e > s, ASCII.isWhitespace(value[e - 1]) { e -= 1 }
+                if s < e || keepEmpty { body(UnsafeRawBufferPointer(rebasing: value[s..<e])) }
+                start = index + 1
+            }
+            index += 1
+        }
+    }
+}

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Everything the server can be tuned with: where it listens, how many threads it runs, and the
+/// limits and timeouts it enforces. Every property has a production default.
+public struct HTTPServerConfiguration: Sendable {
+    /// The address to listen on (an IPv4 or IPv6 literal; `0.0.0.0` for all IPv4 interfaces).
+    public var host: String = "0.0.0.0"
+    /// The TCP port; 0 picks an ephemeral port (read it back from `HTTPServer.port`).
+    public var port: Int = 8080
+    /// How many event-loop threads serve connections; defaults to the active processor count.
+    public var eventLoopThreads: Int = HTTPServerConfiguration.activeProcessorCount
+    /// The most connections open at once; connections beyond it get a 503 and are closed.
+    public var maxConnections: Int = 10_000
+    /// The listen backlog passed to `listen(2)`.
+    public var listenBacklog: Int = 1024
+    /// The longest request line accepted (CRLF included); longer → 414.
+    public var maxRequestLineBytes: Int = 8 * 1024
+    /// The largest header section accepted; larger → 431.
+    public var maxHeaderBytes: Int = 16 * 1024
+    /// The most header fields accepted; more → 431.
+    public var maxHeaderFields: Int = 100
+    /// The body limit of routes that do not set their own; larger → 413.
+    public var defaultMaxBodyBytes: Int = 1024 * 1024
+    /// How long a client has to send a complete request head, from its first byte (or from
+    /// connect); then 408 and close.
+    public var headerReadTimeout: Duration = .seconds(10)
+    /// How long a request body may make no progress; then 408 and close.
+    public var bodyReadIdleTimeout: Duration = .seconds(30)
+    /// How long a blocked response write may make no progress before the connection is dropped.
+    public var writeIdleTimeout: Duration = .seconds(30)
+    /// How long an idle keep-alive connection is kept open.
+    public var keepAliveIdleTimeout: Duration = .seconds(60)
+    /// How long a graceful shutdown waits for in-flight requests before closing everything.
+    public var drainTimeout: Duration = .seconds(20)
+    /// How many requests of one connection may await their response before the server stops
+    /// reading more from it (pipelining back-pressure).
+    public var maxPipelinedRequests: Int = 16
+    /// The per-connection read buffer: the most unparsed bytes (pipelined requests) held per
+    /// connection while responses are pending.
+    public var readBufferBytes: Int = 16 * 1024
+    /// The value of the `Server` header on every response.
+    public var serverName: String = "Flipbook"
+
+    /// The defaults.
+    public init() {}
+
+    /// The defaults with a host and port.
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// The number of processors currently available to this process.
+    public static var activeProcessorCount: Int {
+        return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
+    var parserLimits: HTTPParserLimits {
+        HTTPParserLimits(maxRequestLineBytes: maxRequestLineBytes, maxHeaderBytes: maxHeaderBytes,
+                         maxHeaderFields: maxHeaderFields)
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded up, at least 1 for positive durations.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let ms = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return max(0, ms)
+    }
+}

@@ -1,0 +1,141 @@
+/// Maps method and path to a handler. Patterns are `/`-separated literals and `:name` parameters,
+/// e.g. `/frames/:id/:index`. Unknown paths answer 404 and known paths with another method 405
+/// with `Allow`, both as problem documents unless `notFoundResponse`/`methodNotAllowedResponse`
+/// are replaced. Every GET route also answers HEAD (same head, no body).
+///
+/// Build the router completely before handing it to `HTTPServer`; it is a value and is not
+/// changed afterwards.
+public struct Router: Sendable {
+    /// Answers a request whose body (if any) has been collected: `.now(response)` or `.later`.
+    public typealias Handler = @Sendable (HTTPRequest, HTTPResponder) -> HTTPHandlerResult
+    /// Makes the sink that receives one request's streamed body; the responder answers the
+    /// request once the sink's `finish()` returns `.later`.
+    public typealias SinkFactory = @Sendable (HTTPRequest, HTTPResponder) -> any HTTPBodySink
+
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    enum Action: Sendable {
+        case collect(Handler)
+        case stream(SinkFactory)
+    }
+
+    struct Route: Sendable {
+        var method: HTTPMethod
+        var segments: [Segment]
+        var maxBodyBytes: Int?
+        var action: Action
+    }
+
+    enum Match {
+        case found(Route, HTTPPathParameters)
+        case methodNotAllowed([HTTPMethod])
+        case notFound
+    }
+
+    private(set) var routes: [Route] = []
+
+    /// Builds the 404 answer; defaults to a problem document naming the path.
+    public var notFoundResponse: @Sendable (HTTPRequest) -> HTTPResponse = { request in
+        .problem(.notFound, detail: "No resource at \(request.path).")
+    }
+
+    /// Builds the 405 answer, given the methods the path allows; the server adds `Allow` itself.
+    /// Defaults to a problem document.
+    public var methodNotAllowedResponse: @Sendable (HTTPRequest, [HTTPMethod]) -> HTTPResponse = { request, allowed in
+        .problem(.methodNotAllowed, detail: "\(request.method) is not allowed on \(request.path); use "
+            + allowed.map(\.rawValue).joined(separator: ", ") + ".")
+    }
+
+    /// An empty router.
+    public init() {}
+
+    /// Registers `handler` for `method` on `pattern`. The body, if any, is collected in memory up
+    /// to `maxBodyBytes` (default: the configuration's `defaultMaxBodyBytes`); beyond it → 413.
+    public mutating func on(_ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int? = nil,
+                            _ handler: @escaping Handler) {
+        routes.append(Route(method: method, segments: Self.compile(pattern), maxBodyBytes: maxBodyBytes,
+                            action: .collect(handler)))
+    }
+
+    /// Registers a GET route (which also answers HEAD).
+    public mutating func get(_ pattern: String, _ handler: @escaping Handler) {
+        on(.GET, pattern, handler)
+    }
+
+    /// Registers a POST route with a collected body.
+    public mutating func post(_ pattern: String, maxBodyBytes: Int? = nil, _ handler: @escaping Handler) {
+        on(.POST, pattern, maxBodyBytes: maxBodyBytes, handler)
+    }
+
+    /// Registers a PUT route with a collected body.
+    public mutating func put(_ pattern: String, maxBodyBytes: Int? = nil, _ handler: @escaping Handler) {
+        on(.PUT, pattern, maxBodyBytes: maxBodyBytes, handler)
+    }
+
+    /// Registers a DELETE route.
+    public mutating func delete(_ pattern: String, _ handler: @escaping Handler) {
+        on(.DELETE, pattern, handler)
+    }
+
+    /// Registers a route whose body is streamed to a sink made per request by `makeSink`, up to
+    /// `maxBodyBytes` (checked from `Content-Length` before reading, and while reading).
+    public mutating func stream(_ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int,
+                                makeSink: @escaping SinkFactory) {
+        routes.append(Route(method: method, segments: Self.compile(pattern), maxBodyBytes: maxBodyBytes,
+                            action: .stream(makeSink)))
+    }
+
+    static func compile(_ pattern: String) -> [Segment] {
+        pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { part in
+            part.first == ":" ? .parameter(String(part.dropFirst())) : .literal(String(part))
+        }
+    }
+
+    /// Finds the route for `method` and a raw (percent-encoded) path.
+    func match(_ method: HTTPMethod, rawPath: Substring) -> Match {
+        var segments: [Substring] = []
+        segments.reserveCapacity(8)
+        var rest = rawPath.dropFirst()
+        while let slash = rest.firstIndex(of: "/") {
+            segments.append(rest[..<slash])
+            rest = rest[rest.index(after: slash)...]
+        }
+        segments.append(rest)
+
+        var headFallback: (Route, HTTPPathParameters)?
+        var allowed: [HTTPMethod] = []
+        for route in routes {
+            guard let parameters = Self.bind(route.segments, to: segments) else { continue }
+            if route.method == method { return .found(route, parameters) }
+            if method == .HEAD && route.method == .GET && headFallback == nil {
+                headFallback = (route, parameters)
+            }
+            if !allowed.contains(route.method) { allowed.append(route.method) }
+            if route.method == .GET && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
+        }
+        if let (route, parameters) = headFallback { return .found(route, parameters) }
+        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
+    }
+
+    private static func bind(_ pattern: [Segment], to segments: [Substring]) -> HTTPPathParameters? {
+        guard pattern.count == segments.count else { return nil }
+        var parameters: [(name: String, value: String)] = []
+        for (part, segment) in zip(pattern, segments) {
+            switch part {
+            case .literal(let literal):
+                if segment.utf8.contains(0x25) {
+                    guard RequestTarget.percentDecode(segment) == literal else { return nil }
+                } else {
+                    guard segment == literal else { return nil }
+                }
+            case .parameter(let name):
+                guard !segment.isEmpty else { return nil }
+                parameters.append((name, RequestTarget.percentDecode(segment)))
+            }
+        }
+        return HTTPPathParameters(parameters)
+    }
+}
