@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# make bench-http: nginx and http-bench-server (HTTPServer) serving the same 100 PNG-like
+# payloads (5–60 KB) from tmpfs / memory, measured with wrk on loopback, side by side.
+#   DURATION=10 CONNECTIONS="8 64 512" WRK_THREADS=2 scripts/bench-http.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION="${DURATION:-10}"
+CONNECTIONS="${CONNECTIONS:-8 64 512}"
+WRK_THREADS="${WRK_THREADS:-2}"
+NGINX_PORT="${NGINX_PORT:-18180}"
+FLIPBOOK_PORT="${FLIPBOOK_PORT:-18181}"
+LOOPS="${LOOPS:-2}"
+OUT="${OUT:-bench-out/http.md}"
+
+command -v nginx >/dev/null && command -v wrk >/dev/null || scripts/install-deps.sh bench
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+
+echo "bench-http: building http-bench-server (release)" >&2
+timeout 1800 swift build -c release --scratch-path .build-http --product http-bench-server >&2
+SERVER_BIN=".build-http/release/http-bench-server"
+
+WORK="$(mktemp -d /dev/shm/flipbook-bench-http.XXXXXX)"
+PAYLOADS="$WORK/payloads"
+mkdir -p "$PAYLOADS" "$WORK/nginx/logs" "$WORK/nginx/tmp"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# 100 distinct PNG-like payloads: a real signature and IHDR, then random IDAT data, 5–60 KB.
+python3 - "$PAYLOADS" <<'PY'
+import os, random, struct, sys, zlib
+out = sys.argv[1]
+rng = random.Random(20261123)
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+for i in range(100):
+    size = rng.randint(5 * 1024, 60 * 1024)
+    head = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 64 + i, 64, 8, 6, 0, 0, 0))
+    tail = chunk(b"IEND", b"")
+    body = rng.randbytes(max(0, size - len(head) - len(tail) - 12))
+    with open(os.path.join(out, f"frame-{i:03d}.png"), "wb") as f:
+        f.write(head + chunk(b"IDAT", body) + tail)
+PY
+
+cat > "$WORK/paths.lua" <<'LUA'
+-- Spreads requests over the 100 payload paths, a different order per wrk thread.
+local paths = {}
+for i = 0, 99 do paths[#paths + 1] = string.format("/frame-%03d.png", i) end
+local counter = 0
+function init(args)
+  counter = math.random(0, 99)
+end
+function request()
+  counter = counter + 1
+  return wrk.format("GET", paths[(counter % #paths) + 1])
+end
+LUA
+
+cat > "$WORK/nginx/nginx.conf" <<NGINX
+worker_processes 2;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  keepalive_timeout 65;
+  keepalive_requests 100000000;
+  client_body_temp_path $WORK/nginx/tmp/body;
+  proxy_temp_path $WORK/nginx/tmp/proxy;
+  fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
+  uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
+  scgi_temp_path $WORK/nginx/tmp/scgi;
+  server {
+    listen 127.0.0.1:$NGINX_PORT reuseport backlog=4096;
+    root $PAYLOADS;
+    location / { }
+  }
+}
+NGINX
+
+ulimit -n 65536 2>/dev/null || true
+chmod -R a+rX "$WORK"
+"$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -g "daemon off;" &
+pids+=($!)
+"$SERVER_BIN" "$PAYLOADS" "$FLIPBOOK_PORT" "$LOOPS" >"$WORK/server.log" 2>&1 &
+pids+=($!)
+
+for port in "$NGINX_PORT" "$FLIPBOOK_PORT"; do
+  for _ in $(seq 1 100); do
+    curl -sf -o /dev/null "http://127.0.0.1:$port/frame-000.png" && break
+    sleep 0.1
+  done
+  cmp <(curl -sf "http://127.0.0.1:$port/frame-042.png") "$PAYLOADS/frame-042.png" \
+    || { echo "bench-http: server on $port does not serve the payloads" >&2; exit 1; }
+done
+
+# wrk's latency figures → milliseconds.
+to_ms() {
+  awk '{ v = $1; if (v ~ /us$/) { sub(/us$/, "", v); printf "%.3f", v / 1000 }
+         else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.3f", v }
+         else if (v ~ /s$/) { sub(/s$/, "", v); printf "%.3f", v * 1000 } else print v }'
+}
+run_wrk() { # name port connections → "rps p50 p99 errors"
+  local log="$WORK/wrk-$1-$3.txt"
+  wrk -t"$WRK_THREADS" -c"$3" -d2s -s "$WORK/paths.lua" "http://127.0.0.1:$2/" >/dev/null 2>&1 || true
+  wrk -t"$WRK_THREADS" -c"$3" -d"${DURATION}s" --latency -s "$WORK/paths.lua" "http://127.0.0.1:$2/" >"$log" 2>&1
+  local rps p50 p99 errors
+  rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log")
+  p50=$(awk '$1 == "50%" { print $2 }' "$log" | to_ms)
+  p99=$(awk '$1 == "99%" { print $2 }' "$log" | to_ms)
+  errors=$(awk '/Socket errors|Non-2xx/ { print }' "$log" | tr '\n' ' ')
+  echo "$rps $p50 $p99 ${errors:-none}"
+}
+
+mkdir -p "$(dirname "$OUT")"
+{
+  echo "| connections | nginx req/s | flipbook req/s | ratio | nginx p50 ms | flipbook p50 ms | nginx p99 ms | flipbook p99 ms | p99 ratio |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+} >"$OUT"
+for c in $CONNECTIONS; do
+  read -r n_rps n_p50 n_p99 n_err <<<"$(run_wrk nginx "$NGINX_PORT" "$c")"
+  read -r f_rps f_p50 f_p99 f_err <<<"$(run_wrk flipbook "$FLIPBOOK_PORT" "$c")"
+  ratio=$(awk -v a="$f_rps" -v b="$n_rps" 'BEGIN { printf "%.2f", a / b }')
+  p99ratio=$(awk -v a="$f_p99" -v b="$n_p99" 'BEGIN { printf "%.2f", a / b }')
+  echo "| $c | $n_rps | $f_rps | ${ratio}× | $n_p50 | $f_p50 | $n_p99 | $f_p99 | ${p99ratio}× |" >>"$OUT"
+  [ "$n_err" = "none" ] || echo "bench-http: nginx at $c connections: $n_err" >&2
+  [ "$f_err" = "none" ] || echo "bench-http: flipbook at $c connections: $f_err" >&2
+done
+
+echo
+echo "HTTP serving: ${DURATION}s per run, wrk -t$WRK_THREADS, keep-alive, 100 payloads of 5–60 KB; $(nproc) cores ($(lscpu | awk -F: '/Model name/ { gsub(/^ +/, "", $2); print $2; exit }'))"
+cat "$OUT"
