@@ -15,11 +15,13 @@ let package = Package(
         .executable(name: "flipbook", targets: ["flipbook"]),
         .library(name: "AnimatedImage", targets: ["AnimatedImage"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "FrameCache", targets: ["FrameCache"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // System libraries from Debian (libgif-dev, libwebp-dev, libpng-dev, zlib1g-dev).
@@ -39,6 +41,15 @@ let package = Package(
         // Formats → frame descriptors; decoders; one compositor; timeline; PNG encoding.
         .target(name: "AnimatedImage",
                 dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CPNGEncode"],
+                swiftSettings: strictSettings),
+
+        // The shared frame cache: one byte budget, decode-ahead windows, background decoding,
+        // memory pressure.
+        .target(name: "FrameCache",
+                dependencies: [
+                    "AnimatedImage",
+                    .product(name: "Metrics", package: "swift-metrics"),
+                ],
                 swiftSettings: strictSettings),
 
         // HTTP/1.1 on POSIX sockets and epoll; knows nothing of images.
@@ -65,6 +76,9 @@ let package = Package(
 
         .testTarget(name: "AnimatedImageTests",
                     dependencies: ["AnimatedImage", "CPNG", "CZlib"],
+                    swiftSettings: strictSettings),
+        .testTarget(name: "FrameCacheTests",
+                    dependencies: ["FrameCache", "AnimatedImage"],
                     swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests",
                     dependencies: ["HTTPServer"],

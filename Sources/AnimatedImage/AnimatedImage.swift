@@ -16,6 +16,9 @@ public struct AnimatedImage: Sendable {
         /// Check only the container; a frame whose data turns out broken is found when
         /// rendering reaches it.
         case structural
+        /// The file was verified before (e.g. when it was uploaded) and `frameCount` frames
+        /// decoded: index it and keep that many frames, without decoding any.
+        case trusted(frameCount: Int)
     }
 
     public let bytes: [UInt8]
@@ -42,7 +45,10 @@ public struct AnimatedImage: Sendable {
         if index.frames.isEmpty {
             throw AnimatedImageError.noCompleteFrame(format, "the file holds no image")
         }
-        if verification == .full {
+        if case let .trusted(count) = verification {
+            index.truncate(to: max(1, count))
+        }
+        if case .full = verification {
             let decoder = Self.decoder(for: index, bytes: bytes)
             for (i, frame) in index.frames.enumerated() {
                 do {
@@ -56,7 +62,7 @@ public struct AnimatedImage: Sendable {
         }
         self.bytes = bytes
         self.index = index
-        self.isVerified = verification == .full
+        if case .structural = verification { self.isVerified = false } else { self.isVerified = true }
         self.timeline = Timeline(rawDelaysMs: index.frames.map(\.rawDelayMs), playCount: index.playCount)
         self.dependencies = FrameDependencies(frames: index.frames, canvas: index.canvasRect)
     }

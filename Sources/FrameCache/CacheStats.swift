@@ -1,0 +1,59 @@
+import Foundation
+
+/// A snapshot of the cache for `GET /stats`: budget, bytes, entries, windows, hit/miss counts,
+/// pressure and purge history.
+public struct CacheStats: Sendable, Codable {
+    public var budgetBytes: Int
+    public var usedBytes: Int
+    public var frameBytes: Int
+    public var decoderBytes: Int
+    public var entries: Int
+    public var cachedFrames: Int
+    public var hits: Int
+    public var misses: Int
+    /// Requests that waited for a decode.
+    public var waits: Int
+    /// Requests that joined a decode another request had already asked for.
+    public var coalesced: Int
+    public var decodes: Int
+    public var prefetches: Int
+    public var evictions: Int
+    public var refusedQueueFull: Int
+    /// Requests waiting for a decode now.
+    public var queueDepth: Int
+    public var decodeThreads: Int
+    public var pressure: Pressure
+    public var purges: [PurgeRecord]
+    public var images: [Image]
+
+    /// The memory-pressure state.
+    public struct Pressure: Sendable, Codable {
+        public var level: PressureLevel
+        public var windowCap: Int?
+        public var onDemand: Bool
+    }
+
+    /// One image's share of the cache.
+    public struct Image: Sendable, Codable {
+        public var id: String
+        public var frameCount: Int
+        public var cachedFrames: Int
+        public var window: Int
+        public var playhead: Int
+        public var frameBytes: Int
+        public var decoderBytes: Int
+        public var loaded: Bool
+        public var waiting: Int
+        public var idleSeconds: Double
+    }
+}
+
+/// One purge in the history: when, why, and how much it freed.
+public struct PurgeRecord: Sendable, Codable {
+    public var at: Date
+    public var level: PressureLevel
+    /// Who raised it: `admin`, `signal`, `cgroup`, ….
+    public var source: String
+    public var freedBytes: Int
+    public var bytesAfter: Int
+}

@@ -1,0 +1,49 @@
+/// The settings of a ``FrameCache``.
+public struct FrameCacheConfiguration: Sendable {
+    /// Bytes the cache may hold: encoded frames plus decoder canvases and checkpoints.
+    public var budgetBytes: Int
+    /// Background decode threads (default: one per core).
+    public var decodeThreads: Int
+    public var window: WindowPolicy
+    public var pressure: PressureSchedule
+    /// Canvas checkpoint spacing for random access (see `FrameRenderer`).
+    public var checkpointInterval: Int
+    /// zlib level of the PNGs the cache makes.
+    public var pngCompressionLevel: Int
+    /// Requests that may wait for a decode at once; beyond it a request is refused with
+    /// ``FrameCacheError/queueFull(retryAfterSeconds:)``.
+    public var maxWaitingRequests: Int
+    /// An image counts as active (shares the budget, gets decode-ahead) this long after its
+    /// last request.
+    public var activeImageSeconds: Double
+
+    public init(budgetBytes: Int = MemoryLimits.detect().defaultCacheBudget,
+                decodeThreads: Int = System.coreCount,
+                window: WindowPolicy = WindowPolicy(),
+                pressure: PressureSchedule = PressureSchedule(),
+                checkpointInterval: Int = 16,
+                pngCompressionLevel: Int = 1,
+                maxWaitingRequests: Int = 4096,
+                activeImageSeconds: Double = 30) {
+        self.budgetBytes = max(0, budgetBytes)
+        self.decodeThreads = max(1, decodeThreads)
+        self.window = window
+        self.pressure = pressure
+        self.checkpointInterval = max(1, checkpointInterval)
+        self.pngCompressionLevel = pngCompressionLevel
+        self.maxWaitingRequests = max(1, maxWaitingRequests)
+        self.activeImageSeconds = activeImageSeconds
+    }
+}
+
+/// Facts about the machine the cache sizes itself by.
+public enum System {
+    /// Cores this process may run on.
+    public static var coreCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

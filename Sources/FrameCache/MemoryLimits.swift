@@ -1,0 +1,81 @@
+import Foundation
+
+/// How much memory the process may use and how much is free: the cgroup v2 limit
+/// (`memory.max`) when the container has one, else physical memory; available memory from the
+/// cgroup (limit − `memory.current`) or `/proc/meminfo` `MemAvailable`.
+public struct MemoryLimits: Sendable, Equatable {
+    public var limitBytes: Int
+    public var availableBytes: Int
+    /// True when `limitBytes` comes from a cgroup rather than the machine.
+    public var fromCgroup: Bool
+
+    public init(limitBytes: Int, availableBytes: Int, fromCgroup: Bool) {
+        self.limitBytes = limitBytes
+        self.availableBytes = availableBytes
+        self.fromCgroup = fromCgroup
+    }
+
+    /// The default cache budget: min(20% of the limit, 60% of what is available) — SDWebImage's
+    /// rule, with the container's limit standing in for the device's RAM.
+    public var defaultCacheBudget: Int {
+        max(16 << 20, min(limitBytes / 5, availableBytes * 6 / 10))
+    }
+
+    /// Reads the limits of this process from `cgroupRoot` (default `/sys/fs/cgroup`) and
+    /// `/proc/meminfo`.
+    public static func detect(cgroupRoot: String = "/sys/fs/cgroup", meminfo: String = "/proc/meminfo") -> MemoryLimits {
+        let info = Self.meminfo(meminfo)
+        let total = info["MemTotal"] ?? Int(ProcessInfo.processInfo.physicalMemory)
+        let available = info["MemAvailable"] ?? total / 2
+        if let max = CgroupMemory(root: cgroupRoot).limit, max < total {
+            let current = CgroupMemory(root: cgroupRoot).current ?? 0
+            return MemoryLimits(limitBytes: max, availableBytes: Swift.max(0, Swift.min(available, max - current)),
+                                fromCgroup: true)
+        }
+        return MemoryLimits(limitBytes: total, availableBytes: available, fromCgroup: false)
+    }
+
+    /// `/proc/meminfo` values in bytes, by name.
+    static func meminfo(_ path: String) -> [String: Int] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
+        var values: [String: Int] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(whereSeparator: { $0 == ":" || $0 == " " })
+            guard parts.count >= 2, let kb = Int(parts[1]) else { continue }
+            values[String(parts[0])] = kb * 1024
+        }
+        return values
+    }
+}
+
+/// The cgroup v2 memory controller files of this process's cgroup.
+public struct CgroupMemory: Sendable {
+    public let root: String
+
+    public init(root: String = "/sys/fs/cgroup") {
+        self.root = root
+    }
+
+    /// `memory.max` in bytes; nil when absent or "max".
+    public var limit: Int? { Self.number(at: root + "/memory.max") }
+
+    /// `memory.current` in bytes.
+    public var current: Int? { Self.number(at: root + "/memory.current") }
+
+    /// The `some avg10` figure of `memory.pressure` (PSI): the share of the last 10 s in which
+    /// some task stalled on memory, in percent.
+    public var pressureSomeAvg10: Double? {
+        guard let text = try? String(contentsOfFile: root + "/memory.pressure", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("some ") {
+            for field in line.split(separator: " ") where field.hasPrefix("avg10=") {
+                return Double(field.dropFirst(6))
+            }
+        }
+        return nil
+    }
+
+    static func number(at path: String) -> Int? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}

@@ -1,0 +1,190 @@
+import AnimatedImage
+@testable import FrameCache
+import Foundation
+import Testing
+
+@Suite("Frame cache", .serialized)
+struct FrameCacheTests {
+    func cache(budget: Int, threads: Int = 2, clock: any CacheClock = SystemCacheClock(),
+               wholeAnimationBytes: Int = 10_000_000) -> FrameCache {
+        FrameCache(configuration: FrameCacheConfiguration(
+            budgetBytes: budget, decodeThreads: threads,
+            window: WindowPolicy(wholeAnimationBytes: wholeAnimationBytes, minimumWindow: 2)), clock: clock)
+    }
+
+    @Test func framesAreTheRendererFrames() throws {
+        let image = try TestImages.medium()
+        let cache = cache(budget: 64 << 20)
+        defer { cache.shutdown() }
+        let renderer = FrameRenderer(image: image)
+        let entry = CacheableImage(id: "m", image: image)
+        for k in [0, 5, 41, 3] {
+            let (_, frame) = cache.fetch(entry, k)
+            #expect(frame?.index == k)
+            #expect(frame?.png == (try PNGEncoder().encode(renderer.render(k))))
+        }
+    }
+
+    @Test func sequentialPlaybackLargerThanTheWindowHitsAfterTheFirstFrame() throws {
+        let image = try TestImages.long()
+        // Only ~20 encoded frames fit: the window is far smaller than the 128-frame animation.
+        let frameSize = try PNGEncoder().encode(FrameRenderer(image: image).render(5)).count
+        let cache = cache(budget: frameSize * 20 + image.index.bytesPerFrame * 3, wholeAnimationBytes: 0)
+        defer { cache.shutdown() }
+        let entry = CacheableImage(id: "long", image: image)
+        var hits = 0
+        for loop in 0..<2 {
+            for k in 0..<image.frameCount {
+                let (hit, frame) = cache.fetch(entry, k)
+                #expect(frame != nil)
+                if hit { hits += 1 } else if loop > 0 || k > 0 { print("miss at \(k)") }
+                cache.waitUntilIdle()  // the time a player waits between frames
+            }
+        }
+        let requests = 2 * image.frameCount - 1
+        let stats = cache.stats()
+        #expect(stats.images[0].window < image.frameCount)
+        #expect(Double(hits) / Double(requests) >= 0.99, "\(hits) hits of \(requests)")
+        #expect(stats.usedBytes <= stats.budgetBytes)
+    }
+
+    @Test func smallAnimationsAreCachedWhole() throws {
+        let image = try TestImages.small()
+        let cache = cache(budget: 64 << 20)
+        defer { cache.shutdown() }
+        let entry = CacheableImage(id: "small", image: image)
+        _ = cache.fetch(entry, 0)
+        cache.waitUntilIdle()
+        let stats = cache.stats()
+        #expect(stats.images[0].window == image.frameCount)
+        #expect(stats.images[0].cachedFrames == image.frameCount)
+    }
+
+    @Test func concurrentRequestsForOneColdFrameShareOneDecode() throws {
+        let still = try TestImages.load("pygif/depth8.gif")
+        #expect(still.frameCount == 1)
+        let gate = DispatchSemaphore(value: 0)
+        let entry = CacheableImage(id: "gated", frameCount: 1, canvasWidth: still.canvasWidth,
+                                   canvasHeight: still.canvasHeight, load: { gate.wait(); return still })
+        let cache = cache(budget: 64 << 20, threads: 2)
+        defer { cache.shutdown() }
+        let results = Results()
+        DispatchQueue.concurrentPerform(iterations: 100) { _ in
+            #expect(cache.frame(entry, index: 0, completion: results.completion) == nil)
+        }
+        gate.signal()
+        let values = results.wait(for: 100)
+        #expect(values.count == 100)
+        let pngs = Set(values.compactMap { try? $0.get().png })
+        #expect(pngs.count == 1)
+        let stats = cache.stats()
+        #expect(stats.decodes == 1)
+        #expect(stats.coalesced == 99)
+        #expect(stats.misses == 100)
+    }
+
+    @Test func theBudgetIsNeverExceededUnderARandomWorkload() throws {
+        let images = [try TestImages.long(), try TestImages.medium(), try TestImages.small(),
+                      try TestImages.load("image-rs-image/images/png/apng/ball.png"),
+                      try TestImages.load("pillow/webp/iss634.webp")]
+        let budget = 300_000
+        let cache = cache(budget: budget, threads: 2, wholeAnimationBytes: 50_000)
+        defer { cache.shutdown() }
+        var generator = SystemRandomNumberGenerator()
+        var pending: [Results] = []
+        for step in 0..<600 {
+            let n = Int.random(in: 0..<images.count, using: &generator)
+            let image = images[n]
+            let entry = CacheableImage(id: "img\(n)", image: image)
+            let results = Results()
+            _ = cache.frame(entry, index: Int.random(in: 0..<image.frameCount, using: &generator),
+                            completion: results.completion)
+            pending.append(results)
+            if step % 97 == 0 { cache.memoryPressure(step % 2 == 0 ? .warning : .critical, source: "test") }
+            if step % 50 == 0 { cache.remove(id: "img\(Int.random(in: 0..<images.count, using: &generator))") }
+            let stats = cache.stats()
+            #expect(stats.usedBytes <= budget, "step \(step): \(stats.usedBytes) > \(budget)")
+            #expect(stats.usedBytes == stats.frameBytes + stats.decoderBytes)
+        }
+        cache.waitUntilIdle()
+        for results in pending { _ = results.wait(for: 1) }
+        let stats = cache.stats()
+        #expect(stats.usedBytes <= budget)
+        #expect(stats.usedBytes == stats.frameBytes + stats.decoderBytes)
+        #expect(stats.evictions > 0)
+    }
+
+    @Test func aBudgetTooSmallForOneFrameStillAnswers() throws {
+        let image = try TestImages.medium()
+        let cache = cache(budget: 100)
+        defer { cache.shutdown() }
+        let (_, frame) = cache.fetch(CacheableImage(id: "m", image: image), 7)
+        #expect(frame?.png.isEmpty == false)
+        cache.waitUntilIdle()
+        #expect(cache.heldBytes <= 100)
+    }
+
+    @Test func evictionTakesFramesBehindThePlayheadFirstAndKeepsThePoster() throws {
+        let image = try TestImages.long()
+        let frameSize = try PNGEncoder().encode(FrameRenderer(image: image).render(5)).count
+        let cache = cache(budget: frameSize * 12 + image.index.bytesPerFrame * 2, threads: 1, wholeAnimationBytes: 0)
+        defer { cache.shutdown() }
+        let entry = CacheableImage(id: "long", image: image)
+        for k in 0..<40 {
+            _ = cache.fetch(entry, k)
+            cache.waitUntilIdle()
+        }
+        let stats = cache.stats()
+        let info = stats.images[0]
+        #expect(info.playhead == 39)
+        #expect(stats.usedBytes <= stats.budgetBytes)
+        // What is left: the poster and the frames from the playhead on, not the ones behind it.
+        #expect(cache.cachedFrameIndices(of: "long").contains(0))
+        #expect(cache.cachedFrameIndices(of: "long").filter { $0 > 0 && $0 < 39 }.isEmpty)
+        #expect(cache.cachedFrameIndices(of: "long").contains(40))
+    }
+
+    @Test func queueFullIsRefusedWithRetryAfter() throws {
+        let still = try TestImages.load("pygif/depth8.gif")
+        let gate = DispatchSemaphore(value: 0)
+        let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 1 << 20, decodeThreads: 1,
+                                                                      maxWaitingRequests: 3))
+        defer { gate.signal(); cache.shutdown() }
+        let results = Results()
+        for n in 0..<4 {
+            let entry = CacheableImage(id: "g\(n)", frameCount: 1, canvasWidth: 1, canvasHeight: 1,
+                                       load: { gate.wait(); return still })
+            _ = cache.frame(entry, index: 0, completion: results.completion)
+        }
+        let refused = results.wait(for: 1)
+        #expect(refused.first.map { if case .failure(.queueFull(1)) = $0 { return true } else { return false } } == true)
+        gate.signal(); gate.signal(); gate.signal()
+    }
+
+    @Test func outOfRangeAndBrokenImages() throws {
+        let image = try TestImages.small()
+        let cache = cache(budget: 1 << 20)
+        defer { cache.shutdown() }
+        let results = Results()
+        _ = cache.frame(CacheableImage(id: "s", image: image), index: 99, completion: results.completion)
+        #expect(results.wait(for: 1).first.map { if case .failure(.frameOutOfRange(99, 15)) = $0 { true } else { false } } == true)
+        let broken = CacheableImage(id: "broken", frameCount: 3, canvasWidth: 2, canvasHeight: 2,
+                                    load: { throw AnimatedImageError.unsupportedFormat })
+        let more = Results()
+        _ = cache.frame(broken, index: 1, completion: more.completion)
+        #expect(more.wait(for: 1).first.map { if case .failure(.loadFailed) = $0 { true } else { false } } == true)
+    }
+
+    @Test func removeDropsEverything() throws {
+        let image = try TestImages.small()
+        let cache = cache(budget: 1 << 20)
+        defer { cache.shutdown() }
+        _ = cache.fetch(CacheableImage(id: "s", image: image), 0)
+        cache.waitUntilIdle()
+        #expect(cache.heldBytes > 0)
+        cache.remove(id: "s")
+        #expect(cache.heldBytes == 0)
+        #expect(cache.stats().entries == 0)
+    }
+}
+

@@ -1,0 +1,162 @@
+import AnimatedImage
+import Foundation
+@testable import FrameCache
+import Testing
+
+@Suite("Memory pressure", .serialized)
+struct PressureTests {
+    @Test func scheduleOfAWarning() {
+        var controller = PressureController()
+        #expect(controller.windowCap(at: 0) == nil)
+        controller.signal(.warning, at: 100)
+        #expect(controller.windowCap(at: 100) == 1)
+        #expect(controller.windowCap(at: 101.9) == 1)
+        #expect(controller.windowCap(at: 102.1) == 2)
+        #expect(controller.windowCap(at: 104.9) == 2)
+        #expect(controller.windowCap(at: 105.1) == nil)
+        #expect(controller.level(at: 101) == .warning)
+        #expect(controller.level(at: 106) == .normal)
+    }
+
+    @Test func threeWarningsWithinAMinuteMeanOnDemandUntilAQuietMinute() {
+        var controller = PressureController()
+        controller.signal(.warning, at: 0)
+        controller.signal(.warning, at: 20)
+        #expect(controller.windowCap(at: 30) == nil)
+        controller.signal(.warning, at: 40)
+        #expect(controller.isOnDemand(at: 41))
+        #expect(controller.windowCap(at: 90) == 1)
+        #expect(controller.windowCap(at: 99.9) == 1)
+        #expect(controller.windowCap(at: 100.1) == nil)
+        #expect(controller.isOnDemand(at: 100.1) == false)
+    }
+
+    @Test func warningsFarApartDoNotAddUp() {
+        var controller = PressureController()
+        controller.signal(.warning, at: 0)
+        controller.signal(.warning, at: 61)
+        controller.signal(.warning, at: 122)
+        #expect(controller.isOnDemand(at: 123) == false)
+        #expect(controller.windowCap(at: 128) == nil)
+    }
+
+    @Test func cachePurgesAndRegrowsOnSchedule() throws {
+        let clock = ManualClock()
+        let image = try TestImages.medium()
+        let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 64 << 20, decodeThreads: 1), clock: clock)
+        defer { cache.shutdown() }
+        let entry = CacheableImage(id: "m", image: image)
+        _ = cache.fetch(entry, 10)
+        cache.waitUntilIdle()
+        #expect(cache.stats().images[0].cachedFrames == image.frameCount)
+
+        cache.memoryPressure(.warning, source: "test")
+        var stats = cache.stats()
+        #expect(stats.pressure.level == .warning)
+        #expect(stats.pressure.windowCap == 1)
+        // Only the playhead frame and the poster remain.
+        #expect(cache.cachedFrameIndices(of: "m") == [0, 10])
+        #expect(stats.purges.last?.level == .warning)
+        #expect(stats.purges.last!.freedBytes > 0)
+
+        // Within 2 s: window 1, nothing is decoded ahead.
+        clock.advance(1.5)
+        _ = cache.fetch(entry, 11)
+        cache.waitUntilIdle()
+        #expect(cache.stats().images[0].window == 1)
+        #expect(cache.cachedFrameIndices(of: "m").contains(12) == false)
+
+        // After 2 s: window 2.
+        clock.advance(1)
+        _ = cache.fetch(entry, 12)
+        cache.waitUntilIdle()
+        #expect(cache.stats().images[0].window == 2)
+        #expect(cache.cachedFrameIndices(of: "m").contains(13))
+        #expect(cache.cachedFrameIndices(of: "m").contains(14) == false)
+
+        // Three seconds later: the full window again.
+        clock.advance(3)
+        _ = cache.fetch(entry, 13)
+        cache.waitUntilIdle()
+        stats = cache.stats()
+        #expect(stats.images[0].window == image.frameCount)
+        #expect(stats.pressure.level == .normal)
+        #expect(stats.images[0].cachedFrames == image.frameCount)
+    }
+
+    @Test func criticalPurgesAllButPosters() throws {
+        let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 64 << 20, decodeThreads: 2))
+        defer { cache.shutdown() }
+        for (n, image) in [try TestImages.medium(), try TestImages.small()].enumerated() {
+            _ = cache.fetch(CacheableImage(id: "i\(n)", image: image), 5)
+        }
+        cache.waitUntilIdle()
+        cache.memoryPressure(.critical, source: "test")
+        let stats = cache.stats()
+        #expect(stats.pressure.level == .critical)
+        #expect(cache.cachedFrameIndices(of: "i0") == [0])
+        #expect(cache.cachedFrameIndices(of: "i1") == [0])
+        #expect(stats.decoderBytes == 0)
+        #expect(stats.usedBytes == stats.frameBytes)
+    }
+
+    @Test func cgroupLevels() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cgroup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func write(_ name: String, _ text: String) throws {
+            try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let memory = CgroupMemory(root: dir.path)
+        let settings = MemoryPressureMonitor.Settings()
+        try write("memory.max", "max\n")
+        try write("memory.current", "500\n")
+        #expect(memory.limit == nil)
+        #expect(MemoryPressureMonitor.level(of: memory, settings: settings) == .normal)
+        try write("memory.max", "1000\n")
+        #expect(MemoryPressureMonitor.level(of: memory, settings: settings) == .normal)
+        try write("memory.current", "900\n")
+        #expect(MemoryPressureMonitor.level(of: memory, settings: settings) == .warning)
+        try write("memory.current", "990\n")
+        #expect(MemoryPressureMonitor.level(of: memory, settings: settings) == .critical)
+        try write("memory.current", "100\n")
+        try write("memory.pressure", "some avg10=35.50 avg60=1.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+        #expect(memory.pressureSomeAvg10 == 35.5)
+        #expect(MemoryPressureMonitor.level(of: memory, settings: settings) == .warning)
+
+        // The monitor raises it on the cache, once per repeat period.
+        let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 1 << 20, decodeThreads: 1))
+        defer { cache.shutdown() }
+        var monitorSettings = settings
+        monitorSettings.cgroupRoot = dir.path
+        let monitor = MemoryPressureMonitor(cache: cache, settings: monitorSettings)
+        monitor.check(now: Date())
+        monitor.check(now: Date())
+        #expect(cache.stats().purges.count == 1)
+        #expect(cache.stats().purges[0].source == "cgroup")
+    }
+
+    @Test func defaultBudgetFollowsTheLimits() {
+        let limits = MemoryLimits(limitBytes: 1000 << 20, availableBytes: 100 << 20, fromCgroup: true)
+        #expect(limits.defaultCacheBudget == 60 << 20)
+        let roomy = MemoryLimits(limitBytes: 1000 << 20, availableBytes: 900 << 20, fromCgroup: false)
+        #expect(roomy.defaultCacheBudget == 200 << 20)
+        let detected = MemoryLimits.detect()
+        #expect(detected.limitBytes > 0)
+        #expect(detected.availableBytes > 0)
+    }
+
+    @Test func windowPolicy() {
+        let policy = WindowPolicy()
+        // Small: the whole animation.
+        #expect(policy.window(frameCount: 10, decodedFrameBytes: 100_000, encodedFrameBytes: 10_000,
+                              budget: 1 << 30, activeImages: 1, cap: nil) == 10)
+        // Large: the share of the budget, at least 2.
+        #expect(policy.window(frameCount: 300, decodedFrameBytes: 3_686_400, encodedFrameBytes: 100_000,
+                              budget: 4_000_000, activeImages: 2, cap: nil) == 20)
+        #expect(policy.window(frameCount: 300, decodedFrameBytes: 3_686_400, encodedFrameBytes: 100_000,
+                              budget: 100_000, activeImages: 50, cap: nil) == 2)
+        #expect(policy.window(frameCount: 300, decodedFrameBytes: 3_686_400, encodedFrameBytes: 100_000,
+                              budget: 4_000_000, activeImages: 2, cap: 1) == 1)
+    }
+}

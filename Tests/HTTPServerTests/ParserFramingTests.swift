@@ -1,0 +1,132 @@
+import Testing
+@testable import HTTPServer
+
+/// Request line, headers, Content-Length and chunked framing, connection semantics.
+@Suite struct ParserFramingTests {
+    @Test func simpleGetYieldsHeadThenEnd() {
+        let events = parseEvents(bytes("GET /frames/a/1?x=1 HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n\r\n"))
+        #expect(events == [
+            .head(method: "GET", target: "/frames/a/1?x=1", version: "HTTP/1.1", framing: .none, keepAlive: true,
+                  expectsContinue: false, headers: ["Host: h", "Accept: */*"]),
+            .end,
+        ])
+    }
+
+    @Test func headerOrderDuplicatesAndCaseInsensitiveLookupArePreserved() throws {
+        var parser = HTTPRequestParser()
+        let (_, event) = parser.parse(bytes("GET / HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nx-a: 2\r\nX-B:3 \r\n\r\n"))
+        guard case .head(let head)? = event else { Issue.record("no head"); return }
+        #expect(head.headers.map(\.name) == ["Host", "X-A", "x-a", "X-B"])
+        #expect(head.headers["X-A"] == "1")
+        #expect(head.headers["X-a"] == "1")
+        #expect(head.headers.values(for: "x-A") == ["1", "2"])
+        #expect(head.headers["x-b"] == "3") // optional whitespace trimmed
+        #expect(head.headers["missing"] == nil)
+    }
+
+    @Test func contentLengthBodyIsDeliveredThenEnd() {
+        let events = parseEvents(bytes("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET"))
+        #expect(events.count == 3)
+        #expect(events[1] == .body(bytes("hello")))
+        #expect(events[2] == .end)
+    }
+
+    @Test func contentLengthZeroMeansNoBody() {
+        let events = parseEvents(bytes("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"))
+        guard case .head(_, _, _, let framing, _, _, _) = events.first else { Issue.record("no head"); return }
+        #expect(framing == .none)
+        #expect(events.last == .end)
+    }
+
+    @Test func repeatedIdenticalContentLengthIsAccepted() {
+        let events = parseEvents(bytes("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"))
+        #expect(events.contains(.body(bytes("abc"))))
+        let listed = parseEvents(bytes("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 3\r\n\r\nabc"))
+        #expect(listed.contains(.body(bytes("abc"))))
+    }
+
+    @Test func chunkedBodyWithExtensionsAndTrailersIsDecoded() {
+        let request = "POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + "5;name=value\r\nhello\r\n"
+            + "6 ; ext\r\n world\r\n"
+            + "A\r\n0123456789\r\n"
+            + "0\r\nX-Checksum: abc\r\nX-Other: d\r\n\r\n"
+        let events = parseEvents(bytes(request))
+        guard case .head(_, _, _, let framing, _, _, _) = events.first else { Issue.record("no head"); return }
+        #expect(framing == .chunked)
+        #expect(Array(events.dropFirst()) == [.body(bytes("hello world0123456789")), .end])
+    }
+
+    @Test func chunkSizeIsHexAndCaseInsensitive() {
+        let events = parseEvents(bytes("POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n"
+            + "00b\r\nabcdefghijk\r\n0\r\n\r\n"))
+        #expect(Array(events.dropFirst()) == [.body(bytes("abcdefghijk")), .end])
+    }
+
+    @Test func pipelinedRequestsFollowEachOther() {
+        let events = parseEvents(bytes("GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nokGET /c HTTP/1.1\r\nHost: h\r\n\r\n"))
+        let targets = events.compactMap { event -> String? in
+            if case .head(_, let target, _, _, _, _, _) = event { return target }
+            return nil
+        }
+        #expect(targets == ["/a", "/b", "/c"])
+        #expect(events.filter { $0 == .end }.count == 3)
+    }
+
+    @Test func leadingEmptyLinesBeforeTheRequestLineAreIgnored() {
+        let events = parseEvents(bytes("\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n"))
+        #expect(events.count == 2)
+        #expect(firstError(events) == nil)
+    }
+
+    @Test func http10ClosesUnlessKeepAliveIsAsked() {
+        let plain = parseEvents(bytes("GET / HTTP/1.0\r\n\r\n"))
+        let asked = parseEvents(bytes("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"))
+        guard case .head(_, _, let version, _, let keepPlain, _, _) = plain.first,
+              case .head(_, _, _, _, let keepAsked, _, _) = asked.first else { Issue.record("no head"); return }
+        #expect(version == "HTTP/1.0")
+        #expect(keepPlain == false)
+        #expect(keepAsked == true)
+    }
+
+    @Test func http11KeepsAliveUnlessCloseIsSent() {
+        let close = parseEvents(bytes("GET / HTTP/1.1\r\nHost: h\r\nConnection: foo, close\r\n\r\n"))
+        guard case .head(_, _, _, _, let keepAlive, _, _) = close.first else { Issue.record("no head"); return }
+        #expect(keepAlive == false)
+    }
+
+    @Test func expectContinueIsReportedOnlyWithABody() {
+        let withBody = parseEvents(bytes("PUT /u HTTP/1.1\r\nHost: h\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n"))
+        let without = parseEvents(bytes("GET /u HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n"))
+        guard case .head(_, _, _, _, _, let expects, _) = withBody.first,
+              case .head(_, _, _, _, _, let expectsWithout, _) = without.first else { Issue.record("no head"); return }
+        #expect(expects)
+        #expect(!expectsWithout)
+    }
+
+    @Test func expectIsIgnoredForHTTP10() {
+        let events = parseEvents(bytes("PUT /u HTTP/1.0\r\nExpect: something\r\nContent-Length: 1\r\n\r\nx"))
+        #expect(firstError(events) == nil)
+    }
+
+    @Test func asteriskFormIsAcceptedForOptionsOnly() {
+        #expect(firstError(parseEvents(bytes("OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n"))) == nil)
+        #expect(firstError(parseEvents(bytes("GET * HTTP/1.1\r\nHost: h\r\n\r\n"))) == .invalidTarget)
+    }
+
+    @Test func absoluteFormIsAccepted() {
+        let events = parseEvents(bytes("GET http://example.com/a/b?q=1 HTTP/1.1\r\nHost: example.com\r\n\r\n"))
+        #expect(firstError(events) == nil)
+        let split = RequestTarget.split("http://example.com/a/b?q=1")
+        #expect(split.path == "/a/b")
+        #expect(split.query == "q=1")
+        #expect(RequestTarget.split("http://example.com").path == "/")
+    }
+
+    @Test func parserIsIdleBetweenRequests() {
+        var parser = HTTPRequestParser()
+        #expect(parser.isIdle)
+        _ = parser.parse(bytes("GET / HT"))
+        #expect(!parser.isIdle)
+    }
+}

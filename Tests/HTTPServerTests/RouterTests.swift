@@ -1,0 +1,106 @@
+import Testing
+@testable import HTTPServer
+
+@Suite struct RouterTests {
+    static func makeRouter() -> Router {
+        var router = Router()
+        router.get("/frames/:id/:index") { _, _ in .now(HTTPResponse(status: .ok)) }
+        router.get("/images") { _, _ in .now(HTTPResponse(status: .ok)) }
+        router.post("/images") { _, _ in .now(HTTPResponse(status: .created)) }
+        router.delete("/images/:id") { _, _ in .now(HTTPResponse(status: .noContent)) }
+        return router
+    }
+
+    @Test func pathParametersAreBoundAndDecoded() {
+        let router = Self.makeRouter()
+        guard case .found(let route, let parameters) = router.match(.GET, rawPath: "/frames/a%2Fb/12") else {
+            Issue.record("no match"); return
+        }
+        #expect(route.method == .GET)
+        #expect(parameters["id"] == "a/b")
+        #expect(parameters["index"] == "12")
+        #expect(parameters["missing"] == nil)
+    }
+
+    @Test func unknownPathIsNotFound() {
+        let router = Self.makeRouter()
+        guard case .notFound = router.match(.GET, rawPath: "/frames/a") else { Issue.record("expected 404"); return }
+        guard case .notFound = router.match(.GET, rawPath: "/frames/a/1/2") else { Issue.record("expected 404"); return }
+        guard case .notFound = router.match(.GET, rawPath: "/frames//1") else { Issue.record("empty parameter"); return }
+    }
+
+    @Test func knownPathWithOtherMethodListsAllowedMethods() {
+        let router = Self.makeRouter()
+        guard case .methodNotAllowed(let allowed) = router.match(.PUT, rawPath: "/images") else {
+            Issue.record("expected 405"); return
+        }
+        #expect(allowed == [.GET, .HEAD, .POST])
+    }
+
+    @Test func headFallsBackToGet() {
+        let router = Self.makeRouter()
+        guard case .found(let route, _) = router.match(.HEAD, rawPath: "/images") else { Issue.record("no match"); return }
+        #expect(route.method == .GET)
+        guard case .methodNotAllowed = router.match(.HEAD, rawPath: "/images/x") else { Issue.record("expected 405"); return }
+    }
+
+    @Test func literalSegmentsMatchPercentEncodedForms() {
+        let router = Self.makeRouter()
+        guard case .found = router.match(.GET, rawPath: "/%69mages") else { Issue.record("no match"); return }
+    }
+
+    @Test func defaultErrorBodiesAreProblemDocuments() {
+        let router = Self.makeRouter()
+        let request = HTTPRequest(method: .PUT, target: "/images")
+        let notFound = router.notFoundResponse(request)
+        #expect(notFound.status == .notFound)
+        #expect(notFound.headers["Content-Type"] == "application/problem+json")
+        let text = String(decoding: notFound.body, as: UTF8.self)
+        #expect(text.contains("\"type\":\"about:blank\""))
+        #expect(text.contains("\"status\":404"))
+        #expect(text.contains("\"title\":\"Not Found\""))
+        let notAllowed = router.methodNotAllowedResponse(request, [.GET])
+        #expect(notAllowed.status == .methodNotAllowed)
+    }
+
+    @Test func requestDecodesPathAndQuery() {
+        let request = HTTPRequest(method: .GET, target: "/frames/a%20b?t=40&x=1+2&x=%26&flag")
+        #expect(request.path == "/frames/a b")
+        #expect(request.query("t") == "40")
+        #expect(request.queryItems.map(\.name) == ["t", "x", "x", "flag"])
+        #expect(request.queryItems.map(\.value) == ["40", "1 2", "&", ""])
+    }
+
+    @Test func problemDetailsEscapeJSON() {
+        let response = HTTPResponse.problem(.badRequest, detail: "a \"quoted\" \\ line\nbreak\u{1}")
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(text == #"{"type":"about:blank","title":"Bad Request","status":400,"detail":"a \"quoted\" \\ line\nbreak\u0001"}"#)
+    }
+
+    @Test func responseHeadersCannotSplitAResponse() {
+        var headers = HTTPHeaders()
+        headers.add(name: "X-Evil", value: "a\r\nSet-Cookie: x")
+        #expect(headers["x-evil"] == "a  Set-Cookie: x")
+        headers.set(name: "X-Evil", value: "b")
+        #expect(headers.values(for: "X-Evil") == ["b"])
+        headers.remove(name: "x-evil")
+        #expect(headers.isEmpty)
+    }
+
+    @Test func responseHeadCarriesServerDateLengthAndConnection() {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "image/png")
+        let response = HTTPResponse(status: .ok, headers: headers, body: [1, 2, 3])
+        let head = ResponseSerializer.head(for: response, sendsBody: true, serverLine: Array("Server: t\r\n".utf8),
+                                           dateLine: Array("Date: d\r\n".utf8), connection: .close)
+        #expect(String(decoding: head, as: UTF8.self)
+            == "HTTP/1.1 200 OK\r\nServer: t\r\nDate: d\r\nContent-Length: 3\r\nContent-Type: image/png\r\nConnection: close\r\n\r\n")
+        let notModified = ResponseSerializer.head(for: HTTPResponse(status: .notModified), sendsBody: false,
+                                                  serverLine: [], dateLine: [], connection: .none)
+        #expect(String(decoding: notModified, as: UTF8.self) == "HTTP/1.1 304 Not Modified\r\n\r\n")
+    }
+
+    @Test func dateIsIMFFixdate() {
+        #expect(String(decoding: HTTPDateCache.format(784111777), as: UTF8.self) == "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n")
+    }
+}
