@@ -307,6 +307,9 @@ final class Connection {
             if !inProcessInput {
                 processInput()
                 if readPaused && !closeRequested { readAvailable() }
+                // A response that was being written when the drain began leaves an idle
+                // connection behind; close it like the idle ones `beginDrain` closed.
+                if loop.draining { beginDrain() }
             }
         case .lingering:
             break

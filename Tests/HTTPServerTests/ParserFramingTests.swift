@@ -123,6 +123,49 @@ import Testing
         #expect(RequestTarget.split("http://example.com").path == "/")
     }
 
+    @Test func pathAndQueryArePercentDecoded() {
+        // The target is kept as sent; decoding happens when the request is built.
+        let events = parseEvents(bytes("GET /a%2Fb%20c%E2%82%ac+d?q=%26x+y&%2B=1 HTTP/1.1\r\nHost: h\r\n\r\n"))
+        guard case .head(_, let target, _, _, _, _, _) = events.first else { Issue.record("no head"); return }
+        #expect(target == "/a%2Fb%20c%E2%82%ac+d?q=%26x+y&%2B=1")
+        let request = HTTPRequest(method: .GET, target: target)
+        #expect(request.path == "/a/b c€+d") // `+` is a plus in a path
+        #expect(request.queryItems.map(\.name) == ["q", "+"])
+        #expect(request.queryItems.map(\.value) == ["&x y", "1"]) // and a space in a query
+        #expect(RequestTarget.percentDecode("/%e2%82%AC") == "/€") // either case of hex digits
+        #expect(RequestTarget.percentDecode("/%ff") == "/\u{FFFD}") // invalid UTF-8 is replaced
+        #expect(RequestTarget.percentDecode("/a%2") == "/a%2") // (the parser rejects this form)
+        #expect(RequestTarget.split("/p?q#frag").query == "q")
+    }
+
+    @Test func contentLengthWithLeadingZerosIsDecimal() {
+        let events = parseEvents(bytes("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 010\r\n\r\n0123456789"))
+        guard case .head(_, _, _, let framing, _, _, _) = events.first else { Issue.record("no head"); return }
+        #expect(framing == .contentLength(10))
+        #expect(events.last == .end)
+    }
+
+    @Test func headerSectionLimitIsExact() {
+        // The header section (field lines with their CRLFs, and the final CRLF) may be exactly the limit.
+        let limits = HTTPParserLimits(maxHeaderBytes: 64)
+        func request(fieldLineBytes: Int) -> [UInt8] {
+            let value = String(repeating: "v", count: fieldLineBytes - "Host: ".count - 2)
+            return bytes("GET / HTTP/1.1\r\nHost: \(value)\r\n\r\n")
+        }
+        #expect(firstError(parseEvents(request(fieldLineBytes: 62), limits: limits)) == nil)
+        #expect(firstError(parseEvents(request(fieldLineBytes: 63), limits: limits)) == .headerSectionTooLarge)
+    }
+
+    @Test func requestLineLimitIsExact() {
+        // The request line with its CRLF may be exactly the limit.
+        let limits = HTTPParserLimits(maxRequestLineBytes: 32)
+        let exact = "GET /" + String(repeating: "a", count: 32 - 16) + " HTTP/1.1\r\n"
+        #expect(exact.utf8.count == 32)
+        #expect(firstError(parseEvents(bytes(exact + "Host: h\r\n\r\n"), limits: limits)) == nil)
+        let over = "GET /" + String(repeating: "a", count: 32 - 15) + " HTTP/1.1\r\n"
+        #expect(firstError(parseEvents(bytes(over + "Host: h\r\n\r\n"), limits: limits)) == .requestLineTooLong)
+    }
+
     @Test func parserIsIdleBetweenRequests() {
         var parser = HTTPRequestParser()
         #expect(parser.isIdle)
