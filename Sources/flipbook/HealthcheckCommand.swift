@@ -18,13 +18,23 @@ struct HealthcheckCommand: ParsableCommand {
         commandName: "healthcheck",
         abstract: "GET a health URL of a running server; exit 0 on HTTP 200, 1 otherwise.")
 
-    @Option(help: "The URL to GET (http only).")
-    var url = "http://127.0.0.1:8080/healthz"
+    @Option(help: ArgumentHelp(
+        "The URL to GET (http only).",
+        discussion: "Default: http://127.0.0.1:$FLIPBOOK_SERVER_PORT/healthz, port 8080 when that is unset."))
+    var url: String?
 
     @Option(help: "Give up after this many seconds (connect, send and receive together).")
     var timeout: Double = 3
 
+    /// The URL to probe: `--url`, else /healthz on loopback at the port the server is configured
+    /// with through the environment (the container's HEALTHCHECK runs with the server's env).
+    static func defaultURL(environment: [String: String]) -> String {
+        let port = environment["FLIPBOOK_SERVER_PORT"].flatMap { UInt16($0) } ?? 8080
+        return "http://127.0.0.1:\(port)/healthz"
+    }
+
     func run() throws {
+        let url = self.url ?? Self.defaultURL(environment: ProcessInfo.processInfo.environment)
         // Every failure, a bad flag included, exits 1: Docker reads 0 as healthy and 1 as
         // unhealthy and reserves other codes.
         guard timeout > 0, timeout.isFinite else {

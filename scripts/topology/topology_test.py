@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""Flipbook topology test: nginx (deploy/nginx.conf) in front of three `flipbook serve` replicas
+on loopback that share one data directory, checked with real HTTP requests.
+
+Phases (each prints its numbers; any failed check makes the exit status 1):
+  1. upload      images posted through nginx; each readable through every replica directly
+  2. affinity    every image's frames are served by exactly one replica (X-Served-By); the share
+                 of images and requests per replica; listings spread over replicas; request ids
+                 and X-Forwarded-For passed through
+  3. kill        SIGKILL the replica that owns the most images while clients play through nginx:
+                 only its images move, each to one other replica, and no request fails beyond
+                 those in flight at the kill; after a restart its images come back
+  4. rolling     SIGTERM each replica in turn (drain, exit, restart) while clients play
+                 animations through nginx: no request fails
+"""
+import argparse
+import collections
+import hashlib
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gifgen  # noqa: E402
+
+FAIL_TIMEOUT_S = 5  # deploy/nginx.conf: fail_timeout=5s
+
+
+class Failures:
+    def __init__(self):
+        self.items = []
+
+    def check(self, ok, message):
+        if not ok:
+            self.items.append(message)
+            print(f"  FAIL: {message}", flush=True)
+        return ok
+
+
+def free_ports(count):
+    sockets, ports = [], []
+    for _ in range(count):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        sockets.append(s)
+        ports.append(s.getsockname()[1])
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def request(port, method, path, body=None, headers=None, timeout=30, source=None):
+    """One request on a fresh connection → (status, headers dict lower-case, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout,
+                                      source_address=(source, 0) if source else None)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        data = resp.read()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
+    finally:
+        conn.close()
+
+
+class Replica:
+    def __init__(self, index, port, workdir, datadir, command, env):
+        self.index = index
+        self.name = f"replica-{index}"
+        self.port = port
+        self.workdir = workdir
+        self.datadir = datadir
+        self.command = command
+        self.env = env
+        self.proc = None
+        self.starts = 0
+        self.log_path = os.path.join(workdir, f"{self.name}.log")
+
+    def start(self):
+        self.starts += 1
+        log = open(self.log_path, "ab")
+        log.write(f"--- start {self.starts} ---\n".encode())
+        log.flush()
+        argv = self.command + ["serve", "--host", "127.0.0.1", "--port", str(self.port),
+                               "--data-dir", self.datadir, "--instance-name", self.name]
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                                     stdin=subprocess.DEVNULL)
+        log.close()
+
+    def wait_ready(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode} while starting; see {self.log_path}")
+            try:
+                status, _, _ = request(self.port, "GET", "/readyz", timeout=2)
+                if status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"{self.name} not ready within {timeout}s; see {self.log_path}")
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+
+class Nginx:
+    def __init__(self, repo, workdir, port, replicas):
+        self.workdir = os.path.join(workdir, "nginx")
+        os.makedirs(self.workdir)
+        # When the test runs as root, nginx's workers run as an unprivileged user: let them in.
+        os.chmod(workdir, 0o755)
+        os.chmod(self.workdir, 0o755)
+        self.conf = os.path.join(self.workdir, "nginx.conf")
+        self.port = port
+        self.access_log = os.path.join(self.workdir, "access.log")
+        subprocess.run([sys.executable, os.path.join(HERE, "render-nginx-conf.py"),
+                        "--src", os.path.join(repo, "deploy", "nginx.conf"), "--out", self.conf,
+                        "--dir", self.workdir, "--listen", f"127.0.0.1:{port}"]
+                       + sum((["--replica", f"127.0.0.1:{r.port}"] for r in replicas), []), check=True)
+        subprocess.run(["nginx", "-t", "-q", "-p", self.workdir + "/", "-c", self.conf], check=True)
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(["nginx", "-p", self.workdir + "/", "-c", self.conf, "-g", "daemon off;"],
+                                     stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                if request(self.port, "GET", "/nginx-health", timeout=2)[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("nginx did not come up")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGQUIT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def log_entries(self):
+        entries = []
+        with open(self.access_log) as f:
+            for line in f:
+                try:
+                    entries.append(json.loads(line))
+                except ValueError:
+                    pass
+        return entries
+
+
+class Load:
+    """Client threads playing animations through nginx on keep-alive connections."""
+
+    def __init__(self, port, images, threads, mode):
+        self.port = port
+        self.images = images  # id -> frame count
+        self.threads = threads
+        self.mode = mode  # "frames": frame requests only; "play": metadata, frames in order, ?t=
+        self.stop_flag = threading.Event()
+        self.lock = threading.Lock()
+        self.results = []  # (start, end, path, image, status, served_by, error)
+        self.workers = []
+
+    def _worker(self, seed):
+        rng = random.Random(seed)
+        conn = None
+        ids = sorted(self.images)
+        while not self.stop_flag.is_set():
+            image = rng.choice(ids)
+            if self.mode == "play":
+                paths = [f"/images/{image}"] + [f"/frames/{image}/{i}" for i in range(self.images[image])]
+                paths.append(f"/frames/{image}?t={rng.randrange(0, 5000)}")
+            else:
+                paths = [f"/frames/{image}/{rng.randrange(self.images[image])}"]
+            for path in paths:
+                if self.stop_flag.is_set():
+                    break
+                start = time.monotonic()
+                status, served_by, error = None, None, None
+                try:
+                    if conn is None:
+                        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                    conn.request("GET", path, headers={"X-Request-ID": f"load-{seed}-{len(self.results)}"})
+                    resp = conn.getresponse()
+                    resp.read()
+                    status = resp.status
+                    served_by = resp.getheader("X-Served-By")
+                    if resp.getheader("Connection", "").lower() == "close":
+                        conn.close()
+                        conn = None
+                except (OSError, http.client.HTTPException) as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+                    if conn is not None:
+                        conn.close()
+                    conn = None
+                end = time.monotonic()
+                with self.lock:
+                    self.results.append((start, end, path, image, status, served_by, error))
+        if conn is not None:
+            conn.close()
+
+    def start(self):
+        for i in range(self.threads):
+            t = threading.Thread(target=self._worker, args=(i + 1,), daemon=True)
+            t.start()
+            self.workers.append(t)
+
+    def stop(self):
+        self.stop_flag.set()
+        for t in self.workers:
+            t.join(90)
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.results)
+
+
+def failed(result):
+    return result[6] is not None or result[4] != 200
+
+
+def describe(result):
+    start, end, path, image, status, served_by, error = result
+    return f"{path} -> {error or status} (served by {served_by})"
+
+
+def owners_by_image(results, since=None, until=None):
+    seen = collections.defaultdict(collections.Counter)
+    for start, end, path, image, status, served_by, error in results:
+        if (since is None or start >= since) and (until is None or end <= until) and status == 200:
+            seen[image][served_by] += 1
+    return seen
+
+
+def pct(part, whole):
+    return f"{100.0 * part / whole:.1f}%" if whole else "n/a"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", required=True, help="flipbook executable (or the fake replica script)")
+    ap.add_argument("--fake", action="store_true", help="run scripts/topology/fake_replica.py replicas")
+    ap.add_argument("--images", type=int, default=24)
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--drain-timeout", type=int, default=10)
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--summary", help="write the numbers as JSON here")
+    args = ap.parse_args()
+
+    repo = os.path.dirname(os.path.dirname(HERE))
+    workdir = tempfile.mkdtemp(prefix="flipbook-topology-")
+    datadir = os.path.join(workdir, "data")
+    os.makedirs(datadir)
+    print(f"topology-test: work directory {workdir}", flush=True)
+
+    command = [sys.executable, os.path.join(HERE, "fake_replica.py")] if args.fake else [args.binary]
+    env = dict(os.environ)
+    env.update({
+        "FLIPBOOK_SERVER_TRUSTEDPROXIES": "127.0.0.1/32",
+        "FLIPBOOK_SERVER_DRAINTIMEOUTSECONDS": str(args.drain_timeout),
+        "FLIPBOOK_LOG_FORMAT": "json",
+        "FLIPBOOK_LOG_LEVEL": "info",
+    })
+    ports = free_ports(4)
+    replicas = [Replica(i + 1, ports[i + 1], workdir, datadir, command, env) for i in range(3)]
+    by_name = {r.name: r for r in replicas}
+    nginx = Nginx(repo, workdir, ports[0], replicas)
+    fails = Failures()
+    summary = {"mode": "fake" if args.fake else "flipbook", "replicas": [r.name for r in replicas]}
+
+    try:
+        for r in replicas:
+            r.start()
+        for r in replicas:
+            r.wait_ready()
+        nginx.start()
+        print(f"topology-test: nginx on 127.0.0.1:{nginx.port} -> "
+              + ", ".join(f"{r.name} 127.0.0.1:{r.port}" for r in replicas), flush=True)
+
+        # 1. Upload through nginx, read through every replica.
+        print("\n[1/4] upload through the proxy, read through every replica", flush=True)
+        images = {}
+        upload_served = collections.Counter()
+        for seed in range(1, args.images + 1):
+            data, frames = gifgen.make_gif(seed)
+            image_id = hashlib.sha256(data).hexdigest()
+            status, headers, body = request(nginx.port, "POST", "/images", body=data,
+                                            headers={"Content-Type": "image/gif"})
+            upload_served[headers.get("x-served-by")] += 1
+            fails.check(status == 201, f"upload {seed}: POST /images -> {status}, expected 201")
+            fails.check(headers.get("location") == f"/images/{image_id}",
+                        f"upload {seed}: Location {headers.get('location')!r}, expected /images/{image_id}")
+            again = request(nginx.port, "POST", "/images", body=data, headers={"Content-Type": "image/gif"})[0]
+            fails.check(again == 200, f"upload {seed} again: POST /images -> {again}, expected 200")
+            images[image_id] = frames
+        readable = 0
+        for image_id, frames in images.items():
+            for r in replicas:
+                s1, h1, b1 = request(r.port, "GET", f"/images/{image_id}")
+                s2, h2, _ = request(r.port, "GET", f"/frames/{image_id}/{frames - 1}")
+                ok = s1 == 200 and s2 == 200 and h2.get("content-type", "").startswith("image/png")
+                if ok:
+                    try:
+                        ok = json.loads(b1).get("frameCount") == frames
+                    except ValueError:
+                        ok = False
+                readable += ok
+                fails.check(ok, f"{image_id[:12]} through {r.name} directly: metadata {s1}, last frame {s2}")
+                fails.check(h1.get("x-served-by") == r.name, f"{r.name} answered X-Served-By {h1.get('x-served-by')!r}")
+        total_reads = len(images) * len(replicas)
+        print(f"  uploads: {len(images)} images ({sum(images.values())} frames) through nginx; "
+              f"upload requests went to {dict(sorted(upload_served.items(), key=str))}")
+        print(f"  read back directly from each replica: {readable}/{total_reads} image x replica pairs OK")
+        summary["upload"] = {"images": len(images), "readableEverywhere": readable, "pairs": total_reads,
+                             "uploadsByReplica": dict(upload_served)}
+
+        # 2. Affinity: every image's frames from one replica.
+        print("\n[2/4] affinity: consistent hashing on the image id", flush=True)
+        served = collections.defaultdict(collections.Counter)
+        requests_by_replica = collections.Counter()
+        missing_header = 0
+        for rnd in range(3):
+            for image_id, frames in images.items():
+                for index in range(frames):
+                    status, headers, _ = request(nginx.port, "GET", f"/frames/{image_id}/{index}")
+                    fails.check(status == 200, f"GET /frames/{image_id[:12]}/{index} via nginx -> {status}")
+                    who = headers.get("x-served-by")
+                    missing_header += who is None
+                    served[image_id][who] += 1
+                    requests_by_replica[who] += 1
+                status, headers, _ = request(nginx.port, "GET", f"/images/{image_id}")
+                served[image_id][headers.get("x-served-by")] += 1
+                requests_by_replica[headers.get("x-served-by")] += 1
+        fails.check(missing_header == 0, f"{missing_header} responses without X-Served-By")
+        split = [i for i, c in served.items() if len(c) != 1]
+        fails.check(not split, f"{len(split)} images served by more than one replica: "
+                    + "; ".join(f"{i[:12]} {dict(served[i])}" for i in split[:5]))
+        owner = {i: c.most_common(1)[0][0] for i, c in served.items()}
+        images_by_replica = collections.Counter(owner.values())
+        total_requests = sum(requests_by_replica.values())
+        print(f"  {total_requests} requests (3 rounds of every frame and the metadata of {len(images)} images)")
+        print(f"  images served by exactly one replica: {len(images) - len(split)}/{len(images)}")
+        for r in replicas:
+            print(f"  {r.name}: owns {images_by_replica[r.name]:2d} images ({pct(images_by_replica[r.name], len(images))}),"
+                  f" served {requests_by_replica[r.name]:4d} requests ({pct(requests_by_replica[r.name], total_requests)})")
+            fails.check(images_by_replica[r.name] > 0, f"{r.name} owns no image: the hash does not spread")
+        listing = collections.Counter()
+        for _ in range(12):
+            status, headers, body = request(nginx.port, "GET", "/images")
+            fails.check(status == 200, f"GET /images via nginx -> {status}")
+            listing[headers.get("x-served-by")] += 1
+        print(f"  GET /images (no image id) x12 went to {dict(sorted(listing.items(), key=str))}")
+        fails.check(len(listing) >= 2, "listings all went to one replica: requests without an id are not spread")
+        # Request ids: the client's is passed through, a missing one is made by nginx.
+        status, headers, _ = request(nginx.port, "GET", "/healthz", headers={"X-Request-ID": "topology-rid-1"})
+        fails.check(headers.get("x-request-id") == "topology-rid-1",
+                    f"X-Request-ID not passed through: {headers.get('x-request-id')!r}")
+        status, headers, _ = request(nginx.port, "GET", "/healthz")
+        generated = headers.get("x-request-id", "")
+        fails.check(len(generated) >= 16, f"no X-Request-ID generated at the proxy: {generated!r}")
+        print(f"  X-Request-ID: client's passed through; generated when absent ({generated})")
+        # X-Forwarded-For: the replicas trust 127.0.0.1 (nginx) only. A client on 127.0.0.9 through
+        # nginx must be logged as 127.0.0.9 (taken from X-Forwarded-For); a client on 127.0.0.7
+        # talking to a replica directly must be logged as 127.0.0.7 whatever X-Forwarded-For says.
+        some_id = sorted(images)[0]
+        request(nginx.port, "GET", f"/images/{some_id}", source="127.0.0.9",
+                headers={"X-Request-ID": "topology-xff-proxied"})
+        request(nginx.port, "GET", f"/images/{some_id}", source="127.0.0.9",
+                headers={"X-Request-ID": "topology-xff-spoofed", "X-Forwarded-For": "203.0.113.9"})
+        request(replicas[0].port, "GET", f"/images/{some_id}", source="127.0.0.7",
+                headers={"X-Request-ID": "topology-xff-direct", "X-Forwarded-For": "198.51.100.66"})
+        time.sleep(0.5)
+        lines = []
+        for r in replicas:
+            with open(r.log_path, errors="replace") as f:
+                lines += f.read().splitlines()
+        proxied = [l for l in lines if "topology-xff-proxied" in l]
+        spoofed = [l for l in lines if "topology-xff-spoofed" in l]
+        direct = [l for l in lines if "topology-xff-direct" in l]
+        if proxied and direct:
+            fails.check(any("127.0.0.9" in l for l in proxied),
+                        "request through the trusted proxy not logged with the client address from X-Forwarded-For"
+                        f" (127.0.0.9): {proxied[0][:300]}")
+            fails.check(all("198.51.100.66" not in l for l in direct) and any("127.0.0.7" in l for l in direct),
+                        f"direct request from an untrusted peer logged with its spoofed X-Forwarded-For: {direct[0][:300]}")
+            print("  client address in replica logs: from X-Forwarded-For via the trusted proxy (127.0.0.9);"
+                  " peer address (127.0.0.7) from an untrusted peer, its X-Forwarded-For ignored")
+            if spoofed:
+                trusted_right = any("127.0.0.9" in l and "203.0.113.9" not in l for l in spoofed)
+                print("  client-supplied X-Forwarded-For through the proxy: logged "
+                      + ("the proxy's peer 127.0.0.9 (rightmost untrusted hop; a spoofed value is not believed)"
+                         if trusted_right else "203.0.113.9, the client's own claim (leftmost hop; spoofable)"))
+                summary["xffSpoofBelieved"] = not trusted_right
+        else:
+            fails.check(False, "replica logs carry no lines with the request id; cannot check the logged client address")
+        summary["affinity"] = {"requests": total_requests, "splitImages": len(split),
+                               "imagesByReplica": {r.name: images_by_replica[r.name] for r in replicas},
+                               "requestsByReplica": {r.name: requests_by_replica[r.name] for r in replicas},
+                               "listingsByReplica": dict(listing)}
+
+        # 3. SIGKILL the busiest replica under load.
+        victim = by_name[max(replicas, key=lambda r: (images_by_replica[r.name], -r.index)).name]
+        victim_images = {i for i, o in owner.items() if o == victim.name}
+        print(f"\n[3/4] SIGKILL {victim.name} (owner of {len(victim_images)} images) under load", flush=True)
+        load = Load(nginx.port, images, args.threads, "frames")
+        load.start()
+        time.sleep(1.5)
+        kill_at = time.monotonic()
+        victim.proc.send_signal(signal.SIGKILL)
+        victim.proc.wait()
+        time.sleep(3.0)
+        victim.start()
+        victim.wait_ready()
+        restarted_at = time.monotonic()
+        # After fail_timeout nginx tries the replica again and its images return to it.
+        back_at = None
+        deadline = restarted_at + FAIL_TIMEOUT_S + 15
+        while time.monotonic() < deadline:
+            time.sleep(0.25)
+            recent = owners_by_image(load.snapshot(), since=time.monotonic() - 0.5)
+            if any(victim.name in recent.get(i, {}) for i in victim_images):
+                back_at = time.monotonic()
+                break
+        time.sleep(1.0)
+        load.stop()
+        results = load.snapshot()
+        in_flight = [r for r in results if r[0] < kill_at < r[1]]
+        bad = [r for r in results if failed(r)]
+        bad_beyond = [r for r in bad if not (r[0] < kill_at < r[1])]
+        after = owners_by_image(results, since=kill_at + 0.2, until=restarted_at)
+        moved_to = collections.Counter()
+        stayed = 0
+        for image_id, counter in after.items():
+            fails.check(len(counter) == 1, f"after the kill {image_id[:12]} was served by {dict(counter)}")
+            now_owner = counter.most_common(1)[0][0]
+            if image_id in victim_images:
+                fails.check(now_owner != victim.name, f"{image_id[:12]} still served by the dead {victim.name}")
+                moved_to[now_owner] += 1
+            else:
+                stayed += now_owner == owner[image_id]
+                fails.check(now_owner == owner[image_id],
+                            f"{image_id[:12]} moved from {owner[image_id]} to {now_owner} though its replica lived")
+        survivors = len([i for i in after if i not in victim_images])
+        print(f"  {len(results)} requests through nginx by {args.threads} clients; {len(in_flight)} in flight at the kill;"
+              f" failed: {len(bad)} ({len(bad_beyond)} beyond the in-flight ones)")
+        for r in bad[:10]:
+            print(f"    failed: {describe(r)}")
+        print(f"  while {victim.name} was down: its {len(victim_images)} images moved to {dict(moved_to)};"
+              f" {stayed}/{survivors} other images stayed on their replica")
+        if back_at:
+            print(f"  restarted {victim.name}: ready after {restarted_at - kill_at:.1f}s from the kill;"
+                  f" its images back on it {back_at - restarted_at:.1f}s later (fail_timeout={FAIL_TIMEOUT_S}s)")
+        fails.check(back_at is not None, f"{victim.name}'s images did not return to it after its restart")
+        fails.check(not bad_beyond, f"{len(bad_beyond)} requests failed beyond the in-flight ones at the kill")
+        summary["kill"] = {"victim": victim.name, "victimImages": len(victim_images), "requests": len(results),
+                           "inFlightAtKill": len(in_flight), "failed": len(bad), "failedBeyondInFlight": len(bad_beyond),
+                           "movedTo": dict(moved_to), "othersStayed": stayed, "others": survivors,
+                           "backAfterRestartSeconds": round(back_at - restarted_at, 2) if back_at else None}
+        time.sleep(FAIL_TIMEOUT_S)  # let nginx forget the failure before the next phase
+
+        # 4. Rolling restart under playback.
+        print(f"\n[4/4] rolling restart (SIGTERM, drain, restart each replica in turn) under playback", flush=True)
+        log_mark = len(nginx.log_entries())
+        load = Load(nginx.port, images, args.threads, "play")
+        load.start()
+        time.sleep(1.5)
+        drains = {}
+        for r in replicas:
+            t0 = time.monotonic()
+            r.proc.send_signal(signal.SIGTERM)
+            try:
+                code = r.proc.wait(args.drain_timeout + 10)
+            except subprocess.TimeoutExpired:
+                fails.check(False, f"{r.name} still running {args.drain_timeout + 10}s after SIGTERM")
+                r.proc.kill()
+                code = r.proc.wait()
+            drains[r.name] = time.monotonic() - t0
+            fails.check(code == 0, f"{r.name} exited with {code} after SIGTERM, expected 0")
+            fails.check(drains[r.name] <= args.drain_timeout + 2,
+                        f"{r.name} took {drains[r.name]:.1f}s to exit, drain timeout is {args.drain_timeout}s")
+            r.start()
+            r.wait_ready()
+            print(f"  {r.name}: exited {code} {drains[r.name]:.2f}s after SIGTERM; restarted and ready after"
+                  f" {time.monotonic() - t0:.2f}s", flush=True)
+            # nginx has no active health checks: a replica it saw fail stays out for fail_timeout.
+            # Restarting the next one sooner could take every replica out at once ("no live
+            # upstreams"), so a rolling restart waits that long between replicas (docs/DEPLOYMENT.md).
+            time.sleep(FAIL_TIMEOUT_S + 1)
+        time.sleep(1.0)
+        load.stop()
+        results = load.snapshot()
+        bad = [r for r in results if failed(r)]
+        played_by = collections.Counter(r[5] for r in results if r[4] == 200)
+        entries = nginx.log_entries()[log_mark:]
+        retried = [e for e in entries if "," in e.get("upstream_status", "") or ":" in e.get("upstream_status", "")]
+        print(f"  {len(results)} requests by {args.threads} players ({sum(1 for r in results if '/images/' in r[2])}"
+              f" metadata, {sum(1 for r in results if '/frames/' in r[2])} frames); failed: {len(bad)}")
+        for r in bad[:10]:
+            print(f"    failed: {describe(r)}")
+        print(f"  answered by {dict(sorted(played_by.items(), key=str))}; nginx retried {len(retried)} requests on"
+              " another replica")
+        fails.check(not bad, f"{len(bad)} requests failed during the rolling restart")
+        fails.check(len(results) > 50, f"only {len(results)} requests during the rolling restart")
+        summary["rolling"] = {"requests": len(results), "failed": len(bad), "retriedByNginx": len(retried),
+                              "drainSeconds": {k: round(v, 2) for k, v in drains.items()},
+                              "answeredBy": dict(played_by)}
+    except Exception as exc:  # a crash of the harness or of a replica is a failure, with its reason
+        fails.check(False, f"{type(exc).__name__}: {exc}")
+    finally:
+        for r in replicas:
+            if r.alive():
+                r.proc.send_signal(signal.SIGKILL)
+                r.proc.wait()
+        nginx.stop()
+
+    summary["failures"] = fails.items
+    if args.summary:
+        with open(args.summary, "w") as f:
+            json.dump(summary, f, indent=2, sort_keys=True)
+    if fails.items:
+        print(f"\ntopology-test: FAILED ({len(fails.items)} checks); logs in {workdir}")
+        for item in fails.items[:20]:
+            print(f"  - {item}")
+        return 1
+    print("\ntopology-test: all checks passed")
+    if not args.keep:
+        subprocess.run(["rm", "-rf", workdir])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
