@@ -16,12 +16,16 @@ let package = Package(
         .library(name: "AnimatedImage", targets: ["AnimatedImage"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "FrameCache", targets: ["FrameCache"]),
+        .library(name: "FlipbookService", targets: ["FlipbookService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
     ],
     targets: [
         // System libraries from Debian (libgif-dev, libwebp-dev, libpng-dev, zlib1g-dev).
@@ -60,10 +64,23 @@ let package = Package(
                 ],
                 swiftSettings: strictSettings),
 
+        // The service: routes and handlers, storage, configuration, auth, metrics, logging.
+        .target(name: "FlipbookService",
+                dependencies: [
+                    "AnimatedImage", "FrameCache", "HTTPServer",
+                    .product(name: "Crypto", package: "swift-crypto"),
+                    .product(name: "Configuration", package: "swift-configuration"),
+                    .product(name: "Logging", package: "swift-log"),
+                    .product(name: "Metrics", package: "swift-metrics"),
+                    .product(name: "Prometheus", package: "swift-prometheus"),
+                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                ],
+                swiftSettings: strictSettings),
+
         // The command-line tool: serve | info | frames | frame | healthcheck.
         .executableTarget(name: "flipbook",
                           dependencies: [
-                              "AnimatedImage",
+                              "AnimatedImage", "FlipbookService",
                               .product(name: "ArgumentParser", package: "swift-argument-parser"),
                           ],
                           swiftSettings: strictSettings),
@@ -79,6 +96,9 @@ let package = Package(
                     swiftSettings: strictSettings),
         .testTarget(name: "FrameCacheTests",
                     dependencies: ["FrameCache", "AnimatedImage"],
+                    swiftSettings: strictSettings),
+        .testTarget(name: "FlipbookServiceTests",
+                    dependencies: ["FlipbookService", "FrameCache", "HTTPServer", "AnimatedImage"],
                     swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests",
                     dependencies: ["HTTPServer"],

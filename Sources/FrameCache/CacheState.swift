@@ -42,8 +42,16 @@ struct CacheState {
     }
 
     /// The next job: a frame someone waits for (oldest first), else a frame ahead of an active
-    /// image's playhead (most recently used image first) when there is room for it.
+    /// image's playhead (most recently used image first) when there is room for it. The job's
+    /// image is marked busy.
     mutating func nextJob(now: Double, activeSeconds: Double) -> Job? {
+        guard let job = peekJob(now: now, activeSeconds: activeSeconds) else { return nil }
+        job.entry.busy = true
+        return job
+    }
+
+    /// The job ``nextJob(now:activeSeconds:)`` would hand out, without taking it.
+    func peekJob(now: Double, activeSeconds: Double) -> Job? {
         var urgent: ImageEntry? = nil
         var prefetch: ImageEntry? = nil
         for entry in entries.values where !entry.busy {
@@ -54,12 +62,10 @@ struct CacheState {
             }
         }
         if let entry = urgent {
-            entry.busy = true
             return Job(entry: entry, index: entry.waitOrder[0], urgent: true)
         }
         if let entry = prefetch, let index = entry.nextPrefetch,
            roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now, activeSeconds: activeSeconds) {
-            entry.busy = true
             return Job(entry: entry, index: index, urgent: false)
         }
         return nil

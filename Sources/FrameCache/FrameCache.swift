@@ -229,11 +229,21 @@ public final class FrameCache: @unchecked Sendable {
             activeImages: max(1, active), cap: pressure.windowCap(at: now))
     }
 
+    /// What keeps the cache busy, for tests: empty when idle.
+    func debugDescriptionOfWork() -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        var parts: [String] = []
+        if activeJobs > 0 { parts.append("activeJobs \(activeJobs)") }
+        if state.waitingRequests > 0 { parts.append("waitingRequests \(state.waitingRequests)") }
+        if let job = state.peekJob(now: clock.now(), activeSeconds: configuration.activeImageSeconds) {
+            parts.append("job \(job.entry.id)#\(job.index) urgent \(job.urgent)")
+        }
+        return parts.joined(separator: ", ")
+    }
+
     private func hasPrefetchWork() -> Bool {
-        let now = clock.now()
-        return state.entries.values.contains {
-            now - $0.lastRequest <= configuration.activeImageSeconds && $0.nextPrefetch != nil
-        } && state.heldBytes < state.budget
+        state.peekJob(now: clock.now(), activeSeconds: configuration.activeImageSeconds) != nil
     }
 
     // MARK: Decode threads

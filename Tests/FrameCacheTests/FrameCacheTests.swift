@@ -26,10 +26,10 @@ struct FrameCacheTests {
     }
 
     @Test func sequentialPlaybackLargerThanTheWindowHitsAfterTheFirstFrame() throws {
-        let image = try TestImages.long()
-        // Only ~20 encoded frames fit: the window is far smaller than the 128-frame animation.
-        let frameSize = try PNGEncoder().encode(FrameRenderer(image: image).render(5)).count
-        let cache = cache(budget: frameSize * 20 + image.index.bytesPerFrame * 3, wholeAnimationBytes: 0)
+        let image = try TestImages.medium()
+        // Only ~12 encoded frames fit: the window is far smaller than the 42-frame animation.
+        let frameSize = try TestImages.largestEncodedFrame(of: image)
+        let cache = cache(budget: frameSize * 12 + image.index.bytesPerFrame * 3, wholeAnimationBytes: 0)
         defer { cache.shutdown() }
         let entry = CacheableImage(id: "long", image: image)
         var hits = 0
@@ -107,6 +107,8 @@ struct FrameCacheTests {
             #expect(stats.usedBytes == stats.frameBytes + stats.decoderBytes)
         }
         cache.waitUntilIdle()
+        let idle = cache.debugDescriptionOfWork()
+        #expect(idle.isEmpty, "work left after waitUntilIdle: \(idle)")
         for results in pending { _ = results.wait(for: 1) }
         let stats = cache.stats()
         #expect(stats.usedBytes <= budget)
@@ -125,23 +127,27 @@ struct FrameCacheTests {
     }
 
     @Test func evictionTakesFramesBehindThePlayheadFirstAndKeepsThePoster() throws {
-        let image = try TestImages.long()
-        let frameSize = try PNGEncoder().encode(FrameRenderer(image: image).render(5)).count
-        let cache = cache(budget: frameSize * 12 + image.index.bytesPerFrame * 2, threads: 1, wholeAnimationBytes: 0)
+        let image = try TestImages.medium()
+        let frameSize = try TestImages.largestEncodedFrame(of: image)
+        let cache = cache(budget: frameSize * 8 + image.index.bytesPerFrame * 2, threads: 1, wholeAnimationBytes: 0)
         defer { cache.shutdown() }
         let entry = CacheableImage(id: "long", image: image)
-        for k in 0..<40 {
+        for k in 0..<30 {
             _ = cache.fetch(entry, k)
             cache.waitUntilIdle()
         }
         let stats = cache.stats()
         let info = stats.images[0]
-        #expect(info.playhead == 39)
+        #expect(info.playhead == 29)
+        #expect(info.window < image.frameCount - 1)
         #expect(stats.usedBytes <= stats.budgetBytes)
-        // What is left: the poster and the frames from the playhead on, not the ones behind it.
-        #expect(cache.cachedFrameIndices(of: "long").contains(0))
-        #expect(cache.cachedFrameIndices(of: "long").filter { $0 > 0 && $0 < 39 }.isEmpty)
-        #expect(cache.cachedFrameIndices(of: "long").contains(40))
+        // The window runs from the playhead on (wrapping to 0); what lies behind it is gone,
+        // except the poster.
+        let window = Set((0..<info.window).map { (29 + $0) % image.frameCount })
+        let cached = cache.cachedFrameIndices(of: "long")
+        #expect(cached.contains(0))
+        #expect(cached.contains(30))
+        #expect(cached.filter { $0 > 0 && !window.contains($0) }.isEmpty, "cached \(cached), window \(window.sorted())")
     }
 
     @Test func queueFullIsRefusedWithRetryAfter() throws {

@@ -32,7 +32,13 @@ enum TestImages {
 
     /// 128 frames of 64×64 (16 KiB decoded each).
     static func long() throws -> AnimatedImage { try load("pillow/apng/blend_op_over_near_transparent.png") }
-    /// 42 frames of 100×100.
+    /// The size of the largest frame of `image` as the cache encodes it.
+    static func largestEncodedFrame(of image: AnimatedImage) throws -> Int {
+        let renderer = FrameRenderer(image: image)
+        return try (0..<image.frameCount).map { try PNGEncoder().encode(renderer.render($0)).count }.max() ?? 0
+    }
+
+    /// 42 frames of 245×245 (about 40 KB each as PNG).
     static func medium() throws -> AnimatedImage { try load("pillow/gif/iss634.gif") }
     /// 15 frames of 30×20.
     static func small() throws -> AnimatedImage { try load("wuffs/muybridge.gif") }

@@ -1,0 +1,116 @@
+import AnimatedImage
+
+/// Every setting of `flipbook serve`, with its default. `Config/flipbook.json` mirrors these
+/// defaults key for key (a test keeps the two equal); see ``SettingsLoader`` for the order in
+/// which the file, the environment and command-line flags override them.
+public struct FlipbookSettings: Sendable, Equatable {
+    /// Listening socket, connections, HTTP limits and timeouts, proxy awareness.
+    public struct Server: Sendable, Equatable {
+        public var host = "0.0.0.0"
+        public var port = 8080
+        /// Event-loop threads; 0 = one per core.
+        public var eventLoopThreads = 0
+        public var maxConnections = 10_000
+        public var maxRequestLineBytes = 8 * 1024
+        public var maxHeaderBytes = 16 * 1024
+        public var maxHeaderFields = 100
+        /// The largest upload accepted (413 beyond it); matches `limits.maxFileBytes` by default.
+        public var maxUploadBytes = 256 * 1024 * 1024
+        public var headerTimeoutSeconds = 10.0
+        public var bodyIdleTimeoutSeconds = 30.0
+        public var keepAliveTimeoutSeconds = 60.0
+        public var drainTimeoutSeconds = 20.0
+        /// Put in `X-Served-By` on every response; empty = the host name.
+        public var instanceName = ""
+        /// Peers whose `X-Forwarded-For` is believed (IP addresses or CIDR blocks).
+        public var trustedProxies: [String] = []
+        public init() {}
+    }
+
+    /// Where images live.
+    public struct Storage: Sendable, Equatable {
+        /// Uploaded images and their metadata (written atomically, survives restarts).
+        public var dataDir = "data"
+        /// Read-only directories whose GIF/PNG/WebP files are registered by file name.
+        public var libraryDirs: [String] = ["Samples"]
+        /// The largest page `GET /images` returns.
+        public var maxPageSize = 1000
+        public init() {}
+    }
+
+    /// The shared frame cache.
+    public struct Cache: Sendable, Equatable {
+        /// The byte budget; 0 = `memoryFraction` of the memory limit, capped at 60% of what is
+        /// available (the SDWebImage rule).
+        public var maxBytes = 0
+        public var memoryFraction = 0.2
+        /// Background decode threads; 0 = one per core.
+        public var decodeThreads = 0
+        /// Animations whose decoded frames fit in this many bytes are cached whole
+        /// (FLAnimatedImage's 10 MB rule).
+        public var wholeAnimationBytes = 10_000_000
+        /// The smallest decode-ahead window outside memory pressure.
+        public var minimumWindow = 2
+        /// zlib level of served PNGs (1 = fast, 9 = small).
+        public var pngCompressionLevel = 1
+        /// Canvas checkpoint spacing: frame k from cold costs at most this many frame decodes.
+        public var checkpointInterval = 16
+        /// Requests that may wait for decodes at once; beyond it → 429 with `Retry-After`.
+        public var maxWaitingRequests = 4096
+        /// A warning is raised when the cgroup's `memory.current` passes this share of `memory.max`.
+        public var pressureWarningFraction = 0.85
+        /// … and critical above this share.
+        public var pressureCriticalFraction = 0.95
+        /// How often the cgroup's memory files are read.
+        public var pressurePollSeconds = 1.0
+        public init() {}
+    }
+
+    /// What an image may cost, checked when it is indexed, before any pixel is decoded.
+    public struct Limits: Sendable, Equatable {
+        public var maxFileBytes = DecodeLimits.default.maxFileBytes
+        public var maxFramePixels = DecodeLimits.default.maxFramePixels
+        public var maxFrames = DecodeLimits.default.maxFrames
+        public var maxTotalPixels = DecodeLimits.default.maxTotalPixels
+        public init() {}
+
+        /// The decoding core's view of these limits.
+        public var decodeLimits: DecodeLimits {
+            var limits = DecodeLimits.default
+            limits.maxFileBytes = maxFileBytes
+            limits.maxFramePixels = maxFramePixels
+            limits.maxFrames = maxFrames
+            limits.maxTotalPixels = maxTotalPixels
+            return limits
+        }
+    }
+
+    /// Bearer tokens; an empty token disables what it guards (admin routes) or its check (uploads).
+    public struct Auth: Sendable, Equatable {
+        /// Needed for `DELETE /images/{id}` and `/admin/*`; empty = those routes answer 403.
+        public var adminToken = ""
+        /// Needed for uploads when set; empty = anyone may upload.
+        public var uploadToken = ""
+        public init() {}
+    }
+
+    /// Logging.
+    public struct Log: Sendable, Equatable {
+        /// trace, debug, info, notice, warning, error, critical.
+        public var level = "info"
+        /// `text` or `json` (one JSON object per line).
+        public var format = "text"
+        /// Log every request (method, path, status, bytes, duration, client, request id).
+        public var accessLog = true
+        public init() {}
+    }
+
+    public var server = Server()
+    public var storage = Storage()
+    public var cache = Cache()
+    public var limits = Limits()
+    public var auth = Auth()
+    public var log = Log()
+
+    public init() {}
+}
