@@ -10,7 +10,7 @@ shared data directory, and SIGTERM drain. It decodes nothing: a "frame" is a few
 `--misbehave` makes it break the contract in one way the harness must catch:
   no-served-by   never sends X-Served-By
   no-shared-dir  keeps uploads in memory only (other replicas cannot see them)
-  hard-exit      exits at once on SIGTERM, dropping in-flight requests
+  ignore-term    keeps running on SIGTERM (no drain)
   flaky          answers 500 to one frame request in 50
 """
 import argparse
@@ -211,8 +211,8 @@ def main():
     server.daemon_threads = True
 
     def on_term(signum, frame):
-        if args.misbehave == "hard-exit":
-            os._exit(0)
+        if args.misbehave == "ignore-term":
+            return
         state.draining = True
 
         def drain():

@@ -256,9 +256,14 @@ def main():
     ap.add_argument("--images", type=int, default=24)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--drain-timeout", type=int, default=10)
+    ap.add_argument("--phases", default="upload,affinity,kill,rolling",
+                    help="comma-separated subset (upload always runs; kill needs affinity)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--summary", help="write the numbers as JSON here")
     args = ap.parse_args()
+    phases = set(args.phases.split(",")) | {"upload"}
+    if "kill" in phases:
+        phases.add("affinity")
 
     repo = os.path.dirname(os.path.dirname(HERE))
     workdir = tempfile.mkdtemp(prefix="flipbook-topology-")
@@ -327,196 +332,200 @@ def main():
         summary["upload"] = {"images": len(images), "readableEverywhere": readable, "pairs": total_reads,
                              "uploadsByReplica": dict(upload_served)}
 
-        # 2. Affinity: every image's frames from one replica.
-        print("\n[2/4] affinity: consistent hashing on the image id", flush=True)
-        served = collections.defaultdict(collections.Counter)
-        requests_by_replica = collections.Counter()
-        missing_header = 0
-        for rnd in range(3):
-            for image_id, frames in images.items():
-                for index in range(frames):
-                    status, headers, _ = request(nginx.port, "GET", f"/frames/{image_id}/{index}")
-                    fails.check(status == 200, f"GET /frames/{image_id[:12]}/{index} via nginx -> {status}")
-                    who = headers.get("x-served-by")
-                    missing_header += who is None
-                    served[image_id][who] += 1
-                    requests_by_replica[who] += 1
-                status, headers, _ = request(nginx.port, "GET", f"/images/{image_id}")
-                served[image_id][headers.get("x-served-by")] += 1
-                requests_by_replica[headers.get("x-served-by")] += 1
-        fails.check(missing_header == 0, f"{missing_header} responses without X-Served-By")
-        split = [i for i, c in served.items() if len(c) != 1]
-        fails.check(not split, f"{len(split)} images served by more than one replica: "
-                    + "; ".join(f"{i[:12]} {dict(served[i])}" for i in split[:5]))
-        owner = {i: c.most_common(1)[0][0] for i, c in served.items()}
-        images_by_replica = collections.Counter(owner.values())
-        total_requests = sum(requests_by_replica.values())
-        print(f"  {total_requests} requests (3 rounds of every frame and the metadata of {len(images)} images)")
-        print(f"  images served by exactly one replica: {len(images) - len(split)}/{len(images)}")
-        for r in replicas:
-            print(f"  {r.name}: owns {images_by_replica[r.name]:2d} images ({pct(images_by_replica[r.name], len(images))}),"
-                  f" served {requests_by_replica[r.name]:4d} requests ({pct(requests_by_replica[r.name], total_requests)})")
-            fails.check(images_by_replica[r.name] > 0, f"{r.name} owns no image: the hash does not spread")
-        listing = collections.Counter()
-        for _ in range(12):
-            status, headers, body = request(nginx.port, "GET", "/images")
-            fails.check(status == 200, f"GET /images via nginx -> {status}")
-            listing[headers.get("x-served-by")] += 1
-        print(f"  GET /images (no image id) x12 went to {dict(sorted(listing.items(), key=str))}")
-        fails.check(len(listing) >= 2, "listings all went to one replica: requests without an id are not spread")
-        # Request ids: the client's is passed through, a missing one is made by nginx.
-        status, headers, _ = request(nginx.port, "GET", "/healthz", headers={"X-Request-ID": "topology-rid-1"})
-        fails.check(headers.get("x-request-id") == "topology-rid-1",
-                    f"X-Request-ID not passed through: {headers.get('x-request-id')!r}")
-        status, headers, _ = request(nginx.port, "GET", "/healthz")
-        generated = headers.get("x-request-id", "")
-        fails.check(len(generated) >= 16, f"no X-Request-ID generated at the proxy: {generated!r}")
-        print(f"  X-Request-ID: client's passed through; generated when absent ({generated})")
-        # X-Forwarded-For: the replicas trust 127.0.0.1 (nginx) only. A client on 127.0.0.9 through
-        # nginx must be logged as 127.0.0.9 (taken from X-Forwarded-For); a client on 127.0.0.7
-        # talking to a replica directly must be logged as 127.0.0.7 whatever X-Forwarded-For says.
-        some_id = sorted(images)[0]
-        request(nginx.port, "GET", f"/images/{some_id}", source="127.0.0.9",
-                headers={"X-Request-ID": "topology-xff-proxied"})
-        request(nginx.port, "GET", f"/images/{some_id}", source="127.0.0.9",
-                headers={"X-Request-ID": "topology-xff-spoofed", "X-Forwarded-For": "203.0.113.9"})
-        request(replicas[0].port, "GET", f"/images/{some_id}", source="127.0.0.7",
-                headers={"X-Request-ID": "topology-xff-direct", "X-Forwarded-For": "198.51.100.66"})
-        time.sleep(0.5)
-        lines = []
-        for r in replicas:
-            with open(r.log_path, errors="replace") as f:
-                lines += f.read().splitlines()
-        proxied = [l for l in lines if "topology-xff-proxied" in l]
-        spoofed = [l for l in lines if "topology-xff-spoofed" in l]
-        direct = [l for l in lines if "topology-xff-direct" in l]
-        if proxied and direct:
-            fails.check(any("127.0.0.9" in l for l in proxied),
-                        "request through the trusted proxy not logged with the client address from X-Forwarded-For"
-                        f" (127.0.0.9): {proxied[0][:300]}")
-            fails.check(all("198.51.100.66" not in l for l in direct) and any("127.0.0.7" in l for l in direct),
-                        f"direct request from an untrusted peer logged with its spoofed X-Forwarded-For: {direct[0][:300]}")
-            print("  client address in replica logs: from X-Forwarded-For via the trusted proxy (127.0.0.9);"
-                  " peer address (127.0.0.7) from an untrusted peer, its X-Forwarded-For ignored")
-            if spoofed:
-                trusted_right = any("127.0.0.9" in l and "203.0.113.9" not in l for l in spoofed)
-                print("  client-supplied X-Forwarded-For through the proxy: logged "
-                      + ("the proxy's peer 127.0.0.9 (rightmost untrusted hop; a spoofed value is not believed)"
-                         if trusted_right else "203.0.113.9, the client's own claim (leftmost hop; spoofable)"))
-                summary["xffSpoofBelieved"] = not trusted_right
-        else:
-            fails.check(False, "replica logs carry no lines with the request id; cannot check the logged client address")
-        summary["affinity"] = {"requests": total_requests, "splitImages": len(split),
-                               "imagesByReplica": {r.name: images_by_replica[r.name] for r in replicas},
-                               "requestsByReplica": {r.name: requests_by_replica[r.name] for r in replicas},
-                               "listingsByReplica": dict(listing)}
-
-        # 3. SIGKILL the busiest replica under load.
-        victim = by_name[max(replicas, key=lambda r: (images_by_replica[r.name], -r.index)).name]
-        victim_images = {i for i, o in owner.items() if o == victim.name}
-        print(f"\n[3/4] SIGKILL {victim.name} (owner of {len(victim_images)} images) under load", flush=True)
-        load = Load(nginx.port, images, args.threads, "frames")
-        load.start()
-        time.sleep(1.5)
-        kill_at = time.monotonic()
-        victim.proc.send_signal(signal.SIGKILL)
-        victim.proc.wait()
-        time.sleep(3.0)
-        victim.start()
-        victim.wait_ready()
-        restarted_at = time.monotonic()
-        # After fail_timeout nginx tries the replica again and its images return to it.
-        back_at = None
-        deadline = restarted_at + FAIL_TIMEOUT_S + 15
-        while time.monotonic() < deadline:
-            time.sleep(0.25)
-            recent = owners_by_image(load.snapshot(), since=time.monotonic() - 0.5)
-            if any(victim.name in recent.get(i, {}) for i in victim_images):
-                back_at = time.monotonic()
-                break
-        time.sleep(1.0)
-        load.stop()
-        results = load.snapshot()
-        in_flight = [r for r in results if r[0] < kill_at < r[1]]
-        bad = [r for r in results if failed(r)]
-        bad_beyond = [r for r in bad if not (r[0] < kill_at < r[1])]
-        after = owners_by_image(results, since=kill_at + 0.2, until=restarted_at)
-        moved_to = collections.Counter()
-        stayed = 0
-        for image_id, counter in after.items():
-            fails.check(len(counter) == 1, f"after the kill {image_id[:12]} was served by {dict(counter)}")
-            now_owner = counter.most_common(1)[0][0]
-            if image_id in victim_images:
-                fails.check(now_owner != victim.name, f"{image_id[:12]} still served by the dead {victim.name}")
-                moved_to[now_owner] += 1
+        if "affinity" in phases:
+            # 2. Affinity: every image's frames from one replica.
+            print("\n[2/4] affinity: consistent hashing on the image id", flush=True)
+            served = collections.defaultdict(collections.Counter)
+            requests_by_replica = collections.Counter()
+            missing_header = 0
+            for rnd in range(3):
+                for image_id, frames in images.items():
+                    for index in range(frames):
+                        status, headers, _ = request(nginx.port, "GET", f"/frames/{image_id}/{index}")
+                        fails.check(status == 200, f"GET /frames/{image_id[:12]}/{index} via nginx -> {status}")
+                        who = headers.get("x-served-by")
+                        missing_header += who is None
+                        served[image_id][who] += 1
+                        requests_by_replica[who] += 1
+                    status, headers, _ = request(nginx.port, "GET", f"/images/{image_id}")
+                    served[image_id][headers.get("x-served-by")] += 1
+                    requests_by_replica[headers.get("x-served-by")] += 1
+            fails.check(missing_header == 0, f"{missing_header} responses without X-Served-By")
+            split = [i for i, c in served.items() if len(c) != 1]
+            fails.check(not split, f"{len(split)} images served by more than one replica: "
+                        + "; ".join(f"{i[:12]} {dict(served[i])}" for i in split[:5]))
+            owner = {i: c.most_common(1)[0][0] for i, c in served.items()}
+            images_by_replica = collections.Counter(owner.values())
+            total_requests = sum(requests_by_replica.values())
+            print(f"  {total_requests} requests (3 rounds of every frame and the metadata of {len(images)} images)")
+            print(f"  images served by exactly one replica: {len(images) - len(split)}/{len(images)}")
+            for r in replicas:
+                print(f"  {r.name}: owns {images_by_replica[r.name]:2d} images ({pct(images_by_replica[r.name], len(images))}),"
+                      f" served {requests_by_replica[r.name]:4d} requests ({pct(requests_by_replica[r.name], total_requests)})")
+                fails.check(images_by_replica[r.name] > 0, f"{r.name} owns no image: the hash does not spread")
+            listing = collections.Counter()
+            for _ in range(12):
+                status, headers, body = request(nginx.port, "GET", "/images")
+                fails.check(status == 200, f"GET /images via nginx -> {status}")
+                listing[headers.get("x-served-by")] += 1
+            print(f"  GET /images (no image id) x12 went to {dict(sorted(listing.items(), key=str))}")
+            fails.check(len(listing) >= 2, "listings all went to one replica: requests without an id are not spread")
+            # Request ids: the client's is passed through, a missing one is made by nginx.
+            status, headers, _ = request(nginx.port, "GET", "/healthz", headers={"X-Request-ID": "topology-rid-1"})
+            fails.check(headers.get("x-request-id") == "topology-rid-1",
+                        f"X-Request-ID not passed through: {headers.get('x-request-id')!r}")
+            status, headers, _ = request(nginx.port, "GET", "/healthz")
+            generated = headers.get("x-request-id", "")
+            fails.check(len(generated) >= 16, f"no X-Request-ID generated at the proxy: {generated!r}")
+            print(f"  X-Request-ID: client's passed through; generated when absent ({generated})")
+            # X-Forwarded-For: the replicas trust 127.0.0.1 (nginx) only. A client on 127.0.0.9 through
+            # nginx must be logged as 127.0.0.9 (taken from X-Forwarded-For); a client on 127.0.0.7
+            # talking to a replica directly must be logged as 127.0.0.7 whatever X-Forwarded-For says.
+            some_id = sorted(images)[0]
+            request(nginx.port, "GET", f"/images/{some_id}", source="127.0.0.9",
+                    headers={"X-Request-ID": "topology-xff-proxied"})
+            request(nginx.port, "GET", f"/images/{some_id}", source="127.0.0.9",
+                    headers={"X-Request-ID": "topology-xff-spoofed", "X-Forwarded-For": "203.0.113.9"})
+            request(replicas[0].port, "GET", f"/images/{some_id}", source="127.0.0.7",
+                    headers={"X-Request-ID": "topology-xff-direct", "X-Forwarded-For": "198.51.100.66"})
+            time.sleep(0.5)
+            lines = []
+            for r in replicas:
+                with open(r.log_path, errors="replace") as f:
+                    lines += f.read().splitlines()
+            proxied = [l for l in lines if "topology-xff-proxied" in l]
+            spoofed = [l for l in lines if "topology-xff-spoofed" in l]
+            direct = [l for l in lines if "topology-xff-direct" in l]
+            if proxied and direct:
+                fails.check(any("127.0.0.9" in l for l in proxied),
+                            "request through the trusted proxy not logged with the client address from X-Forwarded-For"
+                            f" (127.0.0.9): {proxied[0][:300]}")
+                fails.check(all("198.51.100.66" not in l for l in direct) and any("127.0.0.7" in l for l in direct),
+                            f"direct request from an untrusted peer logged with its spoofed X-Forwarded-For: {direct[0][:300]}")
+                print("  client address in replica logs: from X-Forwarded-For via the trusted proxy (127.0.0.9);"
+                      " peer address (127.0.0.7) from an untrusted peer, its X-Forwarded-For ignored")
+                if spoofed:
+                    trusted_right = any("127.0.0.9" in l and "203.0.113.9" not in l for l in spoofed)
+                    print("  client-supplied X-Forwarded-For through the proxy: logged "
+                          + ("the proxy's peer 127.0.0.9 (rightmost untrusted hop; a spoofed value is not believed)"
+                             if trusted_right else "203.0.113.9, the client's own claim (leftmost hop; spoofable)"))
+                    summary["xffSpoofBelieved"] = not trusted_right
             else:
-                stayed += now_owner == owner[image_id]
-                fails.check(now_owner == owner[image_id],
-                            f"{image_id[:12]} moved from {owner[image_id]} to {now_owner} though its replica lived")
-        survivors = len([i for i in after if i not in victim_images])
-        print(f"  {len(results)} requests through nginx by {args.threads} clients; {len(in_flight)} in flight at the kill;"
-              f" failed: {len(bad)} ({len(bad_beyond)} beyond the in-flight ones)")
-        for r in bad[:10]:
-            print(f"    failed: {describe(r)}")
-        print(f"  while {victim.name} was down: its {len(victim_images)} images moved to {dict(moved_to)};"
-              f" {stayed}/{survivors} other images stayed on their replica")
-        if back_at:
-            print(f"  restarted {victim.name}: ready after {restarted_at - kill_at:.1f}s from the kill;"
-                  f" its images back on it {back_at - restarted_at:.1f}s later (fail_timeout={FAIL_TIMEOUT_S}s)")
-        fails.check(back_at is not None, f"{victim.name}'s images did not return to it after its restart")
-        fails.check(not bad_beyond, f"{len(bad_beyond)} requests failed beyond the in-flight ones at the kill")
-        summary["kill"] = {"victim": victim.name, "victimImages": len(victim_images), "requests": len(results),
-                           "inFlightAtKill": len(in_flight), "failed": len(bad), "failedBeyondInFlight": len(bad_beyond),
-                           "movedTo": dict(moved_to), "othersStayed": stayed, "others": survivors,
-                           "backAfterRestartSeconds": round(back_at - restarted_at, 2) if back_at else None}
-        time.sleep(FAIL_TIMEOUT_S)  # let nginx forget the failure before the next phase
+                fails.check(False, "replica logs carry no lines with the request id; cannot check the logged client address")
+            summary["affinity"] = {"requests": total_requests, "splitImages": len(split),
+                                   "imagesByReplica": {r.name: images_by_replica[r.name] for r in replicas},
+                                   "requestsByReplica": {r.name: requests_by_replica[r.name] for r in replicas},
+                                   "listingsByReplica": dict(listing)}
 
-        # 4. Rolling restart under playback.
-        print(f"\n[4/4] rolling restart (SIGTERM, drain, restart each replica in turn) under playback", flush=True)
-        log_mark = len(nginx.log_entries())
-        load = Load(nginx.port, images, args.threads, "play")
-        load.start()
-        time.sleep(1.5)
-        drains = {}
-        for r in replicas:
-            t0 = time.monotonic()
-            r.proc.send_signal(signal.SIGTERM)
-            try:
-                code = r.proc.wait(args.drain_timeout + 10)
-            except subprocess.TimeoutExpired:
-                fails.check(False, f"{r.name} still running {args.drain_timeout + 10}s after SIGTERM")
-                r.proc.kill()
-                code = r.proc.wait()
-            drains[r.name] = time.monotonic() - t0
-            fails.check(code == 0, f"{r.name} exited with {code} after SIGTERM, expected 0")
-            fails.check(drains[r.name] <= args.drain_timeout + 2,
-                        f"{r.name} took {drains[r.name]:.1f}s to exit, drain timeout is {args.drain_timeout}s")
-            r.start()
-            r.wait_ready()
-            print(f"  {r.name}: exited {code} {drains[r.name]:.2f}s after SIGTERM; restarted and ready after"
-                  f" {time.monotonic() - t0:.2f}s", flush=True)
-            # nginx has no active health checks: a replica it saw fail stays out for fail_timeout.
-            # Restarting the next one sooner could take every replica out at once ("no live
-            # upstreams"), so a rolling restart waits that long between replicas (docs/DEPLOYMENT.md).
-            time.sleep(FAIL_TIMEOUT_S + 1)
-        time.sleep(1.0)
-        load.stop()
-        results = load.snapshot()
-        bad = [r for r in results if failed(r)]
-        played_by = collections.Counter(r[5] for r in results if r[4] == 200)
-        entries = nginx.log_entries()[log_mark:]
-        retried = [e for e in entries if "," in e.get("upstream_status", "") or ":" in e.get("upstream_status", "")]
-        print(f"  {len(results)} requests by {args.threads} players ({sum(1 for r in results if '/images/' in r[2])}"
-              f" metadata, {sum(1 for r in results if '/frames/' in r[2])} frames); failed: {len(bad)}")
-        for r in bad[:10]:
-            print(f"    failed: {describe(r)}")
-        print(f"  answered by {dict(sorted(played_by.items(), key=str))}; nginx retried {len(retried)} requests on"
-              " another replica")
-        fails.check(not bad, f"{len(bad)} requests failed during the rolling restart")
-        fails.check(len(results) > 50, f"only {len(results)} requests during the rolling restart")
-        summary["rolling"] = {"requests": len(results), "failed": len(bad), "retriedByNginx": len(retried),
-                              "drainSeconds": {k: round(v, 2) for k, v in drains.items()},
-                              "answeredBy": dict(played_by)}
+        if "kill" in phases:
+            # 3. SIGKILL the busiest replica under load.
+            victim = by_name[max(replicas, key=lambda r: (images_by_replica[r.name], -r.index)).name]
+            victim_images = {i for i, o in owner.items() if o == victim.name}
+            print(f"\n[3/4] SIGKILL {victim.name} (owner of {len(victim_images)} images) under load", flush=True)
+            load = Load(nginx.port, images, args.threads, "frames")
+            load.start()
+            time.sleep(1.5)
+            kill_at = time.monotonic()
+            victim.proc.send_signal(signal.SIGKILL)
+            victim.proc.wait()
+            time.sleep(3.0)
+            victim.start()
+            victim.wait_ready()
+            restarted_at = time.monotonic()
+            # After fail_timeout nginx tries the replica again and its images return to it.
+            back_at = None
+            deadline = restarted_at + FAIL_TIMEOUT_S + 15
+            while time.monotonic() < deadline:
+                time.sleep(0.25)
+                recent = owners_by_image(load.snapshot(), since=time.monotonic() - 0.5)
+                if any(victim.name in recent.get(i, {}) for i in victim_images):
+                    back_at = time.monotonic()
+                    break
+            time.sleep(1.0)
+            load.stop()
+            results = load.snapshot()
+            in_flight = [r for r in results if r[0] < kill_at < r[1]]
+            bad = [r for r in results if failed(r)]
+            bad_beyond = [r for r in bad if not (r[0] < kill_at < r[1])]
+            after = owners_by_image(results, since=kill_at + 0.2, until=restarted_at)
+            moved_to = collections.Counter()
+            stayed = 0
+            for image_id, counter in after.items():
+                fails.check(len(counter) == 1, f"after the kill {image_id[:12]} was served by {dict(counter)}")
+                now_owner = counter.most_common(1)[0][0]
+                if image_id in victim_images:
+                    fails.check(now_owner != victim.name, f"{image_id[:12]} still served by the dead {victim.name}")
+                    moved_to[now_owner] += 1
+                else:
+                    stayed += now_owner == owner[image_id]
+                    fails.check(now_owner == owner[image_id],
+                                f"{image_id[:12]} moved from {owner[image_id]} to {now_owner} though its replica lived")
+            survivors = len([i for i in after if i not in victim_images])
+            print(f"  {len(results)} requests through nginx by {args.threads} clients; {len(in_flight)} in flight at the kill;"
+                  f" failed: {len(bad)} ({len(bad_beyond)} beyond the in-flight ones)")
+            for r in bad[:10]:
+                print(f"    failed: {describe(r)}")
+            print(f"  while {victim.name} was down: its {len(victim_images)} images moved to {dict(moved_to)};"
+                  f" {stayed}/{survivors} other images stayed on their replica")
+            if back_at:
+                print(f"  restarted {victim.name}: ready after {restarted_at - kill_at:.1f}s from the kill;"
+                      f" its images back on it {back_at - restarted_at:.1f}s later (fail_timeout={FAIL_TIMEOUT_S}s)")
+            fails.check(back_at is not None, f"{victim.name}'s images did not return to it after its restart")
+            fails.check(not bad_beyond, f"{len(bad_beyond)} requests failed beyond the in-flight ones at the kill")
+            summary["kill"] = {"victim": victim.name, "victimImages": len(victim_images), "requests": len(results),
+                               "inFlightAtKill": len(in_flight), "failed": len(bad), "failedBeyondInFlight": len(bad_beyond),
+                               "movedTo": dict(moved_to), "othersStayed": stayed, "others": survivors,
+                               "backAfterRestartSeconds": round(back_at - restarted_at, 2) if back_at else None}
+        if "rolling" in phases:
+            if "kill" in phases:
+                time.sleep(FAIL_TIMEOUT_S)  # let nginx forget the failure before the next phase
+
+            # 4. Rolling restart under playback.
+            print(f"\n[4/4] rolling restart (SIGTERM, drain, restart each replica in turn) under playback", flush=True)
+            log_mark = len(nginx.log_entries())
+            load = Load(nginx.port, images, args.threads, "play")
+            load.start()
+            time.sleep(1.5)
+            drains = {}
+            for r in replicas:
+                t0 = time.monotonic()
+                r.proc.send_signal(signal.SIGTERM)
+                try:
+                    code = r.proc.wait(args.drain_timeout + 10)
+                except subprocess.TimeoutExpired:
+                    fails.check(False, f"{r.name} still running {args.drain_timeout + 10}s after SIGTERM")
+                    r.proc.kill()
+                    code = r.proc.wait()
+                drains[r.name] = time.monotonic() - t0
+                fails.check(code == 0, f"{r.name} exited with {code} after SIGTERM, expected 0")
+                fails.check(drains[r.name] <= args.drain_timeout + 2,
+                            f"{r.name} took {drains[r.name]:.1f}s to exit, drain timeout is {args.drain_timeout}s")
+                r.start()
+                r.wait_ready()
+                print(f"  {r.name}: exited {code} {drains[r.name]:.2f}s after SIGTERM; restarted and ready after"
+                      f" {time.monotonic() - t0:.2f}s", flush=True)
+                # nginx has no active health checks: a replica it saw fail stays out for fail_timeout.
+                # Restarting the next one sooner could take every replica out at once ("no live
+                # upstreams"), so a rolling restart waits that long between replicas (docs/DEPLOYMENT.md).
+                time.sleep(FAIL_TIMEOUT_S + 1)
+            time.sleep(1.0)
+            load.stop()
+            results = load.snapshot()
+            bad = [r for r in results if failed(r)]
+            played_by = collections.Counter(r[5] for r in results if r[4] == 200)
+            entries = nginx.log_entries()[log_mark:]
+            retried = [e for e in entries if "," in e.get("upstream_status", "") or ":" in e.get("upstream_status", "")]
+            print(f"  {len(results)} requests by {args.threads} players ({sum(1 for r in results if '/images/' in r[2])}"
+                  f" metadata, {sum(1 for r in results if '/frames/' in r[2])} frames); failed: {len(bad)}")
+            for r in bad[:10]:
+                print(f"    failed: {describe(r)}")
+            print(f"  answered by {dict(sorted(played_by.items(), key=str))}; nginx retried {len(retried)} requests on"
+                  " another replica")
+            fails.check(not bad, f"{len(bad)} requests failed during the rolling restart")
+            fails.check(len(results) > 50, f"only {len(results)} requests during the rolling restart")
+            summary["rolling"] = {"requests": len(results), "failed": len(bad), "retriedByNginx": len(retried),
+                                  "drainSeconds": {k: round(v, 2) for k, v in drains.items()},
+                                  "answeredBy": dict(played_by)}
     except Exception as exc:  # a crash of the harness or of a replica is a failure, with its reason
         fails.check(False, f"{type(exc).__name__}: {exc}")
     finally:
