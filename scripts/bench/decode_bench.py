@@ -43,6 +43,7 @@ Image.MAX_IMAGE_PIXELS = None  # vips's strip of 300 720p frames is 276 MP: ours
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 PILLOW_SCRIPT = HERE / "pillow_frames.py"
+NOTES = HERE / "decode-notes.md"  # hand-written analysis, copied into the section after the goals
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-pil (not whatever python3 is first on PATH)
 CONVERT = "/usr/bin/convert"  # ImageMagick itself, not a wrapper earlier on PATH
 GNU_TIME = "/usr/bin/time"
@@ -240,6 +241,40 @@ def machine_lines() -> list[str]:
     ]
 
 
+def busiest_others(seconds: float = 2.0) -> str:
+    """The other processes using most CPU over the next SECONDS, as a clause for the report: on a
+    2-core machine one busy neighbour halves what a multi-threaded tool can use."""
+    def sample() -> dict[int, tuple[str, int]]:
+        ticks = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                text = (entry / "stat").read_text()
+            except OSError:
+                continue
+            name = text[text.index("(") + 1:text.rindex(")")]
+            fields = text[text.rindex(")") + 2:].split()
+            ticks[int(entry.name)] = (name, int(fields[11]) + int(fields[12]))  # utime + stime
+        return ticks
+    before = sample()
+    time.sleep(seconds)
+    after = sample()
+    hz = os.sysconf("SC_CLK_TCK")
+    mine = {os.getpid()}
+    by_name: dict[str, float] = {}
+    for pid, (name, ticks) in after.items():
+        if pid in mine:
+            continue
+        start = before[pid][1] if pid in before else 0  # started during the sample
+        by_name[name] = by_name.get(name, 0.0) + (ticks - start) / hz / seconds * 100
+    busy = sorted(((share, name) for name, share in by_name.items() if share >= 30), reverse=True)
+    ts = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M")
+    if not busy:
+        return f"; at {ts} UTC no other running process used over 30% of a core (short-lived ones are not seen)"
+    return f"; at {ts} UTC other processes used " + ", ".join(f"{name} {share:.0f}%" for share, name in busy[:4]) + " of a core"
+
+
 def versions(flipbook: str) -> list[str]:
     rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
                          capture_output=True, text=True).stdout.strip() or "?"
@@ -430,11 +465,13 @@ def main() -> int:
 
     started = datetime.datetime.now(datetime.timezone.utc)
     load_before = os.getloadavg()
+    busy_before = busiest_others()
     sections: list[str] = []
     goals: list[tuple] = []
     for name, description in chosen:
         bench_input(args, inputs_dir / name, description, sections, goals)
     load_after = os.getloadavg()
+    busy_after = busiest_others()
     elapsed = datetime.datetime.now(datetime.timezone.utc) - started
 
     out = ["## Decoding", "",
@@ -454,8 +491,8 @@ def main() -> int:
             f"Peak RSS is the median of GNU time's maximum resident set size (`/usr/bin/time`). "
             f"\"flipbook ÷ tool\" is how many times faster flipbook is (the tool's median ÷ flipbook's): "
             f"above 1 flipbook is ahead. The machine is shared with other engineers' builds and tests: "
-            f"load average {load_before[0]:.2f} at the start, {load_after[0]:.2f} at the end; "
-            f"read differences under ~10% as noise.",
+            f"load average {load_before[0]:.2f} at the start, {load_after[0]:.2f} at the end"
+            f"{busy_before}{busy_after}; read differences under ~10% as noise.",
             "",
             "Notes on the peers:",
             "",
@@ -485,6 +522,8 @@ def main() -> int:
         met = "–" if value is None else ("yes" if value >= target else "**no**")
         out.append(f"| {name} | {what} | {label} | {met} |")
     out.append("")
+    if NOTES.is_file():
+        out += [NOTES.read_text().rstrip("\n"), ""]
     out += sections
     section = "\n".join(out)
     print(section)
