@@ -3,13 +3,16 @@
 #   scripts/install-deps.sh build      libraries needed to compile and run
 #   scripts/install-deps.sh test       + the encoders the tests use to make inputs
 #   scripts/install-deps.sh bench      + the peer tools the benchmarks compare against
-#   scripts/install-deps.sh topology   + nginx for `make topology-test`
+#   scripts/install-deps.sh topology   + nginx and python3 for `make topology-test`
+#   scripts/install-deps.sh deploy     + docker-compose (1.29, to validate the compose file) and
+#                                        python3-venv for `make deploy-lint`
 set -euo pipefail
 
 build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev pkg-config)
 test=(gifsicle webp imagemagick apngasm)
 bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps time)
-topology=(nginx curl)
+topology=(nginx curl python3)
+deploy=(nginx python3 python3-venv docker-compose)
 
 want=("${build[@]}")
 for group in "$@"; do
@@ -18,7 +21,8 @@ for group in "$@"; do
     test) want+=("${test[@]}") ;;
     bench) want+=("${test[@]}" "${bench[@]}") ;;
     topology) want+=("${topology[@]}") ;;
-    *) echo "install-deps: unknown group '$group' (build, test, bench, topology)" >&2; exit 2 ;;
+    deploy) want+=("${deploy[@]}") ;;
+    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, deploy)" >&2; exit 2 ;;
   esac
 done
 

@@ -1,0 +1,28 @@
+# Deployment: the loopback topology test and the lint of the container files.
+#   make topology-test          nginx + three replicas on loopback (scripts/topology-test.sh)
+#   make topology-test FAKE=1   the same against fake replicas (no Swift build)
+#   make deploy-lint            Dockerfile, compose, nginx.conf rules; static-binary library check
+.PHONY: topology-test deploy-lint
+
+DEPLOY_VENV   ?= .build-deploy-venv
+DEPLOY_STATIC ?= .build-deploy-static
+
+topology-test:
+	scripts/topology-test.sh $(if $(FAKE),--fake)
+
+$(DEPLOY_VENV)/.stamp: tests/deploy/requirements.txt
+	@scripts/install-deps.sh deploy
+	rm -rf $(DEPLOY_VENV)
+	python3 -m venv $(DEPLOY_VENV)
+	$(DEPLOY_VENV)/bin/pip install -q --disable-pip-version-check -r tests/deploy/requirements.txt
+	touch $@
+
+# The release binary exactly as the Dockerfile builds it, so `ldd` can prove the runtime package
+# list; set DEPLOY_STATIC_BIN to skip the build and check a binary you have.
+deploy-lint: $(DEPLOY_VENV)/.stamp
+	@scripts/install-deps.sh deploy
+	$(if $(DEPLOY_STATIC_BIN),,$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build -c release --static-swift-stdlib \
+		--product flipbook --scratch-path $(DEPLOY_STATIC))
+	PATH="$(CURDIR)/$(DEPLOY_VENV)/bin:$$PATH" \
+	FLIPBOOK_STATIC_BIN="$(or $(DEPLOY_STATIC_BIN),$(DEPLOY_STATIC)/release/flipbook)" \
+		$(DEPLOY_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/deploy
