@@ -6,7 +6,7 @@ TEST_LIMIT   ?= 40m
 CONFIG       ?= debug
 SWIFT_FLAGS  ?=
 
-.PHONY: all deps build release test run clean
+.PHONY: all deps build release test run samples clean
 
 all: build
 
@@ -24,8 +24,15 @@ test:
 	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(TIMEOUT) $(TEST_LIMIT) $(SWIFT) test --skip-build $(SWIFT_FLAGS)
 
+# Serves on :8080 (override: make run ARGS="--port 9000"); Samples/ are registered at start-up.
 run: release
-	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) run -c release flipbook --help
+	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build -c release --product flipbook $(SWIFT_FLAGS)
+	exec .build/release/flipbook serve $(ARGS)
+
+# Regenerates Samples/ with real encoders (ImageMagick, gifsicle, img2webp, apngasm).
+samples:
+	@scripts/install-deps.sh build test
+	scripts/make-samples.sh
 
 clean:
 	rm -rf .build

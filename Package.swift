@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
         // System libraries from Debian (libgif-dev, libwebp-dev, libpng-dev, zlib1g-dev).
@@ -70,6 +71,7 @@ let package = Package(
                     "AnimatedImage", "FrameCache", "HTTPServer",
                     .product(name: "Crypto", package: "swift-crypto"),
                     .product(name: "Configuration", package: "swift-configuration"),
+                    .product(name: "SystemPackage", package: "swift-system"),
                     .product(name: "Logging", package: "swift-log"),
                     .product(name: "Metrics", package: "swift-metrics"),
                     .product(name: "Prometheus", package: "swift-prometheus"),
@@ -81,6 +83,9 @@ let package = Package(
         .executableTarget(name: "flipbook",
                           dependencies: [
                               "AnimatedImage", "FlipbookService",
+                              .product(name: "Logging", package: "swift-log"),
+                              .product(name: "Metrics", package: "swift-metrics"),
+                              .product(name: "Prometheus", package: "swift-prometheus"),
                               .product(name: "ArgumentParser", package: "swift-argument-parser"),
                           ],
                           swiftSettings: strictSettings),

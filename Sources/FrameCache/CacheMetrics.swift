@@ -3,13 +3,23 @@ import Metrics
 /// The cache's swift-metrics instruments (exported by whatever backend the process
 /// bootstraps, Prometheus in the service).
 struct CacheMetrics: Sendable {
-    private let hits = Counter(label: "flipbook_cache_hits_total")
-    private let misses = Counter(label: "flipbook_cache_misses_total")
-    private let decodeTime = Metrics.Timer(label: "flipbook_frame_decode_seconds", preferredDisplayUnit: .seconds)
-    private let bytesCached = Gauge(label: "flipbook_cache_bytes")
-    private let depth = Gauge(label: "flipbook_decode_queue_depth")
-    private let warningPurges = Counter(label: "flipbook_cache_purges_total", dimensions: [("level", "warning")])
-    private let criticalPurges = Counter(label: "flipbook_cache_purges_total", dimensions: [("level", "critical")])
+    private let hits: Counter
+    private let misses: Counter
+    private let decodeTime: Metrics.Timer
+    private let bytesCached: Gauge
+    private let depth: Gauge
+    private let warningPurges: Counter
+    private let criticalPurges: Counter
+
+    init(factory: any MetricsFactory) {
+        hits = Counter(label: "flipbook_cache_hits_total", factory: factory)
+        misses = Counter(label: "flipbook_cache_misses_total", factory: factory)
+        decodeTime = Metrics.Timer(label: "flipbook_frame_decode_seconds", dimensions: [], factory: factory)
+        bytesCached = Gauge(label: "flipbook_cache_bytes", factory: factory)
+        depth = Gauge(label: "flipbook_decode_queue_depth", factory: factory)
+        warningPurges = Counter(label: "flipbook_cache_purges_total", dimensions: [("level", "warning")], factory: factory)
+        criticalPurges = Counter(label: "flipbook_cache_purges_total", dimensions: [("level", "critical")], factory: factory)
+    }
 
     func hit() { hits.increment() }
     func miss() { misses.increment() }

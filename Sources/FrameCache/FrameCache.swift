@@ -1,5 +1,6 @@
 import AnimatedImage
 import Foundation
+import Metrics
 
 /// The process-wide cache of composited frames, shared by every client of every image.
 ///
@@ -28,11 +29,15 @@ public final class FrameCache: @unchecked Sendable {
     private var shuttingDown = false
     private var runningWorkers = 0
     private var activeJobs = 0
-    private let metrics = CacheMetrics()
+    private let metrics: CacheMetrics
     private let encoder: PNGEncoder
 
-    public init(configuration: FrameCacheConfiguration, clock: any CacheClock = SystemCacheClock()) {
+    /// - Parameter metricsFactory: where hits, misses, decode times, bytes, purges and queue
+    ///   depth are reported (default: the process's bootstrapped swift-metrics backend).
+    public init(configuration: FrameCacheConfiguration, clock: any CacheClock = SystemCacheClock(),
+                metricsFactory: any MetricsFactory = MetricsSystem.factory) {
         self.configuration = configuration
+        self.metrics = CacheMetrics(factory: metricsFactory)
         self.clock = clock
         self.state = CacheState(budget: configuration.budgetBytes)
         self.pressure = PressureController(schedule: configuration.pressure)

@@ -2,9 +2,10 @@ import ArgumentParser
 
 /// The `flipbook` command: inspect animated images, extract their frames, and serve them.
 @main
-struct Flipbook: ParsableCommand {
+struct Flipbook: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flipbook",
         abstract: "Browser-exact frames of animated images (GIF, APNG, WebP).",
-        subcommands: [InfoCommand.self, FramesCommand.self, FrameCommand.self])
+        subcommands: [ServeCommand.self, InfoCommand.self, FramesCommand.self, FrameCommand.self,
+                      HealthcheckCommand.self])
 }

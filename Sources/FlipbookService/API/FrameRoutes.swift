@@ -1,0 +1,116 @@
+import AnimatedImage
+import FrameCache
+import HTTPServer
+
+/// `GET /frames/{id}/{index}` and `GET /frames/{id}?t={ms}`: composited frames from the cache.
+extension FlipbookAPI {
+    /// Frames of content-addressed images can never change: caches may keep them for a year.
+    static let immutableCacheControl = "public, max-age=31536000, immutable"
+
+    /// The cache entry of an image is keyed by its content, so two ids with the same bytes share
+    /// frames and a replaced named image never serves its old frames.
+    static func cacheKey(_ record: StoredImage) -> String { record.sha256 }
+
+    func cacheable(_ record: StoredImage) -> CacheableImage {
+        let store = self.store
+        return CacheableImage(id: Self.cacheKey(record), frameCount: record.metadata.frameCount,
+                              canvasWidth: record.metadata.width, canvasHeight: record.metadata.height,
+                              load: { try store.loadImage(record) })
+    }
+
+    func frameETag(_ record: StoredImage, _ index: Int) -> String {
+        "\"f-\(record.sha256.prefix(32))-\(index)-z\(settings.cache.pngCompressionLevel)\""
+    }
+
+    func frame(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        let id = request.pathParameters["id"] ?? ""
+        let text = request.pathParameters["index"] ?? ""
+        guard let index = Self.parseNonNegative(text) else {
+            return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
+        }
+        guard let record = store.record(id) else { return .now(Self.unknownImage(id)) }
+        return serveFrame(request, responder, record: record, index: index, contentLocation: false)
+    }
+
+    func frameAtTime(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        let id = request.pathParameters["id"] ?? ""
+        guard let text = request.query("t") else {
+            return .now(.problem(.badRequest, detail: "Ask for /frames/\(id)/{index} or /frames/\(id)?t={milliseconds}."))
+        }
+        guard let ms = Self.parseNonNegative(text) else {
+            return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
+        }
+        guard let record = store.record(id) else { return .now(Self.unknownImage(id)) }
+        let frames = record.metadata.frames
+        let timeline = Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount)
+        let index = timeline.frameIndex(atMs: ms)
+        return serveFrame(request, responder, record: record, index: index, contentLocation: true)
+    }
+
+    private func serveFrame(_ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
+                            contentLocation: Bool) -> HTTPHandlerResult {
+        let count = record.metadata.frameCount
+        guard index < count else {
+            return .now(.problem(.notFound, detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); "
+                + "there is no frame \(index)."))
+        }
+        let etag = frameETag(record, index)
+        let cacheControl = record.isImmutable ? Self.immutableCacheControl : "no-cache"
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "image/png")
+        headers.add(name: "ETag", value: etag)
+        headers.add(name: "Cache-Control", value: cacheControl)
+        headers.add(name: "X-Frame-Index", value: String(index))
+        headers.add(name: "X-Frame-Count", value: String(count))
+        headers.add(name: "X-Frame-Delay-Ms", value: String(record.metadata.frames[index].delayMs))
+        if contentLocation { headers.add(name: "Content-Location", value: "/frames/\(record.id)/\(index)") }
+        if Self.matches(request, etag: etag) {
+            var notModified = Self.notModified(etag: etag, cacheControl: cacheControl)
+            if contentLocation { notModified.headers.add(name: "Content-Location", value: "/frames/\(record.id)/\(index)") }
+            // Still tell the cache where the client is, so decode-ahead follows a revalidating player.
+            _ = cache.frame(cacheable(record), index: index) { _ in }
+            return .now(notModified)
+        }
+        let logger = self.logger
+        let frameHeaders = headers
+        if let frame = cache.frame(cacheable(record), index: index, completion: { result in
+            responder.respond(Self.frameResponse(result, headers: frameHeaders, logger: logger))
+        }) {
+            return .now(HTTPResponse(status: .ok, headers: headers, body: frame.png))
+        }
+        return .later
+    }
+
+    static func frameResponse(_ result: Result<EncodedFrame, FrameCacheError>, headers: HTTPHeaders,
+                              logger: Logger) -> HTTPResponse {
+        switch result {
+        case .success(let frame):
+            return HTTPResponse(status: .ok, headers: headers, body: frame.png)
+        case .failure(let error):
+            switch error {
+            case .queueFull(let seconds):
+                var extra = HTTPHeaders()
+                extra.add(name: "Retry-After", value: String(seconds))
+                return .problem(.tooManyRequests, detail: "Too many frames are waiting to be decoded; retry shortly.",
+                                headers: extra)
+            case .frameOutOfRange(let index, let count):
+                return .problem(.notFound, detail: "There is no frame \(index); the image has \(count).")
+            case .loadFailed(let why), .decodeFailed(let why):
+                logger.error("frame not produced", metadata: ["error": "\(why)"])
+                return .problem(.unprocessableContent, detail: "The frame cannot be decoded: \(why).")
+            case .removed:
+                return .problem(.notFound, detail: "The image was deleted.")
+            case .shuttingDown:
+                return .problem(.serviceUnavailable, detail: "The server is shutting down.")
+            }
+        }
+    }
+
+    /// Decimal digits only (no sign, no spaces), within `Int`.
+    static func parseNonNegative(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int(text)
+    }
+}
+
+import Logging

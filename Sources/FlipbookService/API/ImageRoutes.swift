@@ -1,0 +1,99 @@
+import AnimatedImage
+import Foundation
+import HTTPServer
+
+/// `GET /images`, `GET /images/{id}`, `GET /images/{id}/delays`, `DELETE /images/{id}`.
+extension FlipbookAPI {
+    /// Metadata may be polled: `no-cache` makes clients revalidate, and the ETag makes that a 304.
+    static let metadataCacheControl = "no-cache"
+
+    static func metadataETag(_ record: StoredImage) -> String {
+        "\"m-\(record.sha256.prefix(32))\""
+    }
+
+    func listImages(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        var limit = 100
+        if let text = request.query("limit") {
+            guard let value = Int(text), value >= 1 else {
+                return .now(.problem(.badRequest, detail: "limit must be a positive integer."))
+            }
+            limit = min(value, settings.storage.maxPageSize)
+        }
+        let cursor = request.query("after").flatMap { $0.isEmpty ? nil : $0 }
+        let page = store.list(after: cursor, limit: limit)
+        struct Page: Encodable {
+            var images: [StoredImage.Summary]
+            var next: String?
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(images, forKey: .images)
+                try c.encode(next, forKey: .next)  // null on the last page
+            }
+            enum CodingKeys: String, CodingKey { case images, next }
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Cache-Control", value: "no-store")
+        return .now(Self.json(Self.encodeJSON(Page(images: page.images.map(\.summary), next: page.next)), headers: headers))
+    }
+
+    func metadata(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        let id = request.pathParameters["id"] ?? ""
+        guard let (record, json) = store.recordAndMetadata(id) else { return .now(Self.unknownImage(id)) }
+        let etag = Self.metadataETag(record)
+        if Self.matches(request, etag: etag) {
+            return .now(Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl))
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "ETag", value: etag)
+        headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
+        return .now(Self.json(json, headers: headers))
+    }
+
+    func delays(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        let id = request.pathParameters["id"] ?? ""
+        guard let record = store.record(id) else { return .now(Self.unknownImage(id)) }
+        let etag = "\"d-\(record.sha256.prefix(32))\""
+        if Self.matches(request, etag: etag) {
+            return .now(Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl))
+        }
+        struct Delays: Encodable {
+            var id: String
+            var frameCount: Int
+            var delaysMs: [Int]
+            var rawDelaysMs: [Int]
+            var timestampsMs: [Int]
+            var durationMs: Int
+            var playCount: Int
+            var repetitionCount: RepetitionCount
+            var delayGcdMs: Int
+        }
+        let frames = record.metadata.frames
+        let body = Delays(id: id, frameCount: frames.count, delaysMs: frames.map(\.delayMs),
+                          rawDelaysMs: frames.map(\.rawDelayMs), timestampsMs: frames.map(\.timestampMs),
+                          durationMs: record.metadata.durationMs, playCount: record.metadata.playCount,
+                          repetitionCount: record.metadata.repetitionCount, delayGcdMs: record.metadata.delayGcdMs)
+        var headers = HTTPHeaders()
+        headers.add(name: "ETag", value: etag)
+        headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
+        return .now(Self.json(Self.encodeJSON(body), headers: headers))
+    }
+
+    func deleteImage(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        if let refusal = Authorization.check(request, token: settings.auth.adminToken, what: "Deleting images",
+                                             disabledWhenEmpty: true) {
+            return .now(refusal)
+        }
+        let id = request.pathParameters["id"] ?? ""
+        do {
+            let record = store.record(id)
+            guard try store.delete(id) else { return .now(Self.unknownImage(id)) }
+            if let record { cache.remove(id: Self.cacheKey(record)) }
+            return .now(HTTPResponse(status: .noContent))
+        } catch ImageStore.StoreError.readOnly(let why) {
+            return .now(.problem(.conflict, detail: why + "."))
+        } catch {
+            logger.error("delete failed", metadata: ["id": "\(id)", "error": "\(error)"])
+            return .now(.problem(.internalServerError, detail: "The image could not be deleted."))
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import HTTPServer
+
+/// Receives an upload's body straight into a temporary file of the store (hashing it on the
+/// way), then hands the file to the ingest queue to be verified and committed; the client gets
+/// 201/200 with the metadata, or a problem document saying why the image was refused.
+final class UploadSink: HTTPBodySink, @unchecked Sendable {
+    private let api: FlipbookAPI
+    private let upload: UploadFile
+    private let name: String?
+    private let responder: HTTPResponder
+    private let context: RequestDecorator.Context
+
+    init(api: FlipbookAPI, upload: UploadFile, name: String?, responder: HTTPResponder,
+         context: RequestDecorator.Context) {
+        self.api = api
+        self.upload = upload
+        self.name = name
+        self.responder = responder
+        self.context = context
+    }
+
+    func write(_ chunk: UnsafeRawBufferPointer) throws {
+        do {
+            try upload.append(chunk)
+        } catch {
+            api.logger.error("upload write failed", metadata: ["error": "\(error)", "requestID": "\(context.requestID)"])
+            throw HTTPError(.internalServerError, detail: "The upload could not be written to disk.")
+        }
+    }
+
+    func finish() -> HTTPHandlerResult {
+        guard upload.byteCount > 0 else {
+            upload.discard()
+            return .now(api.decorator.finish(.problem(.badRequest, detail: "The request body is empty; send the image's bytes."),
+                                             context))
+        }
+        let (api, upload, name, responder, context) = (self.api, self.upload, self.name, self.responder, self.context)
+        api.ingestQueue.async {
+            responder.respond(api.decorator.finish(api.commitUpload(upload, name: name, context: context), context))
+        }
+        return .later
+    }
+
+    func fail(_ reason: HTTPBodyFailure) {
+        upload.discard()
+    }
+}
+
+/// A sink that refuses the body at its first byte (auth or a bad name), answering `response`.
+final class RefusingSink: HTTPBodySink, @unchecked Sendable {
+    private let response: HTTPResponse
+
+    init(_ response: HTTPResponse) {
+        self.response = response
+    }
+
+    func write(_ chunk: UnsafeRawBufferPointer) throws {
+        throw HTTPError(response.status, detail: Self.detail(of: response))
+    }
+
+    func finish() -> HTTPHandlerResult { .now(response) }
+
+    func fail(_ reason: HTTPBodyFailure) {}
+
+    static func detail(of response: HTTPResponse) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+              let detail = object["detail"] as? String else { return response.status.reasonPhrase }
+        return detail
+    }
+}
+
+extension FlipbookAPI {
+    /// The sink for `POST /images` (name nil) or `PUT /images/{name}`.
+    func uploadSink(_ request: HTTPRequest, _ responder: HTTPResponder, name: String?) -> any HTTPBodySink {
+        let context = decorator.context(for: request, route: name == nil ? "/images" : "/images/:id")
+        if let refusal = Authorization.check(request, token: settings.auth.uploadToken, what: "Uploading",
+                                             disabledWhenEmpty: false) {
+            return RefusingSink(decorator.finish(refusal, context))
+        }
+        if let name, let why = ImageID.validateName(name) {
+            return RefusingSink(decorator.finish(.problem(.badRequest, detail: "Invalid image name '\(name)': \(why)."), context))
+        }
+        do {
+            return UploadSink(api: self, upload: try store.beginUpload(), name: name, responder: responder, context: context)
+        } catch {
+            logger.error("cannot start an upload", metadata: ["error": "\(error)"])
+            return RefusingSink(decorator.finish(.problem(.serviceUnavailable, detail: "Storage is not writable right now."),
+                                                 context))
+        }
+    }
+
+    /// Verifies and stores a finished upload (on the ingest queue) and says how it went.
+    func commitUpload(_ upload: UploadFile, name: String?, context: RequestDecorator.Context) -> HTTPResponse {
+        do {
+            let (record, created) = try store.commit(upload, name: name)
+            var headers = HTTPHeaders()
+            headers.add(name: "Location", value: "/images/\(record.id)")
+            headers.add(name: "ETag", value: Self.metadataETag(record))
+            let body = store.recordAndMetadata(record.id)?.1 ?? (try? ImageStore.encodeMetadata(record.metadata)) ?? []
+            return Self.json(body, status: created ? .created : .ok, headers: headers)
+        } catch let error as ImageStore.StoreError {
+            switch error {
+            case .unsupportedFormat(let why):
+                return .problem(.unsupportedMediaType, detail: "Unsupported image format: \(why).")
+            case .undecodable(let why):
+                return .problem(.unprocessableContent, detail: "The image cannot be served: \(why).")
+            case .readOnly(let why):
+                return .problem(.conflict, detail: why + ".")
+            case .io(let why):
+                logger.error("upload not stored", metadata: ["error": "\(why)", "requestID": "\(context.requestID)"])
+                return .problem(.internalServerError, detail: "The image could not be stored.")
+            }
+        } catch {
+            logger.error("upload not stored", metadata: ["error": "\(error)", "requestID": "\(context.requestID)"])
+            return .problem(.internalServerError, detail: "The image could not be stored.")
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Configuration
+import Foundation
+import SystemPackage
+
+/// Builds ``FlipbookSettings`` from, lowest to highest precedence: the defaults in code, the JSON
+/// file (`Config/flipbook.json` or `--config`), `FLIPBOOK_*` environment variables, and
+/// command-line overrides. swift-configuration does the layering; this type adds what a
+/// production service needs on top: a value that is present but malformed is an error naming the
+/// key and where it came from (never a silent fallback to the default), unknown keys in the file
+/// or unknown `FLIPBOOK_*` variables are reported, and the result is validated.
+public struct SettingsLoader: Sendable {
+    /// Why settings could not be loaded.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// The loaded settings plus what was ignored, to be logged once logging is up.
+    public struct Loaded: Sendable {
+        public var settings: FlipbookSettings
+        public var warnings: [String]
+    }
+
+    /// The file read when no `--config` is given; a missing default file is not an error.
+    public static let defaultConfigPath = "Config/flipbook.json"
+
+    public var configPath: String?
+    public var environment: [String: String]
+    /// Key name → value as text, from command-line flags (`--port 9000`, `--set cache.maxBytes=…`).
+    public var overrides: [String: String]
+
+    public init(configPath: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+                overrides: [String: String] = [:]) {
+        self.configPath = configPath
+        self.environment = environment
+        self.overrides = overrides
+    }
+
+    public func load() async throws -> Loaded {
+        var warnings: [String] = []
+        var providers: [any ConfigProvider] = []
+
+        for name in overrides.keys.sorted() where SettingKeys.key(named: name) == nil {
+            throw Failure(description: "unknown setting '\(name)' on the command line")
+        }
+        providers.append(EnvironmentVariablesProvider(
+            environmentVariables: Dictionary(uniqueKeysWithValues: overrides.map { (Self.providerName($0.key), $0.value) }),
+            secretsSpecifier: .dynamic { key, _ in key.hasPrefix("AUTH_") }))
+
+        var fromEnvironment: [String: String] = [:]
+        for (name, value) in environment where name.hasPrefix("FLIPBOOK_") {
+            if let key = SettingKeys.key(forEnvironmentName: name) {
+                fromEnvironment[Self.providerName(key.name)] = value
+            } else {
+                warnings.append("ignoring unknown environment variable \(name)")
+            }
+        }
+        providers.append(EnvironmentVariablesProvider(
+            environmentVariables: fromEnvironment,
+            secretsSpecifier: .dynamic { key, _ in key.hasPrefix("AUTH_") }))
+
+        let path = configPath ?? Self.defaultConfigPath
+        if FileManager.default.fileExists(atPath: path) {
+            warnings += try Self.unknownFileKeys(path)
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
+            } catch {
+                throw Failure(description: "config file \(path): \(error)")
+            }
+        } else if configPath != nil {
+            throw Failure(description: "config file \(path) does not exist")
+        }
+
+        let reader = ConfigReader(providers: providers)
+        var settings = FlipbookSettings()
+        for key in SettingKeys.all {
+            try Self.read(key, from: reader, into: &settings, source: describeSource(key, configPath: path))
+        }
+        try Self.validate(settings)
+        return Loaded(settings: settings, warnings: warnings)
+    }
+
+    /// Where a key's value came from, for error messages.
+    private func describeSource(_ key: SettingKeys.Key, configPath: String) -> String {
+        if overrides[key.name] != nil { return "the command line" }
+        if environment[key.environmentName] != nil { return "environment variable \(key.environmentName)" }
+        return configPath
+    }
+
+    /// swift-configuration's environment provider splits camelCase at word boundaries
+    /// (`cache.maxBytes` → `CACHE_MAX_BYTES`); ours does not (`FLIPBOOK_CACHE_MAXBYTES`), so
+    /// variables are handed to it under its own spelling.
+    static func providerName(_ key: String) -> String {
+        var out = ""
+        var previousLower = false
+        for character in key {
+            if character == "." {
+                out.append("_")
+                previousLower = false
+                continue
+            }
+            if previousLower && character.isUppercase { out.append("_") }
+            out += character.uppercased()
+            previousLower = character.isLowercase || character.isNumber
+        }
+        return out
+    }
+
+    private static func read(_ key: SettingKeys.Key, from reader: ConfigReader,
+                             into settings: inout FlipbookSettings, source: String) throws {
+        let configKey = ConfigKey(key.name.split(separator: ".").map(String.init))
+        let present = reader.string(forKey: configKey, isSecret: key.isSecret) != nil
+            || reader.int(forKey: configKey) != nil || reader.double(forKey: configKey) != nil
+            || reader.bool(forKey: configKey) != nil || reader.stringArray(forKey: configKey) != nil
+        guard present else { return }
+        func invalid(_ expected: String) -> Failure {
+            Failure(description: "setting \(key.name) from \(source) is not \(expected)")
+        }
+        switch key.kind {
+        case .int(let path):
+            guard let value = reader.int(forKey: configKey) else { throw invalid("an integer") }
+            settings[keyPath: path] = value
+        case .double(let path):
+            guard let value = reader.double(forKey: configKey) else { throw invalid("a number") }
+            settings[keyPath: path] = value
+        case .string(let path):
+            guard let value = reader.string(forKey: configKey, isSecret: key.isSecret) else { throw invalid("a string") }
+            settings[keyPath: path] = value
+        case .bool(let path):
+            guard let value = reader.bool(forKey: configKey) else { throw invalid("true or false") }
+            settings[keyPath: path] = value
+        case .strings(let path):
+            if let value = reader.stringArray(forKey: configKey) {
+                settings[keyPath: path] = value.filter { !$0.isEmpty }
+            } else if let text = reader.string(forKey: configKey) {
+                settings[keyPath: path] = text.split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }.filter { !$0.isEmpty }
+            } else {
+                throw invalid("a list of strings")
+            }
+        }
+    }
+
+    /// Keys in the JSON file that no setting reads (typos would otherwise pass unnoticed).
+    static func unknownFileKeys(_ path: String) throws -> [String] {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw Failure(description: "config file \(path) is not valid JSON: \(error.localizedDescription)")
+        }
+        var leaves: [String] = []
+        func walk(_ value: Any, _ prefix: String) {
+            if let dictionary = value as? [String: Any], SettingKeys.key(named: prefix) == nil {
+                for (name, child) in dictionary {
+                    walk(child, prefix.isEmpty ? name : prefix + "." + name)
+                }
+            } else {
+                leaves.append(prefix)
+            }
+        }
+        walk(object, "")
+        return leaves.filter { SettingKeys.key(named: $0) == nil && !$0.hasPrefix("_") && !$0.contains("._") }
+            .sorted().map { "ignoring unknown key \($0) in \(path)" }
+    }
+
+    /// Values no setting may take.
+    static func validate(_ settings: FlipbookSettings) throws {
+        func require(_ condition: Bool, _ message: String) throws {
+            if !condition { throw Failure(description: message) }
+        }
+        try require((0...65535).contains(settings.server.port), "server.port must be 0…65535")
+        try require(settings.server.eventLoopThreads >= 0, "server.eventLoopThreads must be ≥ 0 (0 = one per core)")
+        try require(settings.server.maxConnections > 0, "server.maxConnections must be > 0")
+        try require(settings.server.maxUploadBytes > 0, "server.maxUploadBytes must be > 0")
+        try require(settings.server.drainTimeoutSeconds >= 0, "server.drainTimeoutSeconds must be ≥ 0")
+        try require(!settings.storage.dataDir.isEmpty, "storage.dataDir must not be empty")
+        try require(settings.cache.maxBytes >= 0, "cache.maxBytes must be ≥ 0 (0 = from the memory limit)")
+        try require(settings.cache.memoryFraction > 0 && settings.cache.memoryFraction <= 1,
+                    "cache.memoryFraction must be in (0, 1]")
+        try require((0...9).contains(settings.cache.pngCompressionLevel), "cache.pngCompressionLevel must be 0…9")
+        try require(settings.cache.minimumWindow >= 1, "cache.minimumWindow must be ≥ 1")
+        try require(settings.cache.checkpointInterval >= 1, "cache.checkpointInterval must be ≥ 1")
+        try require(settings.cache.pressureWarningFraction < settings.cache.pressureCriticalFraction,
+                    "cache.pressureWarningFraction must be below cache.pressureCriticalFraction")
+        for (name, value) in [("limits.maxFileBytes", settings.limits.maxFileBytes),
+                              ("limits.maxFramePixels", settings.limits.maxFramePixels),
+                              ("limits.maxFrames", settings.limits.maxFrames),
+                              ("limits.maxTotalPixels", settings.limits.maxTotalPixels)] {
+            try require(value > 0, "\(name) must be > 0")
+        }
+        try require(["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(settings.log.level),
+                    "log.level must be one of trace, debug, info, notice, warning, error, critical")
+        try require(["text", "json"].contains(settings.log.format), "log.format must be text or json")
+        for proxy in settings.server.trustedProxies {
+            try require(IPAddressRange(proxy) != nil, "server.trustedProxies: '\(proxy)' is not an IP address or CIDR block")
+        }
+    }
+}

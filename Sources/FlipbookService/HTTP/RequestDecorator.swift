@@ -1,0 +1,104 @@
+import Foundation
+import HTTPServer
+import Logging
+import Metrics
+
+/// What every Flipbook response gets on its way out, whichever handler made it: `X-Served-By`,
+/// `X-Request-ID` (the client's, or a new one), a per-route request counter and latency
+/// histogram, and an access-log line with the client address (from `X-Forwarded-For` only when
+/// the peer is a trusted proxy).
+final class RequestDecorator: Sendable {
+    let instanceName: String
+    let trustedProxies: [IPAddressRange]
+    let accessLogger: Logger?
+    let metrics: HTTPMetrics
+
+    init(instanceName: String, trustedProxies: [IPAddressRange], accessLogger: Logger?,
+         metricsFactory: any MetricsFactory) {
+        self.instanceName = instanceName
+        self.trustedProxies = trustedProxies
+        self.accessLogger = accessLogger
+        self.metrics = HTTPMetrics(factory: metricsFactory)
+    }
+
+    /// A request's identity while it is handled.
+    struct Context: Sendable {
+        var requestID: String
+        var route: String
+        var started: ContinuousClock.Instant
+        var method: String
+        var path: String
+        var client: String
+    }
+
+    func context(for request: HTTPRequest, route: String) -> Context {
+        let given = request.headers["X-Request-ID"].flatMap { Self.acceptableRequestID($0) }
+        return Context(requestID: given ?? Self.newRequestID(), route: route, started: .now,
+                       method: request.method.rawValue, path: request.path, client: clientAddress(of: request))
+    }
+
+    /// Wraps a collected-body handler.
+    func wrap(route: String, _ handler: @escaping Router.Handler) -> Router.Handler {
+        { [self] request, responder in
+            let context = self.context(for: request, route: route)
+            let decorated = HTTPResponder { response in
+                responder.respond(self.finish(response, context))
+            }
+            switch handler(request, decorated) {
+            case .now(let response): return .now(self.finish(response, context))
+            case .later: return .later
+            }
+        }
+    }
+
+    /// Adds the headers, records the metrics and writes the access-log line.
+    func finish(_ response: HTTPResponse, _ context: Context) -> HTTPResponse {
+        var response = response
+        response.headers.set(name: "X-Served-By", value: instanceName)
+        response.headers.set(name: "X-Request-ID", value: context.requestID)
+        let elapsed = ContinuousClock.now - context.started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        metrics.record(method: context.method, route: context.route, status: response.status.code,
+                       nanoseconds: Int64(seconds * 1e9))
+        if let accessLogger {
+            accessLogger.info("request", metadata: [
+                "method": "\(context.method)", "path": "\(context.path)", "status": "\(response.status.code)",
+                "bytes": "\(response.body.count)", "ms": "\(String(format: "%.2f", seconds * 1000))",
+                "client": "\(context.client)", "requestID": "\(context.requestID)"])
+        }
+        return response
+    }
+
+    /// The client: the peer, or the nearest untrusted hop of `X-Forwarded-For` when the peer is
+    /// a trusted proxy (walking right to left past other trusted proxies).
+    func clientAddress(of request: HTTPRequest) -> String {
+        guard let peer = request.remoteAddress?.ip else { return "-" }
+        guard isTrusted(peer), let forwarded = request.headers.values(for: "X-Forwarded-For").last else { return peer }
+        let hops = request.headers.values(for: "X-Forwarded-For")
+            .flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        for hop in hops.reversed() where !isTrusted(hop) {
+            return IPAddressRange.parse(hop) != nil ? hop : peer
+        }
+        return hops.first ?? forwarded
+    }
+
+    func isTrusted(_ address: String) -> Bool {
+        trustedProxies.contains { $0.contains(address) }
+    }
+
+    /// Client request ids are echoed only when short and printable (they go into logs).
+    static func acceptableRequestID(_ value: String) -> String? {
+        guard (1...128).contains(value.utf8.count),
+              value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return nil }
+        return value
+    }
+
+    static func newRequestID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let value = generator.next() as UInt64
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

@@ -1,0 +1,153 @@
+import Crypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// File operations that survive a crash: write to a temporary file, `fsync` it, `rename` it into
+/// place, `fsync` the directory. A file that exists under its final name is complete.
+enum DurableFiles {
+    struct IOFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func failure(_ what: String, _ path: String) -> IOFailure {
+        IOFailure(description: "\(what) \(path): \(String(cString: strerror(errno)))")
+    }
+
+    /// Writes `bytes` to `path` atomically, through a temporary file in `temporaryDirectory`
+    /// (which must be on the same file system).
+    static func write(_ bytes: [UInt8], to path: String, temporaryDirectory: String) throws {
+        let temporary = temporaryDirectory + "/." + UUID().uuidString + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure("cannot create", temporary) }
+        do {
+            try writeAll(fd, bytes, path: temporary)
+            guard fsync(fd) == 0 else { throw failure("cannot fsync", temporary) }
+            close(fd)
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        try moveIntoPlace(temporary, path)
+    }
+
+    /// Renames `from` to `to` (replacing it) and makes the rename durable.
+    static func moveIntoPlace(_ from: String, _ to: String) throws {
+        guard rename(from, to) == 0 else {
+            let error = failure("cannot rename to", to)
+            unlink(from)
+            throw error
+        }
+        try syncDirectory(of: to)
+    }
+
+    /// Removes `path` durably; false when it did not exist.
+    @discardableResult
+    static func remove(_ path: String) throws -> Bool {
+        if unlink(path) != 0 {
+            if errno == ENOENT { return false }
+            throw failure("cannot remove", path)
+        }
+        try syncDirectory(of: path)
+        return true
+    }
+
+    static func syncDirectory(of path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure("cannot open directory", directory) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw failure("cannot fsync directory", directory) }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+        try bytes.withUnsafeBytes { buffer in
+            try writeAll(fd, buffer, path: path)
+        }
+    }
+
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
+        var offset = 0
+        while offset < buffer.count {
+            let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot write", path)
+            }
+            offset += n
+        }
+    }
+
+    /// The whole file, read once.
+    static func read(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure("cannot open", path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure("cannot stat", path) }
+        let size = Int(info.st_size)
+        var bytes = [UInt8](repeating: 0, count: size)
+        var offset = 0
+        try bytes.withUnsafeMutableBytes { buffer in
+            while offset < size {
+                let n = Glibc.read(fd, buffer.baseAddress! + offset, size - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw failure("cannot read", path)
+                }
+                if n == 0 { break }
+                offset += n
+            }
+        }
+        if offset < size { bytes.removeSubrange(offset...) }
+        return bytes
+    }
+}
+
+/// An upload being streamed to a temporary file while its SHA-256 is computed, so the body is
+/// never held in memory while it arrives.
+public final class UploadFile: @unchecked Sendable {
+    let path: String
+    private var fd: Int32
+    private var hasher = SHA256()
+    private(set) var byteCount = 0
+
+    init(directory: String) throws {
+        path = directory + "/upload-" + UUID().uuidString
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DurableFiles.failure("cannot create", path) }
+    }
+
+    deinit {
+        discard()
+    }
+
+    func append(_ chunk: UnsafeRawBufferPointer) throws {
+        try DurableFiles.writeAll(fd, chunk, path: path)
+        hasher.update(bufferPointer: chunk)
+        byteCount += chunk.count
+    }
+
+    /// Flushes the file to disk and returns the hex SHA-256 of everything appended.
+    func finish() throws -> String {
+        guard fsync(fd) == 0 else { throw DurableFiles.failure("cannot fsync", path) }
+        close(fd)
+        fd = -1
+        let digest = Array(hasher.finalize())
+        return digest.map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+        }.joined()
+    }
+
+    /// Deletes the temporary file (after a failure, or once it was moved or found redundant).
+    func discard() {
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+        }
+        unlink(path)
+    }
+}

@@ -1,0 +1,80 @@
+import AnimatedImage
+import Foundation
+
+/// What the store knows of one image without touching its pixels: where it came from, its
+/// content hash and its metadata document. Written beside the image as `meta/<id>.json`.
+public struct StoredImage: Sendable, Codable, Equatable {
+    /// How an image entered the store.
+    public enum Source: String, Sendable, Codable {
+        /// `POST /images`: the id is the SHA-256 of the bytes, so the image never changes.
+        case upload
+        /// `PUT /images/{name}`: the id is the name; the image may be replaced.
+        case named
+        /// A file of a read-only library directory, registered by its file name.
+        case library
+    }
+
+    public var id: String
+    /// Lowercase hex SHA-256 of the file's bytes.
+    public var sha256: String
+    public var source: Source
+    public var storedAt: Date
+    /// The metadata document (`id` filled in).
+    public var metadata: ImageMetadata
+
+    /// Frames and metadata of this image can never change under its id.
+    public var isImmutable: Bool { source == .upload }
+
+    /// The short entry of `GET /images`.
+    public var summary: Summary {
+        Summary(id: id, format: metadata.format, mimeType: metadata.mimeType, width: metadata.width,
+                height: metadata.height, frameCount: metadata.frameCount, animated: metadata.animated,
+                durationMs: metadata.durationMs, fileBytes: metadata.fileBytes, source: source, sha256: sha256)
+    }
+
+    /// One entry of the image list.
+    public struct Summary: Sendable, Codable, Equatable {
+        public var id: String
+        public var format: String
+        public var mimeType: String
+        public var width: Int
+        public var height: Int
+        public var frameCount: Int
+        public var animated: Bool
+        public var durationMs: Int
+        public var fileBytes: Int
+        public var source: Source
+        public var sha256: String
+    }
+}
+
+/// Ids and names the API accepts.
+public enum ImageID {
+    /// `PUT /images/{name}` names: `[A-Za-z0-9._-]{1,128}`, not only dots, and not 64 hex digits
+    /// (those are content ids, which must keep meaning "these exact bytes").
+    public static func validateName(_ name: String) -> String? {
+        guard (1...128).contains(name.utf8.count) else { return "a name has 1 to 128 characters" }
+        guard name.utf8.allSatisfy({ isNameByte($0) }) else {
+            return "a name may contain only letters, digits, '.', '_' and '-'"
+        }
+        guard name.contains(where: { $0 != "." }) else { return "a name cannot consist of dots only" }
+        guard !isContentID(name) else { return "names of 64 hexadecimal digits are reserved for content ids" }
+        return nil
+    }
+
+    /// Whether `id` could name something in the store (any valid name or content id).
+    public static func isWellFormed(_ id: String) -> Bool {
+        isContentID(id) || ((1...255).contains(id.utf8.count) && id.utf8.allSatisfy { isNameByte($0) }
+            && id.contains(where: { $0 != "." }))
+    }
+
+    /// 64 lowercase hexadecimal digits.
+    public static func isContentID(_ id: String) -> Bool {
+        id.utf8.count == 64 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    static func isNameByte(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
+            || byte == 0x2e || byte == 0x5f || byte == 0x2d
+    }
+}
