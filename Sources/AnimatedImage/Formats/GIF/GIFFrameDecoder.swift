@@ -70,6 +70,14 @@ struct GIFFrameDecoder: FrameDecoder {
                     throw FrameDataError(Self.message(gif))
                 }
                 try indices.withUnsafeMutableBufferPointer { out in
+                    if !interlaced, width * height <= Int(Int32.max) {
+                        // One call for the whole frame: giflib decodes any number of pixels per
+                        // call, so rows need not be asked for one by one.
+                        guard DGifGetLine(gif, out.baseAddress!, Int32(width * height)) == GIF_OK else {
+                            throw FrameDataError(Self.message(gif))
+                        }
+                        return
+                    }
                     for row in 0..<height {
                         let target = interlaced ? Self.interlacedRow(row, height: height) : row
                         guard DGifGetLine(gif, out.baseAddress! + target * width, Int32(width)) == GIF_OK else {
