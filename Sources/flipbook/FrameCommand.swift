@@ -23,7 +23,8 @@ struct FrameCommand: ParsableCommand {
 
     func run() throws {
         let image = openImage(file, limits: limits, verification: .structural)
-        let renderer = FrameRenderer(image: image)
+        // One frame from a cold start: checkpoints kept on the way would never be used.
+        let renderer = FrameRenderer(image: image, checkpointBudget: 0)
         do {
             let canvas = try renderer.render(index)
             writeFile(try PNGEncoder(compressionLevel: compressionLevel).encode(canvas), to: output)
