@@ -100,12 +100,11 @@ extension Connection {
             do {
                 try sink.write(chunk)
             } catch let error as HTTPError {
-                current = nil
+                // `current` still names this request, so failRequest answers it (not a new one).
                 sink.fail(.sinkFailed)
                 failRequest(error.status, detail: error.detail, bodyFailure: nil)
                 return
             } catch {
-                current = nil
                 sink.fail(.sinkFailed)
                 failRequest(.internalServerError, detail: "The request body could not be stored.", bodyFailure: nil)
                 return

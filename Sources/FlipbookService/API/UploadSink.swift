@@ -47,16 +47,24 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
     }
 }
 
-/// A sink that refuses the body at its first byte (auth or a bad name), answering `response`.
+/// A sink that refuses an upload (auth or a bad name). A small body is read and dropped so the
+/// client gets the whole answer (with `WWW-Authenticate` and the request id) on a connection that
+/// stays usable; past `discardLimit` bytes the server answers at once and closes instead of
+/// reading megabytes nobody wants.
 final class RefusingSink: HTTPBodySink, @unchecked Sendable {
+    static let discardLimit = 64 * 1024
     private let response: HTTPResponse
+    private var discarded = 0
 
     init(_ response: HTTPResponse) {
         self.response = response
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws {
-        throw HTTPError(response.status, detail: Self.detail(of: response))
+        discarded += chunk.count
+        if discarded > Self.discardLimit {
+            throw HTTPError(response.status, detail: Self.detail(of: response))
+        }
     }
 
     func finish() -> HTTPHandlerResult { .now(response) }

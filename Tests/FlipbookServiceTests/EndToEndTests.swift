@@ -1,0 +1,316 @@
+import AnimatedImage
+@testable import FlipbookService
+import Foundation
+import Testing
+
+/// The service over loopback, as a client sees it.
+@Suite("End to end", .serialized)
+struct EndToEndTests {
+    /// Every corpus file goes up over HTTP; its metadata and every frame come back exactly as the
+    /// decoding core (what `flipbook info` / `flipbook frames` print) makes them; files the core
+    /// rejects are refused with 415 or 422 and a problem document.
+    @Test func everyCorpusFileRoundTripsThroughTheAPI() async throws {
+        #expect(Corpus.entries.count > 200, "corpus missing at \(Corpus.root.path)")
+        let service = try TestService()
+        var accepted = 0, refused = 0, frames = 0
+        for entry in Corpus.entries {
+            let bytes = try Corpus.bytes(entry.path)
+            let response = try service.upload(bytes)
+            let local: AnimatedImage
+            do {
+                local = try AnimatedImage(bytes: bytes, verification: .full)
+            } catch {
+                let expected = (error as? AnimatedImageError) == .unsupportedFormat ? 415 : 422
+                #expect(response.status == expected, "\(entry.path): \(response.status) \(response.text)")
+                #expect(response.header("Content-Type") == "application/problem+json", "\(entry.path)")
+                #expect((response.json["detail"] as? String)?.isEmpty == false, "\(entry.path)")
+                refused += 1
+                continue
+            }
+            #expect(response.status == 201 || response.status == 200, "\(entry.path): \(response.status) \(response.text)")
+            let id = try #require(response.json["id"] as? String, "\(entry.path)")
+            #expect(id == ContentHash.sha256Hex(bytes))
+            #expect(response.header("Location") == "/images/\(id)")
+            let metadata = try service.client.get("/images/\(id)")
+            #expect(metadata.body == (try ImageStore.encodeMetadata(ImageMetadata(image: local, id: id))), "\(entry.path)")
+            let renderer = FrameRenderer(image: local)
+            for k in 0..<local.frameCount {
+                let frame = try service.client.get("/frames/\(id)/\(k)")
+                #expect(frame.status == 200, "\(entry.path) frame \(k): \(frame.text)")
+                #expect(frame.header("Content-Type") == "image/png")
+                #expect(frame.body == (try PNGEncoder().encode(renderer.render(k))), "\(entry.path) frame \(k)")
+                frames += 1
+            }
+            let beyond = try service.client.get("/frames/\(id)/\(local.frameCount)")
+            #expect(beyond.status == 404)
+            accepted += 1
+        }
+        print("end to end: \(accepted) corpus files served (\(frames) frames identical), \(refused) refused")
+        #expect(accepted > 150)
+        await service.stop()
+    }
+
+    @Test func theCLIWritesTheSameFramesTheServiceServes() async throws {
+        let cli = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/flipbook").path
+        try #require(FileManager.default.isExecutableFile(atPath: cli), "build the flipbook CLI first: \(cli)")
+        let service = try TestService()
+        for path in ["pillow/gif/iss634.gif", "image-rs-image/images/png/apng/ball.png", "pillow/webp/iss634.webp"] {
+            let id = try #require(try service.upload(Corpus.bytes(path)).json["id"] as? String)
+            let output = TestService.temporaryDirectory()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: cli)
+            process.arguments = ["frames", Corpus.root.appendingPathComponent(path).path, "--output", output]
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            let files = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
+            #expect(!files.isEmpty)
+            for (k, file) in files.enumerated() {
+                let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output + "/" + file)))
+                #expect(try service.client.get("/frames/\(id)/\(k)").body == written, "\(path) frame \(k)")
+            }
+        }
+        await service.stop()
+    }
+
+    @Test func conditionalRequestsAnswer304() async throws {
+        let service = try TestService()
+        let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
+        let metadata = try service.client.get("/images/\(id)")
+        let etag = try #require(metadata.header("ETag"))
+        #expect(metadata.header("Cache-Control") == "no-cache")
+        let again = try service.client.get("/images/\(id)", headers: ["If-None-Match": etag])
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        #expect(again.header("ETag") == etag)
+        #expect(try service.client.get("/images/\(id)", headers: ["If-None-Match": "\"other\""]).status == 200)
+
+        let frame = try service.client.get("/frames/\(id)/3")
+        #expect(frame.header("Cache-Control") == "public, max-age=31536000, immutable")
+        let frameTag = try #require(frame.header("ETag"))
+        #expect(frameTag != etag)
+        #expect(try service.client.get("/frames/\(id)/3", headers: ["If-None-Match": frameTag]).status == 304)
+        #expect(try service.client.get("/frames/\(id)/4", headers: ["If-None-Match": frameTag]).status == 200)
+        let delays = try service.client.get("/images/\(id)/delays")
+        let delaysTag = try #require(delays.header("ETag"))
+        #expect(try service.client.get("/images/\(id)/delays", headers: ["If-None-Match": delaysTag]).status == 304)
+        await service.stop()
+    }
+
+    @Test func framesAtATimeFollowTheTimeline() async throws {
+        let service = try TestService()
+        let bytes = try Corpus.bytes("pillow/gif/iss634.gif")
+        let id = try #require(try service.upload(bytes).json["id"] as? String)
+        let image = try AnimatedImage(bytes: bytes)
+        for t in [0, 99, 100, 169, 170, 1_000, image.timeline.durationMs + 5, 1_000_000] {
+            let response = try service.client.get("/frames/\(id)?t=\(t)")
+            let expected = image.timeline.frameIndex(atMs: t)
+            #expect(response.status == 200)
+            #expect(response.header("X-Frame-Index") == String(expected), "t=\(t)")
+            #expect(response.header("Content-Location") == "/frames/\(id)/\(expected)")
+            #expect(response.body == (try service.client.get("/frames/\(id)/\(expected)").body))
+        }
+        let delays = try service.client.get("/images/\(id)/delays").json
+        #expect((delays["delaysMs"] as? [Int]) == image.timeline.delaysMs)
+        #expect((delays["rawDelaysMs"] as? [Int]) == image.timeline.rawDelaysMs)
+        #expect((delays["timestampsMs"] as? [Int]) == image.timeline.timestampsMs)
+        #expect((delays["durationMs"] as? Int) == image.timeline.durationMs)
+        #expect((delays["playCount"] as? Int) == image.timeline.playCount)
+        await service.stop()
+    }
+
+    @Test func errorsAreProblemDocumentsWithTheRightStatus() async throws {
+        let service = try TestService { settings in
+            settings.server.maxUploadBytes = 200_000
+            settings.limits.maxFrames = 20
+        }
+        let c = service.client
+        let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
+        func expectProblem(_ response: HTTPTestClient.Response, _ status: Int, _ what: String) {
+            #expect(response.status == status, "\(what): \(response.status) \(response.text)")
+            #expect(response.header("Content-Type") == "application/problem+json", "\(what)")
+            let json = response.json
+            #expect(json["status"] as? Int == status, "\(what)")
+            #expect(json["title"] is String && json["type"] is String && json["detail"] is String, "\(what)")
+        }
+        expectProblem(try c.get("/frames/\(id)/x"), 400, "bad index")
+        expectProblem(try c.get("/frames/\(id)/-1"), 400, "negative index")
+        expectProblem(try c.get("/frames/\(id)?t=soon"), 400, "bad t")
+        expectProblem(try c.get("/frames/\(id)"), 400, "neither index nor t")
+        expectProblem(try c.get("/frames/\(id)/15"), 404, "index out of range")
+        expectProblem(try c.get("/frames/\(String(repeating: "a", count: 64))/0"), 404, "unknown id")
+        expectProblem(try c.get("/images/nope"), 404, "unknown image")
+        expectProblem(try c.get("/no/such/path"), 404, "unknown path")
+        let wrongMethod = try c.send("PATCH", "/images/\(id)")
+        expectProblem(wrongMethod, 405, "method")
+        #expect(wrongMethod.header("Allow")?.contains("GET") == true)
+        expectProblem(try service.upload(Array("hello, not an image".utf8)), 415, "not an image")
+        expectProblem(try service.upload(Array(try Corpus.bytes("pillow/apng/blend_op_over_near_transparent.png"))), 422,
+                      "128 frames > 20")
+        let truncated = Array(try Corpus.bytes("wuffs/muybridge.gif").prefix(40))
+        expectProblem(try service.upload(truncated), 422, "no complete frame")
+        expectProblem(try service.upload([UInt8](repeating: 0x47, count: 300_000)), 413, "too large")
+        expectProblem(try service.upload([]), 400, "empty body")
+        expectProblem(try c.send("PUT", "/images/..", body: try Corpus.bytes("wuffs/muybridge.gif")), 400, "bad name")
+        expectProblem(try c.send("DELETE", "/images/\(id)"), 403, "admin disabled")
+        expectProblem(try c.send("POST", "/admin/memory-pressure?level=warning"), 403, "admin disabled")
+        // Nothing a client sends gets a 5xx.
+        #expect(try c.get("/frames/\(id)/99999999999999999999999").status == 400)
+        #expect(try c.get("/frames/%00/0").status == 404)
+        await service.stop()
+    }
+
+    @Test func adminAndUploadTokens() async throws {
+        let service = try TestService { settings in
+            settings.auth.adminToken = "admin-secret"
+            settings.auth.uploadToken = "upload-secret"
+        }
+        let bytes = try Corpus.bytes("wuffs/muybridge.gif")
+        let anonymous = try service.upload(bytes)
+        #expect(anonymous.status == 401)
+        #expect(anonymous.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
+        #expect(try service.upload(bytes, headers: ["Authorization": "Bearer wrong"]).status == 401)
+        // A large refused body is not read to its end: the answer comes at once, then the close.
+        let large = try service.upload([UInt8](repeating: 0x47, count: 2 << 20))
+        #expect(large.status == 401)
+        #expect(large.header("Content-Type") == "application/problem+json")
+        let uploaded = try service.upload(bytes, headers: ["Authorization": "Bearer upload-secret"])
+        #expect(uploaded.status == 201)
+        let id = try #require(uploaded.json["id"] as? String)
+        #expect(try service.upload(bytes, headers: ["Authorization": "Bearer upload-secret"]).status == 200)
+
+        #expect(try service.client.send("DELETE", "/images/\(id)").status == 401)
+        #expect(try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer upload-secret"]).status == 401)
+        let pressure = try service.client.send("POST", "/admin/memory-pressure?level=critical",
+                                               headers: ["Authorization": "Bearer admin-secret"])
+        #expect(pressure.status == 200)
+        #expect((pressure.json["pressure"] as? [String: Any])?["level"] as? String == "critical")
+        #expect(try service.client.send("POST", "/admin/memory-pressure?level=panic",
+                                        headers: ["Authorization": "Bearer admin-secret"]).status == 400)
+        #expect(try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer admin-secret"]).status == 204)
+        await service.stop()
+    }
+
+    @Test func deletionRemovesTheImageAndItsFiles() async throws {
+        let service = try TestService { $0.auth.adminToken = "t" }
+        let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
+        #expect(try service.client.get("/frames/\(id)/2").status == 200)
+        #expect(FileManager.default.fileExists(atPath: service.dataDirectory + "/objects/\(id)"))
+        #expect(try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer t"]).status == 204)
+        #expect(try service.client.get("/images/\(id)").status == 404)
+        #expect(try service.client.get("/frames/\(id)/2").status == 404)
+        #expect(!FileManager.default.fileExists(atPath: service.dataDirectory + "/objects/\(id)"))
+        #expect(!FileManager.default.fileExists(atPath: service.dataDirectory + "/meta/\(id).json"))
+        #expect(try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer t"]).status == 404)
+        let list = try service.client.get("/images").json["images"] as? [[String: Any]]
+        #expect(list?.isEmpty == true)
+        await service.stop()
+    }
+
+    @Test func imagesSurviveARestart() async throws {
+        let directory = TestService.temporaryDirectory()
+        var first: TestService? = try TestService(dataDirectory: directory)
+        var ids: [String: [UInt8]] = [:]
+        for path in ["wuffs/muybridge.gif", "image-rs-image/images/png/apng/ball.png", "pillow/webp/iss634.webp"] {
+            let id = try #require(try first!.upload(Corpus.bytes(path)).json["id"] as? String)
+            ids[id] = try first!.client.get("/frames/\(id)/1").body
+        }
+        let named = try first!.client.send("PUT", "/images/my-orbit.gif", body: try Corpus.bytes("wuffs/muybridge.gif"))
+        #expect(named.status == 201)
+        await first!.stop()
+        first = nil
+
+        let second = try TestService(dataDirectory: directory)
+        for (id, frame) in ids {
+            #expect(try second.client.get("/images/\(id)").status == 200)
+            #expect(try second.client.get("/frames/\(id)/1").body == frame)
+        }
+        #expect(try second.client.get("/images/my-orbit.gif").status == 200)
+        let listed = (try second.client.get("/images").json["images"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+        #expect(Set(listed ?? []) == Set(ids.keys).union(["my-orbit.gif"]))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")
+        #expect(leftovers.isEmpty, "temporary files left: \(leftovers)")
+        await second.stop()
+    }
+
+    @Test func namedImagesCanBeReplaced() async throws {
+        let service = try TestService()
+        let first = try service.client.send("PUT", "/images/clip.gif", body: try Corpus.bytes("wuffs/muybridge.gif"))
+        #expect(first.status == 201)
+        let before = try service.client.get("/frames/clip.gif/0")
+        #expect(before.header("Cache-Control") == "no-cache")
+        #expect(try service.client.send("PUT", "/images/clip.gif", body: try Corpus.bytes("wuffs/muybridge.gif")).status == 200)
+        let replaced = try service.client.send("PUT", "/images/clip.gif", body: try Corpus.bytes("pillow/gif/iss634.gif"))
+        #expect(replaced.status == 200)
+        #expect(replaced.json["frameCount"] as? Int == 42)
+        let after = try service.client.get("/frames/clip.gif/0")
+        #expect(after.body != before.body)
+        #expect(after.header("ETag") != before.header("ETag"))
+        #expect(try service.client.send("PUT", "/images/\(String(repeating: "ab", count: 32))",
+                                        body: try Corpus.bytes("wuffs/muybridge.gif")).status == 400)
+        await service.stop()
+    }
+
+    @Test func replicasSharingADataDirectorySeeEachOthersImages() async throws {
+        let directory = TestService.temporaryDirectory()
+        let a = try TestService(dataDirectory: directory) { $0.auth.adminToken = "t"; $0.server.instanceName = "a" }
+        let b = try TestService(dataDirectory: directory) { $0.auth.adminToken = "t"; $0.server.instanceName = "b" }
+        let id = try #require(try a.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
+        let fromB = try b.client.get("/frames/\(id)/5")
+        #expect(fromB.status == 200)
+        #expect(fromB.header("X-Served-By") == "b")
+        #expect(fromB.body == (try a.client.get("/frames/\(id)/5").body))
+        #expect(try b.upload(Corpus.bytes("wuffs/muybridge.gif")).status == 200)
+        #expect(try a.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer t"]).status == 204)
+        #expect(try b.client.get("/images/\(id)").status == 404)
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func headAndRequestIDs() async throws {
+        let service = try TestService()
+        let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
+        let get = try service.client.get("/frames/\(id)/2")
+        let head = try service.client.send("HEAD", "/frames/\(id)/2")
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(head.header("Content-Length") == String(get.body.count))
+        #expect(head.header("ETag") == get.header("ETag"))
+        #expect(get.header("X-Frame-Index") == "2" && get.header("X-Frame-Count") == "15")
+        #expect(get.header("X-Frame-Delay-Ms") != nil)
+        #expect(get.header("X-Served-By") == "test-instance")
+        let generated = try #require(get.header("X-Request-ID"))
+        #expect(generated.count == 16)
+        let echoed = try service.client.get("/healthz", headers: ["X-Request-ID": "trace-42"])
+        #expect(echoed.header("X-Request-ID") == "trace-42")
+        #expect(try service.client.get("/readyz").status == 200)
+        let metrics = try service.client.get("/metrics")
+        #expect(metrics.text.contains("flipbook_http_requests_total"))
+        #expect(metrics.text.contains("flipbook_cache_hits_total") || metrics.text.contains("flipbook_cache_misses_total"))
+        let stats = try service.client.get("/stats").json
+        #expect(stats["budgetBytes"] as? Int == 64 << 20)
+        await service.stop()
+    }
+
+    @Test func listingIsPaged() async throws {
+        let service = try TestService()
+        var ids: [String] = []
+        for path in ["wuffs/muybridge.gif", "pillow/gif/iss634.gif", "image-rs-image/images/png/apng/ball.png",
+                     "pillow/webp/iss634.webp", "pygif/depth8.gif"] {
+            ids.append(try #require(try service.upload(Corpus.bytes(path)).json["id"] as? String))
+        }
+        var seen: [String] = []
+        var cursor: String? = nil
+        repeat {
+            let page = try service.client.get("/images?limit=2" + (cursor.map { "&after=\($0)" } ?? "")).json
+            let images = try #require(page["images"] as? [[String: Any]])
+            #expect(images.count <= 2)
+            seen += images.compactMap { $0["id"] as? String }
+            cursor = page["next"] as? String
+        } while cursor != nil
+        #expect(seen == ids.sorted())
+        #expect(try service.client.get("/images?limit=0").status == 400)
+        await service.stop()
+    }
+}

@@ -1,0 +1,82 @@
+import FrameCache
+@testable import FlipbookService
+@testable import HTTPServer
+import Foundation
+import Logging
+import Prometheus
+import Testing
+
+/// Behaviour behind a proxy: client addresses, readiness while draining, errors of the cache.
+@Suite("Proxy and readiness")
+struct ProxyAndReadinessTests {
+    func decorator(trusting proxies: [String]) -> RequestDecorator {
+        RequestDecorator(instanceName: "x", trustedProxies: proxies.compactMap(IPAddressRange.init), accessLogger: nil,
+                         metricsFactory: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
+    }
+
+    func request(from peer: String, forwardedFor: [String]) -> HTTPRequest {
+        var headers = HTTPHeaders()
+        for value in forwardedFor { headers.add(name: "X-Forwarded-For", value: value) }
+        var request = HTTPRequest(method: .GET, target: "/healthz", headers: headers)
+        request.remoteAddress = HTTPPeerAddress(ip: peer, port: 40000)
+        return request
+    }
+
+    @Test func forwardedForIsBelievedOnlyFromTrustedProxies() {
+        let d = decorator(trusting: ["127.0.0.1", "10.0.0.0/8"])
+        #expect(d.clientAddress(of: request(from: "127.0.0.1", forwardedFor: ["203.0.113.7"])) == "203.0.113.7")
+        #expect(d.clientAddress(of: request(from: "198.51.100.1", forwardedFor: ["203.0.113.7"])) == "198.51.100.1")
+        // A client cannot forge its address by prepending hops: the nearest untrusted hop wins.
+        #expect(d.clientAddress(of: request(from: "127.0.0.1", forwardedFor: ["1.2.3.4, 203.0.113.7, 10.0.0.5"]))
+                == "203.0.113.7")
+        #expect(d.clientAddress(of: request(from: "127.0.0.1", forwardedFor: [])) == "127.0.0.1")
+        #expect(decorator(trusting: []).clientAddress(of: request(from: "127.0.0.1", forwardedFor: ["203.0.113.7"]))
+                == "127.0.0.1")
+    }
+
+    @Test func readinessIs503WhileDraining() throws {
+        let directory = TestService.temporaryDirectory()
+        let store = try ImageStore(dataDirectory: directory)
+        let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 1 << 20, decodeThreads: 1))
+        defer { cache.shutdown() }
+        let draining = DrainFlag()
+        let api = FlipbookAPI(settings: FlipbookSettings(), store: store, cache: cache,
+                              registry: PrometheusCollectorRegistry(), logger: Logger(label: "t"),
+                              isDraining: { draining.value })
+        let request = HTTPRequest(method: .GET, target: "/readyz")
+        guard case .now(let ready) = api.readiness(request, HTTPResponder { _ in }) else { Issue.record("deferred"); return }
+        #expect(ready.status.code == 200)
+        draining.value = true
+        guard case .now(let notReady) = api.readiness(request, HTTPResponder { _ in }) else { Issue.record("deferred"); return }
+        #expect(notReady.status.code == 503)
+        #expect(notReady.headers["Content-Type"] == "application/problem+json")
+    }
+
+    @Test func cacheErrorsBecomeTheBriefsStatuses() {
+        let logger = Logger(label: "t")
+        let full = FlipbookAPI.frameResponse(.failure(.queueFull(retryAfterSeconds: 2)), headers: HTTPHeaders(), logger: logger)
+        #expect(full.status.code == 429)
+        #expect(full.headers["Retry-After"] == "2")
+        #expect(FlipbookAPI.frameResponse(.failure(.decodeFailed("x")), headers: HTTPHeaders(), logger: logger).status.code == 422)
+        #expect(FlipbookAPI.frameResponse(.failure(.removed), headers: HTTPHeaders(), logger: logger).status.code == 404)
+        #expect(FlipbookAPI.frameResponse(.failure(.shuttingDown), headers: HTTPHeaders(), logger: logger).status.code == 503)
+    }
+
+    @Test func imageNames() {
+        #expect(ImageID.validateName("clip-01.gif") == nil)
+        #expect(ImageID.validateName("..") != nil)
+        #expect(ImageID.validateName("a/b") != nil)
+        #expect(ImageID.validateName(String(repeating: "a", count: 129)) != nil)
+        #expect(ImageID.validateName(String(repeating: "0f", count: 32)) != nil)
+        #expect(!ImageID.isWellFormed("../etc/passwd"))
+    }
+}
+
+final class DrainFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var flag = false
+    var value: Bool {
+        get { lock.lock(); defer { lock.unlock() }; return flag }
+        set { lock.lock(); flag = newValue; lock.unlock() }
+    }
+}

@@ -1,0 +1,81 @@
+import FlipbookService
+import Foundation
+import Logging
+
+/// A Flipbook service on a free loopback port with a data directory of its own.
+final class TestService {
+    let server: FlipbookServer
+    let dataDirectory: String
+    let client: HTTPTestClient
+
+    /// - Parameter configure: adjusts the settings (tokens, limits, …) before start.
+    init(dataDirectory: String? = nil, configure: (inout FlipbookSettings) -> Void = { _ in }) throws {
+        let directory: String = dataDirectory ?? Self.temporaryDirectory()
+        var settings = FlipbookSettings()
+        settings.server.host = "127.0.0.1"
+        settings.server.port = 0
+        settings.server.eventLoopThreads = 2
+        settings.server.drainTimeoutSeconds = 5
+        settings.server.instanceName = "test-instance"
+        settings.storage.dataDir = directory
+        settings.storage.libraryDirs = []
+        settings.cache.maxBytes = 64 << 20
+        settings.cache.decodeThreads = 2
+        settings.log.accessLog = false
+        configure(&settings)
+        var logger = Logger(label: "flipbook.test")
+        logger.logLevel = .warning
+        server = try FlipbookServer(settings: settings, logger: logger)
+        try server.start()
+        self.dataDirectory = directory
+        client = HTTPTestClient(port: server.port)
+    }
+
+    func stop() async {
+        await server.stop()
+    }
+
+    static func temporaryDirectory() -> String {
+        let path = NSTemporaryDirectory() + "flipbook-test-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Uploads `bytes`; returns the response.
+    func upload(_ bytes: [UInt8], headers: [String: String] = [:]) throws -> HTTPTestClient.Response {
+        try client.send("POST", "/images", headers: headers, body: bytes)
+    }
+}
+
+/// The shared conformance corpus beside the repository (or `$FLIPBOOK_CORPUS`).
+enum Corpus {
+    static let root: URL = {
+        if let path = ProcessInfo.processInfo.environment["FLIPBOOK_CORPUS"] { return URL(fileURLWithPath: path) }
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("shared/corpus")
+    }()
+
+    struct Entry: Decodable {
+        var path: String
+        var negative: Bool
+    }
+
+    static let entries: [Entry] = {
+        guard let data = try? Data(contentsOf: root.appendingPathComponent("manifest.json")) else { return [] }
+        return (try? JSONDecoder().decode([Entry].self, from: data)) ?? []
+    }()
+
+    static func bytes(_ path: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: root.appendingPathComponent(path)))
+    }
+
+    /// Whether Chromium decoded the file (its reference directory has a meta.json with frames).
+    static func chromiumDecoded(_ path: String) -> Bool {
+        let meta = root.appendingPathComponent("chromium").appendingPathComponent(path).appendingPathComponent("meta.json")
+        guard let data = try? Data(contentsOf: meta),
+              let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
+        return ((json["frameCount"] as? NSNumber)?.intValue ?? 0) > 0
+    }
+}
