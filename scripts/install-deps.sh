@@ -9,7 +9,7 @@
 set -euo pipefail
 
 build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev pkg-config)
-test=(gifsicle webp imagemagick apngasm)
+test=(gifsicle webp imagemagick apngasm curl)
 bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3)
 deploy=(nginx python3 python3-venv docker-compose)
