@@ -45,11 +45,15 @@ def _sub_blocks(data):
     return bytes(out)
 
 
-def make_gif(seed):
+def make_gif(seed, size=None, frames=None):
+    """→ (GIF bytes, frame count). `size` (w, h) and `frames` override the seeded choices."""
     rng = random.Random(seed)
     width = rng.randrange(24, 64)
     height = rng.randrange(24, 64)
-    frames = rng.randrange(4, 13)
+    count = rng.randrange(4, 13)
+    if size:
+        width, height = size
+    frames = frames or count
     side = max(4, min(width, height) // 4)
     palette = bytearray()
     for i in range(256):

@@ -164,11 +164,12 @@ class Nginx:
 class Load:
     """Client threads playing animations through nginx on keep-alive connections."""
 
-    def __init__(self, port, images, threads, mode):
+    def __init__(self, port, images, threads, mode, uploads=()):
         self.port = port
         self.images = images  # id -> frame count
         self.threads = threads
         self.mode = mode  # "frames": frame requests only; "play": metadata, frames in order, ?t=
+        self.uploads = list(uploads)  # bodies one more thread keeps posting (201 or 200 expected)
         self.stop_flag = threading.Event()
         self.lock = threading.Lock()
         self.results = []  # (start, end, path, image, status, served_by, error)
@@ -212,9 +213,39 @@ class Load:
         if conn is not None:
             conn.close()
 
+    def _uploader(self):
+        conn = None
+        n = 0
+        while not self.stop_flag.is_set():
+            body = self.uploads[n % len(self.uploads)]
+            n += 1
+            start = time.monotonic()
+            status, served_by, error = None, None, None
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+                conn.request("POST", "/images", body=body, headers={"Content-Type": "image/gif"})
+                resp = conn.getresponse()
+                resp.read()
+                status = 200 if resp.status in (200, 201) else resp.status
+                served_by = resp.getheader("X-Served-By")
+            except (OSError, http.client.HTTPException) as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                if conn is not None:
+                    conn.close()
+                conn = None
+            with self.lock:
+                self.results.append((start, time.monotonic(), "POST /images", None, status, served_by, error))
+        if conn is not None:
+            conn.close()
+
     def start(self):
         for i in range(self.threads):
             t = threading.Thread(target=self._worker, args=(i + 1,), daemon=True)
+            t.start()
+            self.workers.append(t)
+        if self.uploads:
+            t = threading.Thread(target=self._uploader, daemon=True)
             t.start()
             self.workers.append(t)
 
@@ -240,7 +271,8 @@ def describe(result):
 def owners_by_image(results, since=None, until=None):
     seen = collections.defaultdict(collections.Counter)
     for start, end, path, image, status, served_by, error in results:
-        if (since is None or start >= since) and (until is None or end <= until) and status == 200:
+        if image is not None and (since is None or start >= since) and (until is None or end <= until) \
+                and status == 200:
             seen[image][served_by] += 1
     return seen
 
@@ -299,6 +331,9 @@ def main():
         print("\n[1/4] upload through the proxy, read through every replica", flush=True)
         images = {}
         upload_served = collections.Counter()
+        # While replicas are killed and restarted, one more client keeps uploading these larger
+        # GIFs (about 0.5 MB each), so that some signals land while a request body is in flight.
+        big = [gifgen.make_gif(1000 + k, size=(240, 240), frames=8)[0] for k in range(3)]
         for seed in range(1, args.images + 1):
             data, frames = gifgen.make_gif(seed)
             image_id = hashlib.sha256(data).hexdigest()
@@ -422,7 +457,7 @@ def main():
             victim = by_name[max(replicas, key=lambda r: (images_by_replica[r.name], -r.index)).name]
             victim_images = {i for i, o in owner.items() if o == victim.name}
             print(f"\n[3/4] SIGKILL {victim.name} (owner of {len(victim_images)} images) under load", flush=True)
-            load = Load(nginx.port, images, args.threads, "frames")
+            load = Load(nginx.port, images, args.threads, "frames", uploads=big)
             load.start()
             time.sleep(1.5)
             kill_at = time.monotonic()
@@ -461,7 +496,8 @@ def main():
                     fails.check(now_owner == owner[image_id],
                                 f"{image_id[:12]} moved from {owner[image_id]} to {now_owner} though its replica lived")
             survivors = len([i for i in after if i not in victim_images])
-            print(f"  {len(results)} requests through nginx by {args.threads} clients; {len(in_flight)} in flight at the kill;"
+            print(f"  {len(results)} requests through nginx by {args.threads} clients and 1 uploader"
+                  f" ({sum(1 for r in results if r[2] == 'POST /images')} uploads); {len(in_flight)} in flight at the kill;"
                   f" failed: {len(bad)} ({len(bad_beyond)} beyond the in-flight ones)")
             for r in bad[:10]:
                 print(f"    failed: {describe(r)}")
@@ -483,7 +519,7 @@ def main():
             # 4. Rolling restart under playback.
             print(f"\n[4/4] rolling restart (SIGTERM, drain, restart each replica in turn) under playback", flush=True)
             log_mark = len(nginx.log_entries())
-            load = Load(nginx.port, images, args.threads, "play")
+            load = Load(nginx.port, images, args.threads, "play", uploads=big)
             load.start()
             time.sleep(1.5)
             drains = {}
@@ -515,8 +551,11 @@ def main():
             played_by = collections.Counter(r[5] for r in results if r[4] == 200)
             entries = nginx.log_entries()[log_mark:]
             retried = [e for e in entries if "," in e.get("upstream_status", "") or ":" in e.get("upstream_status", "")]
-            print(f"  {len(results)} requests by {args.threads} players ({sum(1 for r in results if '/images/' in r[2])}"
-                  f" metadata, {sum(1 for r in results if '/frames/' in r[2])} frames); failed: {len(bad)}")
+            print(f"  {len(results)} requests by {args.threads} players and 1 uploader"
+                  f" ({sum(1 for r in results if '/images/' in r[2])} metadata,"
+                  f" {sum(1 for r in results if '/frames/' in r[2])} frames,"
+                  f" {sum(1 for r in results if r[2] == 'POST /images')} uploads of ~{len(big[0]) // 1024} KiB);"
+                  f" failed: {len(bad)}")
             for r in bad[:10]:
                 print(f"    failed: {describe(r)}")
             print(f"  answered by {dict(sorted(played_by.items(), key=str))}; nginx retried {len(retried)} requests on"
