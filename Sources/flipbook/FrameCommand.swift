@@ -25,6 +25,8 @@ struct FrameCommand: ParsableCommand {
         let image = openImage(file, limits: limits, verification: .structural)
         // One frame from a cold start: checkpoints kept on the way would never be used.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
+        // Decode the frames on the way on a second core while this one composites them.
+        renderer.backgroundDecoding = true
         do {
             let canvas = try renderer.render(index)
             writeFile(try PNGEncoder(compressionLevel: compressionLevel).encode(canvas), to: output)

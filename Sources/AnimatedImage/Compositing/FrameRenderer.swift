@@ -1,3 +1,6 @@
+import Dispatch
+import Synchronization
+
 /// Renders any frame of an animation, fast in the two ways clients ask: in order (each frame
 /// decoded once) and at random (never replaying from frame 0 when it need not).
 ///
@@ -26,6 +29,12 @@ public final class FrameRenderer {
 
     /// How many frames this renderer has decoded (for tests and metrics).
     public private(set) var decodeCount = 0
+
+    /// When one ``render(_:)`` call replays several frames (a cold start far into an animation),
+    /// decode them on a background thread, in order, while this thread composites. Results,
+    /// errors and ``decodeCount`` are those of decoding in line. Off by default: a renderer
+    /// driven by a pool of decoding threads should not start more threads.
+    public var backgroundDecoding = false
 
     public init(image: AnimatedImage, checkpointInterval: Int = 16, checkpointBudget: Int = 256 << 20) {
         self.image = image
@@ -66,12 +75,15 @@ public final class FrameRenderer {
         }
         try verifyFrames(before: start.frame)
         let dependencies = image.dependencies
+        let ahead = backgroundDecoding && index - start.frame >= 3
+            ? DecodeAhead(decoder: decoder, frames: frames, range: start.frame...index) : nil
+        defer { ahead?.cancel() }
         for i in start.frame...index {
             if i > 0, i % checkpointInterval == 0, !dependencies.replayStart[i], checkpoints[i] == nil,
                checkpointBytes + image.index.bytesPerFrame <= checkpointBudget {
                 checkpoints[i] = compositor.canvasBeforeNextFrame()
             }
-            let patch = try decode(i)
+            let patch = try ahead.map { try accept($0.next(), i) } ?? decode(i)
             compositor.draw(patch, as: frames[i])
             drawn = i
         }
@@ -104,9 +116,14 @@ public final class FrameRenderer {
     }
 
     private func decode(_ i: Int) throws -> FramePatch {
+        try accept(Result { try decoder.decode(image.index.frames[i]) }, i)
+    }
+
+    /// Counts a decode of frame `i` and turns its data error into the renderer's error.
+    private func accept(_ result: Result<FramePatch, any Error>, _ i: Int) throws -> FramePatch {
         decodeCount += 1
         do {
-            let patch = try decoder.decode(image.index.frames[i])
+            let patch = try result.get()
             verifiedThrough = max(verifiedThrough, i)
             return patch
         } catch let error as FrameDataError {
@@ -114,3 +131,51 @@ public final class FrameRenderer {
         }
     }
 }
+
+/// One background thread decoding a run of frames in order, at most `window` frames ahead of
+/// the consumer; it stops after the first frame that fails, or when cancelled.
+private final class DecodeAhead: @unchecked Sendable {
+    private static let window = 8
+    private let results = Mutex<[Result<FramePatch, any Error>]>([])
+    private let ready = DispatchSemaphore(value: 0)
+    /// Created at 0 and signalled up to `window`: a semaphore may only be released with a value
+    /// at least its initial one, and frames decoded but never taken leave it lower.
+    private let room = DispatchSemaphore(value: 0)
+    private let cancelled = Atomic<Bool>(false)
+    private var taken = 0
+
+    init(decoder: any FrameDecoder, frames: [FrameDescriptor], range: ClosedRange<Int>) {
+        for _ in 0..<Self.window { room.signal() }
+        DispatchQueue.global().async { [self] in
+            for i in range {
+                room.wait()
+                if cancelled.load(ordering: .acquiring) { return }
+                let result = Result<FramePatch, any Error> { try decoder.decode(frames[i]) }
+                results.withLock { $0.append(result) }
+                ready.signal()
+                if case .failure = result { return }
+            }
+        }
+    }
+
+    /// The next frame's result, in order (blocks until it is decoded).
+    func next() -> Result<FramePatch, any Error> {
+        ready.wait()
+        let index = taken
+        taken += 1
+        let result = results.withLock { list -> Result<FramePatch, any Error> in
+            let result = list[index]
+            list[index] = .failure(DecodeAheadTaken())  // drop the patch now, keep indices stable
+            return result
+        }
+        room.signal()
+        return result
+    }
+
+    func cancel() {
+        cancelled.store(true, ordering: .releasing)
+        room.signal()
+    }
+}
+
+private struct DecodeAheadTaken: Error {}

@@ -21,7 +21,7 @@ public struct FramePatch: Sendable {
 }
 
 /// Turns one indexed frame's compressed data into a ``FramePatch``.
-protocol FrameDecoder {
+protocol FrameDecoder: Sendable {
     func decode(_ frame: FrameDescriptor) throws -> FramePatch
 }
 

@@ -1,0 +1,63 @@
+@testable import AnimatedImage
+import Testing
+
+/// `FrameRenderer.backgroundDecoding` (used by `flipbook frame`) changes where frames are
+/// decoded, never what is rendered: same canvases, same decode counts, same errors.
+@Suite("Background decoding")
+struct BackgroundDecodingTests {
+    @Test(arguments: RandomAccessTests.corpusAnimations)
+    func coldRenderEqualsInLineDecoding(_ path: String) throws {
+        let image = try AnimatedImage(bytes: try Corpus.bytes(path))
+        let expected = try RandomAccessTests.sequentialFrames(image)
+        for k in 0..<image.frameCount {
+            let cold = FrameRenderer(image: image, checkpointBudget: 0)
+            cold.backgroundDecoding = true
+            #expect(try cold.render(k) == expected[k], "\(path) frame \(k)")
+            #expect(cold.decodeCount == k - image.dependencies.replayStart(atOrBefore: k) + 1)
+        }
+    }
+
+    @Test func longReplayWithoutIndependentFrames() throws {
+        let image = try RandomAccessTests.dependentAnimation()
+        let expected = try RandomAccessTests.sequentialFrames(image)
+        let renderer = FrameRenderer(image: image, checkpointInterval: 16)
+        renderer.backgroundDecoding = true
+        #expect(try renderer.render(99) == expected[99])
+        #expect(renderer.decodeCount == 100)
+        // Back to an earlier frame (from a checkpoint), then on again.
+        #expect(try renderer.render(40) == expected[40])
+        #expect(try renderer.render(97) == expected[97])
+    }
+
+    /// A file whose frames after some point do not decode: the renderer reports the same frame
+    /// and error with and without background decoding.
+    @Test func damagedFramesFailTheSameWay() throws {
+        let bytes = try Corpus.bytes("wuffs/muybridge.gif")
+        var generator = SplitMix(seed: 11)
+        var compared = 0
+        for _ in 0..<60 {
+            var damaged = bytes
+            let at = bytes.count / 3 + Int(generator.next() % UInt64(bytes.count / 2))
+            for i in at..<min(bytes.count, at + 64) { damaged[i] = UInt8(truncatingIfNeeded: generator.next()) }
+            guard let image = try? AnimatedImage(bytes: damaged, verification: .structural),
+                  image.frameCount > 4 else { continue }
+            let last = image.frameCount - 1
+            let inline = FrameRenderer(image: image)
+            let background = FrameRenderer(image: image)
+            background.backgroundDecoding = true
+            let a = Result { try inline.render(last) }
+            let b = Result { try background.render(last) }
+            switch (a, b) {
+            case let (.success(x), .success(y)):
+                #expect(x == y)
+            case let (.failure(x), .failure(y)):
+                #expect(String(describing: x) == String(describing: y))
+            default:
+                Issue.record("in-line and background decoding disagree at cut \(at): \(a) vs \(b)")
+            }
+            #expect(inline.decodeCount == background.decodeCount)
+            compared += 1
+        }
+        #expect(compared > 0)
+    }
+}
