@@ -4,6 +4,7 @@
 #
 #   scripts/bench-decode.sh                 everything (≈ 1 h on 2 cores)
 #   BENCH_RUNS=3 scripts/bench-decode.sh    fewer timed runs per command (default 5)
+#   BENCH_SLOW_RUNS=2 ...                   timed runs of commands slower than 20 s (default 3)
 #   BENCH_ONLY=small.gif,small.apng ...     a subset of the inputs (file names in bench-out/inputs)
 #   BENCH_WRITE=0 ...                       print the section without touching BENCHMARKS.md
 #
@@ -15,11 +16,13 @@ cd "$repo"
 die() { echo "bench-decode: $*" >&2; exit 1; }
 
 runs="${BENCH_RUNS:-5}"
+slow_runs="${BENCH_SLOW_RUNS:-3}"
 only="${BENCH_ONLY:-}"
 write="${BENCH_WRITE:-1}"
 inputs="$repo/bench-out/inputs"
 work="$repo/bench-out/decode"
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer, not '$runs'"
+[[ "$slow_runs" =~ ^[1-9][0-9]*$ ]] || die "BENCH_SLOW_RUNS must be a positive integer, not '$slow_runs'"
 
 # 1. Peers and encoders (ImageMagick, libvips, ffmpeg, Pillow, gifsicle, img2webp, apngasm, GNU time).
 scripts/install-deps.sh build bench || die "could not install the benchmark's packages"
@@ -41,7 +44,7 @@ scripts/make-bench-inputs.sh "$inputs" >&2
 
 # 4. The benchmark. ImageMagick gets our raised resource policy.
 export MAGICK_CONFIGURE_PATH="$repo/scripts/bench/imagemagick"
-args=(--flipbook "$bin" --inputs "$inputs" --work "$work" --runs "$runs")
+args=(--flipbook "$bin" --inputs "$inputs" --work "$work" --runs "$runs" --slow-runs "$slow_runs")
 [ -n "$only" ] && args+=(--only "$only")
 [ "$write" = 1 ] && args+=(--benchmarks "$repo/BENCHMARKS.md")
 /usr/bin/python3 scripts/bench/decode_bench.py "${args[@]}"
