@@ -68,5 +68,10 @@ do {
 print("http-bench-server: \(cache.count) payloads on port \(server.port), \(configuration.eventLoopThreads) loops")
 fflush(nil)
 signal(SIGPIPE, SIG_IGN)
+// A parent may have spawned us with signals blocked (Foundation's Process inherits the spawning
+// thread's mask); unblock them so that SIGTERM/SIGINT stop the server.
+var unblocked = sigset_t()
+sigemptyset(&unblocked)
+sigprocmask(SIG_SETMASK, &unblocked, nil)
 // Serve until killed.
 while true { pause() }
