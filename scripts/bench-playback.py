@@ -6,8 +6,9 @@ budget that holds only a fraction of all frames.
 2. Sizing pass (cached in bench-out/playback/frame-bytes.json): a server with an unlimited budget
    gets every file uploaded and every frame fetched once; the sum of the PNG sizes is what the
    cache would hold for all frames.
-3. Measured run: a fresh server (fresh data directory) with --cache-max-bytes = BUDGET_FRACTION
-   (default 0.25) of that sum. Upload all 50 (timed), wait for the decode threads to go idle,
+3. Measured runs, one per budget in BUDGETS (default "0.25 0.25+canvases": 25% of that sum, and
+   25% of it plus one RGBA canvas per animation, the decoder state the cache counts too), each on
+   a fresh server (fresh data directory) with that --cache-max-bytes. Upload all 50 (timed), wait for the decode threads to go idle,
    read the baseline RSS. Every client fetches its image's metadata (as a player does once).
 4. 50 clients, one keep-alive HTTP/1.1 connection each (asyncio, raw sockets), each playing a
    different animation at real-time speed: frame k of loop L is requested at
@@ -21,7 +22,7 @@ budget that holds only a fraction of all frames.
 Writes bench-out/playback/result.json and, with BENCH_WRITE=1 (the default), the "## Playback
 through the frame cache" section of BENCHMARKS.md.
 
-Environment: DURATION=60 CLIENTS=50 BUDGET_FRACTION=0.25 SKIP_BUILD=1 BENCH_WRITE=0
+Environment: DURATION=60 CLIENTS=50 BUDGETS="0.25 0.25+canvases" SKIP_BUILD=1 BENCH_WRITE=0
 HIT_MS=5 (client-side threshold: an answer within it counts as served without waiting).
 """
 import asyncio
@@ -42,8 +43,12 @@ OUT = os.path.join(fb.REPO, "bench-out", "playback")
 INPUTS = os.path.join(OUT, "inputs")
 DURATION = float(os.environ.get("DURATION", "60"))
 CLIENTS = int(os.environ.get("CLIENTS", "50"))
-BUDGET_FRACTION = float(os.environ.get("BUDGET_FRACTION", "0.25"))
+# Budgets to run, each on a fresh server: F = F x all frames' PNG bytes; F+canvases = that plus one
+# RGBA canvas per animation (the decoders' state, which the cache also counts against its budget).
+BUDGETS = os.environ.get("BUDGETS", "0.25 0.25+canvases").split()
 HIT_MS = float(os.environ.get("HIT_MS", "5"))
+SIZES = {}
+GRACE = 10.0  # a request still unanswered this long after the end is given up (and counted)
 WRITE = os.environ.get("BENCH_WRITE", "1") == "1"
 
 
@@ -140,7 +145,7 @@ async def read_response(reader):
     return status, body
 
 
-async def player(port, meta, start, end, records):
+async def player(port, meta, start, end, records, unanswered):
     """Plays one animation by its delay table until `end`; appends one record per frame."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     ts = [f["timestampMs"] / 1000 for f in meta["frames"]]
@@ -160,7 +165,11 @@ async def player(port, meta, start, end, records):
                 await asyncio.sleep(due - now)
             sent = loop.time()
             writer.write(requests[k])
-            status, body = await read_response(reader)
+            try:
+                status, body = await asyncio.wait_for(read_response(reader), timeout=max(0.001, end + GRACE - sent))
+            except asyncio.TimeoutError:
+                unanswered.append(meta["id"])  # still waiting GRACE s after the end: given up
+                break
             done = loop.time()
             ok = status == 200 and body[:8] == b"\x89PNG\r\n\x1a\n"
             # (latency, send lateness, arrived after the next frame was due, ok, bytes)
@@ -178,23 +187,26 @@ async def play_all(port, metas, duration):
     t0 = loop.time() + 0.5
     end = t0 + duration
     records = [[] for _ in metas]
+    unanswered = []
     rng = random.Random(7)
-    tasks = [player(port, m, t0 + rng.uniform(0, 1.0), end, records[i]) for i, m in enumerate(metas)]
+    tasks = [player(port, m, t0 + rng.uniform(0, 1.0), end, records[i], unanswered) for i, m in enumerate(metas)]
     await asyncio.gather(*tasks)
-    return records
+    return records, unanswered
 
 
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    fb.build()
-    manifest = make_inputs()
-    if len(manifest) < CLIENTS:
-        sys.exit(f"bench-playback: {len(manifest)} inputs for {CLIENTS} clients")
-    sizes = sizing_pass(manifest)
-    budget = int(sizes["pngBytes"] * BUDGET_FRACTION)
-    fb.log(f"bench-playback: {sizes['frames']} frames, {fb.mib(sizes['pngBytes'])} MiB of PNGs "
-           f"({fb.mib(sizes['rawBytes'])} MiB RGBA); budget {fb.mib(budget)} MiB")
+def budget_for(spec, sizes):
+    fraction, _, extra = spec.partition("+")
+    budget = int(sizes["pngBytes"] * float(fraction))
+    if extra == "canvases":
+        budget += sum(v["rawBytes"] // v["frames"] for v in sizes["images"].values())
+    elif extra:
+        raise SystemExit(f"bench-playback: unknown budget '{spec}'")
+    return budget
 
+
+def run_one(spec, sizes, manifest):
+    budget = budget_for(spec, sizes)
+    fb.log(f"bench-playback: budget {spec} = {fb.mib(budget)} MiB")
     data = os.path.join(OUT, "data")
     shutil.rmtree(data, ignore_errors=True)
     load_before = fb.loadavg()
@@ -217,14 +229,24 @@ def main():
         poller.start()
         fb.log(f"bench-playback: {CLIENTS} players for {DURATION:.0f} s (baseline RSS {fb.mib(baseline)} MiB)")
         t = time.monotonic()
-        records = asyncio.run(play_all(server.port, metas, DURATION))
+        cpu_before = fb.cpu_seconds(server.pid)
+        mid = {}
+
+        def snapshot():
+            time.sleep(DURATION / 2)
+            mid.update(server.json("/stats"))
+        snap = threading.Thread(target=snapshot, daemon=True)
+        snap.start()
+        records, unanswered = asyncio.run(play_all(server.port, metas, DURATION))
+        snap.join()
         wall = time.monotonic() - t
+        cpu = fb.cpu_seconds(server.pid) - cpu_before
         after = server.json("/stats")
         poller.stop_flag.set()
         poller.join()
         hwm_end = server.memory()["VmHWM"]
         load_after = fb.loadavg()
-        busy_after = fb.busy_processes()
+        busy_after = fb.busy_processes(exclude=(server.pid,))
     finally:
         server.stop()
         shutil.rmtree(data, ignore_errors=True)
@@ -242,6 +264,11 @@ def main():
     server_share = delta["hits"] / asked if asked else float("nan")
     client_share = fast / served if served else float("nan")
     limit = baseline + budget * 1.1
+    # How far behind real time each player ended: frames it should have asked for but had not.
+    behind = []
+    for m, rs in zip(metas, records):
+        per = m["durationMs"] / 1000 / m["frameCount"]
+        behind.append(max(0, int(DURATION / per) - len(rs)))
     frame_rate = sum(1000 / (m["durationMs"] / m["frameCount"]) for m in metas)
     result = {
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "machine": fb.machine(),
@@ -251,9 +278,12 @@ def main():
                    "formats": {f: sum(1 for i in manifest[:CLIENTS] if i["format"] == f) for f in ("gif", "webp", "apng")},
                    "fileBytes": sum(i["bytes"] for i in manifest[:CLIENTS]),
                    "framesPerSecondAsked": frame_rate},
-        "budgetBytes": budget, "budgetFraction": BUDGET_FRACTION,
+        "budgetBytes": budget, "budgetSpec": spec,
         "uploadSeconds": {"total": sum(upload_s), "median": fb.percentile(upload_s, 50), "max": max(upload_s)},
-        "served": served, "ok": ok, "errors": served - ok,
+        "serverCpuSeconds": cpu,
+        "served": served, "ok": ok, "errors": served - ok, "unanswered": len(unanswered),
+        "behind": behind,
+        "midway": {k: mid.get(k) for k in ("usedBytes", "frameBytes", "decoderBytes", "cachedFrames", "queueDepth")},
         "stats": delta, "statsAfter": {k: after[k] for k in ("usedBytes", "budgetBytes", "cachedFrames", "entries")},
         "serverShareNoWait": server_share, "clientShareFast": client_share, "hitMs": HIT_MS,
         "latencyMs": {"p50": fb.percentile(lat_ms, 50), "p90": fb.percentile(lat_ms, 90),
@@ -265,59 +295,100 @@ def main():
                 "hwmAfterUpload": hwm_after_upload, "hwmEnd": hwm_end, "limit": limit},
         "load": {"before": load_before, "after": load_after, "busyBefore": busy_before, "busyAfter": busy_after},
     }
+    return result
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    fb.build()
+    manifest = make_inputs()
+    if len(manifest) < CLIENTS:
+        sys.exit(f"bench-playback: {len(manifest)} inputs for {CLIENTS} clients")
+    sizes = sizing_pass(manifest)
+    SIZES.update(sizes)
+    fb.log(f"bench-playback: {sizes['frames']} frames, {fb.mib(sizes['pngBytes'])} MiB of PNGs "
+           f"({fb.mib(sizes['rawBytes'])} MiB RGBA)")
+    results = [run_one(spec, sizes, manifest) for spec in BUDGETS]
     with open(os.path.join(OUT, "result.json"), "w") as f:
-        json.dump(result, f, indent=1)
-    report = render(result)
+        json.dump(results, f, indent=1)
+    report = render(results)
     print(report)
     if WRITE:
         fb.replace_section(os.path.join(fb.REPO, "BENCHMARKS.md"), "Playback through the frame cache", report)
         fb.log("bench-playback: BENCHMARKS.md section written")
 
 
-def render(r):
-    met = lambda ok: "**met**" if ok else "**not met**"  # noqa: E731
-    lat = r["latencyMs"]
-    rss = r["rss"]
-    i = r["inputs"]
-    s = r["stats"]
+def label(spec):
+    fraction, _, extra = spec.partition("+")
+    text = f"{float(fraction):.0%} of all PNG bytes"
+    return text + " + one canvas per animation" if extra == "canvases" else text
+
+
+def render(results):
+    met = lambda ok: "met" if ok else "**not met**"  # noqa: E731
+    r0 = results[0]
+    i = r0["inputs"]
     fmts = ", ".join(f"{n} {f.upper()}" for f, n in i["formats"].items())
+    canv = budget_for("0+canvases", {"pngBytes": 0, "images": SIZES["images"]})
     lines = [
-        f"`make bench-playback` (scripts/bench-playback.py), {r['date']}, {r['machine']}; "
-        f"load average {r['load']['before']} before, {r['load']['after']} after "
-        f"(other processes at the start: {r['load']['busyBefore']}; at the end: {r['load']['busyAfter']}).",
+        f"`make bench-playback` (scripts/bench-playback.py), {r0['date']}, {r0['machine']}.",
         "",
-        f"{r['clients']} simulated players, one keep-alive HTTP/1.1 connection each (Python asyncio on the same "
+        f"{r0['clients']} simulated players, one keep-alive HTTP/1.1 connection each (Python asyncio, on the same "
         f"machine), each playing a different animation at real-time speed by its delay table for "
-        f"{r['durationS']:.0f} s: {i['images']} animations ({fmts}; 320×240 to 640×360, 30–120 frames, "
-        f"40–100 ms per frame; {i['frames']} frames, {fb.mib(i['fileBytes'])} MiB of files, "
-        f"{fb.mib(i['rawBytes'])} MiB as RGBA canvases, {fb.mib(i['pngBytes'])} MiB as the server's PNGs), "
-        f"{i['framesPerSecondAsked']:.0f} frames/s asked for in all. Cache budget "
-        f"`--cache-max-bytes {r['budgetBytes']}` = {r['budgetFraction']:.0%} of all frames' PNG bytes.",
+        f"{r0['durationS']:.0f} s (frame k of loop L asked for at start + L × duration + timestampMs[k]; when the "
+        f"previous answer comes later than that, the next request goes out at once — frames are never skipped; "
+        f"starts spread over 1 s). {i['images']} animations made by scripts/bench/playback/make_inputs.py ({fmts}; "
+        f"ffmpeg testsrc/testsrc2/mandelbrot/life/cellauto/sierpinski/gradients scenes, 320×240 to 640×360, 11–120 "
+        f"frames, 40–100 ms per frame): {i['frames']:,} frames, {fb.mib(i['fileBytes'])} MiB of files, "
+        f"{fb.mib(i['rawBytes'])} MiB as RGBA canvases, {fb.mib(i['pngBytes'])} MiB as the server's PNGs (what its "
+        f"cache holds per frame); {i['framesPerSecondAsked']:.0f} frames/s asked for by all players together. "
+        f"One RGBA canvas per animation (the decoder state the cache also counts against its budget) is "
+        f"{fb.mib(canv)} MiB for the 50. Each column is a fresh server with that `--cache-max-bytes`; the same "
+        f"files uploaded first (timed), then 2 s idle, then the baseline RSS.",
         "",
-        "| measure | value | goal |",
-        "|---|---:|---|",
-        f"| frames served (200, PNG) | {r['ok']:,} of {r['served']:,} requests | |",
-        f"| served without waiting for a decode, server (`/stats` hits ÷ (hits + misses)) | "
-        f"{r['serverShareNoWait']:.2%} ({s['hits']:,} hits, {s['misses']:,} misses) | ≥ 99.5%: {met(r['serverShareNoWait'] >= 0.995)} |",
-        f"| served without waiting, client (answer within {r['hitMs']:g} ms) | {r['clientShareFast']:.2%} | ≥ 99.5%: "
-        f"{met(r['clientShareFast'] >= 0.995)} |",
-        f"| latency p50 / p90 / p99 / p99.9 / max | {lat['p50']:.2f} / {lat['p90']:.2f} / {lat['p99']:.2f} / "
-        f"{lat['p999']:.1f} / {lat['max']:.1f} ms | |",
-        f"| answers that arrived after the next frame was due | {r['arrivedAfterNextFrameDue']:,} "
-        f"({r['arrivedAfterNextFrameDue'] / max(1, r['served']):.2%}) | |",
-        f"| request sent late (previous answer still pending) p99 / max | {r['sendLatenessMs']['p99']:.1f} / "
-        f"{r['sendLatenessMs']['max']:.1f} ms | |",
-        f"| decodes / of them decode-ahead / coalesced / evictions | {s['decodes']:,} / {s['prefetches']:,} / "
-        f"{s['coalesced']:,} / {s['evictions']:,} | |",
-        f"| cache at the end: used / budget | {fb.mib(r['statsAfter']['usedBytes'])} / "
-        f"{fb.mib(r['statsAfter']['budgetBytes'])} MiB, {r['statsAfter']['cachedFrames']:,} frames | |",
-        f"| server RSS: at start / after upload (baseline) | {fb.mib(rss['start'])} / {fb.mib(rss['baseline'])} MiB | |",
-        f"| server RSS peak during playback (VmRSS every 50 ms) | {fb.mib(rss['peakPlayback'])} MiB | ≤ baseline + "
-        f"budget × 1.1 = {fb.mib(rss['limit'])} MiB: {met(rss['peakPlayback'] <= rss['limit'])} |",
-        f"| VmHWM after upload / at the end | {fb.mib(rss['hwmAfterUpload'])} / {fb.mib(rss['hwmEnd'])} MiB | |",
-        f"| uploads (full verification of every frame): total / median / max | {r['uploadSeconds']['total']:.1f} s / "
-        f"{r['uploadSeconds']['median'] * 1000:.0f} ms / {r['uploadSeconds']['max'] * 1000:.0f} ms | |",
+        "| measure | " + " | ".join(f"budget {fb.mib(r['budgetBytes'])} MiB ({label(r['budgetSpec'])})" for r in results)
+        + " | goal |",
+        "|---|" + "---:|" * len(results) + "---|",
     ]
+
+    def row(name, fn, goal=""):
+        lines.append(f"| {name} | " + " | ".join(fn(r) for r in results) + f" | {goal} |")
+
+    row("frames served (200, PNG) / requests unanswered 10 s after the end",
+        lambda r: f"{r['ok']:,} / {r['unanswered']}")
+    row("frames the players fell behind real time by the end: all players / worst one",
+        lambda r: f"{sum(r['behind']):,} / {max(r['behind']):,}", "0")
+    row("served without waiting for a decode, server (`/stats` hits ÷ (hits + misses))",
+        lambda r: f"{r['serverShareNoWait']:.2%} ({r['stats']['hits']:,} / {r['stats']['hits'] + r['stats']['misses']:,}) "
+                  f"{met(r['serverShareNoWait'] >= 0.995)}", "≥ 99.5%")
+    row(f"served without waiting, client (answer within {r0['hitMs']:g} ms)",
+        lambda r: f"{r['clientShareFast']:.2%} {met(r['clientShareFast'] >= 0.995)}", "≥ 99.5%")
+    row("latency p50 / p99 (ms)", lambda r: f"{r['latencyMs']['p50']:.2f} / {r['latencyMs']['p99']:.1f}")
+    row("latency p99.9 / max (ms)", lambda r: f"{r['latencyMs']['p999']:.0f} / {r['latencyMs']['max']:.0f}")
+    row("answers that came after the next frame was due",
+        lambda r: f"{r['arrivedAfterNextFrameDue']:,} ({r['arrivedAfterNextFrameDue'] / max(1, r['served']):.1%})")
+    row("decodes (of them decode-ahead) / coalesced / evictions",
+        lambda r: f"{r['stats']['decodes']:,} ({r['stats']['prefetches']:,}) / {r['stats']['coalesced']:,} / "
+                  f"{r['stats']['evictions']:,}")
+    row("server CPU during playback: cores used on average / ms of CPU per decode",
+        lambda r: f"{r['serverCpuSeconds'] / r['wallS']:.2f} / "
+                  f"{r['serverCpuSeconds'] * 1000 / max(1, r['stats']['decodes']):.1f}")
+    row("cache halfway: frames / decoders (canvases + checkpoints), MiB; frames cached; requests waiting",
+        lambda r: f"{fb.mib(r['midway']['frameBytes'] or 0)} / {fb.mib(r['midway']['decoderBytes'] or 0)}; "
+                  f"{r['midway']['cachedFrames']}; {r['midway']['queueDepth']}")
+    row("server RSS at start / after upload (baseline), MiB",
+        lambda r: f"{fb.mib(r['rss']['start'])} / {fb.mib(r['rss']['baseline'])}")
+    row("server RSS peak during playback (VmRSS every 50 ms), MiB",
+        lambda r: f"{fb.mib(r['rss']['peakPlayback'])} ≤ {fb.mib(r['rss']['limit'])} "
+                  f"{met(r['rss']['peakPlayback'] <= r['rss']['limit'])}", "≤ baseline + budget × 1.1")
+    row("VmHWM after upload / at the end, MiB",
+        lambda r: f"{fb.mib(r['rss']['hwmAfterUpload'])} / {fb.mib(r['rss']['hwmEnd'])}")
+    row("50 uploads (each verifies every frame): total s / median ms / max ms",
+        lambda r: f"{r['uploadSeconds']['total']:.1f} / {r['uploadSeconds']['median'] * 1000:.0f} / "
+                  f"{r['uploadSeconds']['max'] * 1000:.0f}")
+    row("load average before / after", lambda r: f"{r['load']['before']} / {r['load']['after']}")
+    lines += ["", "CPU of other processes over 1 s before each run (the machine is shared): "
+              + "; ".join(f"{fb.mib(r['budgetBytes'])} MiB run: {r['load']['busyBefore']}" for r in results) + "."]
     notes = os.path.join(fb.REPO, "scripts", "bench", "playback", "notes.md")
     if os.path.exists(notes):
         lines += ["", open(notes).read().strip()]

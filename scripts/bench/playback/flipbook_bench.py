@@ -12,7 +12,7 @@ import sys
 import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-BINARY = os.path.join(REPO, ".build-playback", "release", "flipbook")
+BINARY = os.environ.get("FLIPBOOK_BIN") or os.path.join(REPO, ".build-playback", "release", "flipbook")
 
 
 def log(*args):
@@ -124,6 +124,14 @@ def proc_memory(pid):
     return out
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        stat = f.read()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def machine():
     model = "?"
     try:
@@ -147,19 +155,41 @@ def machine():
     return f"{osname}, {os.cpu_count()} cores ({model}), {mem / 2**30:.0f} GiB"
 
 
-def busy_processes(limit=4):
-    """The processes other than ours using the most CPU now (ps), as one line: the machine is shared."""
-    try:
-        out = subprocess.run(["ps", "-eo", "pcpu,comm", "--sort=-pcpu", "--no-headers"],
-                             stdout=subprocess.PIPE, text=True).stdout.splitlines()
-    except OSError:
-        return "?"
+def _cpu_ticks():
+    ticks = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        ticks[int(pid)] = (name, int(fields[11]) + int(fields[12]))
+    return ticks
+
+
+def busy_processes(exclude=(), limit=5, seconds=1.0):
+    """The processes using the most CPU over the next second (from /proc), as one line, leaving
+    out `exclude` (our own): the machine is shared with other work."""
+    a = _cpu_ticks()
+    time.sleep(seconds)
+    b = _cpu_ticks()
+    hz = os.sysconf("SC_CLK_TCK")
     rows = []
-    for line in out:
-        parts = line.split(None, 1)
-        if len(parts) == 2 and float(parts[0]) >= 5 and parts[1] not in ("ps",):
-            rows.append(f"{parts[1]} {parts[0]}%")
-    return ", ".join(rows[:limit]) or "none above 5%"
+    for pid, (name, t) in b.items():
+        if pid in exclude or pid == os.getpid() or pid not in a:
+            continue
+        pct = (t - a[pid][1]) / hz / seconds * 100
+        if pct >= 5:
+            rows.append((pct, name))
+    rows.sort(reverse=True)
+    total = sum(p for p, _ in rows)
+    if not rows:
+        return "none above 5% of a core"
+    return f"{total:.0f}% of a core in all: " + ", ".join(f"{n} {p:.0f}%" for p, n in rows[:limit])
 
 
 def loadavg():
