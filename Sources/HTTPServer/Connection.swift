@@ -49,7 +49,7 @@ final class Connection {
     let generation: UInt32
     let id: UInt64
     let peer: HTTPPeerAddress?
-    unowned let loop: EventLoop
+    unowned(unsafe) let loop: EventLoop
 
     var phase = Phase.active
     /// Set by inner code; the loop closes the connection when the current event is done.

@@ -51,22 +51,29 @@ enum RequestTarget {
     /// Splits a target into its raw path (always starting with `/`, or `*`) and raw query (after `?`,
     /// without any `#fragment`).
     static func split(_ target: String) -> (path: Substring, query: Substring?) {
-        var target = Substring(target)
-        if let hash = target.firstIndex(of: "#") { target = target[..<hash] }
-        if target.first != "/" && target != "*" {
-            let bytes = Array(target.utf8)
-            if let start = bytes.withUnsafeBytes({ absolutePathStart($0) }) {
-                target = Substring(String(decoding: bytes[start...], as: UTF8.self))
+        // Scans UTF-8 code units (String.Index values from the UTF-8 view are valid for slicing),
+        // avoiding Character iteration on the hot path.
+        let utf8 = target.utf8
+        var end = utf8.endIndex
+        var question: String.Index?
+        var index = utf8.startIndex
+        while index != end {
+            let byte = utf8[index]
+            if byte == 0x23 { end = index; break } // '#'
+            if byte == 0x3F && question == nil { question = index } // '?'
+            index = utf8.index(after: index)
+        }
+        var start = utf8.startIndex
+        if let first = utf8.first, first != 0x2F, !(first == 0x2A && utf8.count == 1) {
+            let prefixEnd = question ?? end
+            let absolute = target[start..<prefixEnd]
+            let offset = Array(absolute.utf8).withUnsafeBytes { absolutePathStart($0) }
+            if let offset {
+                start = utf8.index(start, offsetBy: offset)
             }
         }
-        let path: Substring
-        var query: Substring?
-        if let question = target.firstIndex(of: "?") {
-            path = target[..<question]
-            query = target[target.index(after: question)...]
-        } else {
-            path = target
-        }
+        let path = target[start..<(question ?? end)]
+        let query = question.map { target[utf8.index(after: $0)..<end] }
         return (path.isEmpty ? "/" : path, query)
     }
 

@@ -98,12 +98,18 @@ public struct Router: Sendable {
     func match(_ method: HTTPMethod, rawPath: Substring) -> Match {
         var segments: [Substring] = []
         segments.reserveCapacity(8)
-        var rest = rawPath.dropFirst()
-        while let slash = rest.firstIndex(of: "/") {
-            segments.append(rest[..<slash])
-            rest = rest[rest.index(after: slash)...]
+        // Split on "/" by UTF-8 code unit (no Character iteration on the hot path).
+        let utf8 = rawPath.utf8
+        var start = utf8.isEmpty ? utf8.endIndex : utf8.index(after: utf8.startIndex)
+        var index = start
+        while index != utf8.endIndex {
+            if utf8[index] == 0x2F {
+                segments.append(rawPath[start..<index])
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
         }
-        segments.append(rest)
+        segments.append(rawPath[start..<utf8.endIndex])
 
         var headFallback: (Route, HTTPPathParameters)?
         var allowed: [HTTPMethod] = []

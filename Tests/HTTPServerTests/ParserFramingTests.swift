@@ -136,6 +136,14 @@ import Testing
         #expect(RequestTarget.percentDecode("/%ff") == "/\u{FFFD}") // invalid UTF-8 is replaced
         #expect(RequestTarget.percentDecode("/a%2") == "/a%2") // (the parser rejects this form)
         #expect(RequestTarget.split("/p?q#frag").query == "q")
+        #expect(RequestTarget.split("/p#f?g").path == "/p")
+        #expect(RequestTarget.split("/p#f?g").query == nil)
+        #expect(RequestTarget.split("/p??a").query == "?a")
+        #expect(RequestTarget.split("*").path == "*")
+        #expect(RequestTarget.split("http://h?x").path == "/")
+        #expect(RequestTarget.split("http://h?x").query == "x")
+        #expect(RequestTarget.split("HTTPS://h/a?b").path == "/a")
+        #expect(RequestTarget.split("/é/ü?ä=ö").path == "/é/ü") // (only from HTTPRequest(method:target:))
     }
 
     @Test func contentLengthWithLeadingZerosIsDecimal() {
