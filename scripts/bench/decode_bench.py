@@ -334,6 +334,10 @@ def bench_input(args, source: Path, description: str, sections: list[str], goals
         print(f"   warm-up {r.tool:11} {r.mode:4} {wall:7.3f} s  {rss / 1024:7.0f} MiB"
               f"  {r.failure or ''}", file=sys.stderr)
         r.walls_warm = wall  # type: ignore[attr-defined]
+        if not r.failure and wall > SLOW_SECONDS:
+            # A run this long is not helped by a warm page cache: it counts as a timed run too.
+            r.walls.append(wall)
+            r.rss_kb.append(rss)
 
     # Pixels: every peer that wrote the right number of frames against flipbook.
     ref = {m: next(r for r in results if r.tool == "flipbook" and r.mode == m) for m in ("all", "last")}
@@ -349,7 +353,7 @@ def bench_input(args, source: Path, description: str, sections: list[str], goals
     runnable = [r for r in results if not r.failure]
     for run in range(args.runs):
         for r in runnable:
-            if run >= args.slow_runs and r.walls_warm > SLOW_SECONDS:  # type: ignore[attr-defined]
+            if r.walls_warm > SLOW_SECONDS and len(r.walls) >= args.slow_runs:  # type: ignore[attr-defined]
                 continue
             wall, rss, status = run_once(r.argv, r.out, work / "run.log")
             if status != 0:
@@ -468,13 +472,33 @@ def main() -> int:
     busy_before = busiest_others()
     sections: list[str] = []
     goals: list[tuple] = []
-    for name, description in chosen:
+    for done, (name, description) in enumerate(chosen, start=1):
         bench_input(args, inputs_dir / name, description, sections, goals)
+        final = done == len(chosen)
+        section = report(args, started, load_before, busy_before, sections, goals,
+                         None if final else (done, len(chosen)))
+        if final:
+            print(section)
+        if args.benchmarks:
+            # Written after every input, so that a run cut short leaves what it measured.
+            splice(Path(args.benchmarks), section)
+            print(f"decode_bench: wrote the '## Decoding' section of {args.benchmarks}"
+                  f"{'' if final else f' ({done} of {len(chosen)} inputs so far)'}", file=sys.stderr)
+    return 0
+
+
+def report(args, started, load_before, busy_before, sections: list[str], goals: list[tuple],
+           partial: tuple[int, int] | None) -> str:
+    """The '## Decoding' section for the inputs measured so far."""
     load_after = os.getloadavg()
-    busy_after = busiest_others()
+    busy_after = busiest_others() if partial is None else ""
     elapsed = datetime.datetime.now(datetime.timezone.utc) - started
 
-    out = ["## Decoding", "",
+    out = ["## Decoding", ""]
+    if partial is not None:
+        out += [f"**Partial: {partial[0]} of {partial[1]} inputs measured so far** (the run was still going "
+                f"when this was written, or was cut short).", ""]
+    out += [
            "Made by `make bench-decode` (`scripts/bench-decode.sh`: installs the peers, builds flipbook in "
            "release, makes the inputs with `scripts/make-bench-inputs.sh`, then runs "
            "`scripts/bench/decode_bench.py`). "
@@ -485,7 +509,8 @@ def main() -> int:
     out += ["",
             f"Method: each command runs once to warm the page cache (that run's output is counted, its PNG bytes "
             f"added up and its pixels compared with flipbook's), then {args.runs} timed runs "
-            f"({args.slow_runs} for commands over {SLOW_SECONDS:.0f} s), all commands of an input interleaved "
+            f"(commands over {SLOW_SECONDS:.0f} s: {args.slow_runs} in all, the warm-up run counting as the first), "
+            f"all commands of an input interleaved "
             f"round-robin; `sync` before each run, outputs written to a fresh directory on the same disk. "
             f"Tables give the median wall-clock time with the min–max range; frames/s = frames ÷ median. "
             f"Peak RSS is the median of GNU time's maximum resident set size (`/usr/bin/time`). "
@@ -525,12 +550,7 @@ def main() -> int:
     if NOTES.is_file():
         out += [NOTES.read_text().rstrip("\n"), ""]
     out += sections
-    section = "\n".join(out)
-    print(section)
-    if args.benchmarks:
-        splice(Path(args.benchmarks), section)
-        print(f"decode_bench: wrote the '## Decoding' section of {args.benchmarks}", file=sys.stderr)
-    return 0
+    return "\n".join(out)
 
 
 if __name__ == "__main__":
