@@ -57,7 +57,7 @@ struct CacheState {
         for entry in entries.values where !entry.busy {
             if !entry.waitOrder.isEmpty {
                 if urgent == nil || entry.lastUse < urgent!.lastUse { urgent = entry }
-            } else if now - entry.lastRequest <= activeSeconds, entry.nextPrefetch != nil {
+            } else if now - entry.lastRequest <= activeSeconds, !entry.decoderDoesNotFit, entry.nextPrefetch != nil {
                 if prefetch == nil || entry.lastUse > prefetch!.lastUse { prefetch = entry }
             }
         }

@@ -359,7 +359,10 @@ public final class FrameCache: @unchecked Sendable {
     /// After a job the decoder's canvas and checkpoints count against the budget; when they do
     /// not fit, checkpoints go first, then the decoder itself.
     private func keepDecoderWithinBudget(_ entry: ImageEntry, now: Double) {
-        guard state.heldBytes > state.budget else { return }
+        guard state.heldBytes > state.budget else {
+            entry.decoderDoesNotFit = false
+            return
+        }
         state.makeRoom(for: 0, reach: .outsideWindows, protecting: entry, now: now,
                        activeSeconds: configuration.activeImageSeconds)
         if state.heldBytes > state.budget, let renderer = entry.renderer, renderer.checkpointBytes > 0 {
@@ -368,6 +371,9 @@ public final class FrameCache: @unchecked Sendable {
         }
         if state.heldBytes > state.budget {
             state.dropRenderer(entry)
+            entry.decoderDoesNotFit = true
+        } else {
+            entry.decoderDoesNotFit = false
         }
         if state.heldBytes > state.budget {
             // The budget is never exceeded: as a last resort even posters go, oldest first.

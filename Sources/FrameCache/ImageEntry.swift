@@ -35,6 +35,10 @@ final class ImageEntry {
     var busy = false
     /// Set while busy when a purge wants the checkpoints gone.
     var discardCheckpointsAfterJob = false
+    /// The decoder did not fit in the budget after its last job and was dropped: decoding ahead
+    /// would replay from a key frame for every frame and throw the work away, so this image is
+    /// served on demand until a job keeps its decoder again.
+    var decoderDoesNotFit = false
 
     init(image: CacheableImage, now: Double, tick: UInt64) {
         id = image.id

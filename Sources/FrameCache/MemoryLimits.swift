@@ -23,7 +23,7 @@ public struct MemoryLimits: Sendable, Equatable {
 
     /// Reads the limits of this process from `cgroupRoot` (default `/sys/fs/cgroup`) and
     /// `/proc/meminfo`.
-    public static func detect(cgroupRoot: String = "/sys/fs/cgroup", meminfo: String = "/proc/meminfo") -> MemoryLimits {
+    public static func detect(cgroupRoot: String = CgroupMemory.processRoot(), meminfo: String = "/proc/meminfo") -> MemoryLimits {
         let info = Self.meminfo(meminfo)
         let total = info["MemTotal"] ?? Int(ProcessInfo.processInfo.physicalMemory)
         let available = info["MemAvailable"] ?? total / 2
@@ -52,8 +52,21 @@ public struct MemoryLimits: Sendable, Equatable {
 public struct CgroupMemory: Sendable {
     public let root: String
 
-    public init(root: String = "/sys/fs/cgroup") {
+    public init(root: String = CgroupMemory.processRoot()) {
         self.root = root
+    }
+
+    /// The directory of this process's own cgroup v2: `/sys/fs/cgroup` + the `0::` path of
+    /// `/proc/self/cgroup` when that directory has memory files (a service started by systemd
+    /// or nested in a pod), else `/sys/fs/cgroup` (a container's namespaced view).
+    public static func processRoot(mount: String = "/sys/fs/cgroup", selfCgroup: String = "/proc/self/cgroup") -> String {
+        guard let text = try? String(contentsOfFile: selfCgroup, encoding: .utf8) else { return mount }
+        for line in text.split(separator: "\n") where line.hasPrefix("0::") {
+            let path = String(line.dropFirst(3))
+            let candidate = path == "/" ? mount : mount + path
+            if FileManager.default.fileExists(atPath: candidate + "/memory.max") { return candidate }
+        }
+        return mount
     }
 
     /// `memory.max` in bytes; nil when absent or "max".

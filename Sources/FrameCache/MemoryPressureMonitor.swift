@@ -14,7 +14,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
         public var criticalFraction: Double = 0.95
         public var psiWarningPercent: Double = 20
         public var repeatSeconds: Double = 10
-        public var cgroupRoot = "/sys/fs/cgroup"
+        public var cgroupRoot = CgroupMemory.processRoot()
         public init() {}
     }
 

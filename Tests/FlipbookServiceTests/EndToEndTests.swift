@@ -263,7 +263,11 @@ struct EndToEndTests {
         #expect(fromB.body == (try a.client.get("/frames/\(id)/5").body))
         #expect(try b.upload(Corpus.bytes("wuffs/muybridge.gif")).status == 200)
         #expect(try a.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer t"]).status == 204)
+        #expect(try a.client.get("/images/\(id)").status == 404)
+        // B trusts its cached record for up to ImageStore.recheckSeconds, then sees the delete.
+        try await Task.sleep(for: .seconds(ImageStore.recheckSeconds + 0.2))
         #expect(try b.client.get("/images/\(id)").status == 404)
+        #expect(try b.client.get("/frames/\(id)/5").status == 404)
         await a.stop()
         await b.stop()
     }

@@ -159,4 +159,19 @@ struct PressureTests {
         #expect(policy.window(frameCount: 300, decodedFrameBytes: 3_686_400, encodedFrameBytes: 100_000,
                               budget: 4_000_000, activeImages: 2, cap: 1) == 1)
     }
+
+    @Test func theProcessCgroupIsFoundFromProcSelfCgroup() throws {
+        let mount = FileManager.default.temporaryDirectory.appendingPathComponent("cgmount-\(UUID().uuidString)")
+        let own = mount.appendingPathComponent("system.slice/flipbook.service")
+        try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: mount) }
+        let selfFile = mount.appendingPathComponent("self-cgroup")
+        try "0::/system.slice/flipbook.service\n".write(to: selfFile, atomically: true, encoding: .utf8)
+        // No memory files there yet: the mount point itself.
+        #expect(CgroupMemory.processRoot(mount: mount.path, selfCgroup: selfFile.path) == mount.path)
+        try "1073741824\n".write(to: own.appendingPathComponent("memory.max"), atomically: true, encoding: .utf8)
+        #expect(CgroupMemory.processRoot(mount: mount.path, selfCgroup: selfFile.path) == own.path)
+        #expect(CgroupMemory(root: own.path).limit == 1 << 30)
+        #expect(CgroupMemory.processRoot(mount: mount.path, selfCgroup: "/nonexistent") == mount.path)
+    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import Logging
 import Metrics
+import Synchronization
 
 /// What every Flipbook response gets on its way out, whichever handler made it: `X-Served-By`,
 /// `X-Request-ID` (the client's, or a new one), a per-route request counter and latency
@@ -95,10 +96,18 @@ final class RequestDecorator: Sendable {
         return value
     }
 
+    /// A random 32-bit prefix per process and a counter: unique across replicas in practice,
+    /// and no system call on the hot path.
     static func newRequestID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let value = generator.next() as UInt64
+        let value = requestIDPrefix | UInt64(requestCounter.add(1, ordering: .relaxed).newValue & 0xffff_ffff)
         let hex = String(value, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
+
+    private static let requestIDPrefix: UInt64 = {
+        var generator = SystemRandomNumberGenerator()
+        return (generator.next() as UInt64) & 0xffff_ffff_0000_0000
+    }()
+
+    private static let requestCounter = Atomic<UInt32>(0)
 }

@@ -35,7 +35,14 @@ public final class ImageStore: @unchecked Sendable {
         var metadataJSON: [UInt8]
         /// The meta file's modification time and size when read; nil for library images.
         var stamp: FileStamp?
+        /// When the meta file was last checked (monotonic seconds).
+        var checkedAt: Double = 0
     }
+
+    /// How long a cached record is trusted before its file is checked again: another replica's
+    /// delete or replace is seen within this time, and a busy frame route costs no `stat` per
+    /// request.
+    static let recheckSeconds = 1.0
 
     public let dataDirectory: String
     let objectsDirectory: String
@@ -91,6 +98,8 @@ public final class ImageStore: @unchecked Sendable {
         let cached = cache[id]
         lock.unlock()
         if let cached, cached.stamp == nil { return cached }  // library images do not change
+        let now = Self.monotonicSeconds()
+        if let cached, now - cached.checkedAt < Self.recheckSeconds { return cached }
         let metaPath = metaPath(id)
         guard let stamp = FileStamp(path: metaPath) else {
             if cached != nil {
@@ -100,12 +109,19 @@ public final class ImageStore: @unchecked Sendable {
             }
             return nil
         }
-        if let cached, cached.stamp == stamp { return cached }
+        if var cached, cached.stamp == stamp {
+            cached.checkedAt = now
+            lock.lock()
+            cache[id] = cached
+            lock.unlock()
+            return cached
+        }
         do {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
             let record = try decoder.decode(StoredImage.self, from: Data(DurableFiles.read(metaPath)))
-            let fresh = Cached(record: record, metadataJSON: try Self.encodeMetadata(record.metadata), stamp: stamp)
+            let fresh = Cached(record: record, metadataJSON: try Self.encodeMetadata(record.metadata), stamp: stamp,
+                               checkedAt: now)
             lock.lock()
             cache[id] = fresh
             lock.unlock()
@@ -204,6 +220,9 @@ public final class ImageStore: @unchecked Sendable {
         } catch {
             throw StoreError.io("\(error)")
         }
+        lock.lock()
+        cache[id] = nil
+        lock.unlock()
         _ = lookup(id)
         logger.info("image stored", metadata: ["id": "\(id)", "bytes": "\(bytes.count)",
                                                "frames": "\(image.frameCount)", "replaced": "\(replaced)"])
@@ -242,6 +261,12 @@ public final class ImageStore: @unchecked Sendable {
     }
 
     // MARK: Paths and encoding
+
+    static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
 
     func metaPath(_ id: String) -> String { metaDirectory + "/" + id + ".json" }
 
