@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # make bench-http: nginx and http-bench-server (HTTPServer) serving the same 100 PNG-like
 # payloads (5–60 KB) from tmpfs / memory, measured with wrk on loopback, side by side.
-#   DURATION=10 CONNECTIONS="8 64 512" WRK_THREADS=2 scripts/bench-http.sh
+# Each concurrency is measured REPEAT times, alternating which server goes first; the table has
+# the medians, and the servers' CPU time per request (from /proc) as a load-independent measure.
+#   DURATION=10 CONNECTIONS="8 64 512" WRK_THREADS=2 REPEAT=3 scripts/bench-http.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION="${DURATION:-10}"
 CONNECTIONS="${CONNECTIONS:-8 64 512}"
 WRK_THREADS="${WRK_THREADS:-2}"
-NGINX_PORT="${NGINX_PORT:-18180}"
-FLIPBOOK_PORT="${FLIPBOOK_PORT:-18181}"
+REPEAT="${REPEAT:-3}"
+NGINX_PORT="${NGINX_PORT:-18480}"
+FLIPBOOK_PORT="${FLIPBOOK_PORT:-18481}"
 LOOPS="${LOOPS:-2}"
 OUT="${OUT:-bench-out/http.md}"
 
@@ -19,6 +22,13 @@ NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 echo "bench-http: building http-bench-server (release)" >&2
 timeout 1800 swift build -c release --scratch-path .build-http --product http-bench-server >&2
 SERVER_BIN=".build-http/release/http-bench-server"
+
+for port in "$NGINX_PORT" "$FLIPBOOK_PORT"; do
+  if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/"; then
+    echo "bench-http: port $port is already taken (set NGINX_PORT / FLIPBOOK_PORT)" >&2
+    exit 1
+  fi
+done
 
 WORK="$(mktemp -d /dev/shm/flipbook-bench-http.XXXXXX)"
 PAYLOADS="$WORK/payloads"
@@ -90,8 +100,10 @@ NGINX
 ulimit -n 65536 2>/dev/null || true
 chmod -R a+rX "$WORK"
 "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -g "daemon off;" &
+NGINX_PID=$!
 pids+=($!)
 "$SERVER_BIN" "$PAYLOADS" "$FLIPBOOK_PORT" "$LOOPS" >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
 pids+=($!)
 
 for port in "$NGINX_PORT" "$FLIPBOOK_PORT"; do
@@ -109,33 +121,66 @@ to_ms() {
          else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.3f", v }
          else if (v ~ /s$/) { sub(/s$/, "", v); printf "%.3f", v * 1000 } else print v }'
 }
-run_wrk() { # name port connections → "rps p50 p99 errors"
-  local log="$WORK/wrk-$1-$3.txt"
+# CPU seconds (user + system) used so far by a process and its threads (nginx: all its workers).
+cpu_seconds() { # pid...
+  local total=0 pid
+  for pid in "$@"; do
+    total=$(awk -v t="$total" -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); split($0, f, " "); printf "%.3f", t + (f[12] + f[13]) / hz }' "/proc/$pid/stat")
+  done
+  echo "$total"
+}
+server_pids() { # name → the pids whose CPU counts for it
+  if [ "$1" = nginx ]; then pgrep -P "$NGINX_PID" | tr '\n' ' '; echo "$NGINX_PID"; else echo "$SERVER_PID"; fi
+}
+run_wrk() { # name port connections round → "rps p50 p99 cpu_us_per_request errors"
+  local log="$WORK/wrk-$1-$3-$4.txt" before after
   wrk -t"$WRK_THREADS" -c"$3" -d2s -s "$WORK/paths.lua" "http://127.0.0.1:$2/" >/dev/null 2>&1 || true
+  # shellcheck disable=SC2046
+  before=$(cpu_seconds $(server_pids "$1"))
   wrk -t"$WRK_THREADS" -c"$3" -d"${DURATION}s" --latency -s "$WORK/paths.lua" "http://127.0.0.1:$2/" >"$log" 2>&1
-  local rps p50 p99 errors
+  # shellcheck disable=SC2046
+  after=$(cpu_seconds $(server_pids "$1"))
+  local rps p50 p99 errors requests cpu
   rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log")
+  requests=$(awk '/requests in/ { print $1 }' "$log")
   p50=$(awk '$1 == "50%" { print $2 }' "$log" | to_ms)
   p99=$(awk '$1 == "99%" { print $2 }' "$log" | to_ms)
-  errors=$(awk '/Socket errors|Non-2xx/ { print }' "$log" | tr '\n' ' ')
-  echo "$rps $p50 $p99 ${errors:-none}"
+  cpu=$(awk -v a="$before" -v b="$after" -v n="$requests" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }')
+  errors=$(awk '/Socket errors|Non-2xx/ { print }' "$log" | tr '\n' ' ' | tr ' ' '_')
+  echo "$rps $p50 $p99 $cpu ${errors:-none}"
 }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 mkdir -p "$(dirname "$OUT")"
 {
-  echo "| connections | nginx req/s | flipbook req/s | ratio | nginx p50 ms | flipbook p50 ms | nginx p99 ms | flipbook p99 ms | p99 ratio |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| connections | nginx req/s | flipbook req/s | ratio | nginx p50 ms | flipbook p50 ms | nginx p99 ms | flipbook p99 ms | p99 ratio | nginx CPU µs/req | flipbook CPU µs/req |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >"$OUT"
 for c in $CONNECTIONS; do
-  read -r n_rps n_p50 n_p99 n_err <<<"$(run_wrk nginx "$NGINX_PORT" "$c")"
-  read -r f_rps f_p50 f_p99 f_err <<<"$(run_wrk flipbook "$FLIPBOOK_PORT" "$c")"
+  : >"$WORK/rounds-nginx" ; : >"$WORK/rounds-flipbook"
+  for round in $(seq 1 "$REPEAT"); do
+    # Alternate which server goes first, so that load from elsewhere hits both alike.
+    order="nginx flipbook"; [ $((round % 2)) -eq 0 ] && order="flipbook nginx"
+    for name in $order; do
+      port="$NGINX_PORT"; [ "$name" = flipbook ] && port="$FLIPBOOK_PORT"
+      result="$(run_wrk "$name" "$port" "$c" "$round")"
+      echo "$result" >>"$WORK/rounds-$name"
+      echo "bench-http: $name c=$c round $round: $result" >&2
+    done
+  done
+  col() { awk -v k="$2" '{ print $k }' "$WORK/rounds-$1" | median; }
+  n_rps=$(col nginx 1); f_rps=$(col flipbook 1)
+  n_p50=$(col nginx 2); f_p50=$(col flipbook 2)
+  n_p99=$(col nginx 3); f_p99=$(col flipbook 3)
+  n_cpu=$(col nginx 4); f_cpu=$(col flipbook 4)
   ratio=$(awk -v a="$f_rps" -v b="$n_rps" 'BEGIN { printf "%.2f", a / b }')
   p99ratio=$(awk -v a="$f_p99" -v b="$n_p99" 'BEGIN { printf "%.2f", a / b }')
-  echo "| $c | $n_rps | $f_rps | ${ratio}× | $n_p50 | $f_p50 | $n_p99 | $f_p99 | ${p99ratio}× |" >>"$OUT"
-  [ "$n_err" = "none" ] || echo "bench-http: nginx at $c connections: $n_err" >&2
-  [ "$f_err" = "none" ] || echo "bench-http: flipbook at $c connections: $f_err" >&2
+  printf "| %s | %.0f | %.0f | %s× | %.2f | %.2f | %.2f | %.2f | %s× | %.1f | %.1f |\n" \
+    "$c" "$n_rps" "$f_rps" "$ratio" "$n_p50" "$f_p50" "$n_p99" "$f_p99" "$p99ratio" "$n_cpu" "$f_cpu" >>"$OUT"
+  grep -v ' none$' "$WORK/rounds-nginx" | sed "s/^/bench-http: nginx errors at $c connections: /" >&2 || true
+  grep -v ' none$' "$WORK/rounds-flipbook" | sed "s/^/bench-http: flipbook errors at $c connections: /" >&2 || true
 done
 
 echo
-echo "HTTP serving: ${DURATION}s per run, wrk -t$WRK_THREADS, keep-alive, 100 payloads of 5–60 KB; $(nproc) cores ($(lscpu | awk -F: '/Model name/ { gsub(/^ +/, "", $2); print $2; exit }'))"
+echo "HTTP serving: median of $REPEAT rounds of ${DURATION}s, wrk -t$WRK_THREADS, keep-alive, 100 payloads of 5–60 KB; $(nproc) cores ($(lscpu | awk -F: '/Model name/ { gsub(/^ +/, "", $2); print $2; exit }'))"
 cat "$OUT"
