@@ -102,7 +102,7 @@ extension Connection {
             } catch let error as HTTPError {
                 // `current` still names this request, so failRequest answers it (not a new one).
                 sink.fail(.sinkFailed)
-                failRequest(error.status, detail: error.detail, bodyFailure: nil)
+                failRequest(error.status, detail: error.detail, headers: error.headers, bodyFailure: nil)
                 return
             } catch {
                 sink.fail(.sinkFailed)
@@ -134,7 +134,8 @@ extension Connection {
     }
 
     /// Answers the request being received (or a new one) with a problem and closes afterwards.
-    func failRequest(_ status: HTTPStatus, detail: String, bodyFailure: HTTPBodyFailure?) {
+    func failRequest(_ status: HTTPStatus, detail: String, headers: HTTPHeaders = HTTPHeaders(),
+                     bodyFailure: HTTPBodyFailure?) {
         stopParsing = true
         let sequence: UInt64
         if let incoming = current {
@@ -153,7 +154,7 @@ extension Connection {
                                      isHTTP10: false, keepAlive: false,
                                      startNanoseconds: loop.shared.onResponse == nil ? 0 : Self.nanoseconds()))
         }
-        setResponse(.problem(status, detail: detail), sequence: sequence)
+        setResponse(.problem(status, detail: detail, headers: headers), sequence: sequence)
     }
 
     // MARK: - Responses

@@ -4,11 +4,14 @@ public struct HTTPError: Error, Sendable {
     public var status: HTTPStatus
     /// The `detail` of the problem document.
     public var detail: String
+    /// Extra header fields of the answer (e.g. `WWW-Authenticate` on a 401).
+    public var headers: HTTPHeaders
 
-    /// An error with a status and a human-readable detail.
-    public init(_ status: HTTPStatus, detail: String) {
+    /// An error with a status, a human-readable detail and optional extra header fields.
+    public init(_ status: HTTPStatus, detail: String, headers: HTTPHeaders = HTTPHeaders()) {
         self.status = status
         self.detail = detail
+        self.headers = headers
     }
 }
 

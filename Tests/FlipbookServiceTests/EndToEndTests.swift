@@ -175,6 +175,8 @@ struct EndToEndTests {
         let large = try service.upload([UInt8](repeating: 0x47, count: 2 << 20))
         #expect(large.status == 401)
         #expect(large.header("Content-Type") == "application/problem+json")
+        #expect(large.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
+        #expect(large.header("X-Served-By") == "test-instance")
         let uploaded = try service.upload(bytes, headers: ["Authorization": "Bearer upload-secret"])
         #expect(uploaded.status == 201)
         let id = try #require(uploaded.json["id"] as? String)

@@ -63,7 +63,11 @@ final class RefusingSink: HTTPBodySink, @unchecked Sendable {
     func write(_ chunk: UnsafeRawBufferPointer) throws {
         discarded += chunk.count
         if discarded > Self.discardLimit {
-            throw HTTPError(response.status, detail: Self.detail(of: response))
+            var headers = HTTPHeaders()
+            for field in response.headers where field.name.lowercased() != "content-type" {
+                headers.add(name: field.name, value: field.value)
+            }
+            throw HTTPError(response.status, detail: Self.detail(of: response), headers: headers)
         }
     }
 
