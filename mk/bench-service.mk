@@ -2,7 +2,7 @@
 # cache under real-time playback; cached-frame serving vs nginx; cold first frames vs ImageMagick
 # and libvips). They write their sections of BENCHMARKS.md. Not part of `make test`.
 #   make bench-playback DURATION=60 CLIENTS=50 BUDGETS="0.25 0.25+canvases" BENCH_WRITE=1
-#   make bench-serve    DURATION=12 CONNECTIONS="8 64 256" RUNS=5 BENCH_WRITE=1
+#   make bench-serve    DURATION=10 CONNECTIONS="8 64 256" RUNS=5 BENCH_WRITE=1
 # SKIP_BUILD=1 reuses .build-playback/release/flipbook.
 .PHONY: bench-playback bench-serve
 

@@ -5,7 +5,7 @@
 # `convert 'IN[0]' out.png` and libvips `vips copy 'IN[page=0]' out.png`.
 # Writes bench-out/serve/ and the "## Serving cached frames and cold first frames" section of
 # BENCHMARKS.md (BENCH_WRITE=0 to skip).
-#   DURATION=12 CONNECTIONS="8 64 256" WRK_THREADS=2 RUNS=5 SKIP_BUILD=1 scripts/bench-serve.sh
+#   DURATION=10 CONNECTIONS="8 64 256" WRK_THREADS=2 RUNS=5 SKIP_BUILD=1 scripts/bench-serve.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

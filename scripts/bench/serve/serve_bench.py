@@ -17,7 +17,7 @@ makes bench-out/inputs first).
     `vips copy 'IN[page=0]' out.png` (process start included, as a user would run them), run
     interleaved with flipbook's runs. Medians reported.
 
-Environment: DURATION=12 CONNECTIONS="8 64 256" WRK_THREADS=2 RUNS=5 BENCH_WRITE=1 ONLY=a|b
+Environment: DURATION=10 CONNECTIONS="8 64 256" WRK_THREADS=2 RUNS=5 BENCH_WRITE=1 ONLY=a|b
 """
 import datetime
 import json
@@ -35,7 +35,7 @@ import flipbook_bench as fb  # noqa: E402
 
 OUT = os.path.join(fb.REPO, "bench-out", "serve")
 INPUTS = os.path.join(fb.REPO, "bench-out", "inputs")
-DURATION = int(os.environ.get("DURATION", "12"))
+DURATION = int(os.environ.get("DURATION", "10"))
 CONNECTIONS = [int(c) for c in os.environ.get("CONNECTIONS", "8 64 256").split()]
 WRK_THREADS = int(os.environ.get("WRK_THREADS", "2"))
 RUNS = int(os.environ.get("RUNS", "5"))
@@ -120,6 +120,11 @@ def run_wrk(port, conns, lua, log_path):
     return {"rps": rps, "p50": p50, "p99": p99, "transfer": mb, "errors": errors}
 
 
+def mean_runs(a, b):
+    return {"rps": (a["rps"] + b["rps"]) / 2, "p50": (a["p50"] + b["p50"]) / 2, "p99": (a["p99"] + b["p99"]) / 2,
+            "errors": "; ".join(x for x in (a["errors"], b["errors"]) if x), "rpsRuns": [a["rps"], b["rps"]]}
+
+
 def cached(work):
     root = os.path.join(work, "root")
     os.makedirs(os.path.join(work, "tmp"), exist_ok=True)
@@ -188,10 +193,15 @@ def cached(work):
         busy_before = fb.busy_processes(exclude=(server.pid,))
         stats_before = server.json("/stats")
         for conns in CONNECTIONS:
-            fb.log(f"bench-serve: wrk -c{conns} nginx, then flipbook")
-            n = run_wrk(nginx_port, conns, lua, os.path.join(OUT, f"wrk-nginx-{conns}.txt"))
-            f_ = run_wrk(server.port, conns, lua, os.path.join(OUT, f"wrk-flipbook-{conns}.txt"))
-            rows.append({"connections": conns, "nginx": n, "flipbook": f_})
+            # A B B A: the machine is shared, so each side runs twice, once early and once late,
+            # and the row is the mean of the two (both runs are kept in result.json).
+            fb.log(f"bench-serve: wrk -c{conns}: nginx, flipbook, flipbook, nginx")
+            n1 = run_wrk(nginx_port, conns, lua, os.path.join(OUT, f"wrk-nginx-{conns}-1.txt"))
+            f1 = run_wrk(server.port, conns, lua, os.path.join(OUT, f"wrk-flipbook-{conns}-1.txt"))
+            f2 = run_wrk(server.port, conns, lua, os.path.join(OUT, f"wrk-flipbook-{conns}-2.txt"))
+            n2 = run_wrk(nginx_port, conns, lua, os.path.join(OUT, f"wrk-nginx-{conns}-2.txt"))
+            rows.append({"connections": conns, "nginx": mean_runs(n1, n2), "flipbook": mean_runs(f1, f2),
+                         "runs": {"nginx": [n1, n2], "flipbook": [f1, f2]}})
         stats_after = server.json("/stats")
         return {"rows": rows, "frameBytes": {"min": min(sizes), "median": sorted(sizes)[50], "max": max(sizes),
                                              "total": sum(sizes)},
@@ -282,7 +292,8 @@ def render(res):
             f"{fbytes['min'] / 1024:.0f}–{fbytes['max'] / 1024:.0f} KiB, median {fbytes['median'] / 1024:.0f} KiB) "
             f"warmed in flipbook's cache; the same bytes in tmpfs for nginx (worker_processes 2, access_log off, "
             f"sendfile on, keep-alive) under the same URLs. wrk -t{WRK_THREADS}, keep-alive, a Lua script rotating "
-            f"over the 100 URLs, 2 s warm-up then {DURATION} s per row; flipbook with `--set log.accessLog=false` and "
+            f"over the 100 URLs, 2 s warm-up then {DURATION} s per run, in the order nginx, flipbook, flipbook, nginx "
+            f"at each connection count; each figure is the mean of its two runs (req/s of each run in brackets); flipbook with `--set log.accessLog=false` and "
             f"default event-loop threads. Load average {c['load']['before']} before, {c['load']['after']} after "
             f"(CPU of other processes over 1 s before: {c['load']['busyBefore']}; after: {c['load']['busyAfter']}). During the "
             f"flipbook runs its cache answered {c['hits']:,} hits and {c['misses']:,} misses.",
@@ -295,7 +306,9 @@ def render(res):
             ratio = f_["rps"] / n["rps"]
             errs = "; ".join(x for x in (("nginx: " + n["errors"]) if n["errors"] else "",
                                           ("flipbook: " + f_["errors"]) if f_["errors"] else "") if x) or "none"
-            lines.append(f"| {row['connections']} | {n['rps']:,.0f} | {f_['rps']:,.0f} | {ratio:.2f}× {met(ratio >= 0.9)} | "
+            nr = "/".join(f"{x:,.0f}" for x in n.get("rpsRuns", []))
+            fr = "/".join(f"{x:,.0f}" for x in f_.get("rpsRuns", []))
+            lines.append(f"| {row['connections']} | {n['rps']:,.0f} ({nr}) | {f_['rps']:,.0f} ({fr}) | {ratio:.2f}× {met(ratio >= 0.9)} | "
                          f"{n['p50']:.2f} / {n['p99']:.2f} | {f_['p50']:.2f} / {f_['p99']:.2f} | {errs} |")
     if "cold" in res:
         lines += [
