@@ -107,7 +107,10 @@ final class Connection {
 
     func handle(events: UInt32) {
         if events & (Epoll.readable | Epoll.readHangUp | Epoll.hangUp | Epoll.error) != 0 {
-            readAvailable()
+            // Without a hang-up in the event, a read that leaves room in the buffer has drained
+            // the socket (edge-triggered: later bytes raise a new event), so the `EAGAIN` read
+            // that would confirm it is skipped.
+            readAvailable(stopOnShortRead: events & (Epoll.readHangUp | Epoll.hangUp | Epoll.error) == 0)
         }
         if events & Epoll.writable != 0 && writeBlocked && !closeRequested {
             writeBlocked = false
@@ -116,7 +119,7 @@ final class Connection {
     }
 
     /// Reads until `EAGAIN`, parsing after every read so the buffer keeps draining.
-    private func readAvailable() {
+    private func readAvailable(stopOnShortRead: Bool = false) {
         while !closeRequested {
             if readEnd == readBuffer.count {
                 if readStart > 0 {
@@ -126,7 +129,8 @@ final class Connection {
                     return
                 }
             }
-            let n = read(fd, readBuffer.baseAddress! + readEnd, readBuffer.count - readEnd)
+            let room = readBuffer.count - readEnd
+            let n = read(fd, readBuffer.baseAddress! + readEnd, room)
             if n > 0 {
                 readPaused = false
                 if phase == .lingering {
@@ -134,6 +138,7 @@ final class Connection {
                 }
                 readEnd += n
                 processInput()
+                if stopOnShortRead && n < room { return }
                 continue
             }
             if n == 0 {
