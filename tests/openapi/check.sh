@@ -16,7 +16,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
-venv="${OPENAPI_VENV:-.build-openapi-venv}"
+venv="$(realpath -m "${OPENAPI_VENV:-.build-openapi-venv}")"
 flipbook=""
 max_examples=50
 seed=1
@@ -38,6 +38,7 @@ if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
 fi
+case "$venv" in /|"$root"|"$HOME") echo "check.sh: refusing to use $venv as the virtual environment" >&2; exit 2 ;; esac
 stamp="$venv/.openapi-stamp"
 want="$(sha256sum tests/openapi/requirements.txt | cut -d' ' -f1)"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
@@ -101,7 +102,7 @@ PY
 seed_args=(--seed "$seed"); [ "$seed" = random ] && seed_args=()
 mkdir -p "$reports"
 set +e
-(cd "$work" && "$root/$venv/bin/st" --no-color run "$root/openapi.yaml" --url "http://127.0.0.1:$port" \
+(cd "$work" && "$venv/bin/st" --no-color run "$root/openapi.yaml" --url "http://127.0.0.1:$port" \
   -H "Authorization: Bearer $token" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
   --max-examples "$max_examples" "${seed_args[@]}" --generation-database none \

@@ -256,7 +256,7 @@ class Checker:
     def expect(self, label, condition, detail=""):
         return self.record(label, [] if condition else [detail or "condition false"])
 
-    def record(self, label, problems, known=None):
+    def record(self, label, problems):
         if not problems:
             self.passed += 1
             print(f"ok    {label}")
@@ -489,12 +489,20 @@ def token_server_checks(c, port, samples):
     big = data + bytes(200_000)
     label = "upload token: POST of 200 KB without a token → 401 with WWW-Authenticate"
     response = request(port, "POST", "/images", big)
-    entry, why = c.spec.response("POST", "/images", response.status)
     problems = [] if response.status == 401 else [f"status {response.status}"]
     for name in ("WWW-Authenticate", "X-Served-By", "X-Request-ID"):
         if response.header(name) is None:
             problems.append(f"required header {name} missing")
     c.known_defect(label, problems, "reported: RefusingSink past 64 KiB answers a bare problem")
+
+
+def limits_server_checks(c, port, samples):
+    # Every sample has more than one frame; with limits.maxFrames=1 each is refused, saying which limit.
+    for name, data in samples.items():
+        refused = request(port, "POST", "/images", data)
+        c.conforms(f"limits.maxFrames=1: POST {name} → 422", "POST", "/images", refused, 422)
+        c.expect(f"limits.maxFrames=1: the 422 names the limit ({name})",
+                 refused.status == 422 and "maxFrames" in refused.json().get("detail", ""), refused.body[:200])
 
 
 def main():
@@ -521,6 +529,12 @@ def main():
     server = Server(binary, workdir, samples_dir, f"auth.uploadToken={UPLOAD_TOKEN}", "auth.adminToken=")
     try:
         token_server_checks(c, server.port, samples)
+    finally:
+        server.stop()
+
+    server = Server(binary, workdir, samples_dir, "limits.maxFrames=1")
+    try:
+        limits_server_checks(c, server.port, samples)
     finally:
         server.stop()
 
