@@ -17,6 +17,7 @@ makes bench-out/inputs first).
     `vips copy 'IN[page=0]' out.png` (process start included, as a user would run them), run
     interleaved with flipbook's runs. Medians reported.
 
+RENDER_ONLY=1 rewrites the section from bench-out/serve/result.json without running anything.
 Environment: DURATION=10 CONNECTIONS="8 64 256" WRK_THREADS=2 RUNS=5 BENCH_WRITE=1 ONLY=a|b
 """
 import datetime
@@ -103,12 +104,26 @@ def parse_ms(text):
     return {"us": v / 1000, "ms": v, "s": v * 1000}[m.group(2)]
 
 
-def run_wrk(port, conns, lua, log_path):
+def tree_cpu(pid):
+    """CPU seconds of a process and its children (nginx's workers)."""
+    total = fb.cpu_seconds(pid)
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            for child in f.read().split():
+                total += tree_cpu(int(child))
+    except OSError:
+        pass
+    return total
+
+
+def run_wrk(port, conns, lua, log_path, pid):
     url = f"http://127.0.0.1:{port}/"
     subprocess.run(["wrk", f"-t{WRK_THREADS}", f"-c{conns}", "-d2s", "-s", lua, url],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cpu = tree_cpu(pid)
     p = subprocess.run(["wrk", f"-t{WRK_THREADS}", f"-c{conns}", f"-d{DURATION}s", "--latency", "-s", lua, url],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cpu = tree_cpu(pid) - cpu
     with open(log_path, "w") as f:
         f.write(p.stdout)
     out = p.stdout
@@ -117,12 +132,15 @@ def run_wrk(port, conns, lua, log_path):
     p99 = parse_ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))
     mb = re.search(r"Transfer/sec:\s+(\S+)", out).group(1)
     errors = "; ".join(m.group(0).strip() for m in re.finditer(r"(Socket errors:.*|Non-2xx or 3xx responses:.*)", out))
-    return {"rps": rps, "p50": p50, "p99": p99, "transfer": mb, "errors": errors}
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    return {"rps": rps, "p50": p50, "p99": p99, "transfer": mb, "errors": errors,
+            "cpuUsPerRequest": cpu * 1e6 / max(1, requests)}
 
 
 def mean_runs(a, b):
     return {"rps": (a["rps"] + b["rps"]) / 2, "p50": (a["p50"] + b["p50"]) / 2, "p99": (a["p99"] + b["p99"]) / 2,
-            "errors": "; ".join(x for x in (a["errors"], b["errors"]) if x), "rpsRuns": [a["rps"], b["rps"]]}
+            "errors": "; ".join(x for x in (a["errors"], b["errors"]) if x), "rpsRuns": [a["rps"], b["rps"]],
+            "cpuUsPerRequest": (a["cpuUsPerRequest"] + b["cpuUsPerRequest"]) / 2}
 
 
 def cached(work):
@@ -196,10 +214,10 @@ def cached(work):
             # A B B A: the machine is shared, so each side runs twice, once early and once late,
             # and the row is the mean of the two (both runs are kept in result.json).
             fb.log(f"bench-serve: wrk -c{conns}: nginx, flipbook, flipbook, nginx")
-            n1 = run_wrk(nginx_port, conns, lua, os.path.join(OUT, f"wrk-nginx-{conns}-1.txt"))
-            f1 = run_wrk(server.port, conns, lua, os.path.join(OUT, f"wrk-flipbook-{conns}-1.txt"))
-            f2 = run_wrk(server.port, conns, lua, os.path.join(OUT, f"wrk-flipbook-{conns}-2.txt"))
-            n2 = run_wrk(nginx_port, conns, lua, os.path.join(OUT, f"wrk-nginx-{conns}-2.txt"))
+            n1 = run_wrk(nginx_port, conns, lua, os.path.join(OUT, f"wrk-nginx-{conns}-1.txt"), nginx.pid)
+            f1 = run_wrk(server.port, conns, lua, os.path.join(OUT, f"wrk-flipbook-{conns}-1.txt"), server.pid)
+            f2 = run_wrk(server.port, conns, lua, os.path.join(OUT, f"wrk-flipbook-{conns}-2.txt"), server.pid)
+            n2 = run_wrk(nginx_port, conns, lua, os.path.join(OUT, f"wrk-nginx-{conns}-2.txt"), nginx.pid)
             rows.append({"connections": conns, "nginx": mean_runs(n1, n2), "flipbook": mean_runs(f1, f2),
                          "runs": {"nginx": [n1, n2], "flipbook": [f1, f2]}})
         stats_after = server.json("/stats")
@@ -293,13 +311,15 @@ def render(res):
             f"warmed in flipbook's cache; the same bytes in tmpfs for nginx (worker_processes 2, access_log off, "
             f"sendfile on, keep-alive) under the same URLs. wrk -t{WRK_THREADS}, keep-alive, a Lua script rotating "
             f"over the 100 URLs, 2 s warm-up then {DURATION} s per run, in the order nginx, flipbook, flipbook, nginx "
-            f"at each connection count; each figure is the mean of its two runs (req/s of each run in brackets); flipbook with `--set log.accessLog=false` and "
+            f"at each connection count; each figure is the mean of its two runs (req/s of each run in brackets); "
+            f"server CPU per request = user + system CPU of the server's processes (nginx: master and workers) "
+            f"during the run ÷ requests, which depends much less on the other load of the machine than req/s; flipbook with `--set log.accessLog=false` and "
             f"default event-loop threads. Load average {c['load']['before']} before, {c['load']['after']} after "
             f"(CPU of other processes over 1 s before: {c['load']['busyBefore']}; after: {c['load']['busyAfter']}). During the "
             f"flipbook runs its cache answered {c['hits']:,} hits and {c['misses']:,} misses.",
             "",
-            "| connections | nginx req/s | flipbook req/s | ratio (goal ≥ 0.9×) | nginx p50 / p99 ms | flipbook p50 / p99 ms | errors |",
-            "|---:|---:|---:|---:|---:|---:|---|",
+            "| connections | nginx req/s | flipbook req/s | ratio (goal ≥ 0.9×) | nginx p50 / p99 ms | flipbook p50 / p99 ms | server CPU µs per request: nginx / flipbook | errors |",
+            "|---:|---:|---:|---:|---:|---:|---:|---|",
         ]
         for row in c["rows"]:
             n, f_ = row["nginx"], row["flipbook"]
@@ -309,7 +329,8 @@ def render(res):
             nr = "/".join(f"{x:,.0f}" for x in n.get("rpsRuns", []))
             fr = "/".join(f"{x:,.0f}" for x in f_.get("rpsRuns", []))
             lines.append(f"| {row['connections']} | {n['rps']:,.0f} ({nr}) | {f_['rps']:,.0f} ({fr}) | {ratio:.2f}× {met(ratio >= 0.9)} | "
-                         f"{n['p50']:.2f} / {n['p99']:.2f} | {f_['p50']:.2f} / {f_['p99']:.2f} | {errs} |")
+                         f"{n['p50']:.2f} / {n['p99']:.2f} | {f_['p50']:.2f} / {f_['p99']:.2f} | "
+                         f"{n.get('cpuUsPerRequest', float('nan')):.0f} / {f_.get('cpuUsPerRequest', float('nan')):.0f} | {errs} |")
     if "cold" in res:
         lines += [
             "",
@@ -355,6 +376,15 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     if not os.path.exists(fb.BINARY):
         sys.exit(f"bench-serve: {fb.BINARY} is missing (run scripts/bench-serve.sh)")
+    if os.environ.get("RENDER_ONLY") == "1":
+        # Rewrite the section from the last result.json (after editing notes.md).
+        with open(os.path.join(OUT, "result.json")) as f:
+            report = render(json.load(f))
+        print(report)
+        if WRITE:
+            fb.replace_section(os.path.join(fb.REPO, "BENCHMARKS.md"), "Serving cached frames and cold first frames",
+                               report)
+        return
     work = tempfile.mkdtemp(prefix="flipbook-bench-serve.", dir="/dev/shm")
     res = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "machine": fb.machine()}
     result_path = os.path.join(OUT, "result.json")
