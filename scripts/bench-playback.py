@@ -398,7 +398,7 @@ def render(results):
     row("server RSS at start / after upload (baseline), MiB",
         lambda r: f"{fb.mib(r['rss']['start'])} / {fb.mib(r['rss']['baseline'])}")
     row("server RSS peak during playback (VmRSS every 50 ms), MiB",
-        lambda r: f"{fb.mib(r['rss']['peakPlayback'])} ≤ {fb.mib(r['rss']['limit'])} "
+        lambda r: f"{fb.mib(r['rss']['peakPlayback'])} (limit {fb.mib(r['rss']['limit'])}) "
                   f"{met(r['rss']['peakPlayback'] <= r['rss']['limit'])}", "≤ baseline + budget × 1.1")
     row("VmHWM after upload / at the end, MiB",
         lambda r: f"{fb.mib(r['rss']['hwmAfterUpload'])} / {fb.mib(r['rss']['hwmEnd'])}")
