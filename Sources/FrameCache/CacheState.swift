@@ -3,6 +3,8 @@
 struct CacheState {
     var entries: [String: ImageEntry] = [:]
     private(set) var heldBytes = 0
+    /// The part of `heldBytes` that is decoders: file bytes, canvases and checkpoints.
+    private(set) var decoderBytes = 0
     private var tick: UInt64 = 0
     var waitingRequests = 0
     var counters = CacheCounters()
@@ -26,6 +28,7 @@ struct CacheState {
     mutating func remove(_ id: String) -> [ImageEntry.Completion] {
         guard let entry = entries.removeValue(forKey: id) else { return [] }
         heldBytes -= entry.heldBytes
+        decoderBytes -= entry.rendererBytes
         let waiters = entry.takeAllWaiters()
         waitingRequests -= waiters.count
         return waiters
@@ -155,16 +158,21 @@ struct CacheState {
     }
 
     mutating func dropRenderer(_ entry: ImageEntry) {
-        guard entry.renderer != nil || entry.rendererBytes > 0 else { return }
+        guard entry.renderer != nil || entry.image != nil || entry.rendererBytes > 0 else { return }
         entry.renderer = nil
+        entry.image = nil  // the file's bytes go with the decoder; the next job reads them again
         heldBytes -= entry.rendererBytes
+        decoderBytes -= entry.rendererBytes
         entry.rendererBytes = 0
     }
 
-    /// Re-reads what a renderer holds after it worked, and accounts the difference.
+    /// Re-reads what a decoder holds after it worked — the file's bytes, the canvas and the
+    /// checkpoints — and accounts the difference.
     mutating func updateRendererBytes(_ entry: ImageEntry) {
-        let now = entry.renderer.map { $0.image.index.bytesPerFrame + $0.checkpointBytes } ?? 0
+        let fileBytes = entry.image?.bytes.count ?? entry.renderer?.image.bytes.count ?? 0
+        let now = fileBytes + (entry.renderer.map { $0.image.index.bytesPerFrame + $0.checkpointBytes } ?? 0)
         heldBytes += now - entry.rendererBytes
+        decoderBytes += now - entry.rendererBytes
         entry.rendererBytes = now
     }
 

@@ -226,11 +226,20 @@ public final class FrameCache: @unchecked Sendable {
         return activeImages.count
     }
 
+    /// Canvas checkpoints one decoder may keep: a quarter of the budget shared by the active
+    /// images, so fifty decoders cannot each claim a quarter of it. Called under the lock.
+    private func checkpointAllowance() -> Int {
+        max(0, configuration.budgetBytes / 4 / max(1, activeImageCount(now: clock.now())))
+    }
+
     private func updateWindow(_ entry: ImageEntry, now: Double) {
         let active = activeImageCount(now: now)
+        // Frames share what the decoders leave (but always at least a quarter of the budget):
+        // a window sized from the whole budget would be evicted by decoder memory before use.
+        let frameBudget = max(state.budget / 4, state.budget - state.decoderBytes)
         entry.window = configuration.window.window(
             frameCount: entry.frameCount, decodedFrameBytes: entry.decodedFrameBytes,
-            encodedFrameBytes: entry.encodedFrameEstimate, budget: state.budget,
+            encodedFrameBytes: entry.encodedFrameEstimate, budget: frameBudget,
             activeImages: max(1, active), cap: pressure.windowCap(at: now))
     }
 
@@ -254,8 +263,8 @@ public final class FrameCache: @unchecked Sendable {
     // MARK: Decode threads
 
     private func workerLoop() {
-        while let job = takeJob() {
-            run(job)
+        while let (job, allowance) = takeJob() {
+            run(job, checkpointAllowance: allowance)
         }
         lock.lock()
         runningWorkers -= 1
@@ -264,7 +273,7 @@ public final class FrameCache: @unchecked Sendable {
     }
 
     /// Blocks until there is work; nil when shutting down.
-    private func takeJob() -> CacheState.Job? {
+    private func takeJob() -> (CacheState.Job, checkpointAllowance: Int)? {
         lock.lock()
         defer { lock.unlock() }
         while true {
@@ -273,14 +282,14 @@ public final class FrameCache: @unchecked Sendable {
             for entry in state.entries.values where !entry.busy { updateWindow(entry, now: now) }
             if let job = state.nextJob(now: now, activeSeconds: configuration.activeImageSeconds) {
                 activeJobs += 1
-                return job
+                return (job, checkpointAllowance())
             }
             // Re-check now and then: windows regrow with time after memory pressure.
             _ = lock.wait(until: Date().addingTimeInterval(0.5))
         }
     }
 
-    private func run(_ job: CacheState.Job) {
+    private func run(_ job: CacheState.Job, checkpointAllowance: Int) {
         let entry = job.entry
         let started = DispatchTime.now()
         var outcome: Result<[UInt8], FrameCacheError>
@@ -291,7 +300,7 @@ public final class FrameCache: @unchecked Sendable {
             loaded = image
             if entry.renderer == nil {
                 entry.renderer = FrameRenderer(image: image, checkpointInterval: configuration.checkpointInterval,
-                                               checkpointBudget: max(0, configuration.budgetBytes / 4))
+                                               checkpointBudget: checkpointAllowance)
             }
             guard job.index < image.frameCount else {
                 throw FrameCacheError.frameOutOfRange(index: job.index, frameCount: image.frameCount)

@@ -236,6 +236,17 @@ struct EndToEndTests {
         await second.stop()
     }
 
+    @Test func concurrentUploadsOfTheSameBytesCreateOneImage() async throws {
+        let service = try TestService()
+        let bytes = try Corpus.bytes("pillow/gif/iss634.gif")
+        let statuses = Statuses()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            statuses.append((try? service.upload(bytes).status) ?? 0)
+        }
+        #expect(statuses.values.sorted() == [200, 200, 200, 200, 200, 200, 200, 201])
+        await service.stop()
+    }
+
     @Test func namedImagesCanBeReplaced() async throws {
         let service = try TestService()
         let first = try service.client.send("PUT", "/images/clip.gif", body: try Corpus.bytes("wuffs/muybridge.gif"))
@@ -319,4 +330,11 @@ struct EndToEndTests {
         #expect(try service.client.get("/images?limit=0").status == 400)
         await service.stop()
     }
+}
+
+final class Statuses: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [Int] = []
+    func append(_ status: Int) { lock.lock(); list.append(status); lock.unlock() }
+    var values: [Int] { lock.lock(); defer { lock.unlock() }; return list }
 }

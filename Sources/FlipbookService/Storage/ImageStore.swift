@@ -51,6 +51,7 @@ public final class ImageStore: @unchecked Sendable {
     public let limits: DecodeLimits
     private let logger: Logger
     private let lock = NSLock()
+    private let commitLock = NSLock()
     private var cache: [String: Cached] = [:]
     private var libraryPaths: [String: String] = [:]
 
@@ -209,6 +210,17 @@ public final class ImageStore: @unchecked Sendable {
             throw StoreError.unsupportedFormat("the body is not a GIF, PNG/APNG or WebP image")
         } catch {
             throw StoreError.undecodable("\(error)")
+        }
+        // Check-and-store is one step per store, so concurrent uploads of the same new bytes get
+        // one 201 and 200s. (Replicas racing on a shared directory may both answer 201; the
+        // rename makes the outcome the same image either way.)
+        commitLock.lock()
+        defer { commitLock.unlock() }
+        lock.lock()
+        cache[id] = nil  // decide from the disk, not from a record another replica may have deleted
+        lock.unlock()
+        if let existing = record(id), existing.sha256 == sha256 {
+            return (existing, false)
         }
         let replaced = record(id) != nil
         let record = StoredImage(id: id, sha256: sha256, source: name == nil ? .upload : .named,

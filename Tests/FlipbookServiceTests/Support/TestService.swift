@@ -3,7 +3,7 @@ import Foundation
 import Logging
 
 /// A Flipbook service on a free loopback port with a data directory of its own.
-final class TestService {
+final class TestService: @unchecked Sendable {
     let server: FlipbookServer
     let dataDirectory: String
     let client: HTTPTestClient
