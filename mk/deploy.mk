@@ -2,7 +2,9 @@
 #   make topology-test          nginx + three replicas on loopback (scripts/topology-test.sh)
 #   make topology-test FAKE=1   the same against fake replicas (no Swift build)
 #   make deploy-lint            Dockerfile, compose, nginx.conf rules; static-binary library check
-.PHONY: topology-test deploy-lint
+#   make docker-runtime-check   the Dockerfile's runtime stage executed in a chroot of Debian
+#                               bookworm minbase (root, debootstrap, network; not part of CI)
+.PHONY: topology-test deploy-lint docker-runtime-check
 
 DEPLOY_VENV   ?= .build-deploy-venv
 DEPLOY_STATIC ?= .build-deploy-static
@@ -28,3 +30,10 @@ deploy-lint: $(DEPLOY_VENV)/.stamp
 		--static-swift-stdlib --product flipbook --scratch-path $(DEPLOY_STATIC))
 	PATH="$(CURDIR)/$(DEPLOY_VENV)/bin:$$PATH" FLIPBOOK_STATIC_BIN="$(DEPLOY_STATIC_BIN_USED)" \
 		$(DEPLOY_VENV)/bin/python -m pytest -q -rs -p no:cacheprovider tests/deploy
+
+docker-runtime-check: $(DEPLOY_VENV)/.stamp
+	@scripts/install-deps.sh rootfs
+	$(if $(DEPLOY_STATIC_BIN),,$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build -c release \
+		--static-swift-stdlib --product flipbook --scratch-path $(DEPLOY_STATIC))
+	$(DEPLOY_VENV)/bin/python scripts/topology/runtime_rootfs_check.py \
+		--binary "$(or $(DEPLOY_STATIC_BIN),$(DEPLOY_STATIC)/release/flipbook)"

@@ -6,6 +6,7 @@
 #   scripts/install-deps.sh topology   + nginx and python3 for `make topology-test`
 #   scripts/install-deps.sh deploy     + docker-compose (1.29, to validate the compose file) and
 #                                        python3-venv for `make deploy-lint`
+#   scripts/install-deps.sh rootfs     + debootstrap for `make docker-runtime-check`
 set -euo pipefail
 
 build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev pkg-config)
@@ -13,6 +14,7 @@ test=(gifsicle webp imagemagick apngasm curl)
 bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3)
 deploy=(nginx python3 python3-venv docker-compose)
+rootfs=(debootstrap python3 python3-venv)
 
 want=("${build[@]}")
 for group in "$@"; do
@@ -22,7 +24,8 @@ for group in "$@"; do
     bench) want+=("${test[@]}" "${bench[@]}") ;;
     topology) want+=("${topology[@]}") ;;
     deploy) want+=("${deploy[@]}") ;;
-    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, deploy)" >&2; exit 2 ;;
+    rootfs) want+=("${rootfs[@]}") ;;
+    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, deploy, rootfs)" >&2; exit 2 ;;
   esac
 done
 
