@@ -468,6 +468,7 @@ def main() -> int:
         return 1
 
     started = datetime.datetime.now(datetime.timezone.utc)
+    args.version_lines = versions(args.flipbook)  # the commit the binary was built from, not a later one
     load_before = os.getloadavg()
     busy_before = busiest_others()
     sections: list[str] = []
@@ -498,14 +499,17 @@ def report(args, started, load_before, busy_before, sections: list[str], goals: 
     if partial is not None:
         out += [f"**Partial: {partial[0]} of {partial[1]} inputs measured so far** (the run was still going "
                 f"when this was written, or was cut short).", ""]
+    env = "".join(f"{name}={value} " for name, value, default in
+                  (("BENCH_RUNS", args.runs, 5), ("BENCH_SLOW_RUNS", args.slow_runs, 3),
+                   ("BENCH_ONLY", args.only, "")) if value != default)
     out += [
-           "Made by `make bench-decode` (`scripts/bench-decode.sh`: installs the peers, builds flipbook in "
+           f"Made by `{env}make bench-decode` (`scripts/bench-decode.sh`: installs the peers, builds flipbook in "
            "release, makes the inputs with `scripts/make-bench-inputs.sh`, then runs "
            "`scripts/bench/decode_bench.py`). "
            f"Run {started:%Y-%m-%d %H:%M} UTC, {elapsed.seconds // 60} min.", "",
            "Machine and tools:", ""]
     out += machine_lines()
-    out += versions(args.flipbook)
+    out += args.version_lines
     out += ["",
             f"Method: each command runs once to warm the page cache (that run's output is counted, its PNG bytes "
             f"added up and its pixels compared with flipbook's), then {args.runs} timed runs "
