@@ -25,7 +25,10 @@ public enum AnimatedImageError: Error, Sendable, Equatable, CustomStringConverti
         case let .frameOutOfRange(index, count):
             return "frame index \(index) is out of range (the image has \(count) frame\(count == 1 ? "" : "s"))"
         case let .limitExceeded(limit, value, max):
-            return "limit exceeded: \(limit.rawValue) is \(max), the image needs \(value)"
+            // Frames (and so total pixels) are counted while indexing and counting stops at the
+            // first frame past the limit: the value is a lower bound there.
+            let bound = (limit == .maxFrames || limit == .maxTotalPixels) ? "at least " : ""
+            return "limit exceeded: \(limit.rawValue) is \(max), the image needs \(bound)\(value)"
         case let .frameDecodeFailed(index, why):
             return "frame \(index) could not be decoded: \(why)"
         }
