@@ -18,7 +18,12 @@ public struct MemoryLimits: Sendable, Equatable {
     /// The default cache budget: min(20% of the limit, 60% of what is available) — SDWebImage's
     /// rule, with the container's limit standing in for the device's RAM.
     public var defaultCacheBudget: Int {
-        max(16 << 20, min(limitBytes / 5, availableBytes * 6 / 10))
+        cacheBudget(fractionOfLimit: 0.2)
+    }
+
+    /// min(`fraction` × the limit, 60% of what is available), at least 16 MiB.
+    public func cacheBudget(fractionOfLimit fraction: Double) -> Int {
+        max(16 << 20, min(Int(Double(limitBytes) * fraction), availableBytes * 6 / 10))
     }
 
     /// Reads the limits of this process from `cgroupRoot` (default `/sys/fs/cgroup`) and

@@ -5,13 +5,13 @@ import HTTPServer
 /// Bearer-token checks for admin routes and (optionally) uploads. Tokens are compared in
 /// constant time, by their SHA-256, so timing reveals nothing about them.
 enum Authorization {
-    /// nil when `request` may proceed; otherwise the problem to answer with.
+    /// nil when `request` may proceed; otherwise the refusal to answer with.
     /// - `token` empty and `requiredWhenEmpty`: the route is disabled (403).
     /// - `token` empty otherwise: no check.
-    static func check(_ request: HTTPRequest, token: String, what: String, disabledWhenEmpty: Bool) -> HTTPResponse? {
+    static func check(_ request: HTTPRequest, token: String, what: String, disabledWhenEmpty: Bool) -> HTTPError? {
         if token.isEmpty {
             return disabledWhenEmpty
-                ? .problem(.forbidden, detail: "\(what) is disabled: no admin token is configured (auth.adminToken).")
+                ? HTTPError(.forbidden, detail: "\(what) is disabled: no admin token is configured (auth.adminToken).")
                 : nil
         }
         guard let header = request.headers["Authorization"] else {
@@ -28,9 +28,9 @@ enum Authorization {
         return difference == 0 ? nil : unauthorized("The token is not valid for \(what).")
     }
 
-    static func unauthorized(_ detail: String) -> HTTPResponse {
+    static func unauthorized(_ detail: String) -> HTTPError {
         var headers = HTTPHeaders()
         headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"flipbook\"")
-        return .problem(.unauthorized, detail: detail, headers: headers)
+        return HTTPError(.unauthorized, detail: detail, headers: headers)
     }
 }

@@ -93,6 +93,11 @@ public final class FlipbookAPI: Sendable {
         return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
     }
 
+    /// The problem document of a refusal.
+    static func problem(_ error: HTTPError) -> HTTPResponse {
+        .problem(error.status, detail: error.detail, headers: error.headers)
+    }
+
     /// The 404 for an id the store does not know.
     static func unknownImage(_ id: String) -> HTTPResponse {
         .problem(.notFound, detail: "No image with id '\(id)'.")

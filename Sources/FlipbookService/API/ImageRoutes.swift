@@ -81,7 +81,7 @@ extension FlipbookAPI {
     func deleteImage(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         if let refusal = Authorization.check(request, token: settings.auth.adminToken, what: "Deleting images",
                                              disabledWhenEmpty: true) {
-            return .now(refusal)
+            return .now(Self.problem(refusal))
         }
         let id = request.pathParameters["id"] ?? ""
         do {

@@ -37,7 +37,7 @@ extension FlipbookAPI {
     func memoryPressure(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         if let refusal = Authorization.check(request, token: settings.auth.adminToken, what: "The admin API",
                                              disabledWhenEmpty: true) {
-            return .now(refusal)
+            return .now(Self.problem(refusal))
         }
         let text = request.query("level") ?? ""
         guard let level = PressureLevel(rawValue: text), level != .normal else {

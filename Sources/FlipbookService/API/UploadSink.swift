@@ -53,52 +53,50 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
 /// reading megabytes nobody wants.
 final class RefusingSink: HTTPBodySink, @unchecked Sendable {
     static let discardLimit = 64 * 1024
+    /// The answer once the body is read.
     private let response: HTTPResponse
+    /// The same answer, for the server to send when it stops reading early.
+    private let early: HTTPError
     private var discarded = 0
 
-    init(_ response: HTTPResponse) {
-        self.response = response
+    /// - Parameter decorate: adds the headers every Flipbook response carries.
+    init(_ refusal: HTTPError, decorate: (HTTPResponse) -> HTTPResponse) {
+        response = decorate(FlipbookAPI.problem(refusal))
+        var headers = HTTPHeaders()
+        for field in response.headers where field.name.lowercased() != "content-type" {
+            headers.add(name: field.name, value: field.value)  // problem() sets the content type itself
+        }
+        early = HTTPError(refusal.status, detail: refusal.detail, headers: headers)
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws {
         discarded += chunk.count
-        if discarded > Self.discardLimit {
-            var headers = HTTPHeaders()
-            for field in response.headers where field.name.lowercased() != "content-type" {
-                headers.add(name: field.name, value: field.value)
-            }
-            throw HTTPError(response.status, detail: Self.detail(of: response), headers: headers)
-        }
+        if discarded > Self.discardLimit { throw early }
     }
 
     func finish() -> HTTPHandlerResult { .now(response) }
 
     func fail(_ reason: HTTPBodyFailure) {}
-
-    static func detail(of response: HTTPResponse) -> String {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
-              let detail = object["detail"] as? String else { return response.status.reasonPhrase }
-        return detail
-    }
 }
 
 extension FlipbookAPI {
     /// The sink for `POST /images` (name nil) or `PUT /images/{name}`.
     func uploadSink(_ request: HTTPRequest, _ responder: HTTPResponder, name: String?) -> any HTTPBodySink {
         let context = decorator.context(for: request, route: name == nil ? "/images" : "/images/:id")
+        let decorate = { [decorator] (response: HTTPResponse) in decorator.finish(response, context) }
         if let refusal = Authorization.check(request, token: settings.auth.uploadToken, what: "Uploading",
                                              disabledWhenEmpty: false) {
-            return RefusingSink(decorator.finish(refusal, context))
+            return RefusingSink(refusal, decorate: decorate)
         }
         if let name, let why = ImageID.validateName(name) {
-            return RefusingSink(decorator.finish(.problem(.badRequest, detail: "Invalid image name '\(name)': \(why)."), context))
+            return RefusingSink(HTTPError(.badRequest, detail: "Invalid image name '\(name)': \(why)."), decorate: decorate)
         }
         do {
             return UploadSink(api: self, upload: try store.beginUpload(), name: name, responder: responder, context: context)
         } catch {
             logger.error("cannot start an upload", metadata: ["error": "\(error)"])
-            return RefusingSink(decorator.finish(.problem(.serviceUnavailable, detail: "Storage is not writable right now."),
-                                                 context))
+            return RefusingSink(HTTPError(.serviceUnavailable, detail: "Storage is not writable right now."),
+                                decorate: decorate)
         }
     }
 

@@ -33,8 +33,7 @@ public final class FlipbookServer: Sendable {
         let memory = MemoryLimits.detect()
         let budget = settings.cache.maxBytes > 0
             ? settings.cache.maxBytes
-            : max(16 << 20, min(Int(Double(memory.limitBytes) * settings.cache.memoryFraction),
-                                memory.availableBytes * 6 / 10))
+            : memory.cacheBudget(fractionOfLimit: settings.cache.memoryFraction)
         cache = FrameCache(configuration: FrameCacheConfiguration(
             budgetBytes: budget,
             decodeThreads: settings.cache.decodeThreads > 0 ? settings.cache.decodeThreads : System.coreCount,

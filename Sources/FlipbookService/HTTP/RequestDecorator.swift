@@ -35,7 +35,8 @@ final class RequestDecorator: Sendable {
     func context(for request: HTTPRequest, route: String) -> Context {
         let given = request.headers["X-Request-ID"].flatMap { Self.acceptableRequestID($0) }
         return Context(requestID: given ?? Self.newRequestID(), route: route, started: .now,
-                       method: request.method.rawValue, path: request.path, client: clientAddress(of: request))
+                       method: request.method.rawValue, path: request.path,
+                       client: accessLogger == nil ? "" : clientAddress(of: request))
     }
 
     /// Wraps a collected-body handler.
@@ -74,15 +75,13 @@ final class RequestDecorator: Sendable {
     /// a trusted proxy (walking right to left past other trusted proxies).
     func clientAddress(of request: HTTPRequest) -> String {
         guard let peer = request.remoteAddress?.ip else { return "-" }
-        guard isTrusted(peer), let forwarded = request.headers.values(for: "X-Forwarded-For").last else { return peer }
+        guard isTrusted(peer) else { return peer }
         let hops = request.headers.values(for: "X-Forwarded-For")
             .flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
-        for hop in hops.reversed() where !isTrusted(hop) {
-            return IPAddressRange.parse(hop) != nil ? hop : peer
-        }
-        return hops.first ?? forwarded
+        guard let client = hops.last(where: { !isTrusted($0) }) ?? hops.first else { return peer }
+        return IPAddressRange.parse(client) != nil ? client : peer
     }
 
     func isTrusted(_ address: String) -> Bool {

@@ -32,10 +32,10 @@ public struct JSONLogHandler: LogHandler {
         Self.output.write(line)
     }
 
+    private static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
     static func timestamp() -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date())
+        Date().formatted(timestampStyle)
     }
 
     static func quote(_ text: String) -> String {

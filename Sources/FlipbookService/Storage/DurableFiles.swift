@@ -135,11 +135,7 @@ public final class UploadFile: @unchecked Sendable {
         guard fsync(fd) == 0 else { throw DurableFiles.failure("cannot fsync", path) }
         close(fd)
         fd = -1
-        let digest = Array(hasher.finalize())
-        return digest.map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
-        }.joined()
+        return ContentHash.hex(hasher.finalize())
     }
 
     /// Deletes the temporary file (after a failure, or once it was moved or found redundant).

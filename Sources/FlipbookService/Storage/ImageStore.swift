@@ -219,10 +219,11 @@ public final class ImageStore: @unchecked Sendable {
         lock.lock()
         cache[id] = nil  // decide from the disk, not from a record another replica may have deleted
         lock.unlock()
-        if let existing = record(id), existing.sha256 == sha256 {
-            return (existing, false)
+        let current = record(id)
+        if let current, current.sha256 == sha256 {
+            return (current, false)
         }
-        let replaced = record(id) != nil
+        let replaced = current != nil
         let record = StoredImage(id: id, sha256: sha256, source: name == nil ? .upload : .named,
                                  storedAt: Date(), metadata: ImageMetadata(image: image, id: id))
         do {
