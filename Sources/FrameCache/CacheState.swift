@@ -1,18 +1,29 @@
-/// Everything the cache holds, and the decisions made under its lock: which work comes next,
-/// what to evict, what a purge drops. No threads and no clocks here: callers pass the time.
+/// Everything the cache holds, and the decisions made under its lock: which images are active
+/// and what their windows are, which work comes next (CacheState+Jobs), what to evict
+/// (CacheState+Eviction), what a purge drops. No threads and no clocks here: callers pass the
+/// time.
 struct CacheState {
     var entries: [String: ImageEntry] = [:]
+    /// Images asked for within `activeSeconds` (or with requests waiting), as of the last
+    /// ``refreshWindows(now:policy:cap:reserve:)``; only these get windows and decode-ahead.
+    private(set) var active: [ImageEntry] = []
     private(set) var heldBytes = 0
-    /// The part of `heldBytes` that is decoders: file bytes, canvases and checkpoints.
+    /// The part of `heldBytes` that is decoders: canvases and checkpoints.
     private(set) var decoderBytes = 0
     private var tick: UInt64 = 0
     var waitingRequests = 0
     var counters = CacheCounters()
+    /// When windows were last worked out, and whether something changed since that needs them
+    /// worked out again at once (an image became active, pressure, a removal).
+    private(set) var windowsRefreshedAt = -Double.infinity
+    var windowsStale = true
 
     let budget: Int
+    let activeSeconds: Double
 
-    init(budget: Int) {
+    init(budget: Int, activeSeconds: Double) {
         self.budget = budget
+        self.activeSeconds = activeSeconds
     }
 
     mutating func nextTick() -> UInt64 {
@@ -20,136 +31,20 @@ struct CacheState {
         return tick
     }
 
-    mutating func account(_ delta: Int) {
-        heldBytes += delta
+    func isActive(_ entry: ImageEntry, now: Double) -> Bool {
+        now - entry.lastRequest <= activeSeconds || !entry.waitOrder.isEmpty
     }
 
-    /// Removes an entry entirely; returns its waiters.
-    mutating func remove(_ id: String) -> [ImageEntry.Completion] {
-        guard let entry = entries.removeValue(forKey: id) else { return [] }
-        heldBytes -= entry.heldBytes
-        decoderBytes -= entry.rendererBytes
-        let waiters = entry.takeAllWaiters()
-        waitingRequests -= waiters.count
-        return waiters
+    // MARK: Accounting
+
+    /// Stores frame `i`'s PNG in `entry` and counts it.
+    mutating func store(_ png: [UInt8], in entry: ImageEntry, at i: Int) {
+        // The first real frame size replaces the guess windows were sized by.
+        if entry.estimateIsGuess { windowsStale = true }
+        heldBytes += entry.store(png, at: i)
     }
 
-    // MARK: Choosing work
-
-    /// A unit of background work: render and encode frame `index` of `entry`.
-    struct Job {
-        let entry: ImageEntry
-        let index: Int
-        /// Someone is waiting for it (as opposed to decoding ahead).
-        let urgent: Bool
-    }
-
-    /// The next job: a frame someone waits for (oldest first), else a frame ahead of an active
-    /// image's playhead (most recently used image first) when there is room for it. The job's
-    /// image is marked busy.
-    mutating func nextJob(now: Double, activeSeconds: Double) -> Job? {
-        guard let job = peekJob(now: now, activeSeconds: activeSeconds) else { return nil }
-        job.entry.busy = true
-        return job
-    }
-
-    /// The job ``nextJob(now:activeSeconds:)`` would hand out, without taking it.
-    func peekJob(now: Double, activeSeconds: Double) -> Job? {
-        var urgent: ImageEntry? = nil
-        var prefetch: ImageEntry? = nil
-        for entry in entries.values where !entry.busy {
-            if !entry.waitOrder.isEmpty {
-                if urgent == nil || entry.lastUse < urgent!.lastUse { urgent = entry }
-            } else if now - entry.lastRequest <= activeSeconds, !entry.decoderDoesNotFit, entry.nextPrefetch != nil {
-                if prefetch == nil || entry.lastUse > prefetch!.lastUse { prefetch = entry }
-            }
-        }
-        if let entry = urgent {
-            return Job(entry: entry, index: entry.waitOrder[0], urgent: true)
-        }
-        if let entry = prefetch, let index = entry.nextPrefetch,
-           roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now, activeSeconds: activeSeconds) {
-            return Job(entry: entry, index: index, urgent: false)
-        }
-        return nil
-    }
-
-    /// Decoding ahead may only displace frames nobody is about to need.
-    private func roomForPrefetch(_ bytes: Int, for entry: ImageEntry, now: Double, activeSeconds: Double) -> Bool {
-        if heldBytes + bytes <= budget { return true }
-        var reclaimable = 0
-        for other in entries.values {
-            let inactive = now - other.lastRequest > activeSeconds
-            for i in 1..<max(1, other.frameCount) where other.frames[i] != nil {
-                if inactive || !other.inWindow(i) { reclaimable += other.frames[i]!.count }
-            }
-            if inactive && !other.busy { reclaimable += other.rendererBytes }
-            if heldBytes + bytes - reclaimable <= budget { return true }
-        }
-        return false
-    }
-
-    // MARK: Eviction
-
-    /// How far eviction may go to make room.
-    enum EvictionReach: Int, Comparable {
-        /// Frames outside every window, and idle decoders of inactive images.
-        case outsideWindows
-        /// Also checkpoints, decoders and in-window frames of other images (someone waits).
-        case inWindows
-        /// Also posters (critical pressure).
-        case posters
-
-        static func < (a: EvictionReach, b: EvictionReach) -> Bool { a.rawValue < b.rawValue }
-    }
-
-    /// Evicts until `extra` more bytes fit in the budget. Never touches `keep` (the frame about
-    /// to be stored). Returns true when they fit.
-    @discardableResult
-    mutating func makeRoom(for extra: Int, reach: EvictionReach, protecting requester: ImageEntry?,
-                           keep: Int? = nil, now: Double, activeSeconds: Double) -> Bool {
-        if heldBytes + extra <= budget { return true }
-        let byAge = entries.values.sorted { $0.lastUse < $1.lastUse }
-        // 1. Frames behind playheads (outside windows), and everything of inactive images.
-        for entry in byAge {
-            let inactive = now - entry.lastRequest > activeSeconds
-            for i in 1..<max(1, entry.frameCount) where entry.frames[i] != nil {
-                if entry === requester && i == keep { continue }
-                if inactive || !entry.inWindow(i) { evict(entry, frame: i) }
-                if heldBytes + extra <= budget { return true }
-            }
-            if inactive && !entry.busy && entry !== requester { dropRenderer(entry) }
-            if heldBytes + extra <= budget { return true }
-        }
-        guard reach >= .inWindows else { return false }
-        // 2. Decoder memory of other images, least recently used first.
-        for entry in byAge where entry !== requester && !entry.busy {
-            dropRenderer(entry)
-            if heldBytes + extra <= budget { return true }
-        }
-        // 3. In-window frames: other images first (least recently used), farthest ahead first.
-        for entry in byAge.filter({ $0 !== requester }) + (requester.map { [$0] } ?? []) {
-            for step in stride(from: entry.window - 1, through: 1, by: -1) {
-                let i = (entry.playhead + step) % max(1, entry.frameCount)
-                if i == 0 || (entry === requester && i == keep) { continue }
-                evict(entry, frame: i)
-                if heldBytes + extra <= budget { return true }
-            }
-            let protected = entry === requester ? keep : nil
-            if entry.playhead != 0, entry.playhead != protected {
-                evict(entry, frame: entry.playhead)
-                if heldBytes + extra <= budget { return true }
-            }
-        }
-        guard reach >= .posters else { return false }
-        for entry in byAge where !(entry === requester && keep == 0) {
-            evict(entry, frame: 0)
-            if heldBytes + extra <= budget { return true }
-        }
-        return heldBytes + extra <= budget
-    }
-
-    private mutating func evict(_ entry: ImageEntry, frame i: Int) {
+    mutating func evict(_ entry: ImageEntry, frame i: Int) {
         let freed = entry.drop(i)
         if freed > 0 {
             heldBytes -= freed
@@ -157,29 +52,81 @@ struct CacheState {
         }
     }
 
-    mutating func dropRenderer(_ entry: ImageEntry) {
-        guard entry.renderer != nil || entry.image != nil || entry.rendererBytes > 0 else { return }
+    /// Drops an entry's decoder (canvas and checkpoints). An inactive entry also lets go of its
+    /// image, so the store may release the file's mapping.
+    mutating func dropRenderer(_ entry: ImageEntry, releasingImage: Bool = false) {
+        precondition(!entry.busy, "a decoder in use cannot be dropped")
         entry.renderer = nil
-        entry.image = nil  // the file's bytes go with the decoder; the next job reads them again
+        if releasingImage { entry.image = nil }
         heldBytes -= entry.rendererBytes
         decoderBytes -= entry.rendererBytes
         entry.rendererBytes = 0
     }
 
-    /// Re-reads what a decoder holds after it worked — the file's bytes, the canvas and the
-    /// checkpoints — and accounts the difference.
+    /// Re-reads what a decoder holds after it worked — its canvas and its checkpoints — and
+    /// accounts the difference.
     mutating func updateRendererBytes(_ entry: ImageEntry) {
-        let fileBytes = entry.image?.bytes.count ?? entry.renderer?.image.bytes.count ?? 0
-        let now = fileBytes + (entry.renderer.map { $0.image.index.bytesPerFrame + $0.checkpointBytes } ?? 0)
+        let now = entry.renderer.map { $0.image.index.bytesPerFrame + $0.checkpointBytes } ?? 0
         heldBytes += now - entry.rendererBytes
         decoderBytes += now - entry.rendererBytes
         entry.rendererBytes = now
     }
 
+    /// Removes an entry entirely; returns its waiters.
+    mutating func remove(_ id: String) -> [ImageEntry.Completion] {
+        guard let entry = entries.removeValue(forKey: id) else { return [] }
+        heldBytes -= entry.heldBytes
+        decoderBytes -= entry.rendererBytes
+        active.removeAll { $0 === entry }
+        windowsStale = true
+        let waiters = entry.takeAllWaiters()
+        waitingRequests -= waiters.count
+        return waiters
+    }
+
+    // MARK: Windows
+
+    /// Works out which images are active and every active image's window (``WindowPolicy``),
+    /// for the budget less the canvases the decode threads hold while they work (one of the
+    /// largest active canvas per thread) and less the posters of inactive images. Inactive
+    /// images get no window. Entries that hold nothing and are inactive are forgotten.
+    mutating func refreshWindows(now: Double, policy: WindowPolicy, cap: Int?, decodeThreads: Int) {
+        var nowActive: [ImageEntry] = []
+        var idlePosters = 0
+        var forget: [String] = []
+        for entry in entries.values {
+            entry.isListedActive = isActive(entry, now: now)
+            if entry.isListedActive {
+                nowActive.append(entry)
+            } else {
+                entry.window = 0
+                entry.isWhole = false
+                idlePosters += entry.frames.first??.count ?? 0
+                if entry.heldBytes == 0 && !entry.busy && entry.renderer == nil { forget.append(entry.id) }
+            }
+        }
+        for id in forget { entries.removeValue(forKey: id) }
+        let demands = nowActive.map { entry in
+            WindowPolicy.Demand(frameCount: entry.frameCount, decodedFrameBytes: entry.decodedFrameBytes,
+                                encodedFrameBytes: entry.encodedFrameEstimate, loopMs: entry.loopMs,
+                                wasWhole: entry.isWhole)
+        }
+        let reserve = decodeThreads * (nowActive.map(\.decodedFrameBytes).max() ?? 0)
+        let windows = policy.windows(for: demands, budget: budget - reserve - idlePosters, cap: cap)
+        for (entry, window) in zip(nowActive, windows) {
+            entry.prefetchStalled = false
+            entry.window = window
+            entry.isWhole = policy.isWhole(window, frameCount: entry.frameCount)
+        }
+        active = nowActive
+        windowsRefreshedAt = now
+        windowsStale = false
+    }
+
     // MARK: Purges
 
-    /// A warning: every window drops to one frame and everything outside it goes (posters stay).
-    /// Critical: every frame but the posters goes, with decoder memory.
+    /// A warning: every window drops to one frame and everything outside it goes (posters stay),
+    /// with checkpoints. Critical: every frame but the posters goes, with decoders.
     mutating func purge(_ level: PressureLevel) -> Int {
         let before = heldBytes
         for entry in entries.values {
@@ -195,6 +142,7 @@ struct CacheState {
                 updateRendererBytes(entry)
             }
         }
+        windowsStale = true
         return before - heldBytes
     }
 }
@@ -205,8 +153,13 @@ struct CacheCounters: Sendable {
     var misses = 0
     /// Requests that joined a decode already under way or queued (coalesced).
     var coalesced = 0
+    /// Frames made (rendered and encoded), for requests or ahead of them.
     var decodes = 0
     var prefetches = 0
+    /// Frame decodes the renderers did, counting the frames replayed to reach a target.
+    var framesDecoded = 0
+    /// Renders that continued from a cached frame's PNG instead of replaying.
+    var resumes = 0
     var evictions = 0
     var uncacheable = 0
     var refusedQueueFull = 0

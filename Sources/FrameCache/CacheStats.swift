@@ -15,8 +15,14 @@ public struct CacheStats: Sendable, Codable {
     public var waits: Int
     /// Requests that joined a decode another request had already asked for.
     public var coalesced: Int
+    /// Frames made (rendered and encoded), for waiting requests or ahead of them.
     public var decodes: Int
     public var prefetches: Int
+    /// Frame decodes the renderers did to make them, counting frames replayed to reach a target
+    /// (equal to `decodes` when every frame is made in order).
+    public var framesDecoded: Int
+    /// Renders that restored their canvas from a cached frame's PNG instead of replaying.
+    public var resumes: Int
     public var evictions: Int
     public var refusedQueueFull: Int
     /// Requests waiting for a decode now.
@@ -39,6 +45,8 @@ public struct CacheStats: Sendable, Codable {
         public var frameCount: Int
         public var cachedFrames: Int
         public var window: Int
+        /// The window holds the whole animation (it fits in the budget).
+        public var whole: Bool
         public var playhead: Int
         public var frameBytes: Int
         public var decoderBytes: Int

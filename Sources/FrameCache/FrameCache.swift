@@ -5,32 +5,49 @@ import Metrics
 /// The process-wide cache of composited frames, shared by every client of every image.
 ///
 /// - One byte budget covers every encoded frame and every decoder canvas and checkpoint.
-/// - A request for frame k of an image makes k its playhead and schedules the frames after it,
-///   up to the image's window (``WindowPolicy``), on background decode threads; a client
-///   asking in playback order finds its next frames ready.
+///   (Image files are the store's, mapped from disk; they are not frame data.)
+/// - A request for frame k of an image makes k its playhead. The frames after it, up to the
+///   image's window (``WindowPolicy``: a lookahead for every active image, whole animations
+///   where they fit), are decoded on background threads, the frame a real-time player will
+///   want soonest first; a client asking in playback order finds its next frames ready.
 /// - Decoding is sequential per image (one thread at a time holds an image's decoder), waiting
 ///   requests come before decode-ahead, concurrent requests for one frame share one decode,
 ///   and a waiting request is answered as soon as its frame is ready.
-/// - Eviction takes frames behind playheads first, then least recently used images; frame 0
+/// - Every cached frame doubles as a checkpoint: a decoder whose canvas was evicted resumes
+///   from the PNG of the nearest cached frame before the one it must make, instead of
+///   replaying from a key frame.
+/// - Eviction takes what nobody is about to need first — idle images, frames behind
+///   playheads, idle decoders — and frames inside windows only for a waiting request; frame 0
 ///   (the poster) stays unless pressure is critical.
 /// - Memory pressure (``memoryPressure(_:source:)``) purges at once and regrows in stages
 ///   (``PressureController``).
 ///
-/// All state is guarded by one lock; PNG decoding and encoding happen outside it.
+/// All state is guarded by one lock; decoding and encoding happen outside it
+/// (FrameCache+Workers).
 public final class FrameCache: @unchecked Sendable {
     public typealias Completion = @Sendable (Result<EncodedFrame, FrameCacheError>) -> Void
 
     public let configuration: FrameCacheConfiguration
-    private let clock: any CacheClock
-    private let lock = NSCondition()
-    private var state: CacheState
-    private var pressure: PressureController
+    let clock: any CacheClock
+    let lock = NSCondition()
+    var state: CacheState
+    var pressure: PressureController
     private var purges: [PurgeRecord] = []
-    private var shuttingDown = false
-    private var runningWorkers = 0
-    private var activeJobs = 0
-    private let metrics: CacheMetrics
-    private let encoder: PNGEncoder
+    var shuttingDown = false
+    var runningWorkers = 0
+    var activeJobs = 0
+    let metrics: CacheMetrics
+    let encoder: PNGEncoder
+
+    /// Windows are worked out again at least this often (seconds), as estimates of frame
+    /// sizes firm up and images come and go.
+    static let windowRefreshSeconds = 0.25
+    /// A decode thread makes at most this many frames of one image in a row before it looks
+    /// for more urgent work…
+    static let maxRun = 8
+    /// …and only while that image's next frame is due no later than this many seconds after
+    /// the most urgent other image's.
+    static let runSlackSeconds = 0.1
 
     /// - Parameter metricsFactory: where hits, misses, decode times, bytes, purges and queue
     ///   depth are reported (default: the process's bootstrapped swift-metrics backend).
@@ -39,17 +56,10 @@ public final class FrameCache: @unchecked Sendable {
         self.configuration = configuration
         self.metrics = CacheMetrics(factory: metricsFactory)
         self.clock = clock
-        self.state = CacheState(budget: configuration.budgetBytes)
+        self.state = CacheState(budget: configuration.budgetBytes, activeSeconds: configuration.activeImageSeconds)
         self.pressure = PressureController(schedule: configuration.pressure)
         self.encoder = PNGEncoder(compressionLevel: configuration.pngCompressionLevel)
-        lock.lock()
-        runningWorkers = configuration.decodeThreads
-        lock.unlock()
-        for n in 0..<configuration.decodeThreads {
-            let thread = Thread { [self] in self.workerLoop() }
-            thread.name = "flipbook-decode-\(n)"
-            thread.start()
-        }
+        startWorkers()
     }
 
     deinit {
@@ -74,13 +84,16 @@ public final class FrameCache: @unchecked Sendable {
             return nil
         }
         let entry = entry(for: image, now: now)
+        let moved = entry.playhead != index
+        if moved { entry.prefetchStalled = false }
         entry.playhead = index
         entry.lastRequest = now
         entry.lastUse = state.nextTick()
-        updateWindow(entry, now: now)
+        if !entry.isListedActive { state.windowsStale = true }
+        refreshWindowsIfDue(now: now)
         if let png = entry.frames[index] {
             state.counters.hits += 1
-            let wake = entry.nextPrefetch != nil && !entry.busy
+            let wake = moved && !entry.busy && entry.nextPrefetch != nil
             lock.unlock()
             metrics.hit()
             if wake { lock.signal() }
@@ -94,13 +107,8 @@ public final class FrameCache: @unchecked Sendable {
             completion(.failure(.queueFull(retryAfterSeconds: 1)))
             return nil
         }
-        if entry.waiting[index] != nil {
-            state.counters.coalesced += 1
-            entry.waiting[index]!.append(completion)
-        } else {
-            entry.waiting[index] = [completion]
-            entry.waitOrder.append(index)
-        }
+        if entry.waiting[index] != nil { state.counters.coalesced += 1 }
+        entry.addWaiter(completion, for: index, tick: state.nextTick())
         state.waitingRequests += 1
         let depth = state.waitingRequests
         lock.unlock()
@@ -127,7 +135,7 @@ public final class FrameCache: @unchecked Sendable {
         lock.lock()
         pressure.signal(level, at: now)
         let freed = state.purge(level)
-        for entry in state.entries.values { updateWindow(entry, now: now) }
+        refreshWindowsIfDue(now: now)
         purges.append(PurgeRecord(at: Date(), level: level, source: source, freedBytes: freed,
                                   bytesAfter: state.heldBytes))
         if purges.count > 50 { purges.removeFirst(purges.count - 50) }
@@ -149,8 +157,9 @@ public final class FrameCache: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         lock.lock()
         defer { lock.unlock() }
-        while activeJobs > 0 || state.waitingRequests > 0 || hasPrefetchWork() {
+        while activeJobs > 0 || state.waitingRequests > 0 || state.peekJob(now: clock.now()) != nil {
             if !lock.wait(until: min(deadline, Date().addingTimeInterval(0.05))), Date() >= deadline { return }
+            refreshWindowsIfDue(now: clock.now())
         }
     }
 
@@ -177,9 +186,9 @@ public final class FrameCache: @unchecked Sendable {
         defer { lock.unlock() }
         let images = state.entries.values.sorted { $0.lastUse > $1.lastUse }.map { entry in
             CacheStats.Image(id: entry.id, frameCount: entry.frameCount, cachedFrames: entry.cachedCount,
-                             window: entry.window, playhead: entry.playhead, frameBytes: entry.frameBytes,
-                             decoderBytes: entry.rendererBytes, loaded: entry.image != nil,
-                             waiting: entry.waiterCount,
+                             window: entry.window, whole: entry.isWhole, playhead: entry.playhead,
+                             frameBytes: entry.frameBytes, decoderBytes: entry.rendererBytes,
+                             loaded: entry.image != nil, waiting: entry.waiterCount,
                              idleSeconds: max(0, now - entry.lastRequest))
         }
         let c = state.counters
@@ -189,8 +198,8 @@ public final class FrameCache: @unchecked Sendable {
             decoderBytes: images.reduce(0) { $0 + $1.decoderBytes },
             entries: images.count, cachedFrames: images.reduce(0) { $0 + $1.cachedFrames },
             hits: c.hits, misses: c.misses, waits: c.misses - c.refusedQueueFull, coalesced: c.coalesced,
-            decodes: c.decodes, prefetches: c.prefetches, evictions: c.evictions,
-            refusedQueueFull: c.refusedQueueFull, queueDepth: state.waitingRequests,
+            decodes: c.decodes, prefetches: c.prefetches, framesDecoded: c.framesDecoded, resumes: c.resumes,
+            evictions: c.evictions, refusedQueueFull: c.refusedQueueFull, queueDepth: state.waitingRequests,
             decodeThreads: configuration.decodeThreads,
             pressure: CacheStats.Pressure(level: pressure.level(at: now), windowCap: pressure.windowCap(at: now),
                                           onDemand: pressure.isOnDemand(at: now)),
@@ -205,44 +214,6 @@ public final class FrameCache: @unchecked Sendable {
         return entry.frames.indices.filter { entry.frames[$0] != nil }
     }
 
-    // MARK: Internals (under the lock)
-
-    private func entry(for image: CacheableImage, now: Double) -> ImageEntry {
-        if let existing = state.entries[image.id] { return existing }
-        let entry = ImageEntry(image: image, now: now, tick: state.nextTick())
-        state.entries[image.id] = entry
-        return entry
-    }
-
-    /// Images requested within `activeImageSeconds`, recounted at most twice a second so the
-    /// request path stays O(1).
-    private var activeImages = (count: 1, countedAt: -Double.infinity)
-
-    private func activeImageCount(now: Double) -> Int {
-        if now - activeImages.countedAt > 0.5 {
-            let count = state.entries.values.filter { now - $0.lastRequest <= configuration.activeImageSeconds }.count
-            activeImages = (max(1, count), now)
-        }
-        return activeImages.count
-    }
-
-    /// Canvas checkpoints one decoder may keep: a quarter of the budget shared by the active
-    /// images, so fifty decoders cannot each claim a quarter of it. Called under the lock.
-    private func checkpointAllowance() -> Int {
-        max(0, configuration.budgetBytes / 4 / max(1, activeImageCount(now: clock.now())))
-    }
-
-    private func updateWindow(_ entry: ImageEntry, now: Double) {
-        let active = activeImageCount(now: now)
-        // Frames share what the decoders leave (but always at least a quarter of the budget):
-        // a window sized from the whole budget would be evicted by decoder memory before use.
-        let frameBudget = max(state.budget / 4, state.budget - state.decoderBytes)
-        entry.window = configuration.window.window(
-            frameCount: entry.frameCount, decodedFrameBytes: entry.decodedFrameBytes,
-            encodedFrameBytes: entry.encodedFrameEstimate, budget: frameBudget,
-            activeImages: max(1, active), cap: pressure.windowCap(at: now))
-    }
-
     /// What keeps the cache busy, for tests: empty when idle.
     func debugDescriptionOfWork() -> String {
         lock.lock()
@@ -250,155 +221,32 @@ public final class FrameCache: @unchecked Sendable {
         var parts: [String] = []
         if activeJobs > 0 { parts.append("activeJobs \(activeJobs)") }
         if state.waitingRequests > 0 { parts.append("waitingRequests \(state.waitingRequests)") }
-        if let job = state.peekJob(now: clock.now(), activeSeconds: configuration.activeImageSeconds) {
+        if let job = state.peekJob(now: clock.now()) {
             parts.append("job \(job.entry.id)#\(job.index) urgent \(job.urgent)")
         }
         return parts.joined(separator: ", ")
     }
 
-    private func hasPrefetchWork() -> Bool {
-        state.peekJob(now: clock.now(), activeSeconds: configuration.activeImageSeconds) != nil
+    // MARK: Internals (under the lock)
+
+    private func entry(for image: CacheableImage, now: Double) -> ImageEntry {
+        if let existing = state.entries[image.id] { return existing }
+        let entry = ImageEntry(image: image, now: now, tick: state.nextTick())
+        state.entries[image.id] = entry
+        state.windowsStale = true
+        return entry
     }
 
-    // MARK: Decode threads
-
-    private func workerLoop() {
-        while let (job, allowance) = takeJob() {
-            run(job, checkpointAllowance: allowance)
-        }
-        lock.lock()
-        runningWorkers -= 1
-        lock.broadcast()
-        lock.unlock()
+    /// Works the windows out again when something changed, or every ``windowRefreshSeconds``.
+    func refreshWindowsIfDue(now: Double) {
+        guard state.windowsStale || now - state.windowsRefreshedAt >= Self.windowRefreshSeconds else { return }
+        state.refreshWindows(now: now, policy: configuration.window, cap: pressure.windowCap(at: now),
+                             decodeThreads: configuration.decodeThreads)
     }
 
-    /// Blocks until there is work; nil when shutting down.
-    private func takeJob() -> (CacheState.Job, checkpointAllowance: Int)? {
-        lock.lock()
-        defer { lock.unlock() }
-        while true {
-            if shuttingDown { return nil }
-            let now = clock.now()
-            for entry in state.entries.values where !entry.busy { updateWindow(entry, now: now) }
-            if let job = state.nextJob(now: now, activeSeconds: configuration.activeImageSeconds) {
-                activeJobs += 1
-                return (job, checkpointAllowance())
-            }
-            // Re-check now and then: windows regrow with time after memory pressure.
-            _ = lock.wait(until: Date().addingTimeInterval(0.5))
-        }
-    }
-
-    private func run(_ job: CacheState.Job, checkpointAllowance: Int) {
-        let entry = job.entry
-        let started = DispatchTime.now()
-        var outcome: Result<[UInt8], FrameCacheError>
-        // The entry is busy: this thread alone touches its image and renderer until it is released.
-        var loaded: AnimatedImage? = nil
-        do {
-            let image = try loadImage(entry)
-            loaded = image
-            if entry.renderer == nil {
-                entry.renderer = FrameRenderer(image: image, checkpointInterval: configuration.checkpointInterval,
-                                               checkpointBudget: checkpointAllowance)
-            }
-            guard job.index < image.frameCount else {
-                throw FrameCacheError.frameOutOfRange(index: job.index, frameCount: image.frameCount)
-            }
-            let canvas = try entry.renderer!.render(job.index)
-            outcome = .success(try encoder.encode(canvas))
-        } catch let error as FrameCacheError {
-            outcome = .failure(error)
-        } catch let error as AnimatedImageError {
-            outcome = .failure(.decodeFailed(error.description))
-        } catch {
-            outcome = .failure(.decodeFailed("\(error)"))
-        }
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        metrics.decoded(seconds: elapsed)
-
-        let now = clock.now()
-        lock.lock()
-        entry.busy = false
-        if entry.image == nil { entry.image = loaded }
-        activeJobs -= 1
-        state.counters.decodes += 1
-        if !job.urgent { state.counters.prefetches += 1 }
-        var waiters: [ImageEntry.Completion] = []
-        let live = state.entries[entry.id] === entry
-        if live {
-            waiters = entry.takeWaiters(for: job.index)
-            state.waitingRequests -= waiters.count
-            if entry.discardCheckpointsAfterJob {
-                entry.renderer?.discardCheckpoints()
-                entry.discardCheckpointsAfterJob = false
-            }
-            state.updateRendererBytes(entry)
-            if case let .success(png) = outcome {
-                let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters
-                    : (waiters.isEmpty ? .outsideWindows : .inWindows)
-                if state.makeRoom(for: png.count, reach: reach, protecting: entry, keep: job.index,
-                                  now: now, activeSeconds: configuration.activeImageSeconds) {
-                    state.account(entry.store(png, at: job.index))
-                } else {
-                    state.counters.uncacheable += 1
-                }
-            } else if case .failure = outcome {
-                // A frame that cannot be made fails every request for this image's later frames too.
-                for i in entry.waitOrder where i > job.index {
-                    let more = entry.takeWaiters(for: i)
-                    state.waitingRequests -= more.count
-                    waiters += more
-                }
-            }
-            keepDecoderWithinBudget(entry, now: now)
-        } else {
-            entry.renderer = nil
-        }
-        let held = state.heldBytes
-        let depth = state.waitingRequests
-        lock.broadcast()
-        lock.unlock()
-        metrics.bytes(held)
-        metrics.queueDepth(depth)
-        let result = outcome.map { EncodedFrame(index: job.index, png: $0) }
-        for completion in waiters { completion(result) }
-    }
-
-    /// After a job the decoder's canvas and checkpoints count against the budget; when they do
-    /// not fit, checkpoints go first, then the decoder itself.
-    private func keepDecoderWithinBudget(_ entry: ImageEntry, now: Double) {
-        guard state.heldBytes > state.budget else {
-            entry.decoderDoesNotFit = false
-            return
-        }
-        state.makeRoom(for: 0, reach: .outsideWindows, protecting: entry, now: now,
-                       activeSeconds: configuration.activeImageSeconds)
-        if state.heldBytes > state.budget, let renderer = entry.renderer, renderer.checkpointBytes > 0 {
-            renderer.discardCheckpoints()
-            state.updateRendererBytes(entry)
-        }
-        if state.heldBytes > state.budget {
-            state.dropRenderer(entry)
-            entry.decoderDoesNotFit = true
-        } else {
-            entry.decoderDoesNotFit = false
-        }
-        if state.heldBytes > state.budget {
-            // The budget is never exceeded: as a last resort even posters go, oldest first.
-            state.makeRoom(for: 0, reach: .posters, protecting: nil, now: now,
-                           activeSeconds: configuration.activeImageSeconds)
-        }
-    }
-
-    private func loadImage(_ entry: ImageEntry) throws -> AnimatedImage {
-        if let image = entry.image { return image }
-        do {
-            return try entry.load()
-        } catch let error as AnimatedImageError {
-            throw FrameCacheError.loadFailed(error.description)
-        } catch {
-            throw FrameCacheError.loadFailed("\(error)")
-        }
+    /// Canvas checkpoints one decoder may keep: a quarter of the budget shared by the active
+    /// images, so fifty decoders cannot each claim a quarter of it.
+    func checkpointAllowance() -> Int {
+        max(0, configuration.budgetBytes / 4 / max(1, state.active.count))
     }
 }

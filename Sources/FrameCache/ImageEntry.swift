@@ -1,17 +1,22 @@
 import AnimatedImage
 
 /// The cache's record of one image: its encoded frames, its decoder, its playhead and window,
-/// and the requests waiting for it. Used only under the cache's lock (workers take the
-/// renderer out while they decode, marked by `busy`).
+/// when its next frames will be wanted, and the requests waiting for it. Used only under the
+/// cache's lock (a worker takes the renderer out while it decodes, marked by `busy`).
 final class ImageEntry {
     typealias Completion = @Sendable (Result<EncodedFrame, FrameCacheError>) -> Void
 
     let id: String
     let frameCount: Int
+    /// RGBA bytes of one canvas.
     let decodedFrameBytes: Int
-    var load: @Sendable () throws -> AnimatedImage
+    let load: @Sendable () throws -> AnimatedImage
 
-    var image: AnimatedImage?
+    /// The image (its file and index), kept while the entry is in use; the file's bytes are the
+    /// store's (mapped), not the cache's, so they are not counted in the budget.
+    var image: AnimatedImage? {
+        didSet { if let image, timestampsMs == nil { learnTiming(image.timeline) } }
+    }
     var renderer: FrameRenderer?
     /// Bytes accounted for the renderer: its canvas and its checkpoints.
     var rendererBytes = 0
@@ -23,22 +28,34 @@ final class ImageEntry {
     private var encodedSamples = 0
 
     var playhead = 0
+    /// Frames kept and decoded ahead from the playhead (wrapping); 0 for an inactive image.
     var window = 1
+    /// The window covers the whole animation because it fits (see ``WindowPolicy``).
+    var isWhole = false
+    /// Counted among the active images when windows were last worked out.
+    var isListedActive = false
+    /// When the playhead was last set (cache clock seconds).
     var lastRequest: Double
     var lastUse: UInt64
 
-    /// Completions waiting per frame index, and the order frames were first asked for.
+    /// Completions waiting per frame index, the order frames were first asked for, and when the
+    /// oldest of them began to wait (a tick: waiting requests are served first come, first served).
     var waiting: [Int: [Completion]] = [:]
     var waitOrder: [Int] = []
+    var waitingSince: UInt64 = 0
 
     /// A worker holds the renderer.
     var busy = false
     /// Set while busy when a purge wants the checkpoints gone.
     var discardCheckpointsAfterJob = false
-    /// The decoder did not fit in the budget after its last job and was dropped: decoding ahead
-    /// would replay from a key frame for every frame and throw the work away, so this image is
-    /// served on demand until a job keeps its decoder again.
-    var decoderDoesNotFit = false
+    /// A frame decoded ahead found no room and was thrown away: no more decoding ahead for
+    /// this image until its playhead moves or the windows are worked out again.
+    var prefetchStalled = false
+
+    /// Start of each frame on the played timeline and the length of one play, in milliseconds;
+    /// known once the image is loaded (until then every frame counts as 100 ms).
+    private(set) var timestampsMs: [Int]?
+    private(set) var durationMs = 0
 
     init(image: CacheableImage, now: Double, tick: UInt64) {
         id = image.id
@@ -57,6 +74,20 @@ final class ImageEntry {
         encodedSamples > 0 ? encodedTotal / encodedSamples : max(1, decodedFrameBytes / 4)
     }
 
+    /// No frame has been encoded yet, so ``encodedFrameEstimate`` is a guess.
+    var estimateIsGuess: Bool { encodedSamples == 0 }
+
+    /// One play of the animation, in milliseconds.
+    var loopMs: Int { timestampsMs != nil && durationMs > 0 ? durationMs : 100 * max(1, frameCount) }
+
+    private func learnTiming(_ timeline: Timeline) {
+        guard timeline.timestampsMs.count == frameCount else { return }
+        timestampsMs = timeline.timestampsMs
+        durationMs = timeline.durationMs
+    }
+
+    // MARK: Window
+
     /// True when frame `i` lies in the window that starts at the playhead (wrapping).
     func inWindow(_ i: Int) -> Bool {
         frameCount > 0 && (i - playhead + frameCount) % frameCount < window
@@ -65,12 +96,29 @@ final class ImageEntry {
     /// The first frame of the window that is neither cached nor waited for, if any.
     var nextPrefetch: Int? {
         guard frameCount > 0 else { return nil }
-        for step in 0..<window {
+        for step in 0..<min(window, frameCount) {
             let i = (playhead + step) % frameCount
             if frames[i] == nil && waiting[i] == nil { return i }
         }
         return nil
     }
+
+    /// Milliseconds of playback from the playhead to the start of frame `i` (wrapping).
+    func playbackMs(toFrame i: Int) -> Int {
+        guard let stamps = timestampsMs, durationMs > 0 else {
+            return 100 * ((i - playhead + frameCount) % max(1, frameCount))
+        }
+        let delta = stamps[i] - stamps[playhead]
+        return delta >= 0 ? delta : delta + durationMs
+    }
+
+    /// When frame `i` will be asked for if the client keeps playing in real time (cache clock
+    /// seconds): what earliest-deadline-first decode-ahead orders its work by.
+    func deadline(ofFrame i: Int) -> Double {
+        lastRequest + Double(playbackMs(toFrame: i)) / 1000
+    }
+
+    // MARK: Frames
 
     @discardableResult
     func store(_ png: [UInt8], at i: Int) -> Int {
@@ -90,6 +138,31 @@ final class ImageEntry {
         frameBytes -= png.count
         cachedCount -= 1
         return png.count
+    }
+
+    /// The nearest cached frame before `index` (at most `reach` frames back) whose PNG can seed
+    /// the renderer (its disposal is not "previous"), with that PNG.
+    func resumePoint(before index: Int, reach: Int = 64) -> (frame: Int, png: [UInt8])? {
+        guard let image, index > 0 else { return nil }
+        let descriptors = image.index.frames
+        var j = index - 1
+        while j >= 0 && index - j <= reach {
+            if let png = frames[j], descriptors[j].disposal != .previous { return (j, png) }
+            j -= 1
+        }
+        return nil
+    }
+
+    // MARK: Waiting requests
+
+    func addWaiter(_ completion: @escaping Completion, for i: Int, tick: UInt64) {
+        if waitOrder.isEmpty { waitingSince = tick }
+        if waiting[i] != nil {
+            waiting[i]!.append(completion)
+        } else {
+            waiting[i] = [completion]
+            waitOrder.append(i)
+        }
     }
 
     func takeWaiters(for i: Int) -> [Completion] {

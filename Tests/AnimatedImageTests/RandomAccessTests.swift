@@ -42,6 +42,60 @@ struct RandomAccessTests {
         }
     }
 
+    /// A renderer that resumes from frame j's PNG (as the frame cache does when it has evicted a
+    /// canvas) renders every later frame exactly as one that played from the start — for every
+    /// frame that allows it, with every disposal and blend in the list.
+    @Test(arguments: corpusAnimations)
+    func resumingFromAFramesPNGEqualsSequential(_ path: String) throws {
+        let image = try AnimatedImage(bytes: try Corpus.bytes(path))
+        let expected = try Self.sequentialFrames(image)
+        let encoder = PNGEncoder()
+        var resumed = 0
+        for j in 0..<image.frameCount {
+            let renderer = FrameRenderer(image: image)
+            guard renderer.canResume(after: j) else {
+                #expect(image.index.frames[j].disposal == .previous)
+                continue
+            }
+            try renderer.resume(after: j, png: encoder.encode(expected[j]))
+            resumed += 1
+            #expect(renderer.framesToDecode(for: j) == 0)
+            #expect(try renderer.render(j) == expected[j], "\(path) frame \(j) itself")
+            for k in (j + 1)..<min(image.frameCount, j + 4) {
+                #expect(renderer.framesToDecode(for: k) <= k - j)
+                #expect(try renderer.render(k) == expected[k], "\(path) frame \(k) after resuming at \(j)")
+            }
+            // Straight after resuming, the next frame costs one decode.
+            if j + 1 < image.frameCount {
+                let fresh = FrameRenderer(image: image)
+                try fresh.resume(after: j, png: encoder.encode(expected[j]))
+                #expect(fresh.framesToDecode(for: j + 1) == 1)
+                _ = try fresh.render(j + 1)
+                #expect(fresh.decodeCount == 1)
+            }
+        }
+        #expect(resumed > 0)
+    }
+
+    /// Alpha-0 pixels carrying colour, and translucent ones: the PNG round trip must give back
+    /// the same bytes, or a resumed frame would differ from a replayed one. 8×8 has 64 colours
+    /// (a palette PNG with tRNS); 32×32 has 1,024 (RGBA).
+    @Test(arguments: [8, 32])
+    func resumingKeepsTheColourOfTransparentPixels(side: Int) throws {
+        var pixels: [UInt8] = []
+        for i in 0..<(side * side) {
+            pixels += [UInt8(i % 256), UInt8(255 - i / 4 % 256), 77, i % 3 == 0 ? 0 : (i % 3 == 1 ? 128 : 255)]
+        }
+        let canvas = Canvas(width: side, height: side, pixels: pixels)
+        var gif = GIFBuilder(width: side, height: side)
+        gif.frames = [GIFBuilder.Frame(rect: (0, 0, side, side), indices: [UInt8](repeating: 1, count: side * side)),
+                      GIFBuilder.Frame(rect: (0, 0, 1, 1), indices: [2])]
+        let image = try AnimatedImage(bytes: gif.build())
+        let renderer = FrameRenderer(image: image)
+        try renderer.resume(after: 0, png: PNGEncoder().encode(canvas))
+        #expect(try renderer.render(0) == canvas)
+    }
+
     /// 100 partial frames, each depending on all before it (no independent frame but the first),
     /// with some restore-previous frames in between.
     static func dependentAnimation() throws -> AnimatedImage {

@@ -146,20 +146,6 @@ struct PressureTests {
         #expect(detected.availableBytes > 0)
     }
 
-    @Test func windowPolicy() {
-        let policy = WindowPolicy()
-        // Small: the whole animation.
-        #expect(policy.window(frameCount: 10, decodedFrameBytes: 100_000, encodedFrameBytes: 10_000,
-                              budget: 1 << 30, activeImages: 1, cap: nil) == 10)
-        // Large: the share of the budget, at least 2.
-        #expect(policy.window(frameCount: 300, decodedFrameBytes: 3_686_400, encodedFrameBytes: 100_000,
-                              budget: 4_000_000, activeImages: 2, cap: nil) == 20)
-        #expect(policy.window(frameCount: 300, decodedFrameBytes: 3_686_400, encodedFrameBytes: 100_000,
-                              budget: 100_000, activeImages: 50, cap: nil) == 2)
-        #expect(policy.window(frameCount: 300, decodedFrameBytes: 3_686_400, encodedFrameBytes: 100_000,
-                              budget: 4_000_000, activeImages: 2, cap: 1) == 1)
-    }
-
     @Test func theProcessCgroupIsFoundFromProcSelfCgroup() throws {
         let mount = FileManager.default.temporaryDirectory.appendingPathComponent("cgmount-\(UUID().uuidString)")
         let own = mount.appendingPathComponent("system.slice/flipbook.service")

@@ -446,12 +446,18 @@ import Testing
         configuration.eventLoopThreads = 1
         configuration.drainTimeout = .milliseconds(300)
         var router = Router()
-        router.get("/never") { _, _ in .later } // never answered
+        let asked = Mutex(false)
+        router.get("/never") { _, _ in // never answered
+            asked.withLock { $0 = true }
+            return .later
+        }
         let server = HTTPServer(configuration: configuration, router: router)
         try server.start()
         let client = try TestClient(port: server.port)
         try client.send("GET /never HTTP/1.1\r\nHost: t\r\n\r\n")
-        #expect(eventually(within: 10) { server.openConnections == 1 })
+        // The request is in flight (not merely the connection accepted) before the drain starts.
+        #expect(eventually(within: 10) { asked.withLock { $0 } })
+        #expect(server.openConnections == 1)
         let start = Date()
         server.shutdown()
         await server.waitUntilStopped()

@@ -29,6 +29,16 @@ public struct Compositor: Sendable {
         self.canvas = Canvas(width: width, height: height)
     }
 
+    /// A compositor whose canvas is `output`, the composited result of `frame`, as if it had
+    /// just drawn it: the frame's disposal is still owed. Not for a frame disposed with
+    /// `previous`, whose disposal needs what lay beneath it.
+    public init(output: Canvas, of frame: FrameDescriptor) {
+        precondition(frame.disposal != .previous, "a frame disposed with 'previous' cannot be resumed from its output")
+        self.canvas = output
+        self.owedDisposal = frame.disposal
+        self.owedRect = frame.rect.intersection(output.rect)
+    }
+
     /// The canvas as the next frame will find it: the last frame's disposal applied.
     public mutating func canvasBeforeNextFrame() -> Canvas {
         settleDisposal()

@@ -56,6 +56,39 @@ public final class FrameRenderer {
         checkpoints.removeAll()
     }
 
+    /// How many frames ``render(_:)`` would decode to reach frame `index` from what this
+    /// renderer holds now (the frame it last drew, its checkpoints, the nearest key frame).
+    public func framesToDecode(for index: Int) -> Int {
+        guard index >= 0, index < image.frameCount, index != drawn else { return 0 }
+        let start = chooseStart(for: index)
+        return index - start.frame + 1 + max(0, start.frame - verifiedThrough - 1)
+    }
+
+    /// True when frame `frame`'s composited output is all ``resume(after:output:)`` needs: its
+    /// disposal does not put back what lay beneath it.
+    public func canResume(after frame: Int) -> Bool {
+        frame >= 0 && frame < image.frameCount && image.index.frames[frame].disposal != .previous
+    }
+
+    /// Continues from frame `frame`'s composited output — a frame served earlier, e.g. decoded
+    /// back from its PNG — instead of replaying the frames up to it. Every frame's output is
+    /// exact (lossless PNG), so what follows is rendered exactly as by replaying.
+    public func resume(after frame: Int, output: Canvas) {
+        precondition(canResume(after: frame), "frame \(frame) cannot be resumed from")
+        precondition(output.width == image.canvasWidth && output.height == image.canvasHeight,
+                      "a \(output.width)×\(output.height) output for a \(image.canvasWidth)×\(image.canvasHeight) canvas")
+        compositor = Compositor(output: output, of: image.index.frames[frame])
+        drawn = frame
+        // The output exists, so every frame up to it decoded when it was first rendered.
+        verifiedThrough = max(verifiedThrough, frame)
+    }
+
+    /// ``resume(after:output:)`` from the PNG that ``PNGEncoder`` made of frame `frame`.
+    public func resume(after frame: Int, png: [UInt8]) throws {
+        let pixels = try APNGFrameDecoder.decodeRGBA(png, width: image.canvasWidth, height: image.canvasHeight)
+        resume(after: frame, output: Canvas(width: image.canvasWidth, height: image.canvasHeight, pixels: pixels))
+    }
+
     /// The composited canvas of frame `index`.
     ///
     /// When the image was not verified up front, every frame before `index` is decoded (not

@@ -46,9 +46,11 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var memoryFraction = 0.2
         /// Background decode threads; 0 = one per core.
         public var decodeThreads = 0
-        /// Animations whose decoded frames fit in this many bytes are cached whole
-        /// (FLAnimatedImage's 10 MB rule).
+        /// Animations whose decoded frames fit in this many bytes are cached whole first when
+        /// the budget has room for them (FLAnimatedImage's 10 MB rule).
         public var wholeAnimationBytes = 10_000_000
+        /// Playback time decoded ahead of every active image's playhead, in milliseconds.
+        public var lookaheadMs = 500
         /// The smallest decode-ahead window outside memory pressure.
         public var minimumWindow = 2
         /// zlib level of served PNGs (1 = fast, 9 = small).

@@ -47,6 +47,7 @@ enum SettingKeys {
         Key(name: "cache.decodeThreads", kind: .int(\.cache.decodeThreads)),
         Key(name: "cache.wholeAnimationBytes", kind: .int(\.cache.wholeAnimationBytes)),
         Key(name: "cache.minimumWindow", kind: .int(\.cache.minimumWindow)),
+        Key(name: "cache.lookaheadMs", kind: .int(\.cache.lookaheadMs)),
         Key(name: "cache.pngCompressionLevel", kind: .int(\.cache.pngCompressionLevel)),
         Key(name: "cache.checkpointInterval", kind: .int(\.cache.checkpointInterval)),
         Key(name: "cache.maxWaitingRequests", kind: .int(\.cache.maxWaitingRequests)),

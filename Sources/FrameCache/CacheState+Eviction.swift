@@ -1,0 +1,118 @@
+/// What goes when the budget is full, cheapest loss first. One walk over the candidates, in
+/// order, serves both eviction and the question "would there be room?", so the two never
+/// disagree.
+extension CacheState {
+    /// How far eviction may go to make room.
+    enum EvictionReach: Int, Comparable {
+        /// What nobody is about to need: idle images' frames and decoders, frames behind
+        /// playheads, and the checkpoints and canvases of decoders not in use (a canvas is
+        /// restored from a cached frame when needed again).
+        case outsideWindows
+        /// Also frames inside other images' windows, farthest ahead first (someone waits).
+        case inWindows
+        /// Also posters (critical pressure, or the last resort to keep the budget).
+        case posters
+
+        static func < (a: EvictionReach, b: EvictionReach) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// One thing eviction can take.
+    enum Candidate {
+        case frame(ImageEntry, Int)
+        case checkpoints(ImageEntry)
+        /// The decoder; `releasingImage` for idle images (their file may be unmapped).
+        case decoder(ImageEntry, releasingImage: Bool)
+    }
+
+    /// Evicts until `extra` more bytes fit in the budget. Never touches frame `keep` of
+    /// `requester` (the frame about to be stored), nor `requester`'s decoder. Returns true when
+    /// they fit.
+    @discardableResult
+    mutating func makeRoom(for extra: Int, reach: EvictionReach, protecting requester: ImageEntry?,
+                           keep: Int? = nil, now: Double) -> Bool {
+        if heldBytes + extra <= budget { return true }
+        var chosen: [Candidate] = []
+        var freed = 0
+        walkCandidates(reach: reach, requester: requester, keep: keep, now: now) { candidate, bytes in
+            chosen.append(candidate)
+            freed += bytes
+            return heldBytes + extra - freed > budget
+        }
+        for candidate in chosen {
+            switch candidate {
+            case let .frame(entry, i): evict(entry, frame: i)
+            case let .checkpoints(entry):
+                entry.renderer?.discardCheckpoints()
+                updateRendererBytes(entry)
+            case let .decoder(entry, releasingImage): dropRenderer(entry, releasingImage: releasingImage)
+            }
+        }
+        return heldBytes + extra <= budget
+    }
+
+    /// Whether ``makeRoom(for:reach:protecting:keep:now:)`` would find room, without evicting.
+    func wouldFindRoom(for extra: Int, reach: EvictionReach, protecting requester: ImageEntry?, now: Double) -> Bool {
+        if heldBytes + extra <= budget { return true }
+        var freed = 0
+        walkCandidates(reach: reach, requester: requester, keep: nil, now: now) { _, bytes in
+            freed += bytes
+            return heldBytes + extra - freed > budget
+        }
+        return heldBytes + extra - freed <= budget
+    }
+
+    /// Calls `take` with each candidate and the bytes it would free, in eviction order, while
+    /// `take` returns true.
+    private func walkCandidates(reach: EvictionReach, requester: ImageEntry?, keep: Int?, now: Double,
+                                _ take: (Candidate, Int) -> Bool) {
+        let protected = { (entry: ImageEntry, i: Int) in entry === requester && i == keep }
+        var idle: [ImageEntry] = []
+        var busyOrActive: [ImageEntry] = []
+        for entry in entries.values {
+            if isActive(entry, now: now) {
+                busyOrActive.append(entry)
+            } else if entry !== requester && entry.heldBytes > (entry.frames.first??.count ?? 0) {
+                idle.append(entry)
+            }
+        }
+        // 1. Idle images: everything but their posters, least recently used first.
+        for entry in idle.sorted(by: { $0.lastUse < $1.lastUse }) {
+            for i in 1..<max(1, entry.frameCount) {
+                if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
+            }
+            if !entry.busy, entry.renderer != nil || entry.rendererBytes > 0,
+               !take(.decoder(entry, releasingImage: true), entry.rendererBytes) { return }
+        }
+        // 2. Frames behind the playheads of active images, least recently used image first.
+        let byAge = busyOrActive.sorted { $0.lastUse < $1.lastUse }
+        for entry in byAge {
+            for i in 1..<max(1, entry.frameCount) where !entry.inWindow(i) && !protected(entry, i) {
+                if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
+            }
+        }
+        // 3. Checkpoints, then canvases, of decoders not in use.
+        let idleDecoders = byAge.filter { $0 !== requester && !$0.busy && $0.renderer != nil }
+        for entry in idleDecoders {
+            let bytes = entry.renderer!.checkpointBytes
+            if bytes > 0, !take(.checkpoints(entry), bytes) { return }
+        }
+        for entry in idleDecoders {
+            let canvas = entry.rendererBytes - entry.renderer!.checkpointBytes
+            if !take(.decoder(entry, releasingImage: false), canvas) { return }
+        }
+        guard reach >= .inWindows else { return }
+        // 4. In-window frames: other images first (least recently used), farthest ahead first.
+        for entry in byAge.filter({ $0 !== requester }) + (requester.map { [$0] } ?? []) {
+            for step in stride(from: entry.window - 1, through: 0, by: -1) {
+                let i = (entry.playhead + step) % max(1, entry.frameCount)
+                if i == 0 || protected(entry, i) { continue }
+                if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
+            }
+        }
+        guard reach >= .posters else { return }
+        // 5. Posters, least recently used first.
+        for entry in entries.values.sorted(by: { $0.lastUse < $1.lastUse }) where !protected(entry, 0) {
+            if let png = entry.frames.first ?? nil, !take(.frame(entry, 0), png.count) { return }
+        }
+    }
+}

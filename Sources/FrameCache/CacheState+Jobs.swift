@@ -1,0 +1,81 @@
+/// Choosing the decode threads' work: requests that wait come first, first come first served;
+/// then decode-ahead, earliest deadline first — the frame a real-time player will ask for
+/// soonest — as long as there is room for it.
+extension CacheState {
+    /// A unit of background work: render and encode frame `index` of `entry`.
+    struct Job {
+        let entry: ImageEntry
+        let index: Int
+        /// Someone is waiting for it (as opposed to decoding ahead).
+        let urgent: Bool
+        /// A cached frame before `index` whose PNG the renderer may resume from, when replaying
+        /// would cost more.
+        let resume: (frame: Int, png: [UInt8])?
+    }
+
+    /// The next job, with its image marked busy.
+    mutating func nextJob(now: Double) -> Job? {
+        guard let job = peekJob(now: now) else { return nil }
+        job.entry.busy = true
+        return job
+    }
+
+    /// The job ``nextJob(now:)`` would hand out, without taking it.
+    func peekJob(now: Double) -> Job? {
+        if let entry = oldestWaiting(excluding: nil) {
+            return job(entry, entry.waitOrder[0], urgent: true)
+        }
+        guard let (entry, index, _) = earliestPrefetch(now: now, excluding: nil),
+              roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now) else { return nil }
+        return job(entry, index, urgent: false)
+    }
+
+    /// What the thread that holds `entry` should do after a frame: the frames waited for on
+    /// this image first; then, unless requests wait on other images, its next frame ahead while
+    /// its deadline is within `slack` seconds of every other image's and the run is shorter than
+    /// `maxRun` (a run of one image's frames reuses its canvas instead of restoring another's).
+    func continuation(of entry: ImageEntry, run: Int, maxRun: Int, slack: Double, now: Double) -> Job? {
+        if let index = entry.waitOrder.first { return job(entry, index, urgent: true) }
+        guard run < maxRun, oldestWaiting(excluding: entry) == nil, !entry.prefetchStalled,
+              isActive(entry, now: now), let index = entry.nextPrefetch else { return nil }
+        if let (_, _, other) = earliestPrefetch(now: now, excluding: entry),
+           entry.deadline(ofFrame: index) > other + slack { return nil }
+        guard roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now) else { return nil }
+        return job(entry, index, urgent: false)
+    }
+
+    /// True when some request waits for a frame of an image no thread is working on.
+    func hasUnclaimedWaiters() -> Bool {
+        oldestWaiting(excluding: nil) != nil
+    }
+
+    private func job(_ entry: ImageEntry, _ index: Int, urgent: Bool) -> Job {
+        Job(entry: entry, index: index, urgent: urgent, resume: entry.resumePoint(before: index))
+    }
+
+    private func oldestWaiting(excluding excluded: ImageEntry?) -> ImageEntry? {
+        var best: ImageEntry? = nil
+        for entry in active where !entry.busy && !entry.waitOrder.isEmpty && entry !== excluded {
+            if best == nil || entry.waitingSince < best!.waitingSince { best = entry }
+        }
+        return best
+    }
+
+    private func earliestPrefetch(now: Double, excluding excluded: ImageEntry?)
+        -> (ImageEntry, Int, deadline: Double)? {
+        var best: (ImageEntry, Int, deadline: Double)? = nil
+        for entry in active where !entry.busy && entry !== excluded && entry.window > 0 && !entry.prefetchStalled
+            && now - entry.lastRequest <= activeSeconds {
+            guard let index = entry.nextPrefetch else { continue }
+            let deadline = entry.deadline(ofFrame: index)
+            if best == nil || deadline < best!.deadline { best = (entry, index, deadline) }
+        }
+        return best
+    }
+
+    /// Decoding ahead may only displace what nobody is about to need: frames of idle images and
+    /// behind playheads, and the checkpoints and canvases of decoders not in use.
+    func roomForPrefetch(_ bytes: Int, for requester: ImageEntry, now: Double) -> Bool {
+        wouldFindRoom(for: bytes, reach: .outsideWindows, protecting: requester, now: now)
+    }
+}

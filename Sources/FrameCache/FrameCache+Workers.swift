@@ -1,0 +1,202 @@
+import AnimatedImage
+import Foundation
+
+/// The decode threads: take a job under the lock, render and encode outside it, then store the
+/// frame, answer its waiters and either go on with the same image (a short run in playback
+/// order) or hand the image back.
+extension FrameCache {
+    func startWorkers() {
+        lock.lock()
+        runningWorkers = configuration.decodeThreads
+        lock.unlock()
+        for n in 0..<configuration.decodeThreads {
+            let thread = Thread { [self] in self.workerLoop() }
+            thread.name = "flipbook-decode-\(n)"
+            thread.start()
+        }
+    }
+
+    /// What a thread holds while it works on an image: the entry is busy, and its image and
+    /// renderer are this thread's alone until they are handed back under the lock.
+    struct Work {
+        var job: CacheState.Job
+        var image: AnimatedImage?
+        var renderer: FrameRenderer?
+        var checkpointAllowance: Int
+        /// Frames made in this run of the same image.
+        var run = 0
+    }
+
+    /// The result of one frame's work.
+    struct Made {
+        var png: Result<[UInt8], FrameCacheError>
+        var framesDecoded = 0
+        var resumed = false
+        var seconds = 0.0
+    }
+
+    private func workerLoop() {
+        while var work = takeWork() {
+            while true {
+                let made = make(&work)
+                let (waiters, next) = finish(&work, made)
+                let result = made.png.map { EncodedFrame(index: work.job.index, png: $0) }
+                for completion in waiters { completion(result) }
+                guard let next else { break }
+                work.job = next
+                work.run += 1
+            }
+        }
+        lock.lock()
+        runningWorkers -= 1
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    /// Blocks until there is work; nil when shutting down.
+    private func takeWork() -> Work? {
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if shuttingDown { return nil }
+            let now = clock.now()
+            refreshWindowsIfDue(now: now)
+            if let job = state.nextJob(now: now) {
+                activeJobs += 1
+                return Work(job: job, image: job.entry.image, renderer: job.entry.renderer,
+                            checkpointAllowance: checkpointAllowance())
+            }
+            // Re-check now and then: windows regrow with time after memory pressure.
+            _ = lock.wait(until: Date().addingTimeInterval(0.5))
+        }
+    }
+
+    /// Renders and encodes the job's frame (outside the lock).
+    private func make(_ work: inout Work) -> Made {
+        let started = DispatchTime.now()
+        var made = Made(png: .failure(.decodeFailed("not attempted")))
+        do {
+            let image = try work.image ?? loadImage(work.job.entry)
+            work.image = image
+            guard work.job.index < image.frameCount else {
+                throw FrameCacheError.frameOutOfRange(index: work.job.index, frameCount: image.frameCount)
+            }
+            let renderer = work.renderer ?? FrameRenderer(image: image, checkpointInterval: configuration.checkpointInterval,
+                                                          checkpointBudget: work.checkpointAllowance)
+            work.renderer = renderer
+            renderer.checkpointBudget = work.checkpointAllowance
+            let before = renderer.decodeCount
+            // Restoring the canvas from a cached frame's PNG costs about one frame decode.
+            if let resume = work.job.resume, renderer.canResume(after: resume.frame),
+               renderer.framesToDecode(for: work.job.index) > work.job.index - resume.frame + 1,
+               (try? renderer.resume(after: resume.frame, png: resume.png)) != nil {
+                made.resumed = true
+            }
+            let canvas = try renderer.render(work.job.index)
+            made.framesDecoded = renderer.decodeCount - before
+            made.png = .success(try encoder.encode(canvas))
+        } catch let error as FrameCacheError {
+            made.png = .failure(error)
+        } catch let error as AnimatedImageError {
+            made.png = .failure(.decodeFailed(error.description))
+        } catch {
+            made.png = .failure(.decodeFailed("\(error)"))
+        }
+        made.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        return made
+    }
+
+    /// Stores the frame, takes its waiters, keeps the budget, and picks the next frame of the
+    /// same image if the run goes on (else hands the image back).
+    private func finish(_ work: inout Work, _ made: Made) -> ([ImageEntry.Completion], CacheState.Job?) {
+        metrics.decoded(seconds: made.seconds)
+        let entry = work.job.entry
+        let now = clock.now()
+        lock.lock()
+        state.counters.decodes += 1
+        state.counters.framesDecoded += made.framesDecoded
+        if made.resumed { state.counters.resumes += 1 }
+        if !work.job.urgent { state.counters.prefetches += 1 }
+        var waiters: [ImageEntry.Completion] = []
+        var next: CacheState.Job? = nil
+        if state.entries[entry.id] === entry {
+            if entry.image == nil { entry.image = work.image }
+            entry.renderer = work.renderer
+            if entry.discardCheckpointsAfterJob {
+                work.renderer?.discardCheckpoints()
+                entry.discardCheckpointsAfterJob = false
+            }
+            state.updateRendererBytes(entry)
+            waiters = entry.takeWaiters(for: work.job.index)
+            state.waitingRequests -= waiters.count
+            switch made.png {
+            case .success(let png):
+                let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
+                if state.makeRoom(for: png.count, reach: reach, protecting: entry, keep: work.job.index, now: now) {
+                    state.store(png, in: entry, at: work.job.index)
+                } else {
+                    state.counters.uncacheable += 1
+                    if !work.job.urgent { entry.prefetchStalled = true }
+                }
+            case .failure:
+                // A frame that cannot be made fails every request for this image's later frames too.
+                for i in entry.waitOrder where i > work.job.index {
+                    let more = entry.takeWaiters(for: i)
+                    state.waitingRequests -= more.count
+                    waiters += more
+                }
+            }
+            if case .success = made.png, !shuttingDown, fitsAfterMakingRoom(for: entry, now: now) {
+                next = state.continuation(of: entry, run: work.run + 1, maxRun: Self.maxRun,
+                                          slack: Self.runSlackSeconds, now: now)
+            }
+            if next == nil {
+                entry.busy = false
+                keepWithinBudget(entry, now: now)
+            }
+        } else {
+            entry.busy = false  // removed while it was decoded: nothing of it is kept
+        }
+        if next == nil { activeJobs -= 1 }
+        let held = state.heldBytes
+        let depth = state.waitingRequests
+        lock.broadcast()
+        lock.unlock()
+        metrics.bytes(held)
+        metrics.queueDepth(depth)
+        return (waiters, next)
+    }
+
+    /// True when the budget holds with this image's decoder kept, after evicting what nobody
+    /// is about to need.
+    private func fitsAfterMakingRoom(for entry: ImageEntry, now: Double) -> Bool {
+        state.makeRoom(for: 0, reach: .outsideWindows, protecting: entry, now: now)
+    }
+
+    /// After a run the decoder's canvas and checkpoints count against the budget; when they do
+    /// not fit, checkpoints go first, then the decoder itself (it resumes from a cached frame
+    /// next time), and as a last resort frames in windows and posters — the budget is never
+    /// exceeded.
+    private func keepWithinBudget(_ entry: ImageEntry, now: Double) {
+        if fitsAfterMakingRoom(for: entry, now: now) { return }
+        if let renderer = entry.renderer, renderer.checkpointBytes > 0 {
+            renderer.discardCheckpoints()
+            state.updateRendererBytes(entry)
+            if state.heldBytes <= state.budget { return }
+        }
+        state.dropRenderer(entry)
+        if state.heldBytes > state.budget {
+            state.makeRoom(for: 0, reach: .posters, protecting: nil, now: now)
+        }
+    }
+
+    private func loadImage(_ entry: ImageEntry) throws -> AnimatedImage {
+        do {
+            return try entry.load()
+        } catch let error as AnimatedImageError {
+            throw FrameCacheError.loadFailed(error.description)
+        } catch {
+            throw FrameCacheError.loadFailed("\(error)")
+        }
+    }
+}
