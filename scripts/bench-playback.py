@@ -125,16 +125,22 @@ class MemoryPoller(threading.Thread):
         super().__init__(daemon=True)
         self.pid = pid
         self.peak = 0
+        self.peak_anon = 0
+        self.file_at_peak = 0
         self.samples = 0
         self.stop_flag = threading.Event()
 
     def run(self):
         while not self.stop_flag.is_set():
             try:
-                rss = fb.proc_memory(self.pid)["VmRSS"]
+                mem = fb.proc_memory(self.pid)
+                rss = mem["VmRSS"]
             except (OSError, KeyError):
                 break
-            self.peak = max(self.peak, rss)
+            if rss > self.peak:
+                self.peak = rss
+                self.file_at_peak = mem.get("RssFile", 0)
+            self.peak_anon = max(self.peak_anon, mem.get("RssAnon", 0))
             self.samples += 1
             time.sleep(0.05)
 
@@ -229,6 +235,7 @@ def run_one(spec, sizes, manifest):
         time.sleep(2)
         mem = server.memory()
         baseline = mem["VmRSS"]
+        baseline_anon, baseline_file = mem.get("RssAnon", 0), mem.get("RssFile", 0)
         hwm_after_upload = mem["VmHWM"]
         before = server.json("/stats")
         poller = MemoryPoller(server.pid)
@@ -265,7 +272,7 @@ def run_one(spec, sizes, manifest):
     late_send = [r[1] * 1000 for r in flat]
     after_next = sum(1 for r in flat if r[2])
     delta = {k: after[k] - before[k] for k in ("hits", "misses", "waits", "coalesced", "decodes", "prefetches",
-                                              "evictions", "refusedQueueFull")}
+                                              "framesDecoded", "resumes", "evictions", "refusedQueueFull")}
     asked = delta["hits"] + delta["misses"]
     server_share = delta["hits"] / asked if asked else float("nan")
     client_share = fast / served if served else float("nan")
@@ -298,6 +305,8 @@ def run_one(spec, sizes, manifest):
                            "max": max(late_send)},
         "arrivedAfterNextFrameDue": after_next,
         "rss": {"start": rss_start, "baseline": baseline, "peakPlayback": poller.peak, "samples": poller.samples,
+                "baselineAnon": baseline_anon, "baselineFile": baseline_file, "peakAnon": poller.peak_anon,
+                "fileAtPeak": poller.file_at_peak,
                 "hwmAfterUpload": hwm_after_upload, "hwmEnd": hwm_end, "limit": limit},
         "load": {"before": load_before, "after": load_after, "busyBefore": busy_before, "busyAfter": busy_after},
     }
@@ -389,6 +398,8 @@ def render(results):
     row("decodes (of them decode-ahead) / coalesced / evictions",
         lambda r: f"{r['stats']['decodes']:,} ({r['stats']['prefetches']:,}) / {r['stats']['coalesced']:,} / "
                   f"{r['stats']['evictions']:,}")
+    row("frame decodes done to make them (replays included) / renders resumed from a cached frame's PNG",
+        lambda r: f"{r['stats']['framesDecoded']:,} / {r['stats']['resumes']:,}")
     row("server CPU during playback: cores used on average / ms of CPU per decode",
         lambda r: f"{r['serverCpuSeconds'] / r['wallS']:.2f} / "
                   f"{r['serverCpuSeconds'] * 1000 / max(1, r['stats']['decodes']):.1f}")
@@ -400,6 +411,9 @@ def render(results):
     row("server RSS peak during playback (VmRSS every 50 ms), MiB",
         lambda r: f"{fb.mib(r['rss']['peakPlayback'])} (limit {fb.mib(r['rss']['limit'])}) "
                   f"{met(r['rss']['peakPlayback'] <= r['rss']['limit'])}", "≤ baseline + budget × 1.1")
+    row("of which anonymous (heap) / file-backed (binary, libraries, mapped images), MiB: baseline; peak",
+        lambda r: f"{fb.mib(r['rss'].get('baselineAnon', 0))} / {fb.mib(r['rss'].get('baselineFile', 0))}; "
+                  f"{fb.mib(r['rss'].get('peakAnon', 0))} / {fb.mib(r['rss'].get('fileAtPeak', 0))}")
     row("VmHWM after upload / at the end, MiB",
         lambda r: f"{fb.mib(r['rss']['hwmAfterUpload'])} / {fb.mib(r['rss']['hwmEnd'])}")
     row("50 uploads (each verifies every frame): total s / median ms / max ms",

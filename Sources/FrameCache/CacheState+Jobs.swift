@@ -31,15 +31,14 @@ extension CacheState {
     }
 
     /// What the thread that holds `entry` should do after a frame: the frames waited for on
-    /// this image first; then, unless requests wait on other images, its next frame ahead while
-    /// its deadline is within `slack` seconds of every other image's and the run is shorter than
-    /// `maxRun` (a run of one image's frames reuses its canvas instead of restoring another's).
-    func continuation(of entry: ImageEntry, run: Int, maxRun: Int, slack: Double, now: Double) -> Job? {
+    /// this image first; then, unless requests wait on other images or another image's next
+    /// frame is due within `margin` seconds, its next frame ahead, for runs of up to `maxRun`
+    /// frames (a run of one image's frames reuses its canvas instead of restoring another's).
+    func continuation(of entry: ImageEntry, run: Int, maxRun: Int, margin: Double, now: Double) -> Job? {
         if let index = entry.waitOrder.first { return job(entry, index, urgent: true) }
         guard run < maxRun, oldestWaiting(excluding: entry) == nil, !entry.prefetchStalled,
               isActive(entry, now: now), let index = entry.nextPrefetch else { return nil }
-        if let (_, _, other) = earliestPrefetch(now: now, excluding: entry),
-           entry.deadline(ofFrame: index) > other + slack { return nil }
+        if let (_, _, other) = earliestPrefetch(now: now, excluding: entry), other < now + margin { return nil }
         guard roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now) else { return nil }
         return job(entry, index, urgent: false)
     }
@@ -66,7 +65,7 @@ extension CacheState {
         var best: (ImageEntry, Int, deadline: Double)? = nil
         for entry in active where !entry.busy && entry !== excluded && entry.window > 0 && !entry.prefetchStalled
             && now - entry.lastRequest <= activeSeconds {
-            guard let index = entry.nextPrefetch else { continue }
+            guard let index = entry.nextRunStart else { continue }
             let deadline = entry.deadline(ofFrame: index)
             if best == nil || deadline < best!.deadline { best = (entry, index, deadline) }
         }

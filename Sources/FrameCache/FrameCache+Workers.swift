@@ -148,7 +148,7 @@ extension FrameCache {
             }
             if case .success = made.png, !shuttingDown, fitsAfterMakingRoom(for: entry, now: now) {
                 next = state.continuation(of: entry, run: work.run + 1, maxRun: Self.maxRun,
-                                          slack: Self.runSlackSeconds, now: now)
+                                          margin: Self.runMarginSeconds, now: now)
             }
             if next == nil {
                 entry.busy = false

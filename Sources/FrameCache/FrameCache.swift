@@ -42,12 +42,11 @@ public final class FrameCache: @unchecked Sendable {
     /// Windows are worked out again at least this often (seconds), as estimates of frame
     /// sizes firm up and images come and go.
     static let windowRefreshSeconds = 0.25
-    /// A decode thread makes at most this many frames of one image in a row before it looks
-    /// for more urgent work…
+    /// A decode thread makes at most this many frames of one image in a row (restoring a
+    /// canvas costs about a frame, so runs make that cost small)…
     static let maxRun = 8
-    /// …and only while that image's next frame is due no later than this many seconds after
-    /// the most urgent other image's.
-    static let runSlackSeconds = 0.1
+    /// …and stops sooner when another image's next frame is due within this many seconds.
+    static let runMarginSeconds = 0.15
 
     /// - Parameter metricsFactory: where hits, misses, decode times, bytes, purges and queue
     ///   depth are reported (default: the process's bootstrapped swift-metrics backend).
@@ -93,7 +92,7 @@ public final class FrameCache: @unchecked Sendable {
         refreshWindowsIfDue(now: now)
         if let png = entry.frames[index] {
             state.counters.hits += 1
-            let wake = moved && !entry.busy && entry.nextPrefetch != nil
+            let wake = moved && !entry.busy && entry.nextRunStart != nil
             lock.unlock()
             metrics.hit()
             if wake { lock.signal() }

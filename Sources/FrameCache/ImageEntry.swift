@@ -103,6 +103,17 @@ final class ImageEntry {
         return nil
     }
 
+    /// The frame a new run of decode-ahead would start with: ``nextPrefetch``, but, for a
+    /// window that does not hold the whole animation, only once the frames ready from the
+    /// playhead on have run down to half the window. Refilling in runs rather than a frame at
+    /// a time lets a run reuse one canvas, where single frames would each restore it.
+    var nextRunStart: Int? {
+        guard let next = nextPrefetch else { return nil }
+        if window >= frameCount { return next }
+        let ready = (next - playhead + frameCount) % frameCount
+        return ready <= window / 2 ? next : nil
+    }
+
     /// Milliseconds of playback from the playhead to the start of frame `i` (wrapping).
     func playbackMs(toFrame i: Int) -> Int {
         guard let stamps = timestampsMs, durationMs > 0 else {

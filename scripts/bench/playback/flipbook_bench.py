@@ -114,11 +114,12 @@ class Server:
 
 
 def proc_memory(pid):
-    """{'VmRSS': bytes, 'VmHWM': bytes} from /proc/PID/status."""
+    """{'VmRSS', 'VmHWM', 'RssAnon', 'RssFile': bytes} from /proc/PID/status (RssAnon is the heap
+    and stacks; RssFile the pages of mapped files — the binary, its libraries, mapped images)."""
     out = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:")):
+            if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
                 key, value = line.split(":", 1)
                 out[key] = int(value.split()[0]) * 1024
     return out
