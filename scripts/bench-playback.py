@@ -26,7 +26,8 @@ RENDER_ONLY=1 rewrites the section from bench-out/playback/result.json (e.g. aft
 scripts/bench/playback/notes.md) without running anything.
 
 Environment: DURATION=60 CLIENTS=50 BUDGETS="0.25 0.25+canvases" SKIP_BUILD=1 BENCH_WRITE=0
-HIT_MS=5 (client-side threshold: an answer within it counts as served without waiting).
+HIT_MS=5 (client-side threshold: an answer within it counts as served without waiting)
+SERVER_ARGS="" (more flags for the measured servers).
 """
 import asyncio
 import datetime
@@ -50,6 +51,8 @@ CLIENTS = int(os.environ.get("CLIENTS", "50"))
 # RGBA canvas per animation (the decoders' state, which the cache also counts against its budget).
 BUDGETS = os.environ.get("BUDGETS", "0.25 0.25+canvases").split()
 HIT_MS = float(os.environ.get("HIT_MS", "5"))
+# More `flipbook serve` flags for the measured runs, e.g. SERVER_ARGS="--set cache.decodeThreads=1".
+SERVER_ARGS = os.environ.get("SERVER_ARGS", "").split()
 SIZES = {}
 GRACE = 10.0  # a request still unanswered this long after the end is given up (and counted)
 WRITE = os.environ.get("BENCH_WRITE", "1") == "1"
@@ -223,7 +226,7 @@ def run_one(spec, sizes, manifest):
     shutil.rmtree(data, ignore_errors=True)
     load_before = fb.loadavg()
     busy_before = fb.busy_processes()
-    server = fb.Server(data, budget=budget, log_path=os.path.join(OUT, "server.log"))
+    server = fb.Server(data, budget=budget, log_path=os.path.join(OUT, "server.log"), extra=SERVER_ARGS)
     try:
         rss_start = server.memory()["VmRSS"]
         metas = []

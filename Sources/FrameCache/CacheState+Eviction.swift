@@ -83,10 +83,12 @@ extension CacheState {
             if !entry.busy, entry.renderer != nil || entry.rendererBytes > 0,
                !take(.decoder(entry, releasingImage: true), entry.rendererBytes) { return }
         }
-        // 2. Frames behind the playheads of active images, least recently used image first.
+        // 2. Frames behind the playheads of active images, least recently used image first,
+        //    oldest first; the frame just behind each playhead (the resume anchor) stays.
         let byAge = busyOrActive.sorted { $0.lastUse < $1.lastUse }
         for entry in byAge {
-            for i in 1..<max(1, entry.frameCount) where !entry.inWindow(i) && !protected(entry, i) {
+            for i in 1..<max(1, entry.frameCount)
+            where !entry.inWindow(i) && !entry.isResumeAnchor(i) && !protected(entry, i) {
                 if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
             }
         }
@@ -100,8 +102,15 @@ extension CacheState {
             let canvas = entry.rendererBytes - entry.renderer!.checkpointBytes
             if !take(.decoder(entry, releasingImage: false), canvas) { return }
         }
+        // 4. Resume anchors: first of images whose decoder still holds its canvas (they do not
+        //    need them), then the rest.
+        for entry in byAge.sorted(by: { ($0.renderer == nil ? 1 : 0) < ($1.renderer == nil ? 1 : 0) }) {
+            let i = (entry.playhead - 1 + entry.frameCount) % max(1, entry.frameCount)
+            guard i > 0, entry.frameCount > 1, !entry.inWindow(i), !protected(entry, i) else { continue }
+            if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
+        }
         guard reach >= .inWindows else { return }
-        // 4. In-window frames: other images first (least recently used), farthest ahead first.
+        // 5. In-window frames: other images first (least recently used), farthest ahead first.
         for entry in byAge.filter({ $0 !== requester }) + (requester.map { [$0] } ?? []) {
             for step in stride(from: entry.window - 1, through: 0, by: -1) {
                 let i = (entry.playhead + step) % max(1, entry.frameCount)
@@ -110,7 +119,7 @@ extension CacheState {
             }
         }
         guard reach >= .posters else { return }
-        // 5. Posters, least recently used first.
+        // 6. Posters, least recently used first.
         for entry in entries.values.sorted(by: { $0.lastUse < $1.lastUse }) where !protected(entry, 0) {
             if let png = entry.frames.first ?? nil, !take(.frame(entry, 0), png.count) { return }
         }

@@ -131,7 +131,10 @@ extension FrameCache {
             state.waitingRequests -= waiters.count
             switch made.png {
             case .success(let png):
-                let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
+                // A frame someone waited for becomes its image's resume anchor: it may displace
+                // frames far ahead in other windows; a frame decoded ahead may not.
+                let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters
+                    : (waiters.isEmpty ? .outsideWindows : .inWindows)
                 if state.makeRoom(for: png.count, reach: reach, protecting: entry, keep: work.job.index, now: now) {
                     state.store(png, in: entry, at: work.job.index)
                 } else {

@@ -93,6 +93,13 @@ final class ImageEntry {
         frameCount > 0 && (i - playhead + frameCount) % frameCount < window
     }
 
+    /// The frame just before the playhead: when the decoder's canvas has been evicted, a
+    /// request for the frame after the playhead resumes from it (one PNG decode) instead of
+    /// replaying from a key frame, so eviction keeps it longer than other frames behind.
+    func isResumeAnchor(_ i: Int) -> Bool {
+        frameCount > 1 && i == (playhead - 1 + frameCount) % frameCount
+    }
+
     /// The first frame of the window that is neither cached nor waited for, if any.
     var nextPrefetch: Int? {
         guard frameCount > 0 else { return nil }
