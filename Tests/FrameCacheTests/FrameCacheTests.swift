@@ -235,4 +235,33 @@ struct ResumeTests {
         // Without resuming, every switch would replay from the last key frame.
         #expect(Double(stats.framesDecoded) <= Double(stats.decodes) * 1.05, "\(stats.framesDecoded) frame decodes for \(stats.decodes) frames")
     }
+
+    @Test func withoutDecodeAheadTheFrameBehindThePlayheadIsKeptToResumeFrom() throws {
+        let image = try TestImages.long()
+        let frameSize = try TestImages.largestEncodedFrame(of: image)
+        let canvas = image.index.bytesPerFrame
+        // Windows of one frame (a memory warning, on a clock that does not move): nothing is
+        // decoded ahead, every request waits, and the two players' canvases do not fit together.
+        let cache = FrameCache(configuration: FrameCacheConfiguration(
+            budgetBytes: canvas * 3 / 2 + frameSize * 6, decodeThreads: 1,
+            window: WindowPolicy(wholeAnimationBytes: 0)), clock: ManualClock())
+        defer { cache.shutdown() }
+        cache.memoryPressure(.warning, source: "test")
+        let players = [CacheableImage(id: "a", image: image), CacheableImage(id: "b", image: image)]
+        for k in 0..<60 {
+            for player in players {
+                let (hit, frame) = cache.fetch(player, k)
+                #expect(!hit && frame != nil)
+                #expect(cache.cachedFrameIndices(of: player.id).contains(k), "frame \(k) of \(player.id) kept as the next anchor")
+            }
+        }
+        let stats = cache.stats()
+        #expect(stats.prefetches == 0)
+        #expect(stats.usedBytes <= stats.budgetBytes)
+        #expect(stats.resumes > 50)
+        // Frame 1 of each player is made from frame 0 either way (a tie, so by replaying);
+        // every later frame costs one decode.
+        #expect(stats.framesDecoded <= stats.decodes + players.count,
+                "\(stats.framesDecoded) frame decodes for \(stats.decodes) frames")
+    }
 }

@@ -1,0 +1,94 @@
+import AnimatedImage
+@testable import FrameCache
+import Testing
+
+/// The order in which `CacheState.makeRoom` takes things, checked on a hand-built state (no
+/// threads): idle images, frames behind playheads (oldest first, the resume anchor kept), idle
+/// decoders, anchors; frames in windows only for a waiting request; posters last.
+@Suite("Eviction order")
+struct EvictionOrderTests {
+    static let frameBytes = 1_000
+    let now = 1000.0
+
+    /// A state with three images of `long` (128 frames):
+    /// - A active, playhead 10, window 3 (10, 11, 12), frames 0 (poster), 5…9 behind (9 is the
+    ///   anchor), 10…12 and 40 (behind, far);
+    /// - B idle (asked for long ago), frames 0, 3, 4 and a decoder;
+    /// - C active, playhead 0, window 1, frame 0 and a decoder not in use.
+    func makeState() throws -> (CacheState, a: ImageEntry, b: ImageEntry, c: ImageEntry) {
+        let image = try TestImages.long()
+        var state = CacheState(budget: 10 << 20, activeSeconds: 30)
+        func add(_ id: String, frames: [Int], playhead: Int, window: Int, lastRequest: Double,
+                 decoder: Bool) -> ImageEntry {
+            let entry = ImageEntry(image: CacheableImage(id: id, image: image), now: lastRequest, tick: state.nextTick())
+            state.entries[id] = entry
+            entry.playhead = playhead
+            entry.window = window
+            for i in frames { state.store([UInt8](repeating: 7, count: Self.frameBytes), in: entry, at: i) }
+            if decoder {
+                entry.image = image
+                entry.renderer = FrameRenderer(image: image)
+                state.updateRendererBytes(entry)
+            }
+            return entry
+        }
+        let a = add("a", frames: [0, 5, 6, 7, 8, 9, 10, 11, 12, 40], playhead: 10, window: 3, lastRequest: now, decoder: false)
+        let b = add("b", frames: [0, 3, 4], playhead: 4, window: 2, lastRequest: now - 100, decoder: true)
+        let c = add("c", frames: [0], playhead: 0, window: 1, lastRequest: now, decoder: true)
+        state.refreshWindows(now: now, policy: WindowPolicy(), cap: nil, decodeThreads: 1)
+        b.lastUse = 0  // the least recently used
+        // Keep the hand-made windows (the policy would size them from the budget).
+        a.window = 3
+        c.window = 1
+        return (state, a, b, c)
+    }
+
+    func cached(_ entry: ImageEntry) -> [Int] { entry.frames.indices.filter { entry.frames[$0] != nil } }
+
+    @Test func idleImagesGoFirstThenFramesBehindOldestFirstKeepingTheAnchor() throws {
+        var (state, a, b, c) = try makeState()
+        let canvas = c.rendererBytes
+        #expect(canvas == c.renderer!.image.index.bytesPerFrame)
+        // Room for B's two frames, its decoder, and three of A's frames behind.
+        let needed = 2 * Self.frameBytes + b.rendererBytes + 3 * Self.frameBytes
+        let made1 = state.makeRoom(for: state.budget - state.heldBytes + needed, reach: .outsideWindows, protecting: nil, now: now)
+        #expect(made1)
+        #expect(cached(b) == [0])
+        #expect(b.renderer == nil && b.image == nil, "an idle image lets go of its decoder and file")
+        #expect(cached(a) == [0, 8, 9, 10, 11, 12, 40])
+        #expect(c.renderer != nil)
+    }
+
+    @Test func theAnchorOutlivesIdleDecodersButNotWindowsOrPosters() throws {
+        var (state, a, b, c) = try makeState()
+        // Everything evictable without a waiting request, and more: not enough.
+        let made2 = state.makeRoom(for: state.budget, reach: .outsideWindows, protecting: nil, now: now)
+        #expect(!made2)
+        #expect(cached(a) == [0, 10, 11, 12])
+        #expect(c.renderer == nil)
+        #expect(cached(b) == [0] && cached(c) == [0])
+        // Had there been room after the decoders, the anchor would have stayed.
+        var (fresh, a2, _, c2) = try makeState()
+        let upToDecoders = 2 * Self.frameBytes + fresh.entries["b"]!.rendererBytes + 5 * Self.frameBytes + c2.rendererBytes
+        let made3 = fresh.makeRoom(for: fresh.budget - fresh.heldBytes + upToDecoders, reach: .outsideWindows, protecting: nil, now: now)
+        #expect(made3)
+        #expect(cached(a2) == [0, 9, 10, 11, 12])
+        #expect(c2.renderer == nil)
+        _ = (b, c)
+    }
+
+    @Test func aWaitingRequestMayTakeFramesAheadFarthestFirstAndCriticalTakesPosters() throws {
+        var (state, a, _, _) = try makeState()
+        let behindAndDecoders = state.heldBytes - 3 * Self.frameBytes - 3 * Self.frameBytes  // all but A's window and the posters
+        let made4 = state.makeRoom(for: state.budget - state.heldBytes + behindAndDecoders + Self.frameBytes, reach: .inWindows, protecting: nil, now: now)
+        #expect(made4)
+        #expect(cached(a) == [0, 10, 11], "the frame farthest ahead went first")
+        let made5 = state.makeRoom(for: state.budget, reach: .inWindows, protecting: nil, now: now)
+        #expect(!made5)
+        #expect(cached(a) == [0])
+        let made6 = state.makeRoom(for: state.budget - 2 * Self.frameBytes, reach: .posters, protecting: nil, now: now)
+        #expect(made6)
+        #expect(state.heldBytes == 2 * Self.frameBytes, "one poster went, the least recently used")
+        #expect(cached(state.entries["b"]!).isEmpty && cached(state.entries["a"]!) == [0])
+    }
+}
