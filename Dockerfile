@@ -2,9 +2,10 @@
 # Flipbook container image: built with the official Swift toolchain image, run on slim Debian.
 #   docker build -t flipbook .
 #   docker run --rm -p 8080:8080 -v flipbook-data:/data flipbook
-# The runtime stage holds the statically linked Swift binary plus giflib, libwebp, libpng and
-# zlib from Debian; libstdc++6, libgcc-s1 and libc6 are already in debian:bookworm-slim (apt
-# needs them). The build fails if `ldd` finds any library missing.
+# The runtime stage holds the statically linked Swift binary plus giflib, libwebp, libpng, zlib
+# (decoding) and libdeflate (compressing the PNGs Flipbook writes) from Debian; libstdc++6,
+# libgcc-s1 and libc6 are already in debian:bookworm-slim (apt needs them). The build fails if
+# `ldd` finds any library missing.
 
 ARG SWIFT_IMAGE=swift:6.2-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
@@ -15,7 +16,7 @@ FROM ${SWIFT_IMAGE} AS build
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
-        libgif-dev libwebp-dev libpng-dev zlib1g-dev pkg-config \
+        libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -37,7 +38,7 @@ FROM ${RUNTIME_IMAGE} AS runtime
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
-        libgif7 libwebp7 libwebpdemux2 libpng16-16 zlib1g \
+        libgif7 libwebp7 libwebpdemux2 libpng16-16 zlib1g libdeflate0 \
     && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 flipbook \

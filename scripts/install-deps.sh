@@ -9,7 +9,7 @@
 #   scripts/install-deps.sh rootfs     + debootstrap for `make docker-runtime-check`
 set -euo pipefail
 
-build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev pkg-config)
+build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev pkg-config)
 test=(gifsicle webp imagemagick apngasm curl)
 bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3)

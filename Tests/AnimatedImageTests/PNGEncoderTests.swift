@@ -10,12 +10,17 @@ struct PNGEncoderTests {
         return Canvas(width: width, height: height, pixels: pixels)
     }
 
+    /// Encodes, then decodes twice: with libpng (which checks every CRC and the zlib stream) and
+    /// with ``PNGInspector`` (zlib and the tests' own unfiltering); both must give the canvas back.
     func roundTrip(_ canvas: Canvas, level: Int = 1) throws -> PNGReader.Image {
         let png = try PNGEncoder(compressionLevel: level).encode(canvas)
         let decoded = try PNGReader.read(png)
         #expect(decoded.width == canvas.width)
         #expect(decoded.height == canvas.height)
         #expect(decoded.pixels == canvas.pixels)
+        let inspected = try PNGInspector(png)
+        #expect(inspected.everyCRCMatches)
+        #expect(try inspected.rgba() == canvas.pixels)
         return decoded
     }
 

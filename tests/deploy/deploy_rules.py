@@ -10,8 +10,8 @@ import tempfile
 
 from dockerfile_parse import DockerfileParser
 
-BUILD_PACKAGES = {"libgif-dev", "libwebp-dev", "libpng-dev", "zlib1g-dev", "pkg-config"}
-RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libpng16-16", "zlib1g"}
+BUILD_PACKAGES = {"libgif-dev", "libwebp-dev", "libpng-dev", "zlib1g-dev", "libdeflate-dev", "pkg-config"}
+RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libpng16-16", "zlib1g", "libdeflate0"}
 # Present in debian:bookworm-slim already: Priority required, or dependencies of apt.
 BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6"}
 REPLICAS = ["flipbook-1", "flipbook-2", "flipbook-3"]
