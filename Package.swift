@@ -42,6 +42,8 @@ let package = Package(
         // libdeflate compresses the PNGs Flipbook writes (about twice as fast as zlib).
         .systemLibrary(name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
                        providers: [.apt(["libdeflate-dev"])]),
+        // glibc's malloc.h (malloc_trim), for the frame cache to hand freed memory back.
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
 
         // Formats → frame descriptors; decoders; one compositor; timeline; PNG encoding.
         .target(name: "AnimatedImage",
@@ -52,7 +54,7 @@ let package = Package(
         // memory pressure.
         .target(name: "FrameCache",
                 dependencies: [
-                    "AnimatedImage",
+                    "AnimatedImage", "CMalloc",
                     .product(name: "Metrics", package: "swift-metrics"),
                 ],
                 swiftSettings: strictSettings),

@@ -275,7 +275,7 @@ def run_one(spec, sizes, manifest):
     late_send = [r[1] * 1000 for r in flat]
     after_next = sum(1 for r in flat if r[2])
     delta = {k: after[k] - before[k] for k in ("hits", "misses", "waits", "coalesced", "decodes", "prefetches",
-                                              "framesDecoded", "resumes", "evictions", "refusedQueueFull")}
+                                              "framesDecoded", "resumes", "notKept", "evictions", "refusedQueueFull")}
     asked = delta["hits"] + delta["misses"]
     server_share = delta["hits"] / asked if asked else float("nan")
     client_share = fast / served if served else float("nan")

@@ -31,14 +31,24 @@ extension CacheState {
     }
 
     /// What the thread that holds `entry` should do after a frame: the frames waited for on
-    /// this image first; then, unless requests wait on other images or another image's next
-    /// frame is due within `margin` seconds, its next frame ahead, for runs of up to `maxRun`
-    /// frames (a run of one image's frames reuses its canvas instead of restoring another's).
-    func continuation(of entry: ImageEntry, run: Int, maxRun: Int, margin: Double, now: Double) -> Job? {
+    /// this image first; then its next frame ahead, for runs of up to `maxRun` frames (a run
+    /// of one image's frames reuses its canvas instead of restoring another's), unless another
+    /// image's next frame is due within `margin` seconds or requests wait on other images.
+    ///
+    /// Requests waiting elsewhere stop a run, except for the `aheadOfWaiter` frames that follow
+    /// a frame someone waited for: that client asks for the next one within a frame's delay,
+    /// and a server that only ever answers waiting requests would leave every client waiting
+    /// (under overload, serving the late first must not stop anyone from getting ahead).
+    func continuation(of entry: ImageEntry, run: Int, maxRun: Int, margin: Double,
+                      sinceWaited: Int?, aheadOfWaiter: Int, now: Double) -> Job? {
         if let index = entry.waitOrder.first { return job(entry, index, urgent: true) }
-        guard run < maxRun, oldestWaiting(excluding: entry) == nil, !entry.prefetchStalled,
-              isActive(entry, now: now), let index = entry.nextPrefetch else { return nil }
-        if let (_, _, other) = earliestPrefetch(now: now, excluding: entry), other < now + margin { return nil }
+        guard run < maxRun, !entry.prefetchStalled, isActive(entry, now: now),
+              let index = entry.nextPrefetch else { return nil }
+        if oldestWaiting(excluding: entry) != nil {
+            guard let since = sinceWaited, since < aheadOfWaiter else { return nil }
+        } else if let (_, _, other) = earliestPrefetch(now: now, excluding: entry), other < now + margin {
+            return nil
+        }
         guard roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now) else { return nil }
         return job(entry, index, urgent: false)
     }

@@ -13,6 +13,8 @@ struct CacheState {
     private var tick: UInt64 = 0
     var waitingRequests = 0
     var counters = CacheCounters()
+    /// Bytes let go of, to be handed back to the kernel now and then.
+    var freed = FreedMemory()
     /// When windows were last worked out, and whether something changed since that needs them
     /// worked out again at once (an image became active, pressure, a removal).
     private(set) var windowsRefreshedAt = -Double.infinity
@@ -45,9 +47,10 @@ struct CacheState {
     }
 
     mutating func evict(_ entry: ImageEntry, frame i: Int) {
-        let freed = entry.drop(i)
-        if freed > 0 {
-            heldBytes -= freed
+        let bytes = entry.drop(i)
+        if bytes > 0 {
+            heldBytes -= bytes
+            freed.note(bytes)
             counters.evictions += 1
         }
     }
@@ -60,6 +63,7 @@ struct CacheState {
         if releasingImage { entry.image = nil }
         heldBytes -= entry.rendererBytes
         decoderBytes -= entry.rendererBytes
+        freed.note(entry.rendererBytes)
         entry.rendererBytes = 0
     }
 
@@ -67,6 +71,7 @@ struct CacheState {
     /// accounts the difference.
     mutating func updateRendererBytes(_ entry: ImageEntry) {
         let now = entry.renderer.map { $0.image.index.bytesPerFrame + $0.checkpointBytes } ?? 0
+        freed.note(entry.rendererBytes - now)
         heldBytes += now - entry.rendererBytes
         decoderBytes += now - entry.rendererBytes
         entry.rendererBytes = now
@@ -76,6 +81,7 @@ struct CacheState {
     mutating func remove(_ id: String) -> [ImageEntry.Completion] {
         guard let entry = entries.removeValue(forKey: id) else { return [] }
         heldBytes -= entry.heldBytes
+        freed.note(entry.heldBytes)
         decoderBytes -= entry.rendererBytes
         active.removeAll { $0 === entry }
         windowsStale = true

@@ -23,6 +23,8 @@ public struct CacheStats: Sendable, Codable {
     public var framesDecoded: Int
     /// Renders that restored their canvas from a cached frame's PNG instead of replaying.
     public var resumes: Int
+    /// Frames made but not kept: no room without evicting what others are about to need.
+    public var notKept: Int
     public var evictions: Int
     public var refusedQueueFull: Int
     /// Requests waiting for a decode now.

@@ -25,6 +25,8 @@ extension FrameCache {
         var checkpointAllowance: Int
         /// Frames made in this run of the same image.
         var run = 0
+        /// Frames made since the last one someone waited for in this run (nil: none was).
+        var sinceWaited: Int? = nil
     }
 
     /// The result of one frame's work.
@@ -43,6 +45,7 @@ extension FrameCache {
                 let result = made.png.map { EncodedFrame(index: work.job.index, png: $0) }
                 for completion in waiters { completion(result) }
                 guard let next else { break }
+                work.sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
                 work.job = next
                 work.run += 1
             }
@@ -131,10 +134,7 @@ extension FrameCache {
             state.waitingRequests -= waiters.count
             switch made.png {
             case .success(let png):
-                // A frame someone waited for becomes its image's resume anchor: it may displace
-                // frames far ahead in other windows; a frame decoded ahead may not.
-                let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters
-                    : (waiters.isEmpty ? .outsideWindows : .inWindows)
+                let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
                 if state.makeRoom(for: png.count, reach: reach, protecting: entry, keep: work.job.index, now: now) {
                     state.store(png, in: entry, at: work.job.index)
                 } else {
@@ -150,8 +150,10 @@ extension FrameCache {
                 }
             }
             if case .success = made.png, !shuttingDown, fitsAfterMakingRoom(for: entry, now: now) {
+                let sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
                 next = state.continuation(of: entry, run: work.run + 1, maxRun: Self.maxRun,
-                                          margin: Self.runMarginSeconds, now: now)
+                                          margin: Self.runMarginSeconds, sinceWaited: sinceWaited,
+                                          aheadOfWaiter: Self.aheadOfWaiter, now: now)
             }
             if next == nil {
                 entry.busy = false
@@ -163,8 +165,10 @@ extension FrameCache {
         if next == nil { activeJobs -= 1 }
         let held = state.heldBytes
         let depth = state.waitingRequests
+        let returnMemory = state.freed.isDue(now: now)
         lock.broadcast()
         lock.unlock()
+        if returnMemory { FreedMemory.returnToKernel() }
         metrics.bytes(held)
         metrics.queueDepth(depth)
         return (waiters, next)

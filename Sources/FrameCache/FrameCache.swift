@@ -47,6 +47,9 @@ public final class FrameCache: @unchecked Sendable {
     static let maxRun = 8
     /// …and stops sooner when another image's next frame is due within this many seconds.
     static let runMarginSeconds = 0.15
+    /// After a frame someone waited for, this many of the frames after it are made in the same
+    /// run even while requests wait on other images (see ``CacheState/continuation``).
+    static let aheadOfWaiter = 2
 
     /// - Parameter metricsFactory: where hits, misses, decode times, bytes, purges and queue
     ///   depth are reported (default: the process's bootstrapped swift-metrics backend).
@@ -139,7 +142,9 @@ public final class FrameCache: @unchecked Sendable {
                                   bytesAfter: state.heldBytes))
         if purges.count > 50 { purges.removeFirst(purges.count - 50) }
         let held = state.heldBytes
+        state.freed.markReturned(now: now)  // a purge is returned at once, whatever the amount
         lock.unlock()
+        FreedMemory.returnToKernel()
         metrics.purge(level)
         metrics.bytes(held)
     }
@@ -197,7 +202,7 @@ public final class FrameCache: @unchecked Sendable {
             decoderBytes: images.reduce(0) { $0 + $1.decoderBytes },
             entries: images.count, cachedFrames: images.reduce(0) { $0 + $1.cachedFrames },
             hits: c.hits, misses: c.misses, waits: c.misses - c.refusedQueueFull, coalesced: c.coalesced,
-            decodes: c.decodes, prefetches: c.prefetches, framesDecoded: c.framesDecoded, resumes: c.resumes,
+            decodes: c.decodes, prefetches: c.prefetches, framesDecoded: c.framesDecoded, resumes: c.resumes, notKept: c.uncacheable,
             evictions: c.evictions, refusedQueueFull: c.refusedQueueFull, queueDepth: state.waitingRequests,
             decodeThreads: configuration.decodeThreads,
             pressure: CacheStats.Pressure(level: pressure.level(at: now), windowCap: pressure.windowCap(at: now),
