@@ -21,7 +21,8 @@ public struct AnimatedImage: Sendable {
         case trusted(frameCount: Int)
     }
 
-    public let bytes: [UInt8]
+    /// The file's bytes, on the heap or mapped (see ``ImageBytes/storage``).
+    public let bytes: ImageBytes
     public private(set) var index: ImageIndex
     public private(set) var timeline: Timeline
     public private(set) var dependencies: FrameDependencies
@@ -33,7 +34,9 @@ public struct AnimatedImage: Sendable {
     public var canvasWidth: Int { index.canvasWidth }
     public var canvasHeight: Int { index.canvasHeight }
 
-    public init(bytes: [UInt8], limits: DecodeLimits = .default, verification: Verification = .full) throws {
+    /// Indexes (and, as `verification` says, checks) the file held in `bytes`, which the image
+    /// keeps without copying.
+    public init(bytes: ImageBytes, limits: DecodeLimits = .default, verification: Verification = .full) throws {
         try Limits.checkFileSize(bytes.count, limits: limits)
         guard let format = ImageFormat.sniff(bytes) else { throw AnimatedImageError.unsupportedFormat }
         var index: ImageIndex
@@ -67,11 +70,16 @@ public struct AnimatedImage: Sendable {
         self.dependencies = FrameDependencies(frames: index.frames, canvas: index.canvasRect)
     }
 
+    /// Copies `bytes` into an ``ImageBytes`` and indexes them (tests, the CLI).
+    public init(bytes: [UInt8], limits: DecodeLimits = .default, verification: Verification = .full) throws {
+        try self.init(bytes: ImageBytes(bytes), limits: limits, verification: verification)
+    }
+
     func makeDecoder() -> any FrameDecoder {
         Self.decoder(for: index, bytes: bytes)
     }
 
-    private static func decoder(for index: ImageIndex, bytes: [UInt8]) -> any FrameDecoder {
+    private static func decoder(for index: ImageIndex, bytes: ImageBytes) -> any FrameDecoder {
         switch index.header {
         case let .gif(header): return GIFFrameDecoder(bytes: bytes, header: header)
         case let .png(header): return APNGFrameDecoder(bytes: bytes, header: header)

@@ -1,19 +1,30 @@
-/// A bounds-checked cursor over a byte array. Every read either succeeds or returns nil;
-/// nothing here can read out of bounds, whatever the input.
+/// A bounds-checked cursor over a file's bytes, or over one range of them. Every read either
+/// succeeds or returns nil; nothing here can read out of bounds, whatever the input.
 struct ByteReader {
-    let bytes: [UInt8]
+    let bytes: ImageBytes
+    /// Where reading stops (the end of the file, or of the range being read).
+    let end: Int
     private(set) var offset: Int
 
-    init(_ bytes: [UInt8], offset: Int = 0) {
+    init(_ bytes: ImageBytes, offset: Int = 0) {
         self.bytes = bytes
+        self.end = bytes.count
         self.offset = offset
     }
 
-    var remaining: Int { max(0, bytes.count - offset) }
-    var isAtEnd: Bool { offset >= bytes.count }
+    /// A reader of `range` only (which must lie within `bytes`), starting at its first byte.
+    init(_ bytes: ImageBytes, range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count, "ByteReader range out of bounds")
+        self.bytes = bytes
+        self.end = range.upperBound
+        self.offset = range.lowerBound
+    }
+
+    var remaining: Int { max(0, end - offset) }
+    var isAtEnd: Bool { offset >= end }
 
     mutating func u8() -> UInt8? {
-        guard offset < bytes.count else { return nil }
+        guard offset < end else { return nil }
         defer { offset += 1 }
         return bytes[offset]
     }
@@ -44,10 +55,10 @@ struct ByteReader {
         return true
     }
 
-    /// The next `count` bytes as a slice, or nil when fewer remain.
-    mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+    /// The range of the next `count` bytes, or nil when fewer remain.
+    mutating func take(_ count: Int) -> Range<Int>? {
         guard count >= 0, remaining >= count else { return nil }
         defer { offset += count }
-        return bytes[offset..<offset + count]
+        return offset..<offset + count
     }
 }

@@ -22,12 +22,12 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     /// PNG and APNG are told apart by walking chunk headers (no decompression) until the
     /// first `IDAT`; WebP is recognised by the RIFF/WEBP header, animated or not.
     /// Returns nil for anything else.
-    public static func sniff(_ bytes: [UInt8]) -> ImageFormat? {
+    public static func sniff(_ bytes: ImageBytes) -> ImageFormat? {
         if bytes.count >= 6, bytes[0] == 0x47, bytes[1] == 0x49, bytes[2] == 0x46, bytes[3] == 0x38,
            bytes[4] == 0x37 || bytes[4] == 0x39, bytes[5] == 0x61 {
             return .gif
         }
-        if bytes.count >= 8, Array(bytes[0..<8]) == PNGSignature.bytes {
+        if bytes.count >= 8, bytes[0..<8].elementsEqual(PNGSignature.bytes) {
             return PNGChunkWalker.hasAnimationControl(bytes) ? .apng : .png
         }
         if bytes.count >= 12, bytes[0] == 0x52, bytes[1] == 0x49, bytes[2] == 0x46, bytes[3] == 0x46,
@@ -35,5 +35,10 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
             return .webp
         }
         return nil
+    }
+
+    /// The same, for bytes in an array (copies them).
+    public static func sniff(_ bytes: [UInt8]) -> ImageFormat? {
+        sniff(ImageBytes(bytes))
     }
 }

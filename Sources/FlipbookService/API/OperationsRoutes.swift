@@ -30,7 +30,8 @@ extension FlipbookAPI {
     }
 
     func stats(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
-        .now(Self.json(Self.encodeJSON(cache.stats()), headers: ["Cache-Control": "no-store"]))
+        .now(Self.json(Self.encodeJSON(ServiceStats(cache: cache.stats(), files: store.fileStats)),
+                       headers: ["Cache-Control": "no-store"]))
     }
 
     /// The simulated memory-pressure signal (admin).
@@ -45,6 +46,7 @@ extension FlipbookAPI {
         }
         cache.memoryPressure(level, source: "admin")
         logger.notice("memory pressure raised", metadata: ["level": "\(level.rawValue)", "source": "admin"])
-        return .now(Self.json(Self.encodeJSON(cache.stats()), headers: ["Cache-Control": "no-store"]))
+        return .now(Self.json(Self.encodeJSON(ServiceStats(cache: cache.stats(), files: store.fileStats)),
+                              headers: ["Cache-Control": "no-store"]))
     }
 }

@@ -16,7 +16,10 @@ import Glibc
 ///
 /// Records are cached in memory; a miss, or a record whose file changed, is looked up on disk,
 /// so an image uploaded or deleted through another replica is seen at once. Pixels are never
-/// held here: ``loadImage(_:)`` reads the file for the frame cache.
+/// held here: ``loadImage(_:)`` hands the frame cache the file's bytes and index, kept for the
+/// most recently used images (``defaultMaxLoadedImages``). Data-directory files are mapped, not
+/// copied: their pages are page cache (shared by replicas, reclaimable), not heap; see
+/// ``fileStats``.
 public final class ImageStore: @unchecked Sendable {
     /// Why an upload was not stored.
     public enum StoreError: Error, Sendable {
@@ -44,6 +47,13 @@ public final class ImageStore: @unchecked Sendable {
     /// request.
     static let recheckSeconds = 1.0
 
+    /// How many images (a file mapping plus its index) the store keeps ready for the frame cache,
+    /// least recently used dropped first, so recreating a decoder costs neither a read nor
+    /// re-indexing. Bounded by count because each mapping is one of the process's
+    /// `vm.max_map_count` (65530 by default) memory maps, which the frame cache's decoders and
+    /// the allocator share; the mapped bytes themselves are page cache the kernel can reclaim.
+    public static let defaultMaxLoadedImages = 4096
+
     public let dataDirectory: String
     let objectsDirectory: String
     let metaDirectory: String
@@ -54,12 +64,15 @@ public final class ImageStore: @unchecked Sendable {
     private let commitLock = NSLock()
     private var cache: [String: Cached] = [:]
     private var libraryPaths: [String: String] = [:]
+    private let loaded: LoadedImages
 
     /// Opens (creating it if needed) the data directory and registers the library directories'
     /// images. Library files that are not images, or break a limit, are skipped with a warning.
     public init(dataDirectory: String, libraryDirectories: [String] = [], limits: DecodeLimits = .default,
+                maxLoadedImages: Int = ImageStore.defaultMaxLoadedImages,
                 logger: Logger = Logger(label: "flipbook.storage")) throws {
         self.dataDirectory = dataDirectory
+        loaded = LoadedImages(limit: maxLoadedImages)
         objectsDirectory = dataDirectory + "/objects"
         metaDirectory = dataDirectory + "/meta"
         temporaryDirectory = dataDirectory + "/tmp"
@@ -108,6 +121,7 @@ public final class ImageStore: @unchecked Sendable {
                 cache[id] = nil
                 lock.unlock()
             }
+            loaded.forget(id)  // deleted, perhaps by another replica: let its mapping go
             return nil
         }
         if var cached, cached.stamp == stamp {
@@ -126,6 +140,7 @@ public final class ImageStore: @unchecked Sendable {
             lock.lock()
             cache[id] = fresh
             lock.unlock()
+            loaded.forget(id, unless: record.sha256)  // replaced, perhaps by another replica
             return fresh
         } catch {
             logger.error("unreadable image record", metadata: ["id": "\(id)", "error": "\(error)"])
@@ -152,18 +167,36 @@ public final class ImageStore: @unchecked Sendable {
         return (page, more ? last : nil)
     }
 
-    /// Reads and indexes the image's file (for the frame cache, on a decode thread).
+    /// The image's bytes and index, for the frame cache (on a decode thread): kept from an
+    /// earlier load or the upload when it is among the most recently used, else mapped and
+    /// indexed now.
     public func loadImage(_ record: StoredImage) throws -> AnimatedImage {
+        if let image = loaded.image(record.id, sha256: record.sha256) { return image }
         let path = objectPath(record)
-        let bytes: [UInt8]
+        // Data-directory objects are only ever written by Flipbook through an atomic rename and
+        // removed by unlink, so a mapping of one never changes under us. Library files are the
+        // operator's and may be rewritten in place, which would make reading a mapping of them
+        // raise SIGBUS: those are read onto the heap (counted in `fileStats.heapBytes`), and not
+        // kept, so their memory goes with the decoder that holds them.
+        let isLibrary = record.source == .library
+        let bytes: ImageBytes
         do {
-            bytes = try DurableFiles.read(path)
+            bytes = isLibrary ? try loaded.read(path) : try loaded.map(path)
         } catch {
             throw StoreError.io("\(error)")
         }
-        return try AnimatedImage(bytes: bytes, limits: limits,
-                                 verification: .trusted(frameCount: record.metadata.frameCount))
+        let image = try AnimatedImage(bytes: bytes, limits: limits,
+                                      verification: .trusted(frameCount: record.metadata.frameCount))
+        // A size that disagrees with the record means another replica replaced the file after
+        // this record was read: serve it (as a read would), but do not keep it under the old hash.
+        if !isLibrary, bytes.count == record.metadata.fileBytes {
+            loaded.keep(image, id: record.id, sha256: record.sha256)
+        }
+        return image
     }
+
+    /// Images kept ready and the memory of every file handed out that is still alive.
+    public var fileStats: FileStats { loaded.stats }
 
     // MARK: Writing
 
@@ -178,7 +211,9 @@ public final class ImageStore: @unchecked Sendable {
 
     /// Indexes a finished upload and stores it under its content id (`name` nil) or under
     /// `name`. Returns the record and whether it is new (201) rather than already there (200).
-    /// Slow (reads and verifies every frame): call it off the event loops.
+    /// Slow (verifies every frame): call it off the event loops. The upload is read through a
+    /// mapping of its temporary file, which stays valid across the rename into place, so the
+    /// verified image is kept for the frame cache's first request.
     public func commit(_ upload: UploadFile, name: String? = nil) throws -> (StoredImage, created: Bool) {
         defer { upload.discard() }
         let sha256: String
@@ -197,9 +232,11 @@ public final class ImageStore: @unchecked Sendable {
         if let existing = record(id), existing.sha256 == sha256 {
             return (existing, false)
         }
-        let bytes: [UInt8]
+        let bytes: ImageBytes
         do {
-            bytes = try DurableFiles.read(upload.path)
+            bytes = try loaded.map(upload.path)
+        } catch let failure as MappedFile.Failure where failure.isEmpty {
+            bytes = ImageBytes([])  // nothing to map: rejected below like any non-image
         } catch {
             throw StoreError.io("\(error)")
         }
@@ -236,6 +273,7 @@ public final class ImageStore: @unchecked Sendable {
         lock.lock()
         cache[id] = nil
         lock.unlock()
+        loaded.keep(image, id: id, sha256: sha256)
         _ = lookup(id)
         logger.info("image stored", metadata: ["id": "\(id)", "bytes": "\(bytes.count)",
                                                "frames": "\(image.frameCount)", "replaced": "\(replaced)"])
@@ -256,6 +294,7 @@ public final class ImageStore: @unchecked Sendable {
             lock.lock()
             cache[id] = nil
             lock.unlock()
+            loaded.forget(id)
             if removed { logger.info("image deleted", metadata: ["id": "\(id)"]) }
             return removed
         } catch {
@@ -340,18 +379,5 @@ public final class ImageStore: @unchecked Sendable {
                 logger.warning("library file skipped", metadata: ["file": "\(path)", "error": "\(error)"])
             }
         }
-    }
-}
-
-/// A file's modification time and size, to notice that another replica changed it.
-struct FileStamp: Equatable {
-    var modified: Double
-    var size: Int
-
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-        size = Int(info.st_size)
     }
 }

@@ -8,7 +8,7 @@ import CZlib
 /// Colour-management chunks (gAMA, cHRM, sRGB, iCCP) are left out on purpose: Chromium shows
 /// frames without colour conversion here, and libpng would otherwise convert.
 struct APNGFrameDecoder: FrameDecoder {
-    let bytes: [UInt8]
+    let bytes: ImageBytes
     let header: PNGHeader
 
     func decode(_ frame: FrameDescriptor) throws -> FramePatch {
@@ -27,11 +27,17 @@ struct APNGFrameDecoder: FrameDecoder {
         ihdr.appendBigEndian(UInt32(width))
         ihdr.appendBigEndian(UInt32(height))
         ihdr += [header.bitDepth, header.colorType, 0, 0, header.interlace]
-        writer.append("IHDR", ihdr[...])
-        if let palette = header.palette { writer.append("PLTE", bytes[palette]) }
-        if let transparency = header.transparency { writer.append("tRNS", bytes[transparency]) }
-        for range in data where !range.isEmpty { writer.append("IDAT", bytes[range]) }
-        writer.append("IEND", [][...])
+        ihdr.withUnsafeBufferPointer { writer.append("IHDR", $0) }
+        if let palette = header.palette {
+            bytes.withUnsafeBufferPointer(of: palette) { writer.append("PLTE", $0) }
+        }
+        if let transparency = header.transparency {
+            bytes.withUnsafeBufferPointer(of: transparency) { writer.append("tRNS", $0) }
+        }
+        for range in data where !range.isEmpty {
+            bytes.withUnsafeBufferPointer(of: range) { writer.append("IDAT", $0) }
+        }
+        writer.append("IEND", UnsafeBufferPointer(start: nil, count: 0))
         return writer.bytes
     }
 
@@ -77,7 +83,7 @@ struct PNGChunkWriter {
         bytes.reserveCapacity(capacity)
     }
 
-    mutating func append(_ type: StaticString, _ payload: ArraySlice<UInt8>) {
+    mutating func append(_ type: StaticString, _ payload: UnsafeBufferPointer<UInt8>) {
         bytes.appendBigEndian(UInt32(payload.count))
         let typeStart = bytes.count
         type.withUTF8Buffer { bytes.append(contentsOf: $0) }

@@ -12,12 +12,12 @@
 /// - An `fcTL` with no image data before the next `fcTL` is superseded by it.
 /// - Frames beyond `acTL`'s frame count are ignored.
 enum APNGIndexer {
-    static func index(_ bytes: [UInt8], limits: DecodeLimits) throws -> ImageIndex {
+    static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         var walker = PNGChunkWalker(bytes)
         guard let first = walker.next(), first.type == PNGChunk.IHDR else {
             throw AnimatedImageError.malformed(.png, "the first chunk is not IHDR")
         }
-        var header = try PNGHeader(ihdr: bytes[first.data])
+        var header = try PNGHeader(bytes: bytes, ihdr: first.data)
         try Limits.checkCanvas(width: header.width, height: header.height, limits: limits)
 
         let animation = Self.animationControl(bytes)
@@ -27,7 +27,6 @@ enum APNGIndexer {
         var stoppedEarly = false
 
         chunks: while let chunk = walker.next() {
-            let data = bytes[chunk.data]
             switch chunk.type {
             case PNGChunk.PLTE where !seenImageData:
                 header.palette = chunk.data
@@ -42,7 +41,7 @@ enum APNGIndexer {
                 }
             case PNGChunk.fcTL where animation != nil:
                 do {
-                    try builder.control(data, offset: chunk.data.lowerBound, limits: limits)
+                    try builder.control(bytes, chunk.data, limits: limits)
                 } catch let error as AnimatedImageError {
                     if builder.frames.isEmpty, case .limitExceeded = error { throw error }
                     stoppedEarly = true
@@ -92,11 +91,11 @@ enum APNGIndexer {
 extension APNGIndexer {
     /// The first `acTL` before the first `IDAT`, if it is valid: frame count 1...2³¹ − 1.
     /// Later `acTL` chunks are ignored; an invalid first one makes the file a still PNG.
-    static func animationControl(_ bytes: [UInt8]) -> (frames: Int, plays: Int)? {
+    static func animationControl(_ bytes: ImageBytes) -> (frames: Int, plays: Int)? {
         for chunk in PNGChunkWalker(bytes) {
             if chunk.type == PNGChunk.IDAT { return nil }
             guard chunk.type == PNGChunk.acTL else { continue }
-            var reader = ByteReader(Array(bytes[chunk.data]))
+            var reader = ByteReader(bytes, range: chunk.data)
             guard let frames = reader.u32be(), let plays = reader.u32be(), frames > 0, frames <= Int32.max else {
                 return nil
             }
@@ -126,11 +125,11 @@ private struct FrameListBuilder {
         pendingData.append(range)
     }
 
-    /// Reads an fcTL. The frame before it is finished first (when it has data): its data is
-    /// complete whatever this chunk turns out to be.
-    mutating func control(_ data: ArraySlice<UInt8>, offset: Int, limits: DecodeLimits) throws {
+    /// Reads the fcTL whose payload lies at `data`. The frame before it is finished first (when
+    /// it has data): its data is complete whatever this chunk turns out to be.
+    mutating func control(_ bytes: ImageBytes, _ data: Range<Int>, limits: DecodeLimits) throws {
         finishPending()
-        var reader = ByteReader(Array(data))
+        var reader = ByteReader(bytes, range: data)
         guard let sequence = reader.u32be(), let w = reader.u32be(), let h = reader.u32be(),
               let x = reader.u32be(), let y = reader.u32be(), let num = reader.u16be(),
               let den = reader.u16be(), let dispose = reader.u8(), let blend = reader.u8() else {
@@ -158,7 +157,7 @@ private struct FrameListBuilder {
 
     /// Adds an fdAT payload (minus its sequence number) to the pending frame. False on a
     /// sequence break or when no fcTL came first.
-    mutating func appendSequencedData(_ range: Range<Int>, bytes: [UInt8]) -> Bool {
+    mutating func appendSequencedData(_ range: Range<Int>, bytes: ImageBytes) -> Bool {
         guard pending != nil, range.count >= 4 else { return false }
         var reader = ByteReader(bytes, offset: range.lowerBound)
         guard let sequence = reader.u32be(), sequence == nextSequence else { return false }

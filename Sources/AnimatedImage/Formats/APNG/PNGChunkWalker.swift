@@ -19,11 +19,11 @@ struct PNGChunk {
 /// Walks the chunks of a PNG without looking inside them. Iteration ends at the first chunk
 /// whose header or payload (with its CRC) does not fit in the file; `isCutShort` tells.
 struct PNGChunkWalker: Sequence, IteratorProtocol {
-    private let bytes: [UInt8]
+    private let bytes: ImageBytes
     private var offset = 8
     private(set) var isCutShort = false
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: ImageBytes) { self.bytes = bytes }
 
     mutating func next() -> PNGChunk? {
         var reader = ByteReader(bytes, offset: offset)
@@ -39,7 +39,7 @@ struct PNGChunkWalker: Sequence, IteratorProtocol {
     }
 
     /// True when an `acTL` chunk comes before the first `IDAT`: the file is an APNG.
-    static func hasAnimationControl(_ bytes: [UInt8]) -> Bool {
+    static func hasAnimationControl(_ bytes: ImageBytes) -> Bool {
         for chunk in PNGChunkWalker(bytes) {
             if chunk.type == PNGChunk.acTL { return true }
             if chunk.type == PNGChunk.IDAT { return false }

@@ -17,9 +17,9 @@ struct PNGHeader: Sendable, Hashable {
         (colorType == 0 || colorType == 2 || colorType == 3) && transparency == nil
     }
 
-    /// Reads and validates an IHDR payload.
-    init(ihdr: ArraySlice<UInt8>) throws {
-        var reader = ByteReader(Array(ihdr))
+    /// Reads and validates the IHDR payload that lies at `ihdr` in `bytes`.
+    init(bytes: ImageBytes, ihdr: Range<Int>) throws {
+        var reader = ByteReader(bytes, range: ihdr)
         guard let w = reader.u32be(), let h = reader.u32be(), let depth = reader.u8(),
               let color = reader.u8(), let compression = reader.u8(), let filter = reader.u8(),
               let interlace = reader.u8() else {

@@ -7,7 +7,7 @@ import CGIF
 /// The palette is built here: the local colour table, else the global one; entries the tables
 /// do not define are opaque black (as in Chromium).
 struct GIFFrameDecoder: FrameDecoder {
-    let bytes: [UInt8]
+    let bytes: ImageBytes
     let header: GIFHeader
 
     func decode(_ frame: FrameDescriptor) throws -> FramePatch {
@@ -39,7 +39,7 @@ struct GIFFrameDecoder: FrameDecoder {
                                                       transparentIndex: transparentIndex))
     }
 
-    static func palette(_ bytes: [UInt8], local: Range<Int>?, global: Range<Int>?) -> [UInt32] {
+    static func palette(_ bytes: ImageBytes, local: Range<Int>?, global: Range<Int>?) -> [UInt32] {
         var palette = [UInt32](repeating: 0xFF00_0000, count: 256)
         if let table = local ?? global {
             var i = 0
@@ -55,7 +55,7 @@ struct GIFFrameDecoder: FrameDecoder {
 
     /// Runs giflib's LZW decoder over the frame's data and returns one index per pixel, rows in
     /// display order (interlaced rows put in place).
-    private static func decodeIndices(_ bytes: [UInt8], descriptorOffset: Int, end: Int,
+    private static func decodeIndices(_ bytes: ImageBytes, descriptorOffset: Int, end: Int,
                                       width: Int, height: Int, interlaced: Bool) throws -> [UInt8] {
         var indices = [UInt8](repeating: 0, count: width * height)
         try bytes.withUnsafeBufferPointer { file in

@@ -6,7 +6,7 @@
 /// alone; the last NETSCAPE2.0/ANIMEXTS1.0 loop count in the file wins; an unknown record
 /// or the end of the data ends the frame list (what came before is kept, `truncated` is set).
 enum GIFIndexer {
-    static func index(_ bytes: [UInt8], limits: DecodeLimits) throws -> ImageIndex {
+    static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         var reader = ByteReader(bytes, offset: 6)
         guard let screenWidth = reader.u16le(), let screenHeight = reader.u16le(),
               let flags = reader.u8(), reader.skip(2) else {
@@ -42,12 +42,12 @@ enum GIFIndexer {
                     break records
                 }
                 if label == 0xF9, let first = blocks.first, first.count >= 4 {
-                    pendingControl = GraphicControl(first)
+                    pendingControl = GraphicControl(bytes, first.lowerBound)
                 } else if label == 0xFF, blocks.count >= 2, blocks[0].count == 11,
-                          Self.isLoopApplication(blocks[0]) {
+                          Self.isLoopApplication(bytes[blocks[0]]) {
                     let data = blocks[1]
-                    if data.count >= 3, data[data.startIndex] == 1 {
-                        loopCount = Int(data[data.startIndex + 1]) | Int(data[data.startIndex + 2]) << 8
+                    if data.count >= 3, bytes[data.lowerBound] == 1 {
+                        loopCount = Int(bytes[data.lowerBound + 1]) | Int(bytes[data.lowerBound + 2]) << 8
                     }
                 }
             case 0x2C:
@@ -96,10 +96,11 @@ enum GIFIndexer {
                           header: .gif(GIFHeader(headerEnd: headerEnd, globalPalette: globalPalette)))
     }
 
-    /// Reads data sub-blocks up to and including the zero-length terminator. Returns nil when the
-    /// data ends first. With `keep: false` the blocks are skipped and an empty list is returned.
-    private static func readSubBlocks(_ reader: inout ByteReader, keep: Bool = true) -> [ArraySlice<UInt8>]? {
-        var blocks: [ArraySlice<UInt8>] = []
+    /// Reads data sub-blocks up to and including the zero-length terminator and returns where
+    /// their payloads lie. Returns nil when the data ends first. With `keep: false` the blocks
+    /// are skipped and an empty list is returned.
+    private static func readSubBlocks(_ reader: inout ByteReader, keep: Bool = true) -> [Range<Int>]? {
+        var blocks: [Range<Int>] = []
         while true {
             guard let size = reader.u8() else { return nil }
             if size == 0 { return blocks }
@@ -108,9 +109,8 @@ enum GIFIndexer {
         }
     }
 
-    private static func isLoopApplication(_ id: ArraySlice<UInt8>) -> Bool {
-        let text = Array(id)
-        return text == Array("NETSCAPE2.0".utf8) || text == Array("ANIMEXTS1.0".utf8)
+    private static func isLoopApplication(_ id: Slice<ImageBytes>) -> Bool {
+        id.elementsEqual("NETSCAPE2.0".utf8) || id.elementsEqual("ANIMEXTS1.0".utf8)
     }
 }
 
@@ -122,16 +122,17 @@ struct GraphicControl {
 
     init() {}
 
-    init(_ block: ArraySlice<UInt8>) {
-        let b = Array(block)
+    /// Reads the 4-byte block at `start` (the caller checked that it is there).
+    init(_ bytes: ImageBytes, _ start: Int) {
+        let flags = bytes[start]
         // 2 = restore to background; 3 and 4 (an old alias) = restore previous; others = none.
-        switch (b[0] >> 2) & 7 {
+        switch (flags >> 2) & 7 {
         case 2: disposal = .background
         case 3, 4: disposal = .previous
         default: disposal = .none
         }
-        delayCentiseconds = Int(b[1]) | Int(b[2]) << 8
-        transparentIndex = b[0] & 1 != 0 ? Int(b[3]) : nil
+        delayCentiseconds = Int(bytes[start + 1]) | Int(bytes[start + 2]) << 8
+        transparentIndex = flags & 1 != 0 ? Int(bytes[start + 3]) : nil
     }
 }
 

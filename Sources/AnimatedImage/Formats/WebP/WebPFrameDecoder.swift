@@ -7,7 +7,7 @@ import CWebP
 /// Chromium converts the YUV frame it gets for such images; everything else uses libwebp's
 /// default, as Chromium's animated WebP decoder does.
 struct WebPFrameDecoder: FrameDecoder {
-    let bytes: [UInt8]
+    let bytes: ImageBytes
     let isAnimated: Bool
 
     func decode(_ frame: FrameDescriptor) throws -> FramePatch {
@@ -18,8 +18,8 @@ struct WebPFrameDecoder: FrameDecoder {
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else { throw FrameDataError("libwebp version mismatch") }
-        let status: VP8StatusCode = bytes.withUnsafeBufferPointer { file in
-            let data = file.baseAddress! + range.lowerBound
+        let status: VP8StatusCode = bytes.withUnsafeBufferPointer(of: range) { chunk in
+            guard let data = chunk.baseAddress else { return VP8_STATUS_NOT_ENOUGH_DATA }
             guard WebPGetFeatures(data, range.count, &config.input) == VP8_STATUS_OK else {
                 return VP8_STATUS_BITSTREAM_ERROR
             }

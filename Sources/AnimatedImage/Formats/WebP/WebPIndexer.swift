@@ -6,7 +6,7 @@ import CWebP
 /// A damaged or cut-short file keeps the frames libwebpdemux reports complete and is marked
 /// truncated. The ANIM background colour is not recorded: browsers ignore it.
 enum WebPIndexer {
-    static func index(_ bytes: [UInt8], limits: DecodeLimits) throws -> ImageIndex {
+    static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         try bytes.withUnsafeBufferPointer { buffer -> ImageIndex in
             guard let base = buffer.baseAddress else { throw AnimatedImageError.unsupportedFormat }
             var data = WebPData(bytes: base, size: buffer.count)

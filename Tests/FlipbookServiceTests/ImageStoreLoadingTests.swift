@@ -1,0 +1,169 @@
+import AnimatedImage
+@testable import FlipbookService
+import Foundation
+import Testing
+
+/// How the store hands images to the frame cache: mapped, kept in a bounded LRU, dropped on
+/// delete and replace, and verified through a mapping on upload.
+@Suite struct ImageStoreLoadingTests {
+    static let gifs = ["wuffs/muybridge.gif", "pillow/gif/iss634.gif", "pygif/depth8.gif"]
+
+    static func commit(_ store: ImageStore, _ bytes: [UInt8], name: String? = nil) throws -> (StoredImage, created: Bool) {
+        let upload = try store.beginUpload()
+        try bytes.withUnsafeBytes { try upload.append($0) }
+        return try store.commit(upload, name: name)
+    }
+
+    static func baseAddress(_ image: AnimatedImage) -> UnsafePointer<UInt8>? {
+        image.bytes.withUnsafeBufferPointer { $0.baseAddress }
+    }
+
+    @Test func anUploadIsKeptMappedSoTheFirstLoadNeitherReadsNorIndexes() throws {
+        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory())
+        let bytes = try Corpus.bytes("wuffs/muybridge.gif")
+        let (record, created) = try Self.commit(store, bytes)
+        #expect(created)
+        #expect(store.fileStats.loaded == 1)
+        #expect(store.fileStats.mapped == 1 && store.fileStats.mappedBytes == bytes.count)
+        let first = try store.loadImage(record)
+        let second = try store.loadImage(record)
+        #expect(first.bytes.storage == .external)
+        #expect(Array(first.bytes) == bytes)
+        #expect(first.frameCount == record.metadata.frameCount)
+        #expect(Self.baseAddress(first) == Self.baseAddress(second))  // the same mapping
+        #expect(store.fileStats.mapped == 1)  // no second mapping was made
+        #expect(store.fileStats.heapCopies == 0)
+    }
+
+    @Test func theLRUKeepsItsBoundAndReleasesWhatItDrops() throws {
+        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory(), maxLoadedImages: 2)
+        var records: [StoredImage] = []
+        for path in Self.gifs {
+            records.append(try Self.commit(store, try Corpus.bytes(path)).0)
+        }
+        #expect(store.fileStats.loaded == 2)
+        #expect(store.fileStats.loadedLimit == 2)
+        #expect(store.fileStats.mapped == 2)  // the dropped image's mapping is gone
+        // The dropped (oldest) image is mapped and indexed again, and kept, dropping the next oldest.
+        let reloaded = try store.loadImage(records[0])
+        #expect(Array(reloaded.bytes) == (try Corpus.bytes(Self.gifs[0])))
+        #expect(store.fileStats.loaded == 2)
+        #expect(store.fileStats.mapped == 2)  // `reloaded` is the kept one
+        let kept = try store.loadImage(records[0])
+        #expect(Self.baseAddress(kept) == Self.baseAddress(reloaded))
+    }
+
+    @Test func deletingAnImageDropsItsMapping() throws {
+        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory())
+        let (record, _) = try Self.commit(store, try Corpus.bytes("pillow/gif/iss634.gif"))
+        #expect(store.fileStats.loaded == 1 && store.fileStats.mapped == 1)
+        #expect(try store.delete(record.id))
+        #expect(store.fileStats.loaded == 0 && store.fileStats.mapped == 0)
+        #expect(throws: ImageStore.StoreError.self) { try store.loadImage(record) }
+    }
+
+    @Test func aReplacedNamedImageIsServedFromItsNewBytes() throws {
+        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory())
+        let old = try Corpus.bytes("wuffs/muybridge.gif"), new = try Corpus.bytes("pillow/gif/iss634.gif")
+        let (first, _) = try Self.commit(store, old, name: "clip.gif")
+        let before = try store.loadImage(first)
+        #expect(Array(before.bytes) == old)
+        let (second, created) = try Self.commit(store, new, name: "clip.gif")
+        #expect(!created)
+        #expect(second.sha256 != first.sha256)
+        let after = try store.loadImage(try #require(store.record("clip.gif")))
+        #expect(Array(after.bytes) == new)
+        #expect(after.frameCount == second.metadata.frameCount)
+        #expect(Array(before.bytes) == old)  // a decoder still holding the old image keeps valid bytes
+        #expect(store.fileStats.loaded == 1)
+    }
+
+    @Test func anotherReplicasReplaceOrDeleteDropsTheKeptImage() throws {
+        let directory = TestService.temporaryDirectory()
+        let a = try ImageStore(dataDirectory: directory), b = try ImageStore(dataDirectory: directory)
+        let (record, _) = try Self.commit(a, try Corpus.bytes("wuffs/muybridge.gif"), name: "shared.gif")
+        #expect(a.fileStats.loaded == 1)
+        _ = try Self.commit(b, try Corpus.bytes("pillow/gif/iss634.gif"), name: "shared.gif")
+        Thread.sleep(forTimeInterval: ImageStore.recheckSeconds + 0.1)
+        let seen = try #require(a.record("shared.gif"))
+        #expect(seen.sha256 != record.sha256)
+        #expect(a.fileStats.loaded == 0 && a.fileStats.mapped == 0)
+        #expect(Array(try a.loadImage(seen).bytes) == (try Corpus.bytes("pillow/gif/iss634.gif")))
+        #expect(try b.delete("shared.gif"))
+        Thread.sleep(forTimeInterval: ImageStore.recheckSeconds + 0.1)
+        #expect(a.record("shared.gif") == nil)
+        #expect(a.fileStats.loaded == 0 && a.fileStats.mapped == 0)
+    }
+
+    @Test func uploadsVerifiedThroughAMappingAreRejectedAsBefore() throws {
+        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory())
+        let gif = try Corpus.bytes("wuffs/muybridge.gif")
+        let truncated = Array(gif.prefix(40))
+        let cases: [(String, [UInt8])] = [("text", Array("<html>not an image</html>".utf8)), ("empty", []),
+                                          ("truncated", truncated), ("broken frame", Array(gif.prefix(gif.count / 2)))]
+        var accepted = 0
+        for (label, bytes) in cases {
+            // What indexing the bytes from an array says, as the store did before it mapped uploads.
+            let expected: String
+            do {
+                _ = try AnimatedImage(bytes: bytes, limits: store.limits, verification: .full)
+                expected = "accepted"
+            } catch AnimatedImageError.unsupportedFormat {
+                expected = "unsupported"
+            } catch {
+                expected = "undecodable: \(error)"
+            }
+            let outcome: String
+            do {
+                _ = try Self.commit(store, bytes)
+                outcome = "accepted"
+                accepted += 1
+            } catch ImageStore.StoreError.unsupportedFormat {
+                outcome = "unsupported"
+            } catch ImageStore.StoreError.undecodable(let why) {
+                outcome = "undecodable: \(why)"
+            }
+            #expect(outcome == expected, "\(label)")
+        }
+        #expect(throws: ImageStore.StoreError.self) { try Self.commit(store, Array("<html>".utf8)) }
+        let limits = DecodeLimits(maxFileBytes: 1000)
+        let limited = try ImageStore(dataDirectory: TestService.temporaryDirectory(), limits: limits)
+        let overLimit = try #require(throws: AnimatedImageError.self) { try AnimatedImage(bytes: gif, limits: limits) }
+        let refusal = try #require(throws: ImageStore.StoreError.self) { try Self.commit(limited, gif) }
+        guard case .undecodable(let why) = refusal else { Issue.record("\(refusal)"); return }
+        #expect(why == "\(overLimit)")
+        // Refused uploads leave nothing mapped or kept behind.
+        #expect(store.fileStats.mapped == accepted && store.fileStats.loaded == accepted)
+        #expect(limited.fileStats.mapped == 0 && limited.fileStats.loaded == 0)
+    }
+
+    @Test func libraryFilesAreReadOntoTheHeapAndNotKept() throws {
+        let library = TestService.temporaryDirectory()
+        let bytes = try Corpus.bytes("pillow/gif/iss634.gif")
+        #expect(FileManager.default.createFile(atPath: library + "/loop.gif", contents: Data(bytes)))
+        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory(), libraryDirectories: [library])
+        let record = try #require(store.record("loop.gif"))
+        var image: AnimatedImage? = try store.loadImage(record)
+        #expect(image?.bytes.storage == .heap)
+        #expect(image.map { Array($0.bytes) } == bytes)
+        #expect(store.fileStats.heapCopies == 1 && store.fileStats.heapBytes == bytes.count)
+        #expect(store.fileStats.loaded == 0 && store.fileStats.mapped == 0)
+        image = nil
+        #expect(store.fileStats.heapCopies == 0 && store.fileStats.heapBytes == 0)
+    }
+
+    @Test func statsReportTheFilesBesideTheCache() async throws {
+        let service = try TestService()
+        let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
+        #expect(try service.client.get("/frames/\(id)/3").status == 200)
+        let stats = try service.client.get("/stats").json
+        #expect(stats["budgetBytes"] as? Int == 64 << 20)
+        let files = try #require(stats["files"] as? [String: Any])
+        #expect(files["loaded"] as? Int == 1)
+        #expect(files["loadedLimit"] as? Int == ImageStore.defaultMaxLoadedImages)
+        #expect(files["mapped"] as? Int == 1)
+        #expect(files["mappedBytes"] as? Int == (try Corpus.bytes("wuffs/muybridge.gif")).count)
+        #expect(files["heapCopies"] as? Int == 0 && files["heapBytes"] as? Int == 0)
+        await service.stop()
+    }
+}
