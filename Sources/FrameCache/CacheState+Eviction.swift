@@ -24,19 +24,19 @@ extension CacheState {
         case decoder(ImageEntry, releasingImage: Bool)
     }
 
-    /// Evicts until `extra` more bytes fit in the budget. Never touches frame `keep` of
-    /// `requester` (the frame about to be stored), nor `requester`'s decoder. Returns true when
-    /// they fit.
+    /// Evicts until `extra` more bytes fit in the hold limit (the budget less the working
+    /// reserve). Never touches frame `keep` of `requester` (the frame about to be stored), nor
+    /// `requester`'s decoder. Returns true when they fit.
     @discardableResult
     mutating func makeRoom(for extra: Int, reach: EvictionReach, protecting requester: ImageEntry?,
                            keep: Int? = nil, now: Double) -> Bool {
-        if heldBytes + extra <= budget { return true }
+        if heldBytes + extra <= holdLimit { return true }
         var chosen: [Candidate] = []
         var freed = 0
         walkCandidates(reach: reach, requester: requester, keep: keep, now: now) { candidate, bytes in
             chosen.append(candidate)
             freed += bytes
-            return heldBytes + extra - freed > budget
+            return heldBytes + extra - freed > holdLimit
         }
         for candidate in chosen {
             switch candidate {
@@ -47,18 +47,18 @@ extension CacheState {
             case let .decoder(entry, releasingImage): dropRenderer(entry, releasingImage: releasingImage)
             }
         }
-        return heldBytes + extra <= budget
+        return heldBytes + extra <= holdLimit
     }
 
     /// Whether ``makeRoom(for:reach:protecting:keep:now:)`` would find room, without evicting.
     func wouldFindRoom(for extra: Int, reach: EvictionReach, protecting requester: ImageEntry?, now: Double) -> Bool {
-        if heldBytes + extra <= budget { return true }
+        if heldBytes + extra <= holdLimit { return true }
         var freed = 0
         walkCandidates(reach: reach, requester: requester, keep: nil, now: now) { _, bytes in
             freed += bytes
-            return heldBytes + extra - freed > budget
+            return heldBytes + extra - freed > holdLimit
         }
-        return heldBytes + extra - freed <= budget
+        return heldBytes + extra - freed <= holdLimit
     }
 
     /// Calls `take` with each candidate and the bytes it would free, in eviction order, while

@@ -4,6 +4,8 @@ import Foundation
 /// pressure and purge history.
 public struct CacheStats: Sendable, Codable {
     public var budgetBytes: Int
+    /// Set aside from the budget for the decode threads' working memory (a few canvases each).
+    public var workingReserveBytes: Int
     public var usedBytes: Int
     public var frameBytes: Int
     public var decoderBytes: Int

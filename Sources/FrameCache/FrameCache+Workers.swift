@@ -1,5 +1,6 @@
 import AnimatedImage
 import Foundation
+import CMalloc
 
 /// The decode threads: take a job under the lock, render and encode outside it, then store the
 /// frame, answer its waiters and either go on with the same image (a short run in playback
@@ -37,7 +38,18 @@ extension FrameCache {
         var seconds = 0.0
     }
 
+    /// The nice value of the decode threads. Answering from the cache takes tens of
+    /// microseconds, a decode milliseconds: when the cores are busy, an answer that is ready
+    /// should not wait behind decode-ahead for its turn on a core. At 10 the kernel gives the
+    /// HTTP threads about nine times a decode thread's share while both want to run; decoding
+    /// still gets every cycle nobody else wants. (In bench-playback at 25% of the frames, 30 s:
+    /// answers within 5 ms as the client sees them 99.0% at 0, 99.3% at 5, 99.4% at 10.)
+    static let decodeThreadNice: Int32 = 10
+
     private func workerLoop() {
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(flipbook_thread_id()), Self.decodeThreadNice)
+        #endif
         while var work = takeWork() {
             while true {
                 let made = make(&work)
@@ -189,10 +201,10 @@ extension FrameCache {
         if let renderer = entry.renderer, renderer.checkpointBytes > 0 {
             renderer.discardCheckpoints()
             state.updateRendererBytes(entry)
-            if state.heldBytes <= state.budget { return }
+            if state.heldBytes <= state.holdLimit { return }
         }
         state.dropRenderer(entry)
-        if state.heldBytes > state.budget {
+        if state.heldBytes > state.holdLimit {
             state.makeRoom(for: 0, reach: .posters, protecting: nil, now: now)
         }
     }

@@ -197,7 +197,7 @@ public final class FrameCache: @unchecked Sendable {
         }
         let c = state.counters
         return CacheStats(
-            budgetBytes: state.budget, usedBytes: state.heldBytes,
+            budgetBytes: state.budget, workingReserveBytes: state.budget - state.holdLimit, usedBytes: state.heldBytes,
             frameBytes: images.reduce(0) { $0 + $1.frameBytes },
             decoderBytes: images.reduce(0) { $0 + $1.decoderBytes },
             entries: images.count, cachedFrames: images.reduce(0) { $0 + $1.cachedFrames },

@@ -51,7 +51,7 @@ struct EvictionOrderTests {
         #expect(canvas == c.renderer!.image.index.bytesPerFrame)
         // Room for B's two frames, its decoder, and three of A's frames behind.
         let needed = 2 * Self.frameBytes + b.rendererBytes + 3 * Self.frameBytes
-        let made1 = state.makeRoom(for: state.budget - state.heldBytes + needed, reach: .outsideWindows, protecting: nil, now: now)
+        let made1 = state.makeRoom(for: state.holdLimit - state.heldBytes + needed, reach: .outsideWindows, protecting: nil, now: now)
         #expect(made1)
         #expect(cached(b) == [0])
         #expect(b.renderer == nil && b.image == nil, "an idle image lets go of its decoder and file")
@@ -62,7 +62,7 @@ struct EvictionOrderTests {
     @Test func theAnchorOutlivesIdleDecodersButNotWindowsOrPosters() throws {
         var (state, a, b, c) = try makeState()
         // Everything evictable without a waiting request, and more: not enough.
-        let made2 = state.makeRoom(for: state.budget, reach: .outsideWindows, protecting: nil, now: now)
+        let made2 = state.makeRoom(for: state.holdLimit, reach: .outsideWindows, protecting: nil, now: now)
         #expect(!made2)
         #expect(cached(a) == [0, 10, 11, 12])
         #expect(c.renderer == nil)
@@ -70,7 +70,7 @@ struct EvictionOrderTests {
         // Had there been room after the decoders, the anchor would have stayed.
         var (fresh, a2, _, c2) = try makeState()
         let upToDecoders = 2 * Self.frameBytes + fresh.entries["b"]!.rendererBytes + 5 * Self.frameBytes + c2.rendererBytes
-        let made3 = fresh.makeRoom(for: fresh.budget - fresh.heldBytes + upToDecoders, reach: .outsideWindows, protecting: nil, now: now)
+        let made3 = fresh.makeRoom(for: fresh.holdLimit - fresh.heldBytes + upToDecoders, reach: .outsideWindows, protecting: nil, now: now)
         #expect(made3)
         #expect(cached(a2) == [0, 9, 10, 11, 12])
         #expect(c2.renderer == nil)
@@ -80,13 +80,13 @@ struct EvictionOrderTests {
     @Test func aWaitingRequestMayTakeFramesAheadFarthestFirstAndCriticalTakesPosters() throws {
         var (state, a, _, _) = try makeState()
         let behindAndDecoders = state.heldBytes - 3 * Self.frameBytes - 3 * Self.frameBytes  // all but A's window and the posters
-        let made4 = state.makeRoom(for: state.budget - state.heldBytes + behindAndDecoders + Self.frameBytes, reach: .inWindows, protecting: nil, now: now)
+        let made4 = state.makeRoom(for: state.holdLimit - state.heldBytes + behindAndDecoders + Self.frameBytes, reach: .inWindows, protecting: nil, now: now)
         #expect(made4)
         #expect(cached(a) == [0, 10, 11], "the frame farthest ahead went first")
-        let made5 = state.makeRoom(for: state.budget, reach: .inWindows, protecting: nil, now: now)
+        let made5 = state.makeRoom(for: state.holdLimit, reach: .inWindows, protecting: nil, now: now)
         #expect(!made5)
         #expect(cached(a) == [0])
-        let made6 = state.makeRoom(for: state.budget - 2 * Self.frameBytes, reach: .posters, protecting: nil, now: now)
+        let made6 = state.makeRoom(for: state.holdLimit - 2 * Self.frameBytes, reach: .posters, protecting: nil, now: now)
         #expect(made6)
         #expect(state.heldBytes == 2 * Self.frameBytes, "one poster went, the least recently used")
         #expect(cached(state.entries["b"]!).isEmpty && cached(state.entries["a"]!) == [0])

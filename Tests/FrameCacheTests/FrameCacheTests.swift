@@ -12,6 +12,11 @@ struct FrameCacheTests {
             window: WindowPolicy(wholeAnimationBytes: wholeAnimationBytes, minimumWindow: 2)), clock: clock)
     }
 
+    /// What the cache sets aside from its budget for `threads` decode threads working on `image`.
+    func workingReserve(_ image: AnimatedImage, threads: Int) -> Int {
+        threads * CacheState.workingCanvasesPerThread * image.index.bytesPerFrame
+    }
+
     @Test func framesAreTheRendererFrames() throws {
         let image = try TestImages.medium()
         let cache = cache(budget: 64 << 20)
@@ -29,7 +34,8 @@ struct FrameCacheTests {
         let image = try TestImages.medium()
         // Only ~12 encoded frames fit: the window is far smaller than the 42-frame animation.
         let frameSize = try TestImages.largestEncodedFrame(of: image)
-        let cache = cache(budget: frameSize * 12 + image.index.bytesPerFrame * 3, wholeAnimationBytes: 0)
+        let cache = cache(budget: workingReserve(image, threads: 2) + frameSize * 12 + image.index.bytesPerFrame * 3,
+                          wholeAnimationBytes: 0)
         defer { cache.shutdown() }
         let entry = CacheableImage(id: "long", image: image)
         var hits = 0
@@ -45,7 +51,8 @@ struct FrameCacheTests {
         let stats = cache.stats()
         #expect(stats.images[0].window < image.frameCount)
         #expect(Double(hits) / Double(requests) >= 0.99, "\(hits) hits of \(requests)")
-        #expect(stats.usedBytes <= stats.budgetBytes)
+        #expect(stats.workingReserveBytes == workingReserve(image, threads: 2))
+        #expect(stats.usedBytes <= stats.budgetBytes - stats.workingReserveBytes)
     }
 
     @Test func smallAnimationsAreCachedWhole() throws {
@@ -131,7 +138,8 @@ struct FrameCacheTests {
     @Test func evictionTakesFramesBehindThePlayheadFirstAndKeepsThePoster() throws {
         let image = try TestImages.medium()
         let frameSize = try TestImages.largestEncodedFrame(of: image)
-        let cache = cache(budget: frameSize * 8 + image.index.bytesPerFrame * 2, threads: 1, wholeAnimationBytes: 0)
+        let cache = cache(budget: workingReserve(image, threads: 1) + frameSize * 8 + image.index.bytesPerFrame * 2,
+                          threads: 1, wholeAnimationBytes: 0)
         defer { cache.shutdown() }
         let entry = CacheableImage(id: "long", image: image)
         for k in 0..<30 {
@@ -142,7 +150,7 @@ struct FrameCacheTests {
         let info = stats.images[0]
         #expect(info.playhead == 29)
         #expect(info.window > 1 && info.window < image.frameCount - 1)
-        #expect(stats.usedBytes <= stats.budgetBytes)
+        #expect(stats.usedBytes <= stats.budgetBytes - stats.workingReserveBytes)
         // 30 frames were made for a budget of about 8: room was made many times over. The window
         // runs from the playhead on (wrapping to 0) and fills in playback order, so what is
         // cached of it is a run from the playhead, as far as the budget reached; of the frames
@@ -213,10 +221,11 @@ struct ResumeTests {
         let image = try TestImages.long()
         let frameSize = try TestImages.largestEncodedFrame(of: image)
         let canvas = image.index.bytesPerFrame
-        // Room for one canvas and a half, and a few frames each: every switch of image evicts
-        // the other image's canvas.
+        // Room for one canvas and a half, and a few frames each (besides the decode thread's
+        // working reserve): every switch of image evicts the other image's canvas.
+        let reserve = CacheState.workingCanvasesPerThread * canvas
         let cache = FrameCache(configuration: FrameCacheConfiguration(
-            budgetBytes: canvas * 3 / 2 + frameSize * 12, decodeThreads: 1,
+            budgetBytes: reserve + canvas * 3 / 2 + frameSize * 12, decodeThreads: 1,
             window: WindowPolicy(wholeAnimationBytes: 0, minimumWindow: 2, lookaheadMs: 0)))
         defer { cache.shutdown() }
         let reference = FrameRenderer(image: image)
@@ -230,7 +239,8 @@ struct ResumeTests {
         }
         let stats = cache.stats()
         print("resume test: \(stats.decodes) decodes, \(stats.framesDecoded) frames decoded, \(stats.resumes) resumes, \(stats.evictions) evictions")
-        #expect(stats.usedBytes <= stats.budgetBytes)
+        #expect(stats.workingReserveBytes == reserve)
+        #expect(stats.usedBytes <= stats.budgetBytes - reserve)
         #expect(stats.resumes > 0)
         // Without resuming, every switch would replay from the last key frame.
         #expect(Double(stats.framesDecoded) <= Double(stats.decodes) * 1.05, "\(stats.framesDecoded) frame decodes for \(stats.decodes) frames")
@@ -242,8 +252,9 @@ struct ResumeTests {
         let canvas = image.index.bytesPerFrame
         // Windows of one frame (a memory warning, on a clock that does not move): nothing is
         // decoded ahead, every request waits, and the two players' canvases do not fit together.
+        let reserve = CacheState.workingCanvasesPerThread * canvas
         let cache = FrameCache(configuration: FrameCacheConfiguration(
-            budgetBytes: canvas * 3 / 2 + frameSize * 6, decodeThreads: 1,
+            budgetBytes: reserve + canvas * 3 / 2 + frameSize * 6, decodeThreads: 1,
             window: WindowPolicy(wholeAnimationBytes: 0)), clock: ManualClock())
         defer { cache.shutdown() }
         cache.memoryPressure(.warning, source: "test")

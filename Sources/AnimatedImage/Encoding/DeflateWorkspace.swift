@@ -54,9 +54,10 @@ enum DeflateWorkspacePool {
     /// Workspaces kept per level; more are made when more threads encode at once, and the
     /// extras freed when given back.
     static let idleLimitPerLevel = 16
-    /// Scratch buffers above this size are freed when their workspace is given back: 4 MiB holds
-    /// the filtered rows of a 1024×1024 RGBA frame.
-    static let retainedScratchBytes = 4 << 20
+    /// Scratch buffers above this size are freed when their workspace is given back: 1 MiB holds
+    /// the filtered rows of a 640×360 RGBA frame. Larger frames allocate theirs each time
+    /// (a cost small beside compressing them), so idle workspaces stay small.
+    static let retainedScratchBytes = 1 << 20
 
     private static let idle = Mutex<[[DeflateWorkspace]]>(Array(repeating: [], count: 10))
 

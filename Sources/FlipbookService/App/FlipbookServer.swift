@@ -30,6 +30,7 @@ public final class FlipbookServer: Sendable {
         self.registry = registry
         store = try ImageStore(dataDirectory: settings.storage.dataDir, libraryDirectories: settings.storage.libraryDirs,
                                limits: settings.limits.decodeLimits, logger: logger)
+        FrameCache.configureProcessAllocator()
         let memory = MemoryLimits.detect()
         let budget = settings.cache.maxBytes > 0
             ? settings.cache.maxBytes
