@@ -16,7 +16,7 @@ struct FrameCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Where to write the PNG.")
     var output: String
 
-    @Option(help: "zlib compression level of the PNG, 0–9.")
+    @Option(help: "Deflate compression level of the PNG, 0 (stored) to 9 (smallest).")
     var compressionLevel = 1
 
     @OptionGroup var limits: LimitOptions

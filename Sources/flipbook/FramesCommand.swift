@@ -17,7 +17,7 @@ struct FramesCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "The directory to write frame_0000.png, frame_0001.png, … into.")
     var output: String
 
-    @Option(help: "zlib compression level of the PNGs, 0–9.")
+    @Option(help: "Deflate compression level of the PNGs, 0 (stored) to 9 (smallest).")
     var compressionLevel = 1
 
     @OptionGroup var limits: LimitOptions

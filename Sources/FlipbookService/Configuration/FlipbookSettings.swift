@@ -53,7 +53,7 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var lookaheadMs = 500
         /// The smallest decode-ahead window outside memory pressure.
         public var minimumWindow = 2
-        /// zlib level of served PNGs (1 = fast, 9 = small).
+        /// Deflate level of served PNGs (libdeflate, on zlib's scale: 1 = fast, 9 = small).
         public var pngCompressionLevel = 1
         /// Canvas checkpoint spacing: frame k from cold costs at most this many frame decodes.
         public var checkpointInterval = 16
