@@ -10,16 +10,11 @@ import Testing
 struct PNGWriterTests {
     let encoderTests = PNGEncoderTests()
 
-    /// A deterministic pseudo-random byte stream (SplitMix64).
+    /// A deterministic pseudo-random byte stream (``SplitMix`` underneath).
     struct Noise {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var generator: SplitMix
+        init(state: UInt64) { generator = SplitMix(seed: state) }
+        mutating func next() -> UInt64 { generator.next() }
         mutating func bytes(_ count: Int) -> [UInt8] {
             var out: [UInt8] = []
             out.reserveCapacity(count + 8)
