@@ -283,7 +283,7 @@ def versions(flipbook: str) -> list[str]:
     import PIL
     return [
         f"- flipbook: release build of commit {rev}{' (with uncommitted changes under Sources/)' if dirty else ''}, "
-        f"`swift build -c release`; PNG zlib level 1 (its default)",
+        f"`swift build -c release`; PNG deflate level 1 with libdeflate (its default)",
         f"- ImageMagick: {tool_version([CONVERT, '-version'], 'Version:').replace('Version: ', '')}; "
         f"policy raised by `scripts/bench/imagemagick/policy.xml` (via `MAGICK_CONFIGURE_PATH`)",
         f"- libvips: {tool_version(['vips', '--version'])}",
