@@ -25,7 +25,7 @@ public struct HTTPRequestParser: Sendable {
         case error(HTTPParseError)
     }
 
-    private enum State: Sendable {
+    enum State: Sendable {
         case requestLine
         case headerLines
         case endPending
@@ -43,21 +43,21 @@ public struct HTTPRequestParser: Sendable {
     /// The limits this parser enforces.
     public let limits: HTTPParserLimits
 
-    private var state: State = .requestLine
+    var state: State = .requestLine
     /// The bytes of the current head (request line and field lines), or of the current trailer line.
-    private var buffer: [UInt8] = []
+    var buffer: [UInt8] = []
     /// Where the line being collected starts in `buffer`.
     private var lineStart = 0
     /// Where the header section (after the request line) starts in `buffer`.
     private var headerSectionStart = 0
     private var fields: [HTTPHeaders.Field] = []
     private var requestLine: (method: HTTPMethod, target: String, version: HTTPVersion)?
-    private var chunkSizeValue = 0
-    private var chunkSizeDigits = 0
-    private var chunkLineBytes = 0
-    private var chunkExtensionStarted = false
-    private var trailerBytes = 0
-    private var trailerFields = 0
+    var chunkSizeValue = 0
+    var chunkSizeDigits = 0
+    var chunkLineBytes = 0
+    var chunkExtensionStarted = false
+    var trailerBytes = 0
+    var trailerFields = 0
 
     // What the header fields said so far.
     private var contentLength: Int?
@@ -401,108 +401,5 @@ public struct HTTPRequestParser: Sendable {
         connectionKeepAlive = false
         expectContinue = false
         expectOther = false
-    }
-
-    // MARK: - Chunked framing
-
-    private mutating func beginChunkLine() {
-        state = .chunkSize
-        chunkSizeValue = 0
-        chunkSizeDigits = 0
-        chunkLineBytes = 0
-        chunkExtensionStarted = false
-    }
-
-    /// One byte of `chunk-size [ chunk-ext ] CRLF`.
-    private mutating func chunkLineByte(_ byte: UInt8) -> HTTPParseError? {
-        chunkLineBytes += 1
-        if chunkLineBytes > limits.maxChunkLineBytes { return .invalidChunk }
-        switch state {
-        case .chunkSize:
-            if let digit = ASCII.hexValue(byte) {
-                // Leading zeros are allowed; the value must stay below 2^60.
-                if chunkSizeValue > (Int.max >> 4) - 16 { return .invalidChunk }
-                chunkSizeValue = chunkSizeValue << 4 | digit
-                chunkSizeDigits += 1
-                return nil
-            }
-            guard chunkSizeDigits > 0 else { return .invalidChunk }
-            if byte == 0x0D { state = .chunkSizeLF; return nil }
-            if byte == 0x3B { chunkExtensionStarted = true; state = .chunkExtension; return nil }
-            if ASCII.isWhitespace(byte) { state = .chunkExtension; return nil }
-            return .invalidChunk
-        case .chunkExtension:
-            // Extensions are tolerated and ignored; only their bytes are checked. Before the first
-            // ";" only whitespace may follow the size.
-            if byte == 0x0D { state = .chunkSizeLF; return nil }
-            if !chunkExtensionStarted {
-                if byte == 0x3B { chunkExtensionStarted = true; return nil }
-                return ASCII.isWhitespace(byte) ? nil : .invalidChunk
-            }
-            return ASCII.isFieldValueChar(byte) ? nil : .invalidChunk
-        case .chunkSizeLF:
-            guard byte == 0x0A else { return .invalidChunk }
-            if chunkSizeValue == 0 {
-                state = .trailers
-                buffer.removeAll(keepingCapacity: true)
-                trailerBytes = 0
-                trailerFields = 0
-            } else {
-                state = .chunkData(remaining: chunkSizeValue)
-            }
-            return nil
-        default:
-            return .invalidChunk
-        }
-    }
-
-    /// One byte of the trailer section, which is validated like header fields and discarded.
-    private mutating func trailerByte(_ byte: UInt8) -> HTTPParseError? {
-        trailerBytes += 1
-        if trailerBytes > limits.maxHeaderBytes { return .headerSectionTooLarge }
-        guard byte == 0x0A else {
-            buffer.append(byte)
-            return nil
-        }
-        guard buffer.last == 0x0D else { return .invalidLineEnding }
-        buffer.removeLast()
-        if buffer.isEmpty {
-            state = .endPending
-            return nil
-        }
-        trailerFields += 1
-        if trailerFields > limits.maxHeaderFields { return .headerSectionTooLarge }
-        let result = buffer.withUnsafeBytes { Self.splitFieldLine($0) }
-        buffer.removeAll(keepingCapacity: true)
-        if case .failure(let error) = result { return error == .invalidLineEnding ? .invalidChunk : error }
-        return nil
-    }
-
-    // MARK: - Helpers
-
-    /// ASCII case-insensitive comparison of `bytes` with a lowercase literal.
-    static func nameIs(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        let literal = lowercase.utf8Start
-        for index in 0..<bytes.count where ASCII.lower(bytes[index]) != literal[index] { return false }
-        return true
-    }
-
-    /// Calls `body` with each comma-separated element of `value`, whitespace trimmed.
-    static func forEachListElement(_ value: UnsafeRawBufferPointer, keepEmpty: Bool = false,
-                                   _ body: (UnsafeRawBufferPointer) -> Void) {
-        var start = 0
-        var index = 0
-        while index <= value.count {
-            if index == value.count || value[index] == 0x2C {
-                var s = start
-                var e = index
-                while s < e, ASCII.isWhitespace(value[s]) { s += 1 }
-                while e > s, ASCII.isWhitespace(value[e - 1]) { e -= 1 }
-                if s < e || keepEmpty { body(UnsafeRawBufferPointer(rebasing: value[s..<e])) }
-                start = index + 1
-            }
-            index += 1
-        }
     }
 }

@@ -15,6 +15,8 @@ mkdir -p "$OUT/corpus"
 # The parser core compiles with the standard library alone (each file says so in its first line).
 CORE=(
   Sources/HTTPServer/HTTPRequestParser.swift
+  Sources/HTTPServer/HTTPRequestParser+Chunked.swift
+  Sources/HTTPServer/HTTPRequestParser+FieldValues.swift
   Sources/HTTPServer/HTTPParseError.swift
   Sources/HTTPServer/HTTPParserLimits.swift
   Sources/HTTPServer/HTTPRequestHead.swift
