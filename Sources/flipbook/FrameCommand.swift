@@ -25,7 +25,7 @@ struct FrameCommand: ParsableCommand {
         let image = openImage(file, limits: limits, verification: .structural)
         // One frame from a cold start: checkpoints kept on the way would never be used.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
-        // Decode the frames on the way on a second core while this one composites them.
+        // Decode the frames on the way on the other cores while this one composites them.
         renderer.backgroundDecoding = true
         do {
             let canvas = try renderer.render(index)
