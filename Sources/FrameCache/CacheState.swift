@@ -28,10 +28,11 @@ struct CacheState {
 
     /// Canvases' worth of memory one decode thread uses besides what the cache holds: the
     /// frame being decoded, the filtered rows and the compressed stream of the encode (which
-    /// its workspace keeps for the next one), the PNG being copied out. Measured: with 2
-    /// threads on 320×240–640×360 frames the process's anonymous memory stood 3–6 MiB above
-    /// the cache's own count.
-    static let workingCanvasesPerThread = 3
+    /// its workspace keeps for the next one), the palette indices, the PNG being copied out,
+    /// and the allocator's slack around them. Measured in bench-playback (2 threads, canvases up
+    /// to 640×360 = 0.9 MiB): at its peaks the heap stood 6.9 MiB above the cache's own count
+    /// and the baseline, ≈ 3.7 canvases per thread; with 3 the peak RSS touched the goal's limit.
+    static let workingCanvasesPerThread = 4
 
     /// The most the cache holds: the budget less the working reserve, but never less than a
     /// quarter of the budget (a budget too small for the threads' work still caches something).
