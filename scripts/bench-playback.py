@@ -162,8 +162,8 @@ async def read_response(reader):
 
 async def player(port, meta, start, end, records, unanswered, behind):
     """Plays one animation by its delay table until `end`; appends one record per frame, and
-    to `behind` the number of frames due before `end` that were answered after it (the player
-    was still catching up with real time) or never."""
+    to `behind` the number of frames due before `end` that were asked for only after it (the
+    player was still catching up with real time) or never answered."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     ts = [f["timestampMs"] / 1000 for f in meta["frames"]]
     delays = [f["delayMs"] / 1000 for f in meta["frames"]]
@@ -189,8 +189,8 @@ async def player(port, meta, start, end, records, unanswered, behind):
                 late += 1
                 break
             done = loop.time()
-            if done > end:
-                late += 1
+            if sent > end:
+                late += 1  # due before the end, asked for only after it: still catching up
             ok = status == 200 and body[:8] == b"\x89PNG\r\n\x1a\n"
             # (latency, send lateness, arrived after the next frame was due, ok, bytes)
             records.append((done - sent, sent - due, done > due + delays[k], ok, len(body)))
@@ -390,7 +390,7 @@ def render(results):
 
     row("frames served (200, PNG) / requests unanswered 10 s after the end",
         lambda r: f"{r['ok']:,} / {r['unanswered']}")
-    row("frames due before the end but answered after it (players behind real time at the end): all / worst player",
+    row("frames due before the end but asked for after it (players behind real time at the end): all / worst player",
         lambda r: f"{sum(r['behind']):,} / {max(r['behind']):,}", "0")
     row("served without waiting for a decode, server (`/stats` hits ÷ (hits + misses))",
         lambda r: f"{r['serverShareNoWait']:.2%} ({r['stats']['hits']:,} / {r['stats']['hits'] + r['stats']['misses']:,}) "
