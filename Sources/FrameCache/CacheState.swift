@@ -110,8 +110,8 @@ struct CacheState {
     /// Works out which images are active, the working reserve (for the largest active canvas),
     /// and every active image's window (``WindowPolicy``) within the hold limit less the
     /// canvases the decoders in use keep (one of the largest per thread) and less the posters
-    /// of inactive images. Inactive
-    /// images get no window. Entries that hold nothing and are inactive are forgotten.
+    /// of inactive images. Inactive images get no window. Entries that hold nothing and are
+    /// inactive are forgotten.
     mutating func refreshWindows(now: Double, policy: WindowPolicy, cap: Int?, decodeThreads: Int) {
         var nowActive: [ImageEntry] = []
         var idlePosters = 0

@@ -1,3 +1,5 @@
+import AnimatedImage
+
 /// The settings of a ``FrameCache``.
 public struct FrameCacheConfiguration: Sendable {
     /// Bytes the cache may hold: encoded frames plus decoder canvases and checkpoints.
@@ -8,7 +10,7 @@ public struct FrameCacheConfiguration: Sendable {
     public var pressure: PressureSchedule
     /// Canvas checkpoint spacing for random access (see `FrameRenderer`).
     public var checkpointInterval: Int
-    /// zlib level of the PNGs the cache makes.
+    /// Deflate level of the PNGs the cache makes (libdeflate, on zlib's 0–9 scale).
     public var pngCompressionLevel: Int
     /// Requests that may wait for a decode at once; beyond it a request is refused with
     /// ``FrameCacheError/queueFull(retryAfterSeconds:)``.
@@ -35,15 +37,3 @@ public struct FrameCacheConfiguration: Sendable {
         self.activeImageSeconds = activeImageSeconds
     }
 }
-
-/// Facts about the machine the cache sizes itself by.
-public enum System {
-    /// Cores this process may run on.
-    public static var coreCount: Int {
-        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-    }
-}
-
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+import Glibc  // pthread
 #endif
 
 /// Renders any frame of an animation, fast in the two ways clients ask: in order (each frame
@@ -180,7 +180,7 @@ private final class DecodeAhead: @unchecked Sendable {
     /// 0.10 s instead of 0.15 s with one decoding thread for `large.gif` (300 partial 1280×720
     /// frames, giflib's LZW ≈ 65% of the work), 0.13 instead of 0.19 s for `large-lossy.webp`
     /// and 0.18 instead of 0.32 s for `large.apng`.
-    private static let workerCount = max(1, min(4, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+    private static let workerCount = min(4, System.coreCount)
 
     private struct Shared {
         var slots: [Result<FramePatch, any Error>?]

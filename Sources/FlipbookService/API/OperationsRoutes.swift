@@ -30,8 +30,13 @@ extension FlipbookAPI {
     }
 
     func stats(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
-        .now(Self.json(Self.encodeJSON(ServiceStats(cache: cache.stats(), files: store.fileStats)),
-                       headers: ["Cache-Control": "no-store"]))
+        .now(statsResponse())
+    }
+
+    /// The `/stats` document, never cached: also the answer to a memory-pressure request.
+    private func statsResponse() -> HTTPResponse {
+        Self.json(Self.encodeJSON(ServiceStats(cache: cache.stats(), files: store.fileStats)),
+                  headers: ["Cache-Control": "no-store"])
     }
 
     /// The simulated memory-pressure signal (admin).
@@ -46,7 +51,6 @@ extension FlipbookAPI {
         }
         cache.memoryPressure(level, source: "admin")
         logger.notice("memory pressure raised", metadata: ["level": "\(level.rawValue)", "source": "admin"])
-        return .now(Self.json(Self.encodeJSON(ServiceStats(cache: cache.stats(), files: store.fileStats)),
-                              headers: ["Cache-Control": "no-store"]))
+        return .now(statsResponse())
     }
 }

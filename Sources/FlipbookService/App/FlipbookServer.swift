@@ -1,3 +1,4 @@
+import AnimatedImage
 import FrameCache
 import Foundation
 import HTTPServer

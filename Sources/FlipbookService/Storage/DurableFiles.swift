@@ -82,27 +82,37 @@ enum DurableFiles {
 
     /// The whole file, read once.
     static func read(_ path: String) throws -> [UInt8] {
+        try withOpenFile(path) { fd, size in
+            var bytes = [UInt8](repeating: 0, count: size)
+            let read = try bytes.withUnsafeMutableBytes { try readFully(fd, into: $0, path: path) }
+            if read < size { bytes.removeSubrange(read...) }
+            return bytes
+        }
+    }
+
+    /// Calls `body` with `path` opened read-only and its size, closing it afterwards.
+    static func withOpenFile<Result>(_ path: String, _ body: (Int32, Int) throws -> Result) throws -> Result {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw failure("cannot open", path) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw failure("cannot stat", path) }
-        let size = Int(info.st_size)
-        var bytes = [UInt8](repeating: 0, count: size)
+        return try body(fd, Int(info.st_size))
+    }
+
+    /// Reads from `fd` until `buffer` is full or the file ends; returns the bytes read.
+    static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
         var offset = 0
-        try bytes.withUnsafeMutableBytes { buffer in
-            while offset < size {
-                let n = Glibc.read(fd, buffer.baseAddress! + offset, size - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw failure("cannot read", path)
-                }
-                if n == 0 { break }
-                offset += n
+        while offset < buffer.count {
+            let n = Glibc.read(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot read", path)
             }
+            if n == 0 { break }
+            offset += n
         }
-        if offset < size { bytes.removeSubrange(offset...) }
-        return bytes
+        return offset
     }
 }
 

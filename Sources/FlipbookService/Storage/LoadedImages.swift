@@ -1,8 +1,5 @@
 import AnimatedImage
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What the store holds of image files, for `GET /stats`: the images it keeps indexed, and every
 /// file it has handed out that is still alive anywhere (in its own LRU or in a frame-cache
@@ -117,28 +114,17 @@ final class LoadedImages: Sendable {
 
     /// Reads all of `path` onto the heap; counted until the last copy is released.
     func read(_ path: String) throws -> ImageBytes {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw DurableFiles.failure("cannot open", path) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw DurableFiles.failure("cannot stat", path) }
-        let size = Int(info.st_size)
         let live = self.live
-        let bytes = try ImageBytes(unsafeUninitializedCount: size, onRelease: {
-            live.add(heapCopies: -1, heapBytes: -size)
-        }) { buffer in
-            var offset = 0
-            while offset < size {
-                let n = Glibc.read(fd, buffer.baseAddress! + offset, size - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw DurableFiles.failure("cannot read", path)
+        return try DurableFiles.withOpenFile(path) { fd, size in
+            let bytes = try ImageBytes(unsafeUninitializedCount: size, onRelease: {
+                live.add(heapCopies: -1, heapBytes: -size)
+            }) { buffer in
+                guard try DurableFiles.readFully(fd, into: UnsafeMutableRawBufferPointer(buffer), path: path) == size else {
+                    throw DurableFiles.IOFailure(description: "\(path) shrank while it was read")
                 }
-                guard n > 0 else { throw DurableFiles.IOFailure(description: "\(path) shrank while it was read") }
-                offset += n
             }
+            live.add(heapCopies: 1, heapBytes: size)
+            return bytes
         }
-        live.add(heapCopies: 1, heapBytes: size)
-        return bytes
     }
 }
