@@ -269,8 +269,11 @@ struct EndToEndTests {
 
     @Test func replicasSharingADataDirectorySeeEachOthersImages() async throws {
         let directory = TestService.temporaryDirectory()
+        let clock = ManualClock()
         let a = try TestService(dataDirectory: directory) { $0.auth.adminToken = "t"; $0.server.instanceName = "a" }
-        let b = try TestService(dataDirectory: directory) { $0.auth.adminToken = "t"; $0.server.instanceName = "b" }
+        let b = try TestService(dataDirectory: directory, clock: clock) {
+            $0.auth.adminToken = "t"; $0.server.instanceName = "b"
+        }
         let id = try #require(try a.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
         let fromB = try b.client.get("/frames/\(id)/5")
         #expect(fromB.status == 200)
@@ -279,8 +282,9 @@ struct EndToEndTests {
         #expect(try b.upload(Corpus.bytes("wuffs/muybridge.gif")).status == 200)
         #expect(try a.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer t"]).status == 204)
         #expect(try a.client.get("/images/\(id)").status == 404)
-        // B trusts its cached record for up to ImageStore.recheckSeconds, then sees the delete.
-        try await Task.sleep(for: .seconds(ImageStore.recheckSeconds + 0.2))
+        // B trusts its cached record for up to storage.recheckSeconds, then sees the delete.
+        #expect(try b.client.get("/images/\(id)").status == 200)
+        clock.advance(by: b.server.store.recheckSeconds)
         #expect(try b.client.get("/images/\(id)").status == 404)
         #expect(try b.client.get("/frames/\(id)/5").status == 404)
         await a.stop()

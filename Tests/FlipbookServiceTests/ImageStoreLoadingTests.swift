@@ -80,17 +80,20 @@ import Testing
 
     @Test func anotherReplicasReplaceOrDeleteDropsTheKeptImage() throws {
         let directory = TestService.temporaryDirectory()
-        let a = try ImageStore(dataDirectory: directory), b = try ImageStore(dataDirectory: directory)
+        let clock = ManualClock()
+        let a = try ImageStore(dataDirectory: directory, clock: clock), b = try ImageStore(dataDirectory: directory)
         let (record, _) = try Self.commit(a, try Corpus.bytes("wuffs/muybridge.gif"), name: "shared.gif")
         #expect(a.fileStats.loaded == 1)
         _ = try Self.commit(b, try Corpus.bytes("pillow/gif/iss634.gif"), name: "shared.gif")
-        Thread.sleep(forTimeInterval: ImageStore.recheckSeconds + 0.1)
+        #expect(a.record("shared.gif")?.sha256 == record.sha256)  // trusted until the recheck
+        clock.advance(by: a.recheckSeconds)
         let seen = try #require(a.record("shared.gif"))
         #expect(seen.sha256 != record.sha256)
         #expect(a.fileStats.loaded == 0 && a.fileStats.mapped == 0)
         #expect(Array(try a.loadImage(seen).bytes) == (try Corpus.bytes("pillow/gif/iss634.gif")))
         #expect(try b.delete("shared.gif"))
-        Thread.sleep(forTimeInterval: ImageStore.recheckSeconds + 0.1)
+        #expect(a.record("shared.gif") != nil)
+        clock.advance(by: a.recheckSeconds)
         #expect(a.record("shared.gif") == nil)
         #expect(a.fileStats.loaded == 0 && a.fileStats.mapped == 0)
     }

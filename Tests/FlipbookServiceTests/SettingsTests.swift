@@ -14,9 +14,11 @@ struct SettingsTests {
         #expect(loaded.settings == FlipbookSettings())
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.configFile))) as! [String: Any]
         for key in SettingKeys.all {
-            let parts = key.name.split(separator: ".").map(String.init)
-            let section = json[parts[0]] as? [String: Any]
-            #expect(section?[parts[1]] != nil, "Config/flipbook.json lacks \(key.name)")
+            var node: Any? = json
+            for part in key.name.split(separator: ".").map(String.init) {
+                node = (node as? [String: Any])?[part]
+            }
+            #expect(node != nil, "Config/flipbook.json lacks \(key.name)")
         }
     }
 

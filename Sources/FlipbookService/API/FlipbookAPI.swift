@@ -16,6 +16,8 @@ public final class FlipbookAPI: Sendable {
     let decorator: RequestDecorator
     /// Uploads are indexed (every frame decoded once) here, off the event loops.
     let ingestQueue = DispatchQueue(label: "flipbook.ingest", attributes: .concurrent)
+    /// Lookups that wait on remote storage run here, off the event loops.
+    let storageQueue = DispatchQueue(label: "flipbook.storage", attributes: .concurrent)
     /// True while the server drains (readiness answers 503).
     let isDraining: @Sendable () -> Bool
 
@@ -96,6 +98,65 @@ public final class FlipbookAPI: Sendable {
     /// The problem document of a refusal.
     static func problem(_ error: HTTPError) -> HTTPResponse {
         .problem(error.status, detail: error.detail, headers: error.headers)
+    }
+
+    /// Calls `body` with the record of `id` and its metadata document (nil when there is no such
+    /// image): at once when the store knows it without waiting on storage, else from the storage
+    /// queue, answering through `responder`. With `needsOriginal`, the image's original is made
+    /// local first, so the frame cache never waits on the network. Storage that cannot be reached
+    /// gets a 503 with `Retry-After`.
+    func withRecord(_ id: String, _ responder: HTTPResponder, needsOriginal: Bool = false,
+                    _ body: @escaping @Sendable (StoredImage?, [UInt8]) -> HTTPHandlerResult) -> HTTPHandlerResult {
+        switch store.quickLookup(id) {
+        case .found(let record, let json) where !needsOriginal || store.hasLocalOriginal(record):
+            return body(record, json)
+        case .missing:
+            return body(nil, [])
+        case .found, .needsStorage:
+            break
+        }
+        let (store, logger) = (self.store, self.logger)
+        storageQueue.async {
+            let result: HTTPHandlerResult
+            do throws(StorageFailure) {
+                let cached = try store.resolve(id)
+                if let cached, needsOriginal { try store.fetchOriginal(cached.record) }
+                result = body(cached?.record, cached?.metadataJSON ?? [])
+            } catch {
+                result = .now(Self.storageFailure(error, logger: logger))
+            }
+            if case .now(let response) = result { responder.respond(response) }
+        }
+        return .later
+    }
+
+    /// Runs `work` at once when storage is local, else on the storage queue (its answer goes
+    /// through `responder`).
+    func offLoop(_ responder: HTTPResponder, _ work: @escaping @Sendable () -> HTTPResponse) -> HTTPHandlerResult {
+        if store.lookupsAreLocal { return .now(work()) }
+        storageQueue.async { responder.respond(work()) }
+        return .later
+    }
+
+    /// Seconds a client is asked to wait before retrying when storage is unreachable.
+    static let storageRetryAfterSeconds = 2
+
+    /// The answer when storage failed: 503 with `Retry-After` when it cannot be reached, else 500
+    /// (logged).
+    static func storageFailure(_ failure: StorageFailure, logger: Logger) -> HTTPResponse {
+        switch failure {
+        case .unavailable(let why):
+            logger.warning("storage unavailable", metadata: ["error": "\(why)"])
+            return storageUnavailable()
+        case .failed(let why):
+            logger.error("storage failed", metadata: ["error": "\(why)"])
+            return .problem(.internalServerError, detail: "Storage failed; the error is logged.")
+        }
+    }
+
+    static func storageUnavailable(_ what: String = "Storage cannot be reached right now") -> HTTPResponse {
+        .problem(.serviceUnavailable, detail: "\(what); retry shortly.",
+                 headers: ["Retry-After": String(storageRetryAfterSeconds)])
     }
 
     /// The 404 for an id the store does not know.

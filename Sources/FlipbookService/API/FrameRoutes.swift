@@ -28,8 +28,10 @@ extension FlipbookAPI {
         guard let index = Self.parseNonNegative(text) else {
             return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
         }
-        guard let record = store.record(id) else { return .now(Self.unknownImage(id)) }
-        return serveFrame(request, responder, record: record, index: index, contentLocation: false)
+        return withRecord(id, responder, needsOriginal: true) { [self] record, _ in
+            guard let record else { return .now(Self.unknownImage(id)) }
+            return serveFrame(request, responder, record: record, index: index, contentLocation: false)
+        }
     }
 
     func frameAtTime(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
@@ -40,11 +42,13 @@ extension FlipbookAPI {
         guard let ms = Self.parseNonNegative(text) else {
             return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
         }
-        guard let record = store.record(id) else { return .now(Self.unknownImage(id)) }
-        let frames = record.metadata.frames
-        let timeline = Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount)
-        let index = timeline.frameIndex(atMs: ms)
-        return serveFrame(request, responder, record: record, index: index, contentLocation: true)
+        return withRecord(id, responder, needsOriginal: true) { [self] record, _ in
+            guard let record else { return .now(Self.unknownImage(id)) }
+            let frames = record.metadata.frames
+            let timeline = Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount)
+            let index = timeline.frameIndex(atMs: ms)
+            return serveFrame(request, responder, record: record, index: index, contentLocation: true)
+        }
     }
 
     private func serveFrame(_ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
@@ -73,7 +77,13 @@ extension FlipbookAPI {
         }
         let logger = self.logger
         let frameHeaders = headers
+        let store = self.store
         if let frame = cache.frame(cacheable(record), index: index, completion: { result in
+            if case .failure(.loadFailed) = result, store.health().status == .degraded {
+                // The original went from the local cache and storage cannot be reached.
+                responder.respond(Self.storageUnavailable())
+                return
+            }
             responder.respond(Self.frameResponse(result, headers: frameHeaders, logger: logger))
         }) {
             return .now(HTTPResponse(status: .ok, headers: headers, body: frame.png))

@@ -20,41 +20,60 @@ extension FlipbookAPI {
             limit = min(value, settings.storage.maxPageSize)
         }
         let cursor = request.query("after").flatMap { $0.isEmpty ? nil : $0 }
-        let page = store.list(after: cursor, limit: limit)
-        struct Page: Encodable {
-            var images: [StoredImage.Summary]
-            var next: String?
-            func encode(to encoder: any Encoder) throws {
-                var c = encoder.container(keyedBy: CodingKeys.self)
-                try c.encode(images, forKey: .images)
-                try c.encode(next, forKey: .next)  // null on the last page
+        let (store, logger, pageLimit) = (self.store, self.logger, limit)
+        return offLoop(responder) {
+            let page: (images: [StoredImage], next: String?)
+            do throws(StorageFailure) {
+                page = try store.list(after: cursor, limit: pageLimit)
+            } catch {
+                return Self.storageFailure(error, logger: logger)
             }
-            enum CodingKeys: String, CodingKey { case images, next }
+            var headers = HTTPHeaders()
+            headers.add(name: "Cache-Control", value: "no-store")
+            return Self.json(Self.encodeJSON(ImagePage(images: page.images.map(\.summary), next: page.next)),
+                             headers: headers)
         }
-        var headers = HTTPHeaders()
-        headers.add(name: "Cache-Control", value: "no-store")
-        return .now(Self.json(Self.encodeJSON(Page(images: page.images.map(\.summary), next: page.next)), headers: headers))
+    }
+
+    /// One page of `GET /images`.
+    struct ImagePage: Encodable {
+        var images: [StoredImage.Summary]
+        var next: String?
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(images, forKey: .images)
+            try c.encode(next, forKey: .next)  // null on the last page
+        }
+        enum CodingKeys: String, CodingKey { case images, next }
     }
 
     func metadata(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
-        guard let (record, json) = store.recordAndMetadata(id) else { return .now(Self.unknownImage(id)) }
-        let etag = Self.metadataETag(record)
-        if Self.matches(request, etag: etag) {
-            return .now(Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl))
+        return withRecord(id, responder) { record, json in
+            guard let record else { return .now(Self.unknownImage(id)) }
+            let etag = Self.metadataETag(record)
+            if Self.matches(request, etag: etag) {
+                return .now(Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl))
+            }
+            var headers = HTTPHeaders()
+            headers.add(name: "ETag", value: etag)
+            headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
+            return .now(Self.json(json, headers: headers))
         }
-        var headers = HTTPHeaders()
-        headers.add(name: "ETag", value: etag)
-        headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
-        return .now(Self.json(json, headers: headers))
     }
 
     func delays(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
-        guard let record = store.record(id) else { return .now(Self.unknownImage(id)) }
+        return withRecord(id, responder) { record, _ in
+            guard let record else { return .now(Self.unknownImage(id)) }
+            return .now(Self.delaysResponse(request, id: id, record: record))
+        }
+    }
+
+    static func delaysResponse(_ request: HTTPRequest, id: String, record: StoredImage) -> HTTPResponse {
         let etag = "\"d-\(record.sha256.prefix(32))\""
         if Self.matches(request, etag: etag) {
-            return .now(Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl))
+            return Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl)
         }
         struct Delays: Encodable {
             var id: String
@@ -75,7 +94,7 @@ extension FlipbookAPI {
         var headers = HTTPHeaders()
         headers.add(name: "ETag", value: etag)
         headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
-        return .now(Self.json(Self.encodeJSON(body), headers: headers))
+        return Self.json(Self.encodeJSON(body), headers: headers)
     }
 
     func deleteImage(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
@@ -84,16 +103,22 @@ extension FlipbookAPI {
             return .now(Self.problem(refusal))
         }
         let id = request.pathParameters["id"] ?? ""
-        do {
-            let record = store.record(id)
-            guard try store.delete(id) else { return .now(Self.unknownImage(id)) }
-            if let record { cache.remove(id: Self.cacheKey(record)) }
-            return .now(HTTPResponse(status: .noContent))
-        } catch ImageStore.StoreError.readOnly(let why) {
-            return .now(.problem(.conflict, detail: why + "."))
-        } catch {
-            logger.error("delete failed", metadata: ["id": "\(id)", "error": "\(error)"])
-            return .now(.problem(.internalServerError, detail: "The image could not be deleted."))
+        let (store, cache, logger) = (self.store, self.cache, self.logger)
+        return offLoop(responder) {
+            do {
+                let record = store.record(id)
+                guard try store.delete(id) else { return Self.unknownImage(id) }
+                if let record { cache.remove(id: Self.cacheKey(record)) }
+                return HTTPResponse(status: .noContent)
+            } catch ImageStore.StoreError.readOnly(let why) {
+                return .problem(.conflict, detail: why + ".")
+            } catch ImageStore.StoreError.unavailable(let why) {
+                logger.warning("delete: storage unavailable", metadata: ["id": "\(id)", "error": "\(why)"])
+                return Self.storageUnavailable()
+            } catch {
+                logger.error("delete failed", metadata: ["id": "\(id)", "error": "\(error)"])
+                return .problem(.internalServerError, detail: "The image could not be deleted.")
+            }
         }
     }
 }

@@ -8,18 +8,31 @@ extension FlipbookAPI {
         .now(Self.json(Array("{\"status\":\"ok\"}".utf8), headers: ["Cache-Control": "no-store"]))
     }
 
-    /// Ready when not draining and the data directory takes writes; 503 otherwise, so a proxy
-    /// stops sending new work.
+    /// Readiness, for a proxy's health checks: 503 while draining or when nothing can be stored
+    /// locally (so the proxy stops sending new work); 200 `ready`; or 200 `degraded` when the
+    /// backing storage (S3) cannot be reached — frames of images whose originals are local are
+    /// still served, uploads and images not yet local answer 503 with `Retry-After`, which a proxy
+    /// retries on another replica.
     func readiness(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         if isDraining() {
             return .now(.problem(.serviceUnavailable, detail: "Draining: this instance is shutting down.",
                                  headers: ["Cache-Control": "no-store", "Retry-After": "1"]))
         }
-        guard store.isWritable else {
-            return .now(.problem(.serviceUnavailable, detail: "The data directory is not writable.",
+        let health = store.health()
+        switch health.status {
+        case .down:
+            return .now(.problem(.serviceUnavailable, detail: health.detail ?? "Storage is not writable.",
                                  headers: ["Cache-Control": "no-store"]))
+        case .degraded:
+            struct Degraded: Encodable {
+                var status = "degraded"
+                var detail: String
+            }
+            return .now(Self.json(Self.encodeJSON(Degraded(detail: health.detail ?? "Storage cannot be reached.")),
+                                  headers: ["Cache-Control": "no-store"]))
+        case .ready:
+            return .now(Self.json(Array("{\"status\":\"ready\"}".utf8), headers: ["Cache-Control": "no-store"]))
         }
-        return .now(Self.json(Array("{\"status\":\"ready\"}".utf8), headers: ["Cache-Control": "no-store"]))
     }
 
     func metrics(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {

@@ -95,7 +95,13 @@ extension FlipbookAPI {
             return UploadSink(api: self, upload: try store.beginUpload(), name: name, responder: responder, context: context)
         } catch {
             logger.error("cannot start an upload", metadata: ["error": "\(error)"])
-            return RefusingSink(HTTPError(.serviceUnavailable, detail: "Storage is not writable right now."),
+            let detail = if case ImageStore.StoreError.unavailable = error {
+                "Storage cannot be reached right now; retry shortly."
+            } else {
+                "Storage is not writable right now; retry shortly."
+            }
+            return RefusingSink(HTTPError(.serviceUnavailable, detail: detail,
+                                          headers: ["Retry-After": String(Self.storageRetryAfterSeconds)]),
                                 decorate: decorate)
         }
     }
@@ -117,6 +123,10 @@ extension FlipbookAPI {
                 return .problem(.unprocessableContent, detail: "The image cannot be served: \(why).")
             case .readOnly(let why):
                 return .problem(.conflict, detail: why + ".")
+            case .unavailable(let why):
+                logger.warning("upload not stored: storage unavailable",
+                               metadata: ["error": "\(why)", "requestID": "\(context.requestID)"])
+                return Self.storageUnavailable("The image could not be stored: storage cannot be reached right now")
             case .io(let why):
                 logger.error("upload not stored", metadata: ["error": "\(why)", "requestID": "\(context.requestID)"])
                 return .problem(.internalServerError, detail: "The image could not be stored.")

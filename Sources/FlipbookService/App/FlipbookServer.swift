@@ -24,13 +24,16 @@ public final class FlipbookServer: Sendable {
 
     /// Builds everything; nothing listens until `start()` or `run()`.
     /// - Parameter registry: where metrics go (the process's, or a test's own).
+    /// - Parameter clock: what the store's record rechecks are timed by (tests drive it).
     public init(settings: FlipbookSettings, logger: Logger = Logger(label: "flipbook"),
-                registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) throws {
+                registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+                clock: any CacheClock = SystemCacheClock()) throws {
         self.settings = settings
         self.logger = logger
         self.registry = registry
         store = try ImageStore(dataDirectory: settings.storage.dataDir, libraryDirectories: settings.storage.libraryDirs,
-                               limits: settings.limits.decodeLimits, logger: logger)
+                               limits: settings.limits.decodeLimits, recheckSeconds: settings.storage.recheckSeconds,
+                               clock: clock, logger: logger)
         FrameCache.configureProcessAllocator()
         let memory = MemoryLimits.detect()
         let budget = settings.cache.maxBytes > 0

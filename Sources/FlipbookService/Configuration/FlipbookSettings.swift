@@ -35,6 +35,9 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var libraryDirs: [String] = ["Samples"]
         /// The largest page `GET /images` returns.
         public var maxPageSize = 1000
+        /// How long a record is trusted before storage is asked again: another replica's replace
+        /// or delete is seen within it.
+        public var recheckSeconds = 1.0
         public init() {}
     }
 

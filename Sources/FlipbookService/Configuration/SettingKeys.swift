@@ -42,6 +42,7 @@ enum SettingKeys {
         Key(name: "storage.dataDir", kind: .string(\.storage.dataDir)),
         Key(name: "storage.libraryDirs", kind: .strings(\.storage.libraryDirs)),
         Key(name: "storage.maxPageSize", kind: .int(\.storage.maxPageSize)),
+        Key(name: "storage.recheckSeconds", kind: .double(\.storage.recheckSeconds)),
         Key(name: "cache.maxBytes", kind: .int(\.cache.maxBytes)),
         Key(name: "cache.memoryFraction", kind: .double(\.cache.memoryFraction)),
         Key(name: "cache.decodeThreads", kind: .int(\.cache.decodeThreads)),

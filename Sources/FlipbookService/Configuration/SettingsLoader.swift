@@ -175,6 +175,7 @@ public struct SettingsLoader: Sendable {
         try require(settings.server.maxUploadBytes > 0, "server.maxUploadBytes must be > 0")
         try require(settings.server.drainTimeoutSeconds >= 0, "server.drainTimeoutSeconds must be ≥ 0")
         try require(!settings.storage.dataDir.isEmpty, "storage.dataDir must not be empty")
+        try require(settings.storage.recheckSeconds > 0, "storage.recheckSeconds must be > 0")
         try require(settings.cache.maxBytes >= 0, "cache.maxBytes must be ≥ 0 (0 = from the memory limit)")
         try require(settings.cache.memoryFraction > 0 && settings.cache.memoryFraction <= 1,
                     "cache.memoryFraction must be in (0, 1]")

@@ -1,27 +1,24 @@
 import AnimatedImage
+import Dispatch
+import FrameCache
 import Foundation
 import Logging
-#if canImport(Glibc)
-import Glibc
-#endif
+import Synchronization
 
-/// The images Flipbook serves: uploads and named images in the data directory, plus the files
-/// of read-only library directories.
+/// The images Flipbook serves: uploads and named images kept by a ``StorageBackend`` (a data
+/// directory, or an S3 bucket with a local cache of originals), plus the files of read-only
+/// library directories.
 ///
-/// Layout of the data directory (several replicas may share it):
-/// - `objects/<id>` — the image's bytes, exactly as uploaded;
-/// - `meta/<id>.json` — its ``StoredImage`` record; its presence is what makes an image exist
-///   (written last on upload, removed first on delete), so a crash never leaves a half image;
-/// - `tmp/` — uploads in progress and files being replaced; emptied at start-up.
-///
-/// Records are cached in memory; a miss, or a record whose file changed, is looked up on disk,
-/// so an image uploaded or deleted through another replica is seen at once. Pixels are never
-/// held here: ``loadImage(_:)`` hands the frame cache the file's bytes and index, kept for the
-/// most recently used images (``defaultMaxLoadedImages``). Data-directory files are mapped, not
-/// copied: their pages are page cache (shared by replicas, reclaimable), not heap; see
-/// ``fileStats``.
-public final class ImageStore: @unchecked Sendable {
-    /// Why an upload was not stored.
+/// Records are cached in memory and trusted for ``recheckSeconds``; then the backend is asked
+/// whether they changed (a `stat`, or an S3 `HEAD`), so an image replaced or deleted through
+/// another replica is seen within that time. A miss asks the backend, so an upload through
+/// another replica is seen at once. When lookups go over the network, records in use are
+/// rechecked in the background before they expire, so a request for a hot image never waits on
+/// storage. Pixels are never held here: ``loadImage(_:)`` hands the frame cache the original's
+/// bytes (memory-mapped, not copied) and index, kept for the most recently used images
+/// (``defaultMaxLoadedImages``).
+public final class ImageStore: Sendable {
+    /// Why an upload or a delete did not happen.
     public enum StoreError: Error, Sendable {
         /// Not an image format Flipbook reads (415).
         case unsupportedFormat(String)
@@ -29,23 +26,31 @@ public final class ImageStore: @unchecked Sendable {
         case undecodable(String)
         /// The id names a library image, which cannot be replaced or deleted (409).
         case readOnly(String)
-        /// The disk failed (500, logged).
+        /// The disk or the storage failed (500, logged).
         case io(String)
+        /// Storage cannot be reached right now (503 with `Retry-After`).
+        case unavailable(String)
     }
 
-    private struct Cached {
+    /// A record in memory, with the version it was read at (nil for library images, which do
+    /// not change) and when it was last confirmed current.
+    struct Cached: Sendable {
         var record: StoredImage
         var metadataJSON: [UInt8]
-        /// The meta file's modification time and size when read; nil for library images.
-        var stamp: FileStamp?
-        /// When the meta file was last checked (monotonic seconds).
-        var checkedAt: Double = 0
+        var version: RecordVersion?
+        var checkedAt: Double
     }
 
-    /// How long a cached record is trusted before its file is checked again: another replica's
-    /// delete or replace is seen within this time, and a busy frame route costs no `stat` per
-    /// request.
-    static let recheckSeconds = 1.0
+    /// What can be said about an id without waiting on storage.
+    enum QuickLookup: Sendable {
+        case found(StoredImage, metadataJSON: [UInt8])
+        case missing
+        /// Storage must be asked (off the event loops): ``resolve(_:)``.
+        case needsStorage
+    }
+
+    /// How long a record is trusted before storage is asked again, by default.
+    public static let defaultRecheckSeconds = 1.0
 
     /// How many images (a file mapping plus its index) the store keeps ready for the frame cache,
     /// least recently used dropped first, so recreating a decoder costs neither a read nor
@@ -54,117 +59,200 @@ public final class ImageStore: @unchecked Sendable {
     /// the allocator share; the mapped bytes themselves are page cache the kernel can reclaim.
     public static let defaultMaxLoadedImages = 4096
 
-    public let dataDirectory: String
-    let objectsDirectory: String
-    let metaDirectory: String
-    let temporaryDirectory: String
+    let backend: any StorageBackend
     public let limits: DecodeLimits
+    /// Another replica's replace or delete is seen within this many seconds.
+    public let recheckSeconds: Double
+    private let clock: any CacheClock
     private let logger: Logger
-    private let lock = NSLock()
-    private let commitLock = NSLock()
-    private var cache: [String: Cached] = [:]
-    private var libraryPaths: [String: String] = [:]
+    private let records = Mutex<[String: Cached]>([:])
+    private let library: LibraryImages
+    /// Check-and-store of uploads is one step per store, so concurrent uploads of the same new
+    /// bytes get one 201 and 200s.
+    private let commitLock = Mutex(())
+    /// Ids being rechecked in the background (at most one recheck per id at a time).
+    private let refreshing = Mutex<Set<String>>([])
+    private let refreshQueue = DispatchQueue(label: "flipbook.storage.refresh", attributes: .concurrent)
     private let loaded: LoadedImages
 
-    /// Opens (creating it if needed) the data directory and registers the library directories'
-    /// images. Library files that are not images, or break a limit, are skipped with a warning.
-    public init(dataDirectory: String, libraryDirectories: [String] = [], limits: DecodeLimits = .default,
-                maxLoadedImages: Int = ImageStore.defaultMaxLoadedImages,
-                logger: Logger = Logger(label: "flipbook.storage")) throws {
-        self.dataDirectory = dataDirectory
-        loaded = LoadedImages(limit: maxLoadedImages)
-        objectsDirectory = dataDirectory + "/objects"
-        metaDirectory = dataDirectory + "/meta"
-        temporaryDirectory = dataDirectory + "/tmp"
-        self.limits = limits
-        self.logger = logger
-        for directory in [dataDirectory, objectsDirectory, metaDirectory, temporaryDirectory] {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw StoreError.io("cannot create \(directory): \(error.localizedDescription)")
-            }
+    /// A store over a data directory (`storage.backend = fs`); library files that are not images,
+    /// or break a limit, are skipped with a warning.
+    public convenience init(dataDirectory: String, libraryDirectories: [String] = [], limits: DecodeLimits = .default,
+                            maxLoadedImages: Int = ImageStore.defaultMaxLoadedImages,
+                            recheckSeconds: Double = ImageStore.defaultRecheckSeconds,
+                            clock: any CacheClock = SystemCacheClock(),
+                            logger: Logger = Logger(label: "flipbook.storage")) throws {
+        let backend: FileSystemBackend
+        do {
+            backend = try FileSystemBackend(dataDirectory: dataDirectory)
+        } catch {
+            throw StoreError.io(error.description)
         }
-        removeStaleTemporaryFiles()
-        for directory in libraryDirectories {
-            registerLibrary(directory)
-        }
-        let stored = (try? FileManager.default.contentsOfDirectory(atPath: metaDirectory))?.count ?? 0
+        self.init(backend: backend, libraryDirectories: libraryDirectories, limits: limits,
+                  maxLoadedImages: maxLoadedImages, recheckSeconds: recheckSeconds, clock: clock, logger: logger)
         logger.info("image store open", metadata: [
-            "dataDir": "\(dataDirectory)", "stored": "\(stored)", "library": "\(libraryPaths.count)"])
+            "backend": "fs", "dataDir": "\(dataDirectory)", "stored": "\(backend.storedCount)",
+            "library": "\(library.count)"])
+    }
+
+    init(backend: any StorageBackend, libraryDirectories: [String], limits: DecodeLimits, maxLoadedImages: Int,
+         recheckSeconds: Double, clock: any CacheClock, logger: Logger) {
+        self.backend = backend
+        self.limits = limits
+        self.recheckSeconds = recheckSeconds
+        self.clock = clock
+        self.logger = logger
+        loaded = LoadedImages(limit: maxLoadedImages)
+        library = LibraryImages(directories: libraryDirectories, limits: limits, logger: logger)
     }
 
     // MARK: Reading
 
-    /// The record of `id`, or nil when there is no such image.
+    /// The record of `id`, or nil when there is none (or storage cannot say right now).
     public func record(_ id: String) -> StoredImage? {
-        lookup(id)?.record
+        (try? resolve(id))?.record
     }
 
     /// The record and its encoded metadata document.
     public func recordAndMetadata(_ id: String) -> (StoredImage, [UInt8])? {
-        lookup(id).map { ($0.record, $0.metadataJSON) }
+        (try? resolve(id)).flatMap { $0 }.map { ($0.record, $0.metadataJSON) }
     }
 
-    private func lookup(_ id: String) -> Cached? {
+    /// Whether lookups may wait on the network (then handlers call ``resolve(_:)`` off the event
+    /// loops when ``quickLookup(_:)`` says so).
+    var lookupsAreLocal: Bool { backend.lookupsAreLocal }
+
+    /// The record of `id` if it can be had without waiting on the network: a cached record that
+    /// is still trusted (rechecked in the background when it is about to expire, or when storage
+    /// is unreachable — then what is known is served), a library image, or any lookup of a local
+    /// backend.
+    func quickLookup(_ id: String) -> QuickLookup {
+        guard ImageID.isWellFormed(id) else { return .missing }
+        if let image = library.cached(id) { return .found(image.record, metadataJSON: image.metadataJSON) }
+        if backend.lookupsAreLocal {
+            guard let cached = try? resolve(id) else { return .missing }
+            return .found(cached.record, metadataJSON: cached.metadataJSON)
+        }
+        guard let cached = records.withLock({ $0[id] }) else { return .needsStorage }
+        let age = clock.now() - cached.checkedAt
+        if age < recheckSeconds {
+            if age >= recheckSeconds * 0.75 { refreshInBackground(id) }
+            return .found(cached.record, metadataJSON: cached.metadataJSON)
+        }
+        if !backend.isReachable {
+            refreshInBackground(id)
+            return .found(cached.record, metadataJSON: cached.metadataJSON)
+        }
+        return .needsStorage
+    }
+
+    /// The record of `id`, asking storage when the cached one is missing or due for a recheck.
+    /// May wait on the network. Throws when storage cannot be reached and nothing is known.
+    func resolve(_ id: String) throws(StorageFailure) -> Cached? {
         guard ImageID.isWellFormed(id) else { return nil }
-        lock.lock()
-        let cached = cache[id]
-        lock.unlock()
-        if let cached, cached.stamp == nil { return cached }  // library images do not change
-        let now = Self.monotonicSeconds()
-        if let cached, now - cached.checkedAt < Self.recheckSeconds { return cached }
-        let metaPath = metaPath(id)
-        guard let stamp = FileStamp(path: metaPath) else {
-            if cached != nil {
-                lock.lock()
-                cache[id] = nil
-                lock.unlock()
-            }
-            loaded.forget(id)  // deleted, perhaps by another replica: let its mapping go
-            return nil
-        }
-        if var cached, cached.stamp == stamp {
-            cached.checkedAt = now
-            lock.lock()
-            cache[id] = cached
-            lock.unlock()
-            return cached
-        }
+        if let image = library.cached(id) { return image }
+        let now = clock.now()
+        let cached = records.withLock { $0[id] }
+        if let cached, now - cached.checkedAt < recheckSeconds { return cached }
         do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            let record = try decoder.decode(StoredImage.self, from: Data(DurableFiles.read(metaPath)))
-            let fresh = Cached(record: record, metadataJSON: try Self.encodeMetadata(record.metadata), stamp: stamp,
-                               checkedAt: now)
-            lock.lock()
-            cache[id] = fresh
-            lock.unlock()
-            loaded.forget(id, unless: record.sha256)  // replaced, perhaps by another replica
-            return fresh
+            if let cached, let version = cached.version {
+                switch try backend.revalidate(id, version: version) {
+                case .unchanged:
+                    return update(id) { $0?.checkedAt = now }
+                case .changed(let fresh):
+                    return try remember(id, fresh, at: now)
+                case .gone:
+                    forget(id)
+                    return nil
+                }
+            }
+            guard let fresh = try backend.fetch(id) else {
+                forget(id)
+                return nil
+            }
+            return try remember(id, fresh, at: now)
         } catch {
-            logger.error("unreadable image record", metadata: ["id": "\(id)", "error": "\(error)"])
-            return nil
+            // Storage cannot say: what was known stays served (a delete elsewhere is seen
+            // once storage answers again).
+            if let cached { return cached }
+            throw error
+        }
+    }
+
+    private func remember(_ id: String, _ fetched: FetchedRecord, at now: Double) throws(StorageFailure) -> Cached {
+        let json: [UInt8]
+        do {
+            json = try Self.encodeMetadata(fetched.record.metadata)
+        } catch {
+            throw .failed("cannot encode the metadata of \(id): \(error)")
+        }
+        let fresh = Cached(record: fetched.record, metadataJSON: json, version: fetched.version, checkedAt: now)
+        records.withLock { $0[id] = fresh }
+        loaded.forget(id, unless: fetched.record.sha256)  // replaced, perhaps by another replica
+        return fresh
+    }
+
+    private func update(_ id: String, _ change: (inout Cached?) -> Void) -> Cached? {
+        records.withLock { records in
+            var entry = records[id]
+            change(&entry)
+            records[id] = entry
+            return entry
+        }
+    }
+
+    /// Drops `id` (deleted, perhaps by another replica) and whatever is kept locally for it.
+    private func forget(_ id: String) {
+        let (removed, stillUsed) = records.withLock { records -> (Cached?, Bool) in
+            let removed = records.removeValue(forKey: id)
+            let sha = removed?.record.sha256
+            return (removed, sha.map { sha in records.values.contains { $0.record.sha256 == sha } } ?? false)
+        }
+        loaded.forget(id)
+        if let removed, !stillUsed { backend.forgetOriginal(removed.record.sha256) }
+    }
+
+    /// Rechecks `id` on a background queue unless a recheck is already under way.
+    private func refreshInBackground(_ id: String) {
+        guard refreshing.withLock({ $0.insert(id).inserted }) else { return }
+        refreshQueue.async { [self] in
+            defer { _ = refreshing.withLock { $0.remove(id) } }
+            records.withLock { $0[id]?.checkedAt -= recheckSeconds }  // due now
+            _ = try? resolve(id)
         }
     }
 
     /// Ids in order, from after `cursor`, at most `limit`, and the cursor of the next page.
-    public func list(after cursor: String?, limit: Int) -> (images: [StoredImage], next: String?) {
-        var ids = Set((try? FileManager.default.contentsOfDirectory(atPath: metaDirectory)) ?? [])
-            .compactMap { $0.hasSuffix(".json") && !$0.hasPrefix(".") ? String($0.dropLast(5)) : nil }
-        lock.lock()
-        ids += libraryPaths.keys
-        lock.unlock()
-        let sorted = Set(ids).sorted().filter { cursor == nil || $0 > cursor! }
-        var page: [StoredImage] = []
-        var last: String?
-        for id in sorted {
-            if page.count == limit { break }
-            last = id
-            if let record = record(id) { page.append(record) }
+    func list(after cursor: String?, limit: Int) throws(StorageFailure) -> (images: [StoredImage], next: String?) {
+        let stored = try backend.listIDs(after: cursor, limit: limit)
+        let merged = Array(Set(stored.ids + library.ids(after: cursor)).sorted())
+        let page = Array(merged.prefix(limit))
+        let more = stored.more || merged.count > limit
+        var found = [StoredImage?](repeating: nil, count: page.count)
+        if backend.lookupsAreLocal {
+            for (i, id) in page.enumerated() { found[i] = record(id) }
+        } else {
+            let results = Mutex(found)
+            DispatchQueue.concurrentPerform(iterations: page.count) { i in
+                let record = self.record(page[i])
+                results.withLock { $0[i] = record }
+            }
+            found = results.withLock { $0 }
         }
-        let more = sorted.last.map { last != nil && $0 > last! } ?? false
-        return (page, more ? last : nil)
+        return (found.compactMap { $0 }, more ? page.last : nil)
+    }
+
+    /// Whether the original of `record` is on local disk (or already loaded), so that serving a
+    /// frame needs nothing from remote storage.
+    func hasLocalOriginal(_ record: StoredImage) -> Bool {
+        record.source == .library || backend.lookupsAreLocal
+            || loaded.image(record.id, sha256: record.sha256) != nil || backend.hasLocalOriginal(record)
+    }
+
+    /// Brings the original of `record` to local disk (may wait on the network).
+    func fetchOriginal(_ record: StoredImage) throws(StorageFailure) {
+        guard !hasLocalOriginal(record) else { return }
+        _ = try backend.originalPath(record)
     }
 
     /// The image's bytes and index, for the frame cache (on a decode thread): kept from an
@@ -172,16 +260,25 @@ public final class ImageStore: @unchecked Sendable {
     /// indexed now.
     public func loadImage(_ record: StoredImage) throws -> AnimatedImage {
         if let image = loaded.image(record.id, sha256: record.sha256) { return image }
-        let path = objectPath(record)
-        // Data-directory objects are only ever written by Flipbook through an atomic rename and
-        // removed by unlink, so a mapping of one never changes under us. Library files are the
-        // operator's and may be rewritten in place, which would make reading a mapping of them
-        // raise SIGBUS: those are read onto the heap (counted in `fileStats.heapBytes`), and not
-        // kept, so their memory goes with the decoder that holds them.
-        let isLibrary = record.source == .library
+        if record.source == .library {
+            // Library files may be rewritten in place by an operator: read, not mapped, and not
+            // kept, so their memory goes with the decoder that holds them.
+            let bytes: ImageBytes
+            do {
+                bytes = try loaded.read(library.path(record.id) ?? "")
+            } catch {
+                throw StoreError.io("\(error)")
+            }
+            return try AnimatedImage(bytes: bytes, limits: limits, verification: .trusted(frameCount: record.metadata.frameCount))
+        }
         let bytes: ImageBytes
         do {
-            bytes = isLibrary ? try loaded.read(path) : try loaded.map(path)
+            // Originals are only ever written by Flipbook through an atomic rename and never
+            // rewritten in place, so mapping them is safe.
+            bytes = try loaded.map(backend.originalPath(record))
+        } catch let failure as StorageFailure {
+            if case .unavailable(let why) = failure { throw StoreError.unavailable(why) }
+            throw StoreError.io(failure.description)
         } catch {
             throw StoreError.io("\(error)")
         }
@@ -189,7 +286,7 @@ public final class ImageStore: @unchecked Sendable {
                                       verification: .trusted(frameCount: record.metadata.frameCount))
         // A size that disagrees with the record means another replica replaced the file after
         // this record was read: serve it (as a read would), but do not keep it under the old hash.
-        if !isLibrary, bytes.count == record.metadata.fileBytes {
+        if bytes.count == record.metadata.fileBytes {
             loaded.keep(image, id: record.id, sha256: record.sha256)
         }
         return image
@@ -198,12 +295,19 @@ public final class ImageStore: @unchecked Sendable {
     /// Images kept ready and the memory of every file handed out that is still alive.
     public var fileStats: FileStats { loaded.stats }
 
+    /// Storage's state, for readiness.
+    public func health() -> StorageHealth {
+        backend.health()
+    }
+
     // MARK: Writing
 
     /// A temporary file for an upload that is about to arrive.
     public func beginUpload() throws -> UploadFile {
+        // Known to be unreachable: refuse before the body is sent, not after.
+        guard backend.isReachable else { throw StoreError.unavailable("storage cannot be reached") }
         do {
-            return try UploadFile(directory: temporaryDirectory)
+            return try UploadFile(directory: backend.uploadDirectory)
         } catch {
             throw StoreError.io("\(error)")
         }
@@ -211,9 +315,9 @@ public final class ImageStore: @unchecked Sendable {
 
     /// Indexes a finished upload and stores it under its content id (`name` nil) or under
     /// `name`. Returns the record and whether it is new (201) rather than already there (200).
-    /// Slow (verifies every frame): call it off the event loops. The upload is read through a
-    /// mapping of its temporary file, which stays valid across the rename into place, so the
-    /// verified image is kept for the frame cache's first request.
+    /// Slow (verifies every frame, and may wait on storage): call it off the event loops. The
+    /// upload is read through a mapping of its temporary file, which stays valid across the move
+    /// into place, so the verified image is kept for the frame cache's first request.
     public func commit(_ upload: UploadFile, name: String? = nil) throws -> (StoredImage, created: Bool) {
         defer { upload.discard() }
         let sha256: String
@@ -223,14 +327,11 @@ public final class ImageStore: @unchecked Sendable {
             throw StoreError.io("\(error)")
         }
         let id = name ?? sha256
-        lock.lock()
-        let isLibrary = name.map { libraryPaths[$0] != nil } ?? false
-        lock.unlock()
-        if let name, isLibrary {
+        if let name, library.path(name) != nil {
             throw StoreError.readOnly("\(name) is a library image and cannot be replaced")
         }
-        if let existing = record(id), existing.sha256 == sha256 {
-            return (existing, false)
+        if let existing = try storeResolve(id), existing.record.sha256 == sha256 {
+            return (existing.record, false)
         }
         let bytes: ImageBytes
         do {
@@ -248,136 +349,68 @@ public final class ImageStore: @unchecked Sendable {
         } catch {
             throw StoreError.undecodable("\(error)")
         }
-        // Check-and-store is one step per store, so concurrent uploads of the same new bytes get
-        // one 201 and 200s. (Replicas racing on a shared directory may both answer 201; the
-        // rename makes the outcome the same image either way.)
-        commitLock.lock()
-        defer { commitLock.unlock() }
-        lock.lock()
-        cache[id] = nil  // decide from the disk, not from a record another replica may have deleted
-        lock.unlock()
-        let current = record(id)
-        if let current, current.sha256 == sha256 {
-            return (current, false)
+        // (Replicas racing on shared storage may both answer 201; the outcome is the same image
+        // either way.)
+        return try commitLock.withLock { _ throws -> (StoredImage, created: Bool) in
+            // Decide from storage, not from a record another replica may have deleted.
+            records.withLock { $0[id] = nil }
+            let current = try storeResolve(id)
+            if let current, current.record.sha256 == sha256 {
+                return (current.record, false)
+            }
+            let record = StoredImage(id: id, sha256: sha256, source: name == nil ? .upload : .named,
+                                     storedAt: Date(), metadata: ImageMetadata(image: image, id: id))
+            let version: RecordVersion
+            do throws(StorageFailure) {
+                version = try backend.store(record, uploadPath: upload.path, replacing: current?.record)
+            } catch {
+                throw Self.storeError(error)
+            }
+            _ = try? remember(id, FetchedRecord(record: record, version: version), at: clock.now())
+            loaded.keep(image, id: id, sha256: sha256)
+            logger.info("image stored", metadata: ["id": "\(id)", "bytes": "\(bytes.count)",
+                                                   "frames": "\(image.frameCount)", "replaced": "\(current != nil)"])
+            return (record, current == nil)
         }
-        let replaced = current != nil
-        let record = StoredImage(id: id, sha256: sha256, source: name == nil ? .upload : .named,
-                                 storedAt: Date(), metadata: ImageMetadata(image: image, id: id))
-        do {
-            try DurableFiles.moveIntoPlace(upload.path, objectPath(record))
-            try DurableFiles.write(Array(Self.encodeRecord(record)), to: metaPath(id),
-                                   temporaryDirectory: temporaryDirectory)
-        } catch {
-            throw StoreError.io("\(error)")
-        }
-        lock.lock()
-        cache[id] = nil
-        lock.unlock()
-        loaded.keep(image, id: id, sha256: sha256)
-        _ = lookup(id)
-        logger.info("image stored", metadata: ["id": "\(id)", "bytes": "\(bytes.count)",
-                                               "frames": "\(image.frameCount)", "replaced": "\(replaced)"])
-        return (record, !replaced)
     }
 
     /// Deletes an uploaded or named image; false when there was none.
     public func delete(_ id: String) throws -> Bool {
         guard ImageID.isWellFormed(id) else { return false }
-        lock.lock()
-        let isLibrary = libraryPaths[id] != nil
-        lock.unlock()
-        if isLibrary { throw StoreError.readOnly("\(id) is a library image and cannot be deleted") }
-        guard let record = record(id) else { return false }
-        do {
-            let removed = try DurableFiles.remove(metaPath(id))
-            try DurableFiles.remove(objectPath(record))
-            lock.lock()
-            cache[id] = nil
-            lock.unlock()
-            loaded.forget(id)
-            if removed { logger.info("image deleted", metadata: ["id": "\(id)"]) }
-            return removed
+        if library.path(id) != nil { throw StoreError.readOnly("\(id) is a library image and cannot be deleted") }
+        records.withLock { $0[id] = nil }  // decide from storage
+        guard let cached = try storeResolve(id) else { return false }
+        let removed: Bool
+        do throws(StorageFailure) {
+            removed = try backend.delete(cached.record)
         } catch {
-            throw StoreError.io("\(error)")
+            throw Self.storeError(error)
+        }
+        forget(id)
+        if removed { logger.info("image deleted", metadata: ["id": "\(id)"]) }
+        return removed
+    }
+
+    private func storeResolve(_ id: String) throws(StoreError) -> Cached? {
+        do {
+            return try resolve(id)
+        } catch {
+            throw Self.storeError(error)
         }
     }
 
-    /// Whether a file can be created in the data directory right now (readiness).
-    public var isWritable: Bool {
-        let probe = temporaryDirectory + "/.ready-" + UUID().uuidString
-        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
-        close(fd)
-        unlink(probe)
-        return true
-    }
-
-    // MARK: Paths and encoding
-
-    static func monotonicSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
-
-    func metaPath(_ id: String) -> String { metaDirectory + "/" + id + ".json" }
-
-    func objectPath(_ record: StoredImage) -> String {
-        if record.source == .library {
-            lock.lock()
-            defer { lock.unlock() }
-            return libraryPaths[record.id] ?? ""
+    static func storeError(_ failure: StorageFailure) -> StoreError {
+        switch failure {
+        case .unavailable(let why): .unavailable(why)
+        case .failed(let why): .io(why)
         }
-        return objectsDirectory + "/" + record.id
     }
+
+    // MARK: Encoding
 
     static func encodeMetadata(_ metadata: ImageMetadata) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Array(try encoder.encode(metadata))
-    }
-
-    static func encodeRecord(_ record: StoredImage) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(record)
-    }
-
-    private func removeStaleTemporaryFiles() {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
-            // Only files old enough that no live replica can still be writing them.
-            let path = temporaryDirectory + "/" + name
-            if let stamp = FileStamp(path: path), Date().timeIntervalSince1970 - stamp.modified > 3600 {
-                unlink(path)
-            }
-        }
-    }
-
-    private func registerLibrary(_ directory: String) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
-            logger.warning("library directory not readable", metadata: ["dir": "\(directory)"])
-            return
-        }
-        for name in names.sorted() where !name.hasPrefix(".") {
-            let lower = name.lowercased()
-            guard [".gif", ".png", ".apng", ".webp"].contains(where: { lower.hasSuffix($0) }) else { continue }
-            guard ImageID.validateName(name) == nil else {
-                logger.warning("library file name is not a valid id; skipped", metadata: ["file": "\(name)"])
-                continue
-            }
-            let path = directory + "/" + name
-            do {
-                let bytes = try DurableFiles.read(path)
-                let image = try AnimatedImage(bytes: bytes, limits: limits, verification: .full)
-                let digest = ContentHash.sha256Hex(bytes)
-                let record = StoredImage(id: name, sha256: digest, source: .library, storedAt: Date(),
-                                         metadata: ImageMetadata(image: image, id: name))
-                libraryPaths[name] = path
-                cache[name] = Cached(record: record, metadataJSON: try Self.encodeMetadata(record.metadata), stamp: nil)
-            } catch {
-                logger.warning("library file skipped", metadata: ["file": "\(path)", "error": "\(error)"])
-            }
-        }
     }
 }

@@ -78,3 +78,19 @@ public enum ImageID {
             || byte == 0x2e || byte == 0x5f || byte == 0x2d
     }
 }
+
+extension StoredImage {
+    /// The record as stored: sorted keys, ISO 8601 dates.
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(self)
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> StoredImage {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(StoredImage.self, from: Data(bytes))
+    }
+}

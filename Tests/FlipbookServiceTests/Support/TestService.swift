@@ -1,4 +1,5 @@
 import FlipbookService
+import FrameCache
 import Foundation
 import Logging
 
@@ -9,7 +10,8 @@ final class TestService: @unchecked Sendable {
     let client: HTTPTestClient
 
     /// - Parameter configure: adjusts the settings (tokens, limits, …) before start.
-    init(dataDirectory: String? = nil, configure: (inout FlipbookSettings) -> Void = { _ in }) throws {
+    init(dataDirectory: String? = nil, clock: any CacheClock = SystemCacheClock(),
+         configure: (inout FlipbookSettings) -> Void = { _ in }) throws {
         let directory: String = dataDirectory ?? Self.temporaryDirectory()
         var settings = FlipbookSettings()
         settings.server.host = "127.0.0.1"
@@ -25,7 +27,7 @@ final class TestService: @unchecked Sendable {
         configure(&settings)
         var logger = Logger(label: "flipbook.test")
         logger.logLevel = .warning
-        server = try FlipbookServer(settings: settings, logger: logger)
+        server = try FlipbookServer(settings: settings, logger: logger, clock: clock)
         try server.start()
         self.dataDirectory = directory
         client = HTTPTestClient(port: server.port)
@@ -78,4 +80,14 @@ enum Corpus {
               let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
         return ((json["frameCount"] as? NSNumber)?.intValue ?? 0) > 0
     }
+}
+
+/// A clock the test moves by hand, for the store's record rechecks (no sleeping past them).
+final class ManualClock: CacheClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var seconds = 1000.0
+
+    func now() -> Double { lock.lock(); defer { lock.unlock() }; return seconds }
+
+    func advance(by delta: Double) { lock.lock(); seconds += delta; lock.unlock() }
 }

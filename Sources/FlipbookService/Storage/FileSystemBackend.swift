@@ -1,0 +1,140 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `storage.backend = fs`: images in a data directory that several replicas may share.
+///
+/// Layout:
+/// - `objects/<id>` — the image's bytes, exactly as uploaded;
+/// - `meta/<id>.json` — its ``StoredImage`` record; its presence is what makes an image exist
+///   (written last on upload, removed first on delete), so a crash never leaves a half image;
+/// - `tmp/` — uploads in progress and files being replaced.
+///
+/// Every write goes through ``DurableFiles`` (temporary file, `fsync`, `rename`, `fsync` of the
+/// directory), so a file under its final name is complete. What a crash can leave behind — an
+/// object without a record, a file in `tmp/` — is never visible through the API; see
+/// ``removeStaleTemporaryFiles(olderThan:)``, run at start-up.
+final class FileSystemBackend: StorageBackend {
+    let dataDirectory: String
+    let objectsDirectory: String
+    let metaDirectory: String
+    let temporaryDirectory: String
+
+    var lookupsAreLocal: Bool { true }
+    var uploadDirectory: String { temporaryDirectory }
+
+    init(dataDirectory: String) throws(StorageFailure) {
+        self.dataDirectory = dataDirectory
+        objectsDirectory = dataDirectory + "/objects"
+        metaDirectory = dataDirectory + "/meta"
+        temporaryDirectory = dataDirectory + "/tmp"
+        for directory in [dataDirectory, objectsDirectory, metaDirectory, temporaryDirectory] {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw .failed("cannot create \(directory): \(error.localizedDescription)")
+            }
+        }
+        removeStaleTemporaryFiles(olderThan: 3600)
+    }
+
+    /// Records in the data directory (for the start-up log line).
+    var storedCount: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: metaDirectory))?.count ?? 0
+    }
+
+    func metaPath(_ id: String) -> String { metaDirectory + "/" + id + ".json" }
+    func objectPath(_ id: String) -> String { objectsDirectory + "/" + id }
+
+    // MARK: Reading
+
+    func fetch(_ id: String) throws(StorageFailure) -> FetchedRecord? {
+        let path = metaPath(id)
+        guard let stamp = FileStamp(path: path) else { return nil }
+        let bytes: [UInt8]
+        do {
+            bytes = try DurableFiles.read(path)
+        } catch {
+            if FileStamp(path: path) == nil { return nil }  // deleted between the stat and the read
+            throw .failed("\(error)")
+        }
+        do {
+            return FetchedRecord(record: try StoredImage.decode(bytes), version: .file(stamp))
+        } catch {
+            throw .failed("unreadable image record \(path): \(error)")
+        }
+    }
+
+    func revalidate(_ id: String, version: RecordVersion) throws(StorageFailure) -> Revalidation {
+        guard let stamp = FileStamp(path: metaPath(id)) else { return .gone }
+        if version == .file(stamp) { return .unchanged }
+        guard let fresh = try fetch(id) else { return .gone }
+        return .changed(fresh)
+    }
+
+    func originalPath(_ record: StoredImage) throws(StorageFailure) -> String {
+        objectPath(record.id)
+    }
+
+    func hasLocalOriginal(_ record: StoredImage) -> Bool { true }
+
+    func listIDs(after cursor: String?, limit: Int) throws(StorageFailure) -> (ids: [String], more: Bool) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: metaDirectory)) ?? []
+        let ids = names.compactMap { $0.hasSuffix(".json") && !$0.hasPrefix(".") ? String($0.dropLast(5)) : nil }
+            .filter { cursor == nil || $0 > cursor! }.sorted()
+        return (Array(ids.prefix(limit)), ids.count > limit)
+    }
+
+    // MARK: Writing
+
+    func store(_ record: StoredImage, uploadPath: String,
+               replacing previous: StoredImage?) throws(StorageFailure) -> RecordVersion {
+        let meta = metaPath(record.id)
+        do {
+            // The bytes first, then the record that makes them an image.
+            try DurableFiles.moveIntoPlace(uploadPath, objectPath(record.id))
+            try DurableFiles.write(Array(record.encoded()), to: meta, temporaryDirectory: temporaryDirectory)
+        } catch {
+            throw .failed("\(error)")
+        }
+        guard let stamp = FileStamp(path: meta) else { throw .failed("\(meta) vanished after it was written") }
+        return .file(stamp)
+    }
+
+    func delete(_ record: StoredImage) throws(StorageFailure) -> Bool {
+        do {
+            // The record first: without it the object is invisible, whatever happens next.
+            let removed = try DurableFiles.remove(metaPath(record.id))
+            try DurableFiles.remove(objectPath(record.id))
+            return removed
+        } catch {
+            throw .failed("\(error)")
+        }
+    }
+
+    func forgetOriginal(_ sha256: String) {}
+
+    /// Writable when a file can be created in the data directory right now.
+    func health() -> StorageHealth {
+        let probe = temporaryDirectory + "/.ready-" + UUID().uuidString
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return StorageHealth(.down, detail: "The data directory is not writable.") }
+        close(fd)
+        unlink(probe)
+        return StorageHealth(.ready)
+    }
+
+    var isReachable: Bool { true }
+
+    /// Deletes files in `tmp/` older than `age` seconds: old enough that no live replica can
+    /// still be writing them (uploads in progress are younger).
+    func removeStaleTemporaryFiles(olderThan age: Double) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
+            let path = temporaryDirectory + "/" + name
+            if let stamp = FileStamp(path: path), Date().timeIntervalSince1970 - stamp.modified > age {
+                unlink(path)
+            }
+        }
+    }
+}

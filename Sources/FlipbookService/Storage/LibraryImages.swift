@@ -1,0 +1,53 @@
+import AnimatedImage
+import Foundation
+import Logging
+
+/// The read-only library directories' images, registered by file name at start-up: indexed
+/// once, never changed, never deleted through the API.
+struct LibraryImages: Sendable {
+    private let images: [String: (path: String, cached: ImageStore.Cached)]
+
+    /// Files that are not images, have a name that is not a valid id, or break a limit are
+    /// skipped with a warning.
+    init(directories: [String], limits: DecodeLimits, logger: Logger) {
+        var images: [String: (path: String, cached: ImageStore.Cached)] = [:]
+        for directory in directories {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+                logger.warning("library directory not readable", metadata: ["dir": "\(directory)"])
+                continue
+            }
+            for name in names.sorted() where !name.hasPrefix(".") {
+                let lower = name.lowercased()
+                guard [".gif", ".png", ".apng", ".webp"].contains(where: { lower.hasSuffix($0) }) else { continue }
+                guard ImageID.validateName(name) == nil else {
+                    logger.warning("library file name is not a valid id; skipped", metadata: ["file": "\(name)"])
+                    continue
+                }
+                let path = directory + "/" + name
+                do {
+                    let bytes = try DurableFiles.read(path)
+                    let image = try AnimatedImage(bytes: bytes, limits: limits, verification: .full)
+                    let record = StoredImage(id: name, sha256: ContentHash.sha256Hex(bytes), source: .library,
+                                             storedAt: Date(), metadata: ImageMetadata(image: image, id: name))
+                    images[name] = (path, ImageStore.Cached(record: record,
+                                                            metadataJSON: try ImageStore.encodeMetadata(record.metadata),
+                                                            version: nil, checkedAt: 0))
+                } catch {
+                    logger.warning("library file skipped", metadata: ["file": "\(path)", "error": "\(error)"])
+                }
+            }
+        }
+        self.images = images
+    }
+
+    var count: Int { images.count }
+
+    func cached(_ id: String) -> ImageStore.Cached? { images[id]?.cached }
+
+    func path(_ id: String) -> String? { images[id]?.path }
+
+    /// Library ids after `cursor`, in order.
+    func ids(after cursor: String?) -> [String] {
+        images.keys.filter { cursor == nil || $0 > cursor! }.sorted()
+    }
+}

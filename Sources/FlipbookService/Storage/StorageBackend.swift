@@ -1,0 +1,117 @@
+import AnimatedImage
+
+/// Where uploaded and named images are kept, behind ``ImageStore``: a directory (``FileSystemBackend``,
+/// `storage.backend = fs`) or an S3 bucket with a local cache of originals (``S3Backend``,
+/// `storage.backend = s3`). The store keeps what is common to both — the records in memory and
+/// when to recheck them, verifying uploads, the library, the images ready for the frame cache —
+/// and asks the backend only for what lives in storage.
+///
+/// Every method may be slow (disk or network) unless ``lookupsAreLocal``; none is called on an
+/// event loop then. Records are immutable values; a record's ``RecordVersion`` tells the backend
+/// cheaply whether it changed since it was read.
+protocol StorageBackend: Sendable {
+    /// True when reading a record is a local file-system call (cheap enough for an event loop);
+    /// false when it may wait on the network.
+    var lookupsAreLocal: Bool { get }
+
+    /// The local directory uploads are streamed into, on the file system of whatever the
+    /// backend moves them to.
+    var uploadDirectory: String { get }
+
+    /// The record stored under `id` now, or nil when there is none.
+    func fetch(_ id: String) throws(StorageFailure) -> FetchedRecord?
+
+    /// Whether the record of `id` read at `version` is still the current one.
+    func revalidate(_ id: String, version: RecordVersion) throws(StorageFailure) -> Revalidation
+
+    /// A local file holding the original bytes of `record`, immutable while it exists (it may be
+    /// memory-mapped); a remote original is fetched into the local cache first.
+    func originalPath(_ record: StoredImage) throws(StorageFailure) -> String
+
+    /// Whether ``originalPath(_:)`` would answer without waiting on the network.
+    func hasLocalOriginal(_ record: StoredImage) -> Bool
+
+    /// Makes `record` durable with the verified upload at `uploadPath` (its SHA-256 is
+    /// `record.sha256`), replacing `previous` (the record now under the same id, if any). Returns
+    /// the version written. When it returns, the image survives a crash of this process and is
+    /// visible to every replica; before, no replica can see part of it. The file at `uploadPath`
+    /// is the backend's afterwards (moved or removed).
+    func store(_ record: StoredImage, uploadPath: String, replacing previous: StoredImage?) throws(StorageFailure) -> RecordVersion
+
+    /// Removes `record` (and its original, unless something else still uses it); false when it
+    /// was already gone.
+    func delete(_ record: StoredImage) throws(StorageFailure) -> Bool
+
+    /// Stored ids in byte order, after `cursor`, at most `limit`, and whether more follow.
+    func listIDs(after cursor: String?, limit: Int) throws(StorageFailure) -> (ids: [String], more: Bool)
+
+    /// Whether storage takes writes and serves reads right now (readiness), without waiting on
+    /// the network (a local probe is fine).
+    func health() -> StorageHealth
+
+    /// False while the backing storage is known to be unreachable (its last request failed):
+    /// then cached records are served without waiting for a recheck. Cheap: no I/O.
+    var isReachable: Bool { get }
+
+    /// Forgets whatever the backend keeps locally for `sha256` (a deleted image's cached
+    /// original), when no record in use still needs it.
+    func forgetOriginal(_ sha256: String)
+}
+
+/// How a record was read, for rechecking it: the meta file's modification time and size (fs),
+/// or the object's ETag (s3).
+enum RecordVersion: Sendable, Equatable {
+    case file(FileStamp)
+    case etag(String)
+}
+
+/// A record and the version it was read at.
+struct FetchedRecord: Sendable {
+    var record: StoredImage
+    var version: RecordVersion
+}
+
+/// The answer to a recheck.
+enum Revalidation: Sendable {
+    case unchanged
+    case changed(FetchedRecord)
+    case gone
+}
+
+/// Why storage could not do something.
+enum StorageFailure: Error, CustomStringConvertible, Sendable {
+    /// Storage cannot be reached or refused for now (network, timeouts, 5xx after retries):
+    /// the client may retry later (503 with `Retry-After`).
+    case unavailable(String)
+    /// Anything else (a disk error, a refused credential, a malformed object): 500, logged.
+    case failed(String)
+
+    var description: String {
+        switch self {
+        case .unavailable(let why): "storage unavailable: \(why)"
+        case .failed(let why): why
+        }
+    }
+}
+
+/// What readiness reports about storage.
+public struct StorageHealth: Sendable, Equatable {
+    public enum Status: String, Sendable {
+        /// Uploads are stored and every image can be read.
+        case ready
+        /// The backing storage cannot be reached: what is local (cached originals, frames in
+        /// the cache, library images) is still served; uploads and images not yet local get 503.
+        case degraded
+        /// Nothing can be stored (the local data directory is not writable).
+        case down
+    }
+
+    public var status: Status
+    /// Why, when not ready.
+    public var detail: String?
+
+    public init(_ status: Status, detail: String? = nil) {
+        self.status = status
+        self.detail = detail
+    }
+}
