@@ -1,9 +1,5 @@
-# HTTPServer: benchmark against nginx, and the parser fuzz target.
-.PHONY: bench-http fuzz-http
+# HTTPServer: benchmark against nginx. (Its parser's fuzz target is `make fuzz TARGET=http`, in mk/fuzz.mk.)
+.PHONY: bench-http
 
 bench-http:
 	scripts/bench-http.sh
-
-# make fuzz-http SECONDS=600
-fuzz-http:
-	FUZZ_SECONDS=$(or $(SECONDS),60) fuzz/http/run.sh

@@ -1,5 +1,5 @@
-// libFuzzer entry for HTTPRequestParser: compiled together with the parser-core sources of
-// Sources/HTTPServer (see fuzz/http/run.sh), not part of the Swift package.
+// libFuzzer entry for HTTPRequestParser, linked with the parser-core sources of Sources/HTTPServer
+// built as the library HTTPParserCore (see fuzz/run.sh); not part of the Swift package.
 //
 // Input layout: byte 0 picks the parser limits, byte 1 the read-piece size; the rest is the
 // connection's byte stream. Each input is parsed twice — all at once and in pieces the way a
@@ -9,6 +9,8 @@
 //   - a Content-Length body does not add up to its length before `.end`;
 //   - the two runs disagree (framing must not depend on how reads split the stream);
 //   - anything in the head (headers, target splitting, percent-decoding) crashes.
+
+@testable import HTTPParserCore
 
 /// One parser event, flattened so that runs can be compared.
 enum FlatEvent: Equatable {
