@@ -21,6 +21,13 @@ public struct AnimatedImage: Sendable {
         case trusted(frameCount: Int)
     }
 
+    /// Changes whenever the same file can come out differently: other pixels (a decoding fix),
+    /// other timing or frame counts, other chunks in the served PNGs. The service puts it in its
+    /// validators, so HTTP caches never mix what two revisions made of one file.
+    /// 2: 16-bit samples keep their high byte; interlaced PNGs decoded by libpng's full API;
+    /// a WebP cut short is rejected.
+    public static let outputRevision = 2
+
     /// The file's bytes, on the heap or mapped (see ``ImageBytes/storage``).
     public let bytes: ImageBytes
     public private(set) var index: ImageIndex

@@ -60,6 +60,24 @@ struct DamagedInputTests {
         }
     }
 
+    /// Chromium shows no frame of a WebP whose RIFF data is cut short, even when whole frames
+    /// precede the cut; bytes after the RIFF data are ignored.
+    @Test(arguments: ["pillow/webp/iss634.webp", "image-rs-image-webp/images/animated/random_lossy.webp",
+                      "image-rs-image-webp/images/animated/random_lossless.webp"])
+    func aWebPCutShortIsRejectedAtEveryLength(_ path: String) throws {
+        let bytes = try Corpus.bytes(path)
+        let step = max(1, bytes.count / 211)
+        for length in Array(stride(from: 0, to: bytes.count, by: step)) + [bytes.count - 1] {
+            #expect(throws: AnimatedImageError.self, "\(path) cut at \(length) of \(bytes.count)") {
+                try AnimatedImage(bytes: Array(bytes.prefix(length)))
+            }
+        }
+        let whole = try AnimatedImage(bytes: bytes)
+        #expect(!whole.index.truncated)
+        let trailed = try AnimatedImage(bytes: bytes + Array("trailing bytes".utf8))
+        #expect(trailed.frameCount == whole.frameCount && !trailed.index.truncated)
+    }
+
     @Test func corpusNegativesNeverCrash() throws {
         for entry in Corpus.entries where entry.negative {
             Self.exercise(try Corpus.bytes(entry.path))

@@ -18,8 +18,10 @@ extension FlipbookAPI {
                               load: { try store.loadImage(record) })
     }
 
+    /// Names the frame's bytes: the image's content, the index, the deflate level and the
+    /// revision of Flipbook's output (``AnimatedImage/outputRevision``).
     func frameETag(_ record: StoredImage, _ index: Int) -> String {
-        "\"f-\(record.sha256.prefix(32))-\(index)-z\(settings.cache.pngCompressionLevel)\""
+        "\"f-\(record.sha256.prefix(32))-\(index)-z\(settings.cache.pngCompressionLevel)-r\(AnimatedImage.outputRevision)\""
     }
 
     func frame(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {

@@ -18,15 +18,33 @@ enum Corpus {
         var path: String
         var format: String
         var negative: Bool
+        /// The manifest that lists the entry, relative to the corpus root.
+        var manifest: String = "manifest.json"
         var testDescription: String { path }
+
+        private enum CodingKeys: String, CodingKey { case path, format, negative }
     }
 
-    /// Every input of `manifest.json`; empty when the corpus is missing (a test checks that).
-    static let entries: [Entry] = {
-        guard let data = try? Data(contentsOf: root.appendingPathComponent("manifest.json")),
-              let list = try? JSONDecoder().decode([Entry].self, from: data) else { return [] }
-        return list
+    /// Every `manifest.json` under the corpus root (the top one and those of sub-corpora such
+    /// as `flipbook-cases/`), relative to the root, sorted.
+    static let manifests: [String] = {
+        guard let walker = FileManager.default.enumerator(atPath: root.path) else { return [] }
+        var found: [String] = []
+        while let path = walker.nextObject() as? String {
+            // Chromium's reference directories hold meta.json files, never manifests.
+            if path == "chromium" { walker.skipDescendants(); continue }
+            if (path as NSString).lastPathComponent == "manifest.json" { found.append(path) }
+        }
+        return found.sorted { ($0.filter { $0 == "/" }.count, $0) < ($1.filter { $0 == "/" }.count, $1) }
     }()
+
+    /// Every input of every manifest (paths are relative to the corpus root); empty when the
+    /// corpus is missing (a test checks that).
+    static let entries: [Entry] = manifests.flatMap { manifest -> [Entry] in
+        guard let data = try? Data(contentsOf: root.appendingPathComponent(manifest)),
+              let list = try? JSONDecoder().decode([Entry].self, from: data) else { return [] }
+        return list.map { var entry = $0; entry.manifest = manifest; return entry }
+    }
 
     static func bytes(_ path: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: root.appendingPathComponent(path)))

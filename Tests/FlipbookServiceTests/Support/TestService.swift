@@ -62,12 +62,30 @@ enum Corpus {
     struct Entry: Decodable {
         var path: String
         var negative: Bool
+        /// The manifest that lists the entry, relative to the corpus root.
+        var manifest: String = "manifest.json"
+
+        private enum CodingKeys: String, CodingKey { case path, negative }
     }
 
-    static let entries: [Entry] = {
-        guard let data = try? Data(contentsOf: root.appendingPathComponent("manifest.json")) else { return [] }
-        return (try? JSONDecoder().decode([Entry].self, from: data)) ?? []
+    /// Every `manifest.json` under the corpus root (the top one and those of sub-corpora such
+    /// as `flipbook-cases/`), relative to the root.
+    static let manifests: [String] = {
+        guard let walker = FileManager.default.enumerator(atPath: root.path) else { return [] }
+        var found: [String] = []
+        while let path = walker.nextObject() as? String {
+            if path == "chromium" { walker.skipDescendants(); continue }
+            if (path as NSString).lastPathComponent == "manifest.json" { found.append(path) }
+        }
+        return found.sorted { ($0.filter { $0 == "/" }.count, $0) < ($1.filter { $0 == "/" }.count, $1) }
     }()
+
+    /// Every input of every manifest (paths relative to the corpus root).
+    static let entries: [Entry] = manifests.flatMap { manifest -> [Entry] in
+        guard let data = try? Data(contentsOf: root.appendingPathComponent(manifest)),
+              let list = try? JSONDecoder().decode([Entry].self, from: data) else { return [] }
+        return list.map { var entry = $0; entry.manifest = manifest; return entry }
+    }
 
     static func bytes(_ path: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: root.appendingPathComponent(path)))

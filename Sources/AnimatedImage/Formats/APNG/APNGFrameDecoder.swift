@@ -1,9 +1,9 @@
-import CPNG
+import CPNGReader
 import CZlib
 
 /// Decodes one APNG (or still PNG) frame: the frame is rebuilt as a standalone PNG (IHDR with
 /// the frame's size, the palette and transparency chunks, its data as IDAT, new CRCs) and
-/// handed to libpng's simplified API, which returns non-premultiplied RGBA.
+/// handed to libpng (``decodeRGBA(_:width:height:)``), which returns non-premultiplied RGBA.
 ///
 /// Colour-management chunks (gAMA, cHRM, sRGB, iCCP) are left out on purpose: Chromium shows
 /// frames without colour conversion here, and libpng would otherwise convert.
@@ -41,36 +41,28 @@ struct APNGFrameDecoder: FrameDecoder {
         return writer.bytes
     }
 
+    /// Decodes a standalone PNG of `width`×`height` pixels into non-premultiplied 8-bit RGBA
+    /// as Chromium does: 16-bit samples keep their high byte, interlaced rows are put back in
+    /// place, nothing is colour-converted.
     static func decodeRGBA(_ png: [UInt8], width: Int, height: Int) throws -> [UInt8] {
-        var image = png_image()
-        image.version = UInt32(PNG_IMAGE_VERSION)
-        let began = png.withUnsafeBytes { raw in
-            png_image_begin_read_from_memory(&image, raw.baseAddress, raw.count)
+        guard width > 0, height > 0, width <= UInt32.max, height <= UInt32.max else {
+            throw FrameDataError("a \(width)×\(height) frame")
         }
-        defer { png_image_free(&image) }
-        guard began != 0 else { throw FrameDataError(Self.message(image)) }
-        guard Int(image.width) == width, Int(image.height) == height else {
-            throw FrameDataError("libpng read a \(image.width)×\(image.height) frame, expected \(width)×\(height)")
-        }
-        image.format = UInt32(PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_ALPHA)  // PNG_FORMAT_RGBA
-        // 16-bit samples are sRGB-encoded like 8-bit ones: scale, do not gamma-convert.
-        image.flags |= UInt32(PNG_IMAGE_FLAG_16BIT_sRGB)
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
-        let finished = png.withUnsafeBytes { _ in
-            pixels.withUnsafeMutableBytes { out in
-                png_image_finish_read(&image, nil, out.baseAddress, 0, nil)
+        var message = [CChar](repeating: 0, count: 200)
+        let decoded = png.withUnsafeBufferPointer { input in
+            pixels.withUnsafeMutableBufferPointer { out in
+                message.withUnsafeMutableBufferPointer { text in
+                    flipbook_png_read_rgba8(input.baseAddress, input.count, UInt32(width), UInt32(height),
+                                            out.baseAddress, text.baseAddress, text.count)
+                }
             }
         }
-        guard finished != 0 else { throw FrameDataError(Self.message(image)) }
-        return pixels
-    }
-
-    private static func message(_ image: png_image) -> String {
-        var text = image.message
-        let message = withUnsafeBytes(of: &text) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        guard decoded != 0 else {
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw FrameDataError(reason.isEmpty ? "libpng could not decode the frame" : "libpng: \(reason)")
         }
-        return message.isEmpty ? "libpng could not decode the frame" : "libpng: \(message)"
+        return pixels
     }
 }
 

@@ -3,18 +3,23 @@ import CWebP
 /// Builds the ``ImageIndex`` of a WebP file (still or animated) with libwebpdemux, which
 /// parses the RIFF container without decoding a bitstream.
 ///
-/// A damaged or cut-short file keeps the frames libwebpdemux reports complete and is marked
-/// truncated. The ANIM background colour is not recorded: browsers ignore it.
+/// A file whose RIFF data is cut short is rejected outright, whatever frames it holds complete:
+/// Chromium shows no frame of such a file (unlike a cut GIF or APNG). The ANIM background colour
+/// is not recorded: browsers ignore it.
 enum WebPIndexer {
     static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         try bytes.withUnsafeBufferPointer { buffer -> ImageIndex in
             guard let base = buffer.baseAddress else { throw AnimatedImageError.unsupportedFormat }
             var data = WebPData(bytes: base, size: buffer.count)
             var state = WEBP_DEMUX_PARSING_HEADER
-            guard let demux = WebPDemuxPartial(&data, &state) else {
+            let demuxer = WebPDemuxPartial(&data, &state)
+            defer { WebPDemuxDelete(demuxer) }
+            if state == WEBP_DEMUX_PARSING_HEADER || state == WEBP_DEMUX_PARSED_HEADER {
+                throw AnimatedImageError.malformed(.webp, "the file ends before the \(Self.riffLength(buffer)) bytes its RIFF header announces")
+            }
+            guard let demux = demuxer, state == WEBP_DEMUX_DONE else {
                 throw AnimatedImageError.malformed(.webp, "the RIFF container could not be parsed")
             }
-            defer { WebPDemuxDelete(demux) }
             let width = Int(WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH))
             let height = Int(WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT))
             let flags = WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS)
@@ -27,7 +32,7 @@ enum WebPIndexer {
 
             var frames: [FrameDescriptor] = []
             var iterator = WebPIterator()
-            var damaged = state != WEBP_DEMUX_DONE
+            var damaged = false
             if WebPDemuxGetFrame(demux, 1, &iterator) != 0 {
                 defer { WebPDemuxReleaseIterator(&iterator) }
                 repeat {
@@ -59,5 +64,12 @@ enum WebPIndexer {
             return ImageIndex(format: .webp, canvasWidth: width, canvasHeight: height, frames: frames,
                               playCount: loops, truncated: damaged, header: .webp(animated: animated))
         }
+    }
+
+    /// The file length the RIFF header announces (8 + its size field, padded to even).
+    static func riffLength(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
+        guard buffer.count >= 8 else { return 0 }
+        let size = Int(buffer[4]) | Int(buffer[5]) << 8 | Int(buffer[6]) << 16 | Int(buffer[7]) << 24
+        return 8 + size + (size & 1)
     }
 }
