@@ -42,15 +42,12 @@ let package = Package(
         // libdeflate compresses the PNGs Flipbook writes (about twice as fast as zlib).
         .systemLibrary(name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
                        providers: [.apt(["libdeflate-dev"])]),
-        // Reads one PNG frame with libpng's full API (8-bit RGBA, 16-bit samples to their high
-        // byte, interlacing undone); in C because libpng reports errors with longjmp.
-        .target(name: "CPNGReader", dependencies: ["CPNG"], path: "Sources/CPNGReader"),
         // glibc's malloc.h (malloc_trim), for the frame cache to hand freed memory back.
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
 
         // Formats → frame descriptors; decoders; one compositor; timeline; PNG encoding.
         .target(name: "AnimatedImage",
-                dependencies: ["CGIF", "CWebP", "CPNG", "CPNGReader", "CZlib", "CDeflate"],
+                dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate"],
                 swiftSettings: strictSettings),
 
         // The shared frame cache: one byte budget, decode-ahead windows, background decoding,

@@ -1,4 +1,4 @@
-import CPNGReader
+import CPNG
 import CZlib
 
 /// Decodes one APNG (or still PNG) frame: the frame is rebuilt as a standalone PNG (IHDR with

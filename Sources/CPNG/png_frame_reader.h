@@ -1,13 +1,16 @@
-// libpng's full read API, kept in C: libpng reports errors by longjmp, which must not cross
-// Swift frames. Every libpng call of a decode happens inside flipbook_png_read_rgba8.
-#include "png_frame_reader.h"
+// Reads one PNG frame with libpng's full API. In C, and whole inside one function, because
+// libpng reports errors by longjmp, which must not cross Swift frames.
+#ifndef FLIPBOOK_PNG_FRAME_READER_H
+#define FLIPBOOK_PNG_FRAME_READER_H
 
 #include <png.h>
 #include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct reader {
+struct flipbook_png_reader {
     const uint8_t *data;
     size_t size;
     size_t offset;
@@ -15,50 +18,57 @@ struct reader {
     size_t message_capacity;
 };
 
-static void record(struct reader *reader, const char *text) {
+static inline void flipbook_png_record(struct flipbook_png_reader *reader, const char *text) {
     if (reader->message_capacity == 0) return;
     strncpy(reader->message, text, reader->message_capacity - 1);
     reader->message[reader->message_capacity - 1] = '\0';
 }
 
-static void on_error(png_structp png, png_const_charp text) {
-    record((struct reader *)png_get_error_ptr(png), text ? text : "libpng error");
+static inline void flipbook_png_on_error(png_structp png, png_const_charp text) {
+    flipbook_png_record((struct flipbook_png_reader *)png_get_error_ptr(png), text ? text : "libpng error");
     png_longjmp(png, 1);
 }
 
-static void on_warning(png_structp png, png_const_charp text) {
+static inline void flipbook_png_on_warning(png_structp png, png_const_charp text) {
     (void)png;
     (void)text;
 }
 
-static void read_bytes(png_structp png, png_bytep destination, size_t length) {
-    struct reader *reader = (struct reader *)png_get_io_ptr(png);
+static inline void flipbook_png_read_bytes(png_structp png, png_bytep destination, size_t length) {
+    struct flipbook_png_reader *reader = (struct flipbook_png_reader *)png_get_io_ptr(png);
     if (length > reader->size - reader->offset) png_error(png, "the PNG data ends early");
     memcpy(destination, reader->data + reader->offset, length);
     reader->offset += length;
 }
 
-int flipbook_png_read_rgba8(const uint8_t *data, size_t size, uint32_t width, uint32_t height,
+/// Decodes a whole PNG held in memory into 8-bit, non-premultiplied RGBA rows of
+/// `width * 4` bytes, the way Chromium reduces every PNG layout to 8 bits per channel:
+/// palettes and gray expanded, tRNS as alpha, 16-bit samples reduced to their high byte
+/// (not rounded), Adam7 interlacing undone. No gamma or colour conversion is applied.
+///
+/// `out` must hold `width * height * 4` bytes. Returns 1 on success; 0 on failure, with a
+/// NUL-terminated reason in `message` (at most `message_capacity` bytes).
+static inline int flipbook_png_read_rgba8(const uint8_t *data, size_t size, uint32_t width, uint32_t height,
                             uint8_t *out, char *message, size_t message_capacity) {
-    struct reader reader = {data, size, 0, message, message_capacity};
-    record(&reader, "");
+    struct flipbook_png_reader reader = {data, size, 0, message, message_capacity};
+    flipbook_png_record(&reader, "");
     if (width == 0 || height == 0) {
-        record(&reader, "an empty frame");
+        flipbook_png_record(&reader, "an empty frame");
         return 0;
     }
     png_bytep *rows = malloc(sizeof(png_bytep) * height);
     if (rows == NULL) {
-        record(&reader, "out of memory");
+        flipbook_png_record(&reader, "out of memory");
         return 0;
     }
     for (uint32_t y = 0; y < height; y++) rows[y] = out + (size_t)y * width * 4;
 
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &reader, on_error, on_warning);
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &reader, flipbook_png_on_error, flipbook_png_on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (png == NULL || info == NULL) {
         png_destroy_read_struct(&png, &info, NULL);
         free(rows);
-        record(&reader, "libpng could not allocate a reader");
+        flipbook_png_record(&reader, "libpng could not allocate a reader");
         return 0;
     }
     if (setjmp(png_jmpbuf(png))) {
@@ -66,7 +76,7 @@ int flipbook_png_read_rgba8(const uint8_t *data, size_t size, uint32_t width, ui
         free(rows);
         return 0;
     }
-    png_set_read_fn(png, &reader, read_bytes);
+    png_set_read_fn(png, &reader, flipbook_png_read_bytes);
     png_read_info(png, info);
     if (png_get_image_width(png, info) != width || png_get_image_height(png, info) != height) {
         png_error(png, "the frame's size differs from its control chunk");
@@ -91,3 +101,5 @@ int flipbook_png_read_rgba8(const uint8_t *data, size_t size, uint32_t width, ui
     free(rows);
     return 1;
 }
+
+#endif
