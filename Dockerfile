@@ -54,12 +54,16 @@ RUN if ldd /usr/local/bin/flipbook | grep 'not found'; then exit 1; fi \
 WORKDIR /app
 COPY Config/ /app/Config/
 COPY Samples/ /app/Samples/
+# The browser pages and the <flipbook-player> component: plain files, read once at start-up
+# (ui.dir), so the static binary needs no resource bundle beside it.
+COPY web/ /app/web/
 
 # Configuration by environment (FLIPBOOK_<SECTION>_<KEY>, see docs/DEPLOYMENT.md).
 ENV FLIPBOOK_SERVER_HOST=0.0.0.0 \
     FLIPBOOK_SERVER_PORT=8080 \
     FLIPBOOK_STORAGE_DATADIR=/data \
-    FLIPBOOK_STORAGE_LIBRARYDIRS=/app/Samples
+    FLIPBOOK_STORAGE_LIBRARYDIRS=/app/Samples \
+    FLIPBOOK_UI_DIR=/app/web
 
 VOLUME /data
 EXPOSE 8080

@@ -50,3 +50,17 @@ public enum FrameCacheError: Error, Sendable, Equatable {
     case removed
     case shuttingDown
 }
+
+/// Which frames of one image the cache holds at a moment, with the window decoded ahead of its
+/// playhead: what a player page shows as its "in the server's cache" strip.
+public struct ImageResidency: Sendable, Equatable {
+    public var frameCount: Int
+    /// Indices of the frames held as PNG, ascending.
+    public var cachedFrames: [Int]
+    /// How many frames from the playhead on are kept decoded ahead.
+    public var window: Int
+    /// The window holds the whole animation.
+    public var whole: Bool
+    /// The frame most recently asked for.
+    public var playhead: Int
+}

@@ -210,12 +210,20 @@ public final class FrameCache: @unchecked Sendable {
             purges: purges, images: images)
     }
 
-    /// The indices of an image's cached frames, in order.
-    func cachedFrameIndices(of id: String) -> [Int] {
+    /// Which of one image's frames the cache holds right now, its window and its playhead
+    /// (`GET /images/{id}/cache`); nil when the image has no entry. Reading it moves nothing.
+    public func residency(of id: String) -> ImageResidency? {
         lock.lock()
         defer { lock.unlock() }
-        guard let entry = state.entries[id] else { return [] }
-        return entry.frames.indices.filter { entry.frames[$0] != nil }
+        guard let entry = state.entries[id] else { return nil }
+        return ImageResidency(frameCount: entry.frameCount,
+                              cachedFrames: entry.frames.indices.filter { entry.frames[$0] != nil },
+                              window: entry.window, whole: entry.isWhole, playhead: entry.playhead)
+    }
+
+    /// The indices of an image's cached frames, in order.
+    func cachedFrameIndices(of id: String) -> [Int] {
+        residency(of: id)?.cachedFrames ?? []
     }
 
     /// What keeps the cache busy, for tests: empty when idle.

@@ -49,6 +49,12 @@ public struct Router: Sendable {
             + allowed.map(\.rawValue).joined(separator: ", ") + ".")
     }
 
+    /// Answers `OPTIONS` on a known path that has no `OPTIONS` route of its own, given the
+    /// methods the path allows (`OPTIONS` included); the answer is the handler's, as is (set
+    /// `Allow` yourself). When nil (the default), `OPTIONS` is a method like any other: 405.
+    /// CORS preflights come this way.
+    public var optionsResponse: (@Sendable (HTTPRequest, [HTTPMethod]) -> HTTPResponse)?
+
     /// An empty router.
     public init() {}
 
@@ -123,7 +129,14 @@ public struct Router: Sendable {
             if route.method == .GET && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
         }
         if let (route, parameters) = headFallback { return .found(route, parameters) }
-        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
+        guard !allowed.isEmpty else { return .notFound }
+        guard let optionsResponse else { return .methodNotAllowed(allowed) }
+        allowed.append(.OPTIONS)
+        guard method == .OPTIONS else { return .methodNotAllowed(allowed) }
+        let methods = allowed
+        let answer = Route(method: .OPTIONS, segments: [], maxBodyBytes: nil,
+                           action: .collect { request, _ in .now(optionsResponse(request, methods)) })
+        return .found(answer, HTTPPathParameters())
     }
 
     private static func bind(_ pattern: [Segment], to segments: [Substring]) -> HTTPPathParameters? {

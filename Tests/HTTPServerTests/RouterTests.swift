@@ -103,4 +103,35 @@ import Testing
     @Test func dateIsIMFFixdate() {
         #expect(String(decoding: HTTPDateCache.format(784111777), as: UTF8.self) == "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n")
     }
+
+    @Test func optionsIsAnsweredForKnownPathsOnlyWhenTheRouterHasAnOptionsAnswer() throws {
+        var router = Self.makeRouter()
+        guard case .methodNotAllowed(let before) = router.match(.OPTIONS, rawPath: "/images") else {
+            Issue.record("without optionsResponse OPTIONS is a method like any other"); return
+        }
+        #expect(before == [.GET, .HEAD, .POST])
+        router.optionsResponse = { _, allowed in
+            HTTPResponse(status: .noContent, headers: ["Allow": allowed.map(\.rawValue).joined(separator: ", ")])
+        }
+        guard case .found(let route, _) = router.match(.OPTIONS, rawPath: "/images") else {
+            Issue.record("expected the OPTIONS answer"); return
+        }
+        guard case .collect(let handler) = route.action,
+              case .now(let response) = handler(HTTPRequest(method: .OPTIONS, target: "/images"), HTTPResponder { _ in }) else {
+            Issue.record("expected an immediate answer"); return
+        }
+        #expect(response.status == .noContent)
+        #expect(response.headers["Allow"] == "GET, HEAD, POST, OPTIONS")
+        // Unknown paths stay 404; other methods now list OPTIONS in their 405.
+        guard case .notFound = router.match(.OPTIONS, rawPath: "/nowhere") else { Issue.record("expected 404"); return }
+        guard case .methodNotAllowed(let allowed) = router.match(.PUT, rawPath: "/frames/x/1") else {
+            Issue.record("expected 405"); return
+        }
+        #expect(allowed == [.GET, .HEAD, .OPTIONS])
+        // A route of its own for OPTIONS wins.
+        router.on(.OPTIONS, "/images") { _, _ in .now(HTTPResponse(status: .ok)) }
+        guard case .found(let own, _) = router.match(.OPTIONS, rawPath: "/images"), own.segments.count == 1 else {
+            Issue.record("expected the explicit OPTIONS route"); return
+        }
+    }
 }

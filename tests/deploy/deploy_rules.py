@@ -128,12 +128,15 @@ def dockerfile_violations(text, repo_paths_exist=None):
     env = " ".join(values("ENV"))
     if not re.search(r"\bFLIPBOOK_STORAGE_DATADIR=/data\b", env):
         problems.append("ENV FLIPBOOK_STORAGE_DATADIR=/data missing")
+    # The pages and the player component are files beside the binary's config, not in it.
+    if not re.search(r"\bFLIPBOOK_UI_DIR=/app/web\b", env):
+        problems.append("ENV FLIPBOOK_UI_DIR=/app/web missing (the web UI's files)")
 
     copies = [v.split() for v in values("COPY")]
     if not any(c[0].startswith("--from=") and "flipbook" in c[-1] for c in copies):
         problems.append("runtime stage does not copy the flipbook binary from the build stage")
     local_sources = [c[0] for c in copies if not c[0].startswith("--")]
-    for want in ("Config/", "Samples/"):
+    for want in ("Config/", "Samples/", "web/"):
         if not any(src.rstrip("/") == want.rstrip("/") for src in local_sources):
             problems.append(f"runtime stage does not copy {want}")
     if repo_paths_exist:
@@ -150,7 +153,7 @@ def dockerfile_violations(text, repo_paths_exist=None):
     return problems
 
 
-def dockerignore_violations(text, needed=("Package.swift", "Sources", "Tests", "Benchmarks", "Config", "Samples")):
+def dockerignore_violations(text, needed=("Package.swift", "Sources", "Tests", "Benchmarks", "Config", "Samples", "web")):
     patterns = [l.strip() for l in text.splitlines() if l.strip() and not l.startswith("#")]
     problems = []
     for must in (".git", ".build*"):

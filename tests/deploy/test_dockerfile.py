@@ -47,6 +47,8 @@ MUTATIONS = {
     "dynamic stdlib": (sub(r"swift build -c release --static-swift-stdlib --product",
                            "swift build -c release --product"), "static-swift-stdlib"),
     "no samples": (sub(r"^COPY Samples/ /app/Samples/\n", ""), "Samples/"),
+    "no web ui": (sub(r"^COPY web/ /app/web/\n", ""), "web/"),
+    "no ui dir env": (sub(r"FLIPBOOK_UI_DIR=/app/web", "FLIPBOOK_UI_DIR=/srv/web"), "FLIPBOOK_UI_DIR"),
     "shell-form entrypoint": (sub(r'^ENTRYPOINT \["flipbook"\]', "ENTRYPOINT flipbook"), "exec form"),
 }
 

@@ -437,7 +437,7 @@ def main_server_checks(c, port, samples):
     not_allowed = request(port, "POST", "/images/anything")
     c.expect("POST /images/{id} → 405 with Allow, problem+json",
              not_allowed.status == 405 and set((not_allowed.header("allow") or "").replace(" ", "").split(","))
-             == {"PUT", "GET", "HEAD", "DELETE"} and not_allowed.header("content-type") == "application/problem+json",
+             == {"PUT", "GET", "HEAD", "DELETE", "OPTIONS"} and not_allowed.header("content-type") == "application/problem+json",
              f"{not_allowed.status} {not_allowed.headers}")
 
     # Answers of the HTTP layer, checked against the spec's responses for GET /healthz.

@@ -14,6 +14,8 @@ public final class FlipbookAPI: Sendable {
     let registry: PrometheusCollectorRegistry
     let logger: Logger
     let decorator: RequestDecorator
+    /// The browser pages and the player component (nil when `ui.dir` is empty or unreadable).
+    let webAssets: WebAssets?
     /// Uploads are indexed (every frame decoded once) here, off the event loops.
     let ingestQueue = DispatchQueue(label: "flipbook.ingest", attributes: .concurrent)
     /// Lookups that wait on remote storage run here, off the event loops.
@@ -37,7 +39,18 @@ public final class FlipbookAPI: Sendable {
             instanceName: instance,
             trustedProxies: settings.server.trustedProxies.compactMap(IPAddressRange.init),
             accessLogger: settings.log.accessLog ? accessLogger : nil,
-            metricsFactory: PrometheusMetricsFactory(registry: registry))
+            metricsFactory: PrometheusMetricsFactory(registry: registry),
+            cors: CORSPolicy(origins: settings.server.corsOrigins))
+        if settings.ui.dir.isEmpty {
+            webAssets = nil
+        } else {
+            do {
+                webAssets = try WebAssets.load(directory: settings.ui.dir)
+            } catch {
+                logger.warning("no web UI: ui.dir cannot be read", metadata: ["dir": "\(settings.ui.dir)", "error": "\(error)"])
+                webAssets = nil
+            }
+        }
     }
 
     /// The name in `X-Served-By`.
@@ -57,6 +70,7 @@ public final class FlipbookAPI: Sendable {
         router.get("/images/:id", d.wrap(route: "/images/:id") { [self] in self.metadata($0, $1) })
         router.delete("/images/:id", d.wrap(route: "/images/:id") { [self] in self.deleteImage($0, $1) })
         router.get("/images/:id/delays", d.wrap(route: "/images/:id/delays") { [self] in self.delays($0, $1) })
+        router.get("/images/:id/cache", d.wrap(route: "/images/:id/cache") { [self] in self.cacheResidency($0, $1) })
         router.get("/frames/:id/:index", d.wrap(route: "/frames/:id/:index") { [self] in self.frame($0, $1) })
         router.get("/frames/:id", d.wrap(route: "/frames/:id") { [self] in self.frameAtTime($0, $1) })
         router.get("/healthz", d.wrap(route: "/healthz") { [self] in self.health($0, $1) })
@@ -65,11 +79,27 @@ public final class FlipbookAPI: Sendable {
         router.get("/stats", d.wrap(route: "/stats") { [self] in self.stats($0, $1) })
         router.post("/admin/memory-pressure", maxBodyBytes: 4096,
                     d.wrap(route: "/admin/memory-pressure") { [self] in self.memoryPressure($0, $1) })
+        if webAssets != nil {
+            router.get("/", d.wrap(route: "/") { [self] in self.browserPage($0, $1) })
+            router.get("/player/:id", d.wrap(route: "/player/:id") { [self] in self.playerPage($0, $1) })
+            router.get("/ui/:file", d.wrap(route: "/ui/:file") { [self] in self.uiFile($0, $1) })
+        }
         let instance = decorator.instanceName
+        let cors = decorator.cors
         router.notFoundResponse = { request in
             var response = HTTPResponse.problem(.notFound, detail: "No resource at \(request.path).")
             response.headers.set(name: "X-Served-By", value: instance)
+            cors.decorate(&response, origin: request.headers["Origin"])
             return response
+        }
+        let notAllowed = router.methodNotAllowedResponse
+        router.methodNotAllowedResponse = { request, allowed in
+            var response = notAllowed(request, allowed)
+            cors.decorate(&response, origin: request.headers["Origin"])
+            return response
+        }
+        router.optionsResponse = { request, allowed in
+            d.finish(cors.preflight(request, allowed: allowed), d.context(for: request, route: "OPTIONS"))
         }
         return router
     }

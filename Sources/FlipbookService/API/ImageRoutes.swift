@@ -2,7 +2,8 @@ import AnimatedImage
 import Foundation
 import HTTPServer
 
-/// `GET /images`, `GET /images/{id}`, `GET /images/{id}/delays`, `DELETE /images/{id}`.
+/// `GET /images`, `GET /images/{id}`, `GET /images/{id}/delays`, `GET /images/{id}/cache`,
+/// `DELETE /images/{id}`.
 extension FlipbookAPI {
     /// Metadata may be polled: `no-cache` makes clients revalidate, and the ETag makes that a 304.
     static let metadataCacheControl = "no-cache"
@@ -95,6 +96,36 @@ extension FlipbookAPI {
         headers.add(name: "ETag", value: etag)
         headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
         return Self.json(Self.encodeJSON(body), headers: headers)
+    }
+
+    /// Which frames the server's cache holds for the image right now (a player page's strip),
+    /// with its window and playhead; `playhead` is null while the image has no cache entry.
+    /// Reading it moves nothing.
+    func cacheResidency(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        let id = request.pathParameters["id"] ?? ""
+        guard let record = store.record(id) else { return .now(Self.unknownImage(id)) }
+        struct Residency: Encodable {
+            var id: String
+            var frameCount: Int
+            var cachedFrames: [Int]
+            var window: Int
+            var whole: Bool
+            var playhead: Int?
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(id, forKey: .id)
+                try c.encode(frameCount, forKey: .frameCount)
+                try c.encode(cachedFrames, forKey: .cachedFrames)
+                try c.encode(window, forKey: .window)
+                try c.encode(whole, forKey: .whole)
+                try c.encode(playhead, forKey: .playhead)  // null when not in the cache
+            }
+            enum CodingKeys: String, CodingKey { case id, frameCount, cachedFrames, window, whole, playhead }
+        }
+        let held = cache.residency(of: Self.cacheKey(record))
+        let body = Residency(id: id, frameCount: record.metadata.frameCount, cachedFrames: held?.cachedFrames ?? [],
+                             window: held?.window ?? 0, whole: held?.whole ?? false, playhead: held?.playhead)
+        return .now(Self.json(Self.encodeJSON(body), headers: ["Cache-Control": "no-store"]))
     }
 
     func deleteImage(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {

@@ -24,6 +24,9 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var instanceName = ""
         /// Peers whose `X-Forwarded-For` is believed (IP addresses or CIDR blocks).
         public var trustedProxies: [String] = []
+        /// Web origins whose pages may call the API (CORS): `https://example.com`, or `*` for
+        /// any; empty = no CORS headers at all.
+        public var corsOrigins: [String] = []
         public init() {}
     }
 
@@ -99,6 +102,14 @@ public struct FlipbookSettings: Sendable, Equatable {
         public init() {}
     }
 
+    /// The browser pages (`/`, `/player/{id}`) and the `<flipbook-player>` component (`/ui/…`).
+    public struct UI: Sendable, Equatable {
+        /// The directory whose files are served under `/ui/` (read once at start-up); empty =
+        /// no pages.
+        public var dir = "web"
+        public init() {}
+    }
+
     /// Logging.
     public struct Log: Sendable, Equatable {
         /// trace, debug, info, notice, warning, error, critical.
@@ -115,6 +126,7 @@ public struct FlipbookSettings: Sendable, Equatable {
     public var cache = Cache()
     public var limits = Limits()
     public var auth = Auth()
+    public var ui = UI()
     public var log = Log()
 
     public init() {}

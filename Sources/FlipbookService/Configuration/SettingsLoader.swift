@@ -197,5 +197,9 @@ public struct SettingsLoader: Sendable {
         for proxy in settings.server.trustedProxies {
             try require(IPAddressRange(proxy) != nil, "server.trustedProxies: '\(proxy)' is not an IP address or CIDR block")
         }
+        for origin in settings.server.corsOrigins {
+            try require(CORSPolicy.isValidEntry(origin),
+                        "server.corsOrigins: '\(origin)' is not * or an origin like https://example.com")
+        }
     }
 }

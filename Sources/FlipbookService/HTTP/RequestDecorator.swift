@@ -5,18 +5,20 @@ import Metrics
 import Synchronization
 
 /// What every Flipbook response gets on its way out, whichever handler made it: `X-Served-By`,
-/// `X-Request-ID` (the client's, or a new one), a per-route request counter and latency
-/// histogram, and an access-log line with the client address (from `X-Forwarded-For` only when
-/// the peer is a trusted proxy).
+/// `X-Request-ID` (the client's, or a new one), the CORS headers of ``CORSPolicy``, a per-route
+/// request counter and latency histogram, and an access-log line with the client address (from
+/// `X-Forwarded-For` only when the peer is a trusted proxy).
 final class RequestDecorator: Sendable {
     let instanceName: String
     let trustedProxies: [IPAddressRange]
     let accessLogger: Logger?
     let metrics: HTTPMetrics
+    let cors: CORSPolicy
 
     init(instanceName: String, trustedProxies: [IPAddressRange], accessLogger: Logger?,
-         metricsFactory: any MetricsFactory) {
+         metricsFactory: any MetricsFactory, cors: CORSPolicy = CORSPolicy(origins: [])) {
         self.instanceName = instanceName
+        self.cors = cors
         self.trustedProxies = trustedProxies
         self.accessLogger = accessLogger
         self.metrics = HTTPMetrics(factory: metricsFactory)
@@ -30,13 +32,16 @@ final class RequestDecorator: Sendable {
         var method: String
         var path: String
         var client: String
+        /// The request's `Origin`, read only when CORS is on.
+        var origin: String?
     }
 
     func context(for request: HTTPRequest, route: String) -> Context {
         let given = request.headers["X-Request-ID"].flatMap { Self.acceptableRequestID($0) }
         return Context(requestID: given ?? Self.newRequestID(), route: route, started: .now,
                        method: request.method.rawValue, path: request.path,
-                       client: accessLogger == nil ? "" : clientAddress(of: request))
+                       client: accessLogger == nil ? "" : clientAddress(of: request),
+                       origin: cors.isEnabled ? request.headers["Origin"] : nil)
     }
 
     /// Wraps a collected-body handler.
@@ -58,6 +63,7 @@ final class RequestDecorator: Sendable {
         var response = response
         response.headers.set(name: "X-Served-By", value: instanceName)
         response.headers.set(name: "X-Request-ID", value: context.requestID)
+        cors.decorate(&response, origin: context.origin)
         let elapsed = ContinuousClock.now - context.started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.record(method: context.method, route: context.route, status: response.status.code,

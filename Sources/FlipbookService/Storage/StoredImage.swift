@@ -29,7 +29,8 @@ public struct StoredImage: Sendable, Codable, Equatable {
     public var summary: Summary {
         Summary(id: id, format: metadata.format, mimeType: metadata.mimeType, width: metadata.width,
                 height: metadata.height, frameCount: metadata.frameCount, animated: metadata.animated,
-                durationMs: metadata.durationMs, fileBytes: metadata.fileBytes, source: source, sha256: sha256)
+                durationMs: metadata.durationMs, playCount: metadata.playCount, fileBytes: metadata.fileBytes,
+                source: source, sha256: sha256)
     }
 
     /// One entry of the image list.
@@ -42,6 +43,8 @@ public struct StoredImage: Sendable, Codable, Equatable {
         public var frameCount: Int
         public var animated: Bool
         public var durationMs: Int
+        /// Plays in all; 0 = forever.
+        public var playCount: Int
         public var fileBytes: Int
         public var source: Source
         public var sha256: String

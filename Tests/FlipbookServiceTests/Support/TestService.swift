@@ -24,6 +24,7 @@ final class TestService: @unchecked Sendable {
         settings.cache.maxBytes = 64 << 20
         settings.cache.decodeThreads = 2
         settings.log.accessLog = false
+        settings.ui.dir = Self.webDirectory
         configure(&settings)
         var logger = Logger(label: "flipbook.test")
         logger.logLevel = .warning
@@ -36,6 +37,11 @@ final class TestService: @unchecked Sendable {
     func stop() async {
         await server.stop()
     }
+
+    /// The repository's `web/` (the pages and the player component).
+    static let webDirectory: String = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("web").path
 
     static func temporaryDirectory() -> String {
         let path = NSTemporaryDirectory() + "flipbook-test-" + UUID().uuidString

@@ -1,0 +1,139 @@
+// The image browser (GET /): every image with its poster and facts, paged with `next`, and an
+// upload area (file picker and drag-and-drop) that POSTs to /images with a progress bar.
+import { fillFacts, formatBytes, formatDuration, formatPlays, problemDetail } from './format.js';
+
+const PAGE_SIZE = 60;
+const list = document.getElementById('images');
+const listStatus = document.getElementById('list-status');
+const more = document.getElementById('more');
+const shown = new Map();  // id → <li>
+let next = undefined;     // the cursor of the next page; null after the last
+let loading = false;
+
+function card(image) {
+  const item = document.createElement('li');
+  item.className = 'card';
+  item.dataset.id = image.id;
+  const link = document.createElement('a');
+  link.href = `/player/${encodeURIComponent(image.id)}`;
+  link.className = 'poster';
+  const poster = document.createElement('img');
+  poster.src = `/frames/${encodeURIComponent(image.id)}/0`;
+  poster.alt = '';
+  poster.width = image.width;
+  poster.height = image.height;
+  poster.loading = 'lazy';
+  poster.decoding = 'async';
+  const name = document.createElement('span');
+  name.className = 'name';
+  name.textContent = image.id;
+  link.append(poster, name);
+  const facts = document.createElement('dl');
+  facts.className = 'facts compact';
+  fillFacts(facts, [
+    ['Format', image.format.toUpperCase()],
+    ['Size', `${image.width} × ${image.height}`],
+    ['Frames', String(image.frameCount)],
+    ['Duration', formatDuration(image.durationMs)],
+    ['Loops', formatPlays(image.playCount, image.animated)],
+    ['File', formatBytes(image.fileBytes)],
+  ]);
+  item.append(link, facts);
+  return item;
+}
+
+function add(image, { first = false } = {}) {
+  const item = card(image);
+  const existing = shown.get(image.id);
+  if (existing) existing.replaceWith(item);
+  else if (first) list.prepend(item);
+  else list.append(item);
+  shown.set(image.id, item);
+}
+
+async function loadPage() {
+  if (loading || next === null) return;
+  loading = true;
+  more.disabled = true;
+  try {
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    if (next) query.set('after', next);
+    const response = await fetch(`/images?${query}`);
+    if (!response.ok) throw new Error(problemDetail(await response.text(), response.status));
+    const page = await response.json();
+    for (const image of page.images) add(image);
+    next = page.next;
+    listStatus.textContent = shown.size === 0 ? 'No images yet.' : `${shown.size} image${shown.size === 1 ? '' : 's'}${next ? ' so far' : ''}.`;
+  } catch (error) {
+    listStatus.textContent = `The list could not be loaded: ${error.message}`;
+  } finally {
+    loading = false;
+    more.disabled = false;
+    more.hidden = next === null;
+  }
+}
+
+more.addEventListener('click', () => loadPage());
+// Load the next page by itself when the button scrolls into view.
+new IntersectionObserver((entries) => {
+  if (entries.some((entry) => entry.isIntersecting)) loadPage();
+}).observe(more);
+
+// ------------------------------------------------------------------ upload
+
+const input = document.getElementById('file');
+const drop = document.getElementById('drop');
+const progress = document.getElementById('progress');
+const uploadStatus = document.getElementById('upload-status');
+
+function upload(file) {
+  const request = new XMLHttpRequest();
+  request.open('POST', '/images');
+  progress.hidden = false;
+  progress.value = 0;
+  progress.removeAttribute('data-done');
+  uploadStatus.className = 'status';
+  uploadStatus.textContent = `Uploading ${file.name}…`;
+  request.upload.addEventListener('progress', (event) => {
+    if (event.lengthComputable) progress.value = Math.round((100 * event.loaded) / event.total);
+  });
+  request.addEventListener('load', () => {
+    progress.value = 100;
+    if (request.status === 200 || request.status === 201) {
+      const image = JSON.parse(request.responseText);
+      add({ ...image, source: 'upload' }, { first: true });
+      uploadStatus.textContent = request.status === 201
+        ? `${file.name} added as ${image.id}.` : `${file.name} was already here (${image.id}).`;
+      listStatus.textContent = `${shown.size} image${shown.size === 1 ? '' : 's'}.`;
+    } else {
+      uploadStatus.className = 'status refused';
+      uploadStatus.textContent = `${file.name} was refused: ${problemDetail(request.responseText, request.status)}`;
+    }
+    progress.dataset.done = '1';
+  });
+  request.addEventListener('error', () => {
+    uploadStatus.className = 'status refused';
+    uploadStatus.textContent = `${file.name} could not be sent (the connection failed).`;
+  });
+  request.send(file);
+}
+
+input.addEventListener('change', () => {
+  for (const file of input.files) upload(file);
+  input.value = '';
+});
+for (const type of ['dragenter', 'dragover']) {
+  drop.addEventListener(type, (event) => {
+    event.preventDefault();
+    drop.classList.add('over');
+  });
+}
+for (const type of ['dragleave', 'drop']) {
+  drop.addEventListener(type, () => drop.classList.remove('over'));
+}
+drop.addEventListener('drop', (event) => {
+  event.preventDefault();
+  for (const file of event.dataTransfer.files) upload(file);
+});
+
+loadPage();

@@ -1,0 +1,678 @@
+// <flipbook-player src="/images/{id}">: plays an animation from a Flipbook server's frames and
+// delay table the way a browser plays the original file. A dependency-free ES module; no build.
+//
+// Timing (the FLAnimatedImageView model): requestAnimationFrame drives a time accumulator. A
+// frame stays on the canvas for its effective delay (`delayMs`, what browsers play); the next
+// frame appears on the first animation frame at or after it is due, never earlier. When the next
+// frame is due but not decoded yet, the current one stays (a `stall` event), time stops at the
+// end of its delay, and the late frame, once shown, gets its whole delay: the timeline shifts,
+// frames are never skipped and never rushed. Loops follow `playCount` (0 = forever), then the
+// last frame stays (`ended`).
+//
+// Frames come from /frames/{id}/{index}, about one second of playback ahead of the playhead
+// (capped in frames and bytes), decoded off the main thread with createImageBitmap and drawn
+// 1:1 on a canvas at the image's size in an open shadow root (part="canvas").
+
+const PREFETCH_MS = 1000;          // playback time fetched ahead of the playhead
+const PREFETCH_MAX_FRAMES = 48;    // … but never more frames than this
+const KEEP_ALL_BYTES = 48 << 20;   // decoded bytes under which every frame is kept (loops refetch nothing)
+const AHEAD_BYTES = 96 << 20;      // decoded bytes the ahead window may hold otherwise
+const PARALLEL_FETCHES = 4;
+const MIN_RATE = 0.25, MAX_RATE = 4;
+// Animation-frame timestamps are multiples of 0.1 ms; sums of them drift by float rounding (a
+// frame due at exactly 80 ms would otherwise wait for the next animation frame at 79.99999…).
+const DUE_TOLERANCE_MS = 1e-3;
+
+const STYLE = `
+:host { display: inline-block; position: relative; max-width: 100%; color: inherit; }
+:host([hidden]) { display: none; }
+:host(:focus-visible) { outline: 3px solid var(--flipbook-focus, #2563eb); outline-offset: 2px; }
+.stage { position: relative; display: block; line-height: 0; }
+canvas { display: block; max-width: 100%; height: auto; image-rendering: var(--flipbook-image-rendering, auto);
+  background: var(--flipbook-backdrop, transparent); }
+:host([image-rendering="pixelated"]) canvas { image-rendering: pixelated; }
+:host([image-rendering="crisp-edges"]) canvas { image-rendering: crisp-edges; }
+:host([image-rendering="smooth"]) canvas { image-rendering: auto; }
+.error { line-height: 1.4; padding: 0.5em 0.75em; margin: 0.25em 0; border-radius: 4px;
+  background: #fde8e8; color: #7f1d1d; font: 0.9rem/1.4 system-ui, sans-serif; }
+.controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.35rem; margin-top: 0.4rem;
+  font: 0.85rem/1.2 system-ui, sans-serif; }
+.controls[hidden], .error[hidden] { display: none; }
+button, select { font: inherit; min-width: 2.5rem; min-height: 2.25rem; border: 1px solid #8a8f98;
+  border-radius: 4px; background: var(--flipbook-button, #f4f5f7); color: inherit; cursor: pointer; }
+button svg { width: 1rem; height: 1rem; vertical-align: middle; fill: currentColor; }
+input[type=range] { flex: 1 1 8rem; min-width: 6rem; min-height: 2.25rem; margin: 0; }
+button:focus-visible, select:focus-visible, input:focus-visible {
+  outline: 3px solid var(--flipbook-focus, #2563eb); outline-offset: 1px; }
+.time { min-width: 7.5em; font-variant-numeric: tabular-nums; }
+`;
+
+const ICONS = {
+  play: '<svg viewBox="0 0 16 16" aria-hidden="true"><path d="M4 2.5v11l9-5.5z"/></svg>',
+  pause: '<svg viewBox="0 0 16 16" aria-hidden="true"><path d="M3.5 2.5h3v11h-3zM9.5 2.5h3v11h-3z"/></svg>',
+  back: '<svg viewBox="0 0 16 16" aria-hidden="true"><path d="M3 2.5h2v11H3zM13 2.5v11L6 8z"/></svg>',
+  forward: '<svg viewBox="0 0 16 16" aria-hidden="true"><path d="M11 2.5h2v11h-2zM3 2.5v11L10 8z"/></svg>',
+};
+
+let sheet = null;
+function styleSheet() {
+  // A constructed stylesheet: no <style> element, so a strict style-src CSP needs no hash.
+  if (!sheet) { sheet = new CSSStyleSheet(); sheet.replaceSync(STYLE); }
+  return sheet;
+}
+
+/** A refusal or failure, with the server's problem+json detail when there is one. */
+export class FlipbookError extends Error {
+  constructor(message, { status = 0, problem = null, retryAfter = null } = {}) {
+    super(message);
+    this.name = 'FlipbookError';
+    this.status = status;
+    this.problem = problem;
+    this.retryAfter = retryAfter;
+  }
+}
+
+async function problemOf(response) {
+  let problem = null;
+  try {
+    const type = response.headers.get('Content-Type') || '';
+    if (type.includes('json')) problem = await response.json();
+  } catch { problem = null; }
+  const detail = problem && typeof problem.detail === 'string' ? problem.detail
+    : `${response.status} ${response.statusText}`.trim();
+  const retry = Number(response.headers.get('Retry-After'));
+  return new FlipbookError(detail, { status: response.status, problem,
+                                     retryAfter: Number.isFinite(retry) && retry >= 0 ? retry : null });
+}
+
+export class FlipbookPlayer extends HTMLElement {
+  static get observedAttributes() { return ['src', 'controls', 'poster-only']; }
+
+  #shadow; #canvas; #context; #controls = null; #errorBox;
+  #meta = null; #etag = null; #metaURL = null; #framesURL = null; #generation = 0; #abort = null;
+  #bitmaps = new Map(); #pending = new Map(); #queue = [];
+  #index = 0; #shownIndex = -1; #plays = 0; #accum = 0; #last = null; #raf = 0;
+  #playing = false; #ended = false; #stalled = false; #rate = 1; #loop = undefined;
+  #hidden = false; #offscreen = false; #observer = null; #metadataWaiters = [];
+  #drawWaiters = []; #keepAll = false; #userStarted = false; #scrubbing = null;
+  #tick = (now) => this.#onAnimationFrame(now);
+  #onVisibility = () => { this.#hidden = document.visibilityState === 'hidden'; this.#updateRunning(); };
+
+  constructor() {
+    super();
+    this.#shadow = this.attachShadow({ mode: 'open' });
+    this.#shadow.adoptedStyleSheets = [styleSheet()];
+    const stage = document.createElement('div');
+    stage.className = 'stage';
+    stage.setAttribute('part', 'stage');
+    this.#canvas = document.createElement('canvas');
+    this.#canvas.setAttribute('part', 'canvas');
+    this.#canvas.setAttribute('role', 'img');
+    this.#canvas.width = 0;
+    this.#canvas.height = 0;
+    stage.append(this.#canvas);
+    this.#errorBox = document.createElement('div');
+    this.#errorBox.className = 'error';
+    this.#errorBox.setAttribute('part', 'error');
+    this.#errorBox.setAttribute('role', 'alert');
+    this.#errorBox.hidden = true;
+    this.#shadow.append(stage, this.#errorBox);
+    this.addEventListener('keydown', (event) => this.#onKey(event));
+  }
+
+  // ------------------------------------------------------------------ lifecycle and attributes
+
+  connectedCallback() {
+    document.addEventListener('visibilitychange', this.#onVisibility);
+    this.#hidden = document.visibilityState === 'hidden';
+    if ('IntersectionObserver' in window) {
+      this.#observer = new IntersectionObserver((entries) => {
+        this.#offscreen = !entries[entries.length - 1].isIntersecting;
+        this.#updateRunning();
+      });
+      this.#observer.observe(this);
+    }
+    this.#renderControls();
+    if (!this.#metaURL && this.getAttribute('src')) this.#load();
+  }
+
+  disconnectedCallback() {
+    document.removeEventListener('visibilitychange', this.#onVisibility);
+    this.#observer?.disconnect();
+    this.#observer = null;
+    this.#cancelFrame();
+  }
+
+  attributeChangedCallback(name, oldValue, newValue) {
+    if (oldValue === newValue) return;
+    if (name === 'src' && this.isConnected) this.#load();
+    if (name === 'controls' || name === 'poster-only') this.#renderControls();
+    if (name === 'poster-only' && this.hasAttribute('poster-only')) this.pause();
+  }
+
+  get src() { return this.getAttribute('src') || ''; }
+  set src(value) { this.setAttribute('src', value); }
+
+  /** The metadata document, once fetched. */
+  get metadata() { return this.#meta; }
+  /** The frame on the canvas (its index); undefined until the metadata is in. */
+  get currentFrame() { return this.#meta ? this.#index : undefined; }
+  /** Milliseconds of playback: completed plays plus the position in the current one. */
+  get currentTime() {
+    if (!this.#meta) return 0;
+    const frame = this.#meta.frames[this.#index];
+    return this.#plays * this.#meta.durationMs + frame.timestampMs + Math.min(this.#accum, this.#delay(this.#index));
+  }
+  get duration() { return this.#meta ? this.#meta.durationMs : NaN; }
+  get paused() { return !this.#playing; }
+  get ended() { return this.#ended; }
+  get stalled() { return this.#stalled; }
+  /** How many frames are decoded and ready. */
+  get bufferedFrames() { return this.#bitmaps.size; }
+
+  get playbackRate() { return this.#rate; }
+  set playbackRate(value) {
+    const rate = Number(value);
+    if (!Number.isFinite(rate)) throw new RangeError('playbackRate must be a number');
+    this.#rate = Math.min(MAX_RATE, Math.max(MIN_RATE, rate));
+    this.#syncControls();
+    this.#schedule();
+  }
+
+  /** undefined: loop as the file says (playCount); true: forever; false: play once. */
+  get loop() { return this.#loop; }
+  set loop(value) {
+    this.#loop = value === undefined || value === null ? undefined : Boolean(value);
+  }
+
+  // ------------------------------------------------------------------ the API
+
+  /** Plays from the current position (from the start after the end); settles when the frame
+   *  playback starts from is on the canvas. */
+  async play() {
+    this.#userStarted = true;
+    await this.#metadataReady();
+    if (this.hasAttribute('poster-only')) return this.#showIndex(0);
+    if (this.#ended) { this.#ended = false; this.#plays = 0; this.#index = 0; this.#accum = 0; }
+    if (!this.#playing) {
+      this.#playing = true;
+      this.#last = null;
+      this.#syncControls();
+      this.#updateRunning();
+    }
+    await this.#showIndex(this.#index);
+  }
+
+  /** Stops on the frame shown; settles when it is on the canvas. */
+  async pause() {
+    if (this.#playing) {
+      this.#playing = false;
+      this.#cancelFrame();
+      this.#syncControls();
+      this.dispatchEvent(new CustomEvent('pause', { detail: { index: this.#index } }));
+    }
+    if (this.#meta) await this.#showIndex(this.#index);
+  }
+
+  /** Goes to the frame shown at `ms` of playback (loops included; past the end, the last
+   *  frame); keeps playing or paused as it was. Settles when that frame is on the canvas. */
+  async seek(ms) {
+    await this.#metadataReady();
+    const meta = this.#meta;
+    let time = Math.max(0, Number(ms) || 0);
+    let plays = 0;
+    if (meta.durationMs > 0) {
+      plays = Math.floor(time / meta.durationMs);
+      time -= plays * meta.durationMs;
+    }
+    const total = this.#totalPlays();
+    let index;
+    if (total !== Infinity && plays >= total) {
+      plays = total - 1;
+      index = meta.frameCount - 1;
+      this.#accum = this.#delay(index);
+      this.#ended = true;
+    } else {
+      index = this.#frameAt(time);
+      this.#accum = time - meta.frames[index].timestampMs;
+      this.#ended = false;
+    }
+    this.#plays = plays;
+    this.#index = index;
+    this.#last = null;
+    this.#stalled = false;
+    this.#schedule();
+    await this.#showIndex(index);
+  }
+
+  /** Pauses and moves `delta` frames (±1), wrapping around. Settles when the frame is on the canvas. */
+  async step(delta = 1) {
+    await this.#metadataReady();
+    await this.pause();
+    const count = this.#meta.frameCount;
+    const n = Math.trunc(Number(delta) || 0);
+    const index = ((this.#index + n) % count + count) % count;
+    this.#index = index;
+    this.#accum = 0;
+    this.#ended = false;
+    this.#stalled = false;
+    this.#schedule();
+    await this.#showIndex(index);
+  }
+
+  /** Fetches the metadata again with If-None-Match; resolves to true when it changed (frames
+   *  are then fetched anew). */
+  async refresh() {
+    if (!this.#metaURL) return false;
+    const headers = this.#etag ? { 'If-None-Match': this.#etag } : {};
+    const response = await fetch(this.#metaURL, { headers, cache: 'no-store' });
+    if (response.status === 304) return false;
+    if (!response.ok) throw await problemOf(response);
+    const meta = await response.json();
+    const etag = response.headers.get('ETag');
+    if (etag && etag === this.#etag) return false;
+    this.#etag = etag;
+    this.#dropFrames();
+    this.#adopt(meta);
+    return true;
+  }
+
+  // ------------------------------------------------------------------ loading
+
+  #load() {
+    this.#generation += 1;
+    this.#abort?.abort();
+    this.#abort = new AbortController();
+    this.#cancelFrame();
+    this.#dropFrames();
+    this.#meta = null;
+    this.#etag = null;
+    this.#playing = false;
+    this.#ended = false;
+    this.#stalled = false;
+    this.#index = 0; this.#plays = 0; this.#accum = 0; this.#shownIndex = -1;
+    this.#showError(null);
+    const src = this.getAttribute('src');
+    if (!src) return;
+    let url;
+    try {
+      url = new URL(src, document.baseURI);
+    } catch {
+      this.#fail(new FlipbookError(`src "${src}" is not a URL`));
+      return;
+    }
+    const match = url.pathname.match(/^(.*)\/images\/([^/]+)\/?$/);
+    if (!match) {
+      this.#fail(new FlipbookError(`src must name an image: …/images/{id}, not ${url.pathname}`));
+      return;
+    }
+    this.#metaURL = url.origin + match[1] + '/images/' + match[2];
+    this.#framesURL = url.origin + match[1] + '/frames/' + match[2] + '/';
+    const generation = this.#generation;
+    fetch(this.#metaURL, { signal: this.#abort.signal })
+      .then(async (response) => {
+        if (!response.ok) throw await problemOf(response);
+        this.#etag = response.headers.get('ETag');
+        return response.json();
+      })
+      .then((meta) => { if (generation === this.#generation) this.#adopt(meta); })
+      .catch((error) => { if (generation === this.#generation && error.name !== 'AbortError') this.#fail(error); });
+  }
+
+  #adopt(meta) {
+    this.#meta = meta;
+    this.#canvas.width = meta.width;
+    this.#canvas.height = meta.height;
+    this.#canvas.setAttribute('aria-label', `Animation ${meta.id}: ${meta.frameCount} frame${meta.frameCount === 1 ? '' : 's'}`);
+    this.#context = this.#canvas.getContext('2d', { alpha: true });
+    this.#context.imageSmoothingEnabled = false;
+    this.#keepAll = meta.width * meta.height * 4 * meta.frameCount <= KEEP_ALL_BYTES;
+    this.#index = Math.min(this.#index, meta.frameCount - 1);
+    this.#shownIndex = -1;
+    this.#renderControls();
+    this.dispatchEvent(new CustomEvent('loadedmetadata', { detail: meta }));
+    for (const resolve of this.#metadataWaiters.splice(0)) resolve();
+    this.#showIndex(this.#index).catch(() => {});
+    const reduced = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
+    if (this.hasAttribute('autoplay') && !this.hasAttribute('poster-only') && !reduced && meta.frameCount > 1) {
+      this.play().catch(() => {});
+    }
+    this.#schedule();
+  }
+
+  #metadataReady() {
+    if (this.#meta) return Promise.resolve();
+    return new Promise((resolve) => this.#metadataWaiters.push(resolve));
+  }
+
+  #fail(error) {
+    this.#playing = false;
+    this.#cancelFrame();
+    this.#showError(error.message);
+    this.dispatchEvent(new CustomEvent('error', {
+      detail: { message: error.message, status: error.status || 0, problem: error.problem || null },
+    }));
+  }
+
+  #showError(message) {
+    this.#errorBox.textContent = message || '';
+    this.#errorBox.hidden = !message;
+  }
+
+  #dropFrames() {
+    for (const bitmap of this.#bitmaps.values()) bitmap.close();
+    this.#bitmaps.clear();
+    this.#pending.clear();
+    this.#queue = [];
+  }
+
+  /** The frames wanted now, in the order they will be shown: the current one, then about a
+   *  second of playback ahead (scaled by the rate), looping when the animation loops. */
+  #wanted() {
+    const meta = this.#meta;
+    const wanted = [this.#index];
+    if (this.hasAttribute('poster-only')) return wanted;
+    const frameBytes = meta.width * meta.height * 4;
+    const maxFrames = Math.max(1, Math.min(PREFETCH_MAX_FRAMES, Math.floor(AHEAD_BYTES / frameBytes)));
+    let ahead = 0, index = this.#index, plays = this.#plays;
+    const total = this.#totalPlays();
+    while (wanted.length <= maxFrames && ahead < PREFETCH_MS * this.#rate) {
+      ahead += this.#delay(index);
+      index += 1;
+      if (index >= meta.frameCount) {
+        plays += 1;
+        if (plays >= total) break;
+        index = 0;
+      }
+      if (wanted.includes(index)) break;
+      wanted.push(index);
+    }
+    return wanted;
+  }
+
+  /** Starts the fetches the playhead needs next and lets go of frames it no longer needs. */
+  #schedule() {
+    if (!this.#meta) return;
+    const wanted = this.#wanted();
+    if (!this.#keepAll) {
+      const keep = new Set(wanted);
+      for (const [index, bitmap] of this.#bitmaps) {
+        if (!keep.has(index)) { bitmap.close(); this.#bitmaps.delete(index); }
+      }
+    }
+    this.#queue = wanted.filter((index) => !this.#bitmaps.has(index) && !this.#pending.has(index));
+    this.#pump();
+  }
+
+  #pump() {
+    while (this.#pending.size < PARALLEL_FETCHES && this.#queue.length > 0) {
+      this.#fetchFrame(this.#queue.shift());
+    }
+  }
+
+  #fetchFrame(index) {
+    const generation = this.#generation;
+    const promise = fetch(this.#framesURL + index, { signal: this.#abort.signal })
+      .then(async (response) => {
+        if (!response.ok) throw await problemOf(response);
+        return response.blob();
+      })
+      // Decoded off the main thread. No colour-space option: the frame is converted exactly as
+      // the browser converts the original (the served PNG carries the original's colour
+      // information), and untagged frames are drawn as they are. Straight alpha, so a canvas
+      // holding it premultiplies once, as it does for any image drawn on it.
+      .then((blob) => createImageBitmap(blob, { premultiplyAlpha: 'none' }))
+      .then((bitmap) => {
+        if (generation !== this.#generation) { bitmap.close(); return; }
+        this.#pending.delete(index);
+        this.#bitmaps.set(index, bitmap);
+        this.#frameArrived(index);
+        this.#pump();
+      })
+      .catch((error) => {
+        if (generation !== this.#generation) return;
+        this.#pending.delete(index);
+        if (error.name === 'AbortError') return;
+        if (error.status === 429 || error.status === 503) {
+          // The server is busy (decode queue full, or draining): the player stalls and asks again.
+          setTimeout(() => { if (generation === this.#generation) this.#schedule(); },
+                     1000 * Math.min(10, error.retryAfter ?? 1));
+          return;
+        }
+        this.#fail(error);
+      });
+    this.#pending.set(index, promise);
+  }
+
+  #frameArrived(index) {
+    if (index === this.#index && this.#shownIndex !== index) this.#draw(index);
+    if (this.#stalled) this.#updateRunning();
+  }
+
+  // ------------------------------------------------------------------ drawing
+
+  /** Draws `index` now if decoded, else once it arrives; settles when it is on the canvas. */
+  #showIndex(index) {
+    if (this.#shownIndex === index && this.#bitmaps.has(index)) return Promise.resolve();
+    const done = new Promise((resolve, reject) => this.#drawWaiters.push({ index, resolve, reject }));
+    if (this.#bitmaps.has(index)) this.#draw(index);
+    else this.#schedule();
+    return done;
+  }
+
+  #draw(index, time = performance.now()) {
+    const bitmap = this.#bitmaps.get(index);
+    if (!bitmap || !this.#context) return false;
+    // 'copy' replaces every pixel, transparent ones included: the canvas holds exactly the frame.
+    this.#context.globalCompositeOperation = 'copy';
+    this.#context.drawImage(bitmap, 0, 0);
+    this.#shownIndex = index;
+    const waiters = this.#drawWaiters;
+    this.#drawWaiters = [];
+    for (const waiter of waiters) {
+      if (waiter.index === index) waiter.resolve();
+      else this.#drawWaiters.push(waiter);
+    }
+    this.#syncControls();
+    this.dispatchEvent(new CustomEvent('frame', { detail: { index, time, play: this.#plays } }));
+    return true;
+  }
+
+  // ------------------------------------------------------------------ the clock
+
+  #totalPlays() {
+    if (this.#loop === true) return Infinity;
+    if (this.#loop === false) return 1;
+    return this.#meta && this.#meta.playCount > 0 ? this.#meta.playCount : Infinity;
+  }
+
+  #delay(index) { return this.#meta.frames[index].delayMs; }
+
+  #frameAt(ms) {
+    const frames = this.#meta.frames;
+    let low = 0, high = frames.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (frames[mid].timestampMs <= ms) low = mid; else high = mid - 1;
+    }
+    return low;
+  }
+
+  #updateRunning() {
+    const run = this.#playing && !this.#hidden && !this.#offscreen && this.#meta;
+    if (run && !this.#raf) {
+      this.#last = null;
+      this.#raf = requestAnimationFrame(this.#tick);
+    } else if (!run) {
+      this.#cancelFrame();
+    }
+  }
+
+  #cancelFrame() {
+    if (this.#raf) cancelAnimationFrame(this.#raf);
+    this.#raf = 0;
+  }
+
+  #onAnimationFrame(now) {
+    this.#raf = 0;
+    if (!this.#playing || !this.#meta) return;
+    if (this.#last === null) {
+      // Playback (re)starts on this animation frame: time counts from here.
+      this.#last = now;
+      if (this.#shownIndex === this.#index) {
+        this.dispatchEvent(new CustomEvent('play', { detail: { index: this.#index, time: now } }));
+      } else {
+        this.#last = null;  // the frame to start from is not on the canvas yet
+      }
+    } else {
+      this.#advance(now);
+    }
+    if (this.#playing) this.#raf = requestAnimationFrame(this.#tick);
+  }
+
+  #advance(now) {
+    const meta = this.#meta;
+    this.#accum += (now - this.#last) * this.#rate;
+    this.#last = now;
+    const delay = this.#delay(this.#index);
+    if (this.#accum < delay - DUE_TOLERANCE_MS) return;
+    let next = this.#index + 1;
+    let plays = this.#plays;
+    if (next >= meta.frameCount) {
+      if (plays + 1 >= this.#totalPlays() || meta.frameCount === 1) {
+        this.#accum = delay;
+        this.#playing = false;
+        this.#ended = true;
+        this.#syncControls();
+        this.dispatchEvent(new CustomEvent('ended', { detail: { index: this.#index, time: now } }));
+        return;
+      }
+      next = 0;
+      plays += 1;
+    }
+    if (!this.#bitmaps.has(next)) {
+      // Late: hold the frame on the canvas; time stops at the end of its delay.
+      this.#accum = delay;
+      if (!this.#stalled) {
+        this.#stalled = true;
+        this.dispatchEvent(new CustomEvent('stall', { detail: { index: this.#index, waitingFor: next, time: now } }));
+      }
+      this.#schedule();
+      return;
+    }
+    // On time: what is left over carries to the next frame, so the timeline does not drift.
+    // After a stall, or when the left-over is a whole frame (a long pause of the page), the
+    // frame starts its full delay now instead of hurrying the ones after it.
+    this.#accum = Math.max(0, this.#accum - delay);
+    if (this.#stalled || this.#accum >= this.#delay(next)) this.#accum = 0;
+    this.#stalled = false;
+    this.#index = next;
+    this.#plays = plays;
+    this.#draw(next, now);
+    this.#schedule();
+  }
+
+  // ------------------------------------------------------------------ controls and keyboard
+
+  #renderControls() {
+    const wanted = this.hasAttribute('controls') && !this.hasAttribute('poster-only');
+    if (!wanted) {
+      this.#controls?.root.remove();
+      this.#controls = null;
+      if (this.getAttribute('tabindex') === '0' && this.dataset.flipbookTabindex) this.removeAttribute('tabindex');
+      return;
+    }
+    if (!this.hasAttribute('tabindex')) {
+      this.setAttribute('tabindex', '0');
+      this.dataset.flipbookTabindex = '1';
+    }
+    if (!this.#controls) {
+      const root = document.createElement('div');
+      root.className = 'controls';
+      root.setAttribute('part', 'controls');
+      root.innerHTML = `
+        <button type="button" data-action="back" aria-label="Previous frame">${ICONS.back}</button>
+        <button type="button" data-action="toggle" aria-label="Play">${ICONS.play}</button>
+        <button type="button" data-action="forward" aria-label="Next frame">${ICONS.forward}</button>
+        <input type="range" data-action="scrub" aria-label="Position" min="0" max="0" step="any" value="0">
+        <select data-action="speed" aria-label="Speed">
+          <option value="0.5">0.5×</option><option value="1" selected>1×</option><option value="2">2×</option>
+        </select>
+        <span class="time" part="time" aria-hidden="true"></span>`;
+      const $ = (action) => root.querySelector(`[data-action="${action}"]`);
+      this.#controls = { root, toggle: $('toggle'), back: $('back'), forward: $('forward'),
+                         scrub: $('scrub'), speed: $('speed'), time: root.querySelector('.time') };
+      this.#controls.toggle.addEventListener('click', () => this.#toggle());
+      this.#controls.back.addEventListener('click', () => this.step(-1).catch(() => {}));
+      this.#controls.forward.addEventListener('click', () => this.step(1).catch(() => {}));
+      this.#controls.speed.addEventListener('change', (event) => { this.playbackRate = Number(event.target.value); });
+      const scrub = this.#controls.scrub;
+      scrub.addEventListener('pointerdown', () => {
+        if (this.#scrubbing === null) this.#scrubbing = this.#playing;
+        this.pause().catch(() => {});
+      });
+      scrub.addEventListener('input', () => this.seek(this.#plays * (this.#meta?.durationMs || 0) + Number(scrub.value)).catch(() => {}));
+      scrub.addEventListener('change', () => {
+        const resume = this.#scrubbing;
+        this.#scrubbing = null;
+        if (resume) this.play().catch(() => {});
+      });
+      this.#shadow.append(root);
+    }
+    this.#syncControls();
+  }
+
+  #syncControls() {
+    const c = this.#controls;
+    if (!c) return;
+    const meta = this.#meta;
+    c.toggle.innerHTML = this.#playing ? ICONS.pause : ICONS.play;
+    c.toggle.setAttribute('aria-label', this.#playing ? 'Pause' : 'Play');
+    c.toggle.setAttribute('aria-pressed', String(this.#playing));
+    for (const control of [c.toggle, c.back, c.forward, c.scrub, c.speed]) control.disabled = !meta;
+    if (!meta) return;
+    const position = meta.frames[this.#index].timestampMs;
+    c.scrub.max = String(Math.max(meta.durationMs, 1));
+    if (this.#scrubbing === null) c.scrub.value = String(position);
+    const text = `frame ${this.#index + 1} of ${meta.frameCount}, ${(position / 1000).toFixed(2)} s`;
+    c.scrub.setAttribute('aria-valuetext', text);
+    c.time.textContent = `${this.#index + 1}/${meta.frameCount} · ${(position / 1000).toFixed(2)} s`;
+    const rate = String(this.#rate);
+    if ([...c.speed.options].some((o) => o.value === rate)) c.speed.value = rate;
+  }
+
+  #toggle() {
+    (this.#playing ? this.pause() : this.play()).catch(() => {});
+  }
+
+  #onKey(event) {
+    if (!this.#meta || event.altKey || event.ctrlKey || event.metaKey) return;
+    const origin = event.composedPath()[0];
+    const tag = origin && origin.tagName;
+    // Native controls keep their own keys: buttons activate on space, the speed list opens.
+    if (tag === 'SELECT' || (tag === 'BUTTON' && (event.key === ' ' || event.key === 'Enter'))) return;
+    switch (event.key) {
+      case ' ':
+      case 'Spacebar':
+        this.#toggle();
+        break;
+      case 'ArrowLeft':
+        this.step(-1).catch(() => {});
+        break;
+      case 'ArrowRight':
+        this.step(1).catch(() => {});
+        break;
+      case 'Home':
+        this.pause().then(() => this.seek(0)).catch(() => {});
+        break;
+      case 'End':
+        this.pause().then(() => this.step(this.#meta.frameCount - 1 - this.#index)).catch(() => {});
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+  }
+}
+
+if (!customElements.get('flipbook-player')) customElements.define('flipbook-player', FlipbookPlayer);
