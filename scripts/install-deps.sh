@@ -7,6 +7,7 @@
 #   scripts/install-deps.sh deploy     + docker-compose (1.29, to validate the compose file) and
 #                                        python3-venv for `make deploy-lint`
 #   scripts/install-deps.sh rootfs     + debootstrap for `make docker-runtime-check`
+#   scripts/install-deps.sh browser    + headless Chromium and its WebDriver for `make browser-test`
 set -euo pipefail
 
 build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev pkg-config)
@@ -15,6 +16,7 @@ bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3)
 deploy=(nginx python3 python3-venv docker-compose)
 rootfs=(debootstrap python3 python3-venv)
+browser=(chromium chromium-driver python3 python3-venv)
 
 want=("${build[@]}")
 for group in "$@"; do
@@ -25,7 +27,8 @@ for group in "$@"; do
     topology) want+=("${topology[@]}") ;;
     deploy) want+=("${deploy[@]}") ;;
     rootfs) want+=("${rootfs[@]}") ;;
-    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, deploy, rootfs)" >&2; exit 2 ;;
+    browser) want+=("${browser[@]}") ;;
+    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, deploy, rootfs, browser)" >&2; exit 2 ;;
   esac
 done
 

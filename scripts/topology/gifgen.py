@@ -45,8 +45,11 @@ def _sub_blocks(data):
     return bytes(out)
 
 
-def make_gif(seed, size=None, frames=None):
-    """→ (GIF bytes, frame count). `size` (w, h) and `frames` override the seeded choices."""
+def make_gif(seed, size=None, frames=None, delays_cs=None, loops=0):
+    """→ (GIF bytes, frame count). `size` (w, h) and `frames` override the seeded choices;
+    `delays_cs` gives every frame's delay in centiseconds (cycled); `loops` is the NETSCAPE2.0
+    loop count (0 = forever: the animation plays loops + 1 times otherwise), None for no
+    NETSCAPE2.0 extension (the animation plays once)."""
     rng = random.Random(seed)
     width = rng.randrange(24, 64)
     height = rng.randrange(24, 64)
@@ -63,12 +66,15 @@ def make_gif(seed, size=None, frames=None):
     # Logical screen: global colour table of 256 entries (size field 7), background 0.
     out += struct.pack("<HHBBB", width, height, 0xF7, 0, 0)
     out += palette
-    # NETSCAPE2.0 application extension: loop forever.
-    out += b"\x21\xFF\x0BNETSCAPE2.0\x03\x01" + struct.pack("<H", 0) + b"\x00"
+    # NETSCAPE2.0 application extension: loop forever unless told.
+    if loops is not None:
+        out += b"\x21\xFF\x0BNETSCAPE2.0\x03\x01" + struct.pack("<H", loops) + b"\x00"
     background = rng.randrange(1, 256)
     square = rng.randrange(1, 256)
     for f in range(frames):
         delay_cs = rng.choice((2, 5, 10, 20))
+        if delays_cs:
+            delay_cs = delays_cs[f % len(delays_cs)]
         # Graphic control extension: disposal "none", no transparency.
         out += b"\x21\xF9\x04" + struct.pack("<BHB", 0x04, delay_cs, 0) + b"\x00"
         out += b"\x2C" + struct.pack("<HHHHB", 0, 0, width, height, 0)

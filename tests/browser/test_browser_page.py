@@ -1,0 +1,91 @@
+"""Group 1: the image browser (GET /): the samples are listed with their posters; uploading a GIF
+through the file input adds it to the list; uploading a text file shows the server's 415 detail."""
+import hashlib
+import json
+import os
+import tempfile
+
+import gifgen
+
+import chromium
+from conftest import wait_until
+
+LISTED = r"""
+return [...document.querySelectorAll('#images li')].map((li) => {
+  const img = li.querySelector('img');
+  return { id: li.dataset.id, href: li.querySelector('a').getAttribute('href'),
+           poster: img.getAttribute('src'), loaded: img.complete && img.naturalWidth > 0,
+           width: img.naturalWidth, height: img.naturalHeight, text: li.textContent };
+});
+"""
+
+
+def listed(page):
+    return {item["id"]: item for item in page.execute_script(LISTED)}
+
+
+def test_the_samples_are_listed_with_posters(page, flipbook, screenshots):
+    page.get(flipbook.base + "/")
+    wait_until(page, "return document.querySelectorAll('#images li').length >= 3", message="the list")
+    for name in ("orbit.gif", "orbit.png", "orbit.webp"):
+        wait_until(page, "const li = document.querySelector(`#images li[data-id='${arguments[0]}'] img`);"
+                         "return li && li.complete && li.naturalWidth > 0", 30, f"the poster of {name}", name)
+    items = listed(page)
+    for name in ("orbit.gif", "orbit.png", "orbit.webp"):
+        meta = flipbook.json(f"/images/{name}")
+        item = items[name]
+        assert item["poster"] == f"/frames/{name}/0"
+        assert (item["width"], item["height"]) == (meta["width"], meta["height"])
+        assert item["href"] == f"/player/{name}"
+        for fact in (meta["format"].upper(), f"{meta['width']} × {meta['height']}", str(meta["frameCount"]), "loops forever"):
+            assert fact in item["text"], (fact, item["text"])
+    page.save_screenshot(os.path.join(screenshots, "browser.png"))
+
+
+def test_uploading_a_gif_adds_it_to_the_list(page, flipbook):
+    page.get(flipbook.base + "/")
+    wait_until(page, "return document.querySelectorAll('#images li').length >= 3", message="the list")
+    data, frames = gifgen.make_gif(1504, size=(50, 40), frames=5)
+    with tempfile.NamedTemporaryFile(suffix=".gif", delete=False) as f:
+        f.write(data)
+    try:
+        page.find_element("id", "file").send_keys(f.name)
+        image_id = hashlib.sha256(data).hexdigest()
+        wait_until(page, "return !!document.querySelector(`#images li[data-id='${arguments[0]}']`)", 30,
+                   "the uploaded image in the list", image_id)
+        item = listed(page)[image_id]
+        assert item["href"] == f"/player/{image_id}"
+        assert f"{frames}" in item["text"] and "50 × 40" in item["text"]
+        progress = page.execute_script("const p = document.getElementById('progress'); return [p.hidden, p.value];")
+        assert progress == [False, 100]
+        assert "added" in page.find_element("id", "upload-status").text
+        # It is really on the server, and a fresh page lists it too.
+        assert flipbook.json(f"/images/{image_id}")["frameCount"] == frames
+        page.refresh()
+        wait_until(page, "return !!document.querySelector(`#images li[data-id='${arguments[0]}']`)", 30,
+                   "the uploaded image after a reload", image_id)
+    finally:
+        os.unlink(f.name)
+
+
+def test_uploading_a_text_file_shows_the_415_detail(page, flipbook):
+    text = b"this is not an image\n"
+    status, _, body = flipbook.request("POST", "/images", text)
+    assert status == 415
+    detail = json.loads(body)["detail"]
+    page.get(flipbook.base + "/")
+    wait_until(page, "return document.querySelectorAll('#images li').length >= 3", message="the list")
+    before = len(listed(page))
+    with tempfile.NamedTemporaryFile(suffix=".txt", delete=False) as f:
+        f.write(text)
+    try:
+        page.find_element("id", "file").send_keys(f.name)
+        shown = wait_until(page, "const s = document.getElementById('upload-status');"
+                                 "return s.classList.contains('refused') && s.textContent", 30, "the refusal")
+        assert detail in shown, (detail, shown)
+        assert len(listed(page)) == before
+    finally:
+        os.unlink(f.name)
+    # The refused upload is the one console error Chromium logs here (a failed request).
+    errors = chromium.console_errors(page)
+    assert len(errors) == 1 and "/images" in errors[0]["message"] and "415" in errors[0]["message"], errors
