@@ -8,12 +8,14 @@ with the served PNG of frame k decoded in the page.
 What is compared, exactly. Chromium's 2D canvas stores 8-bit *premultiplied* colour, so a
 partially transparent pixel cannot keep every straight-alpha value: `getImageData` gives back
 the stored colour divided by alpha. The reference therefore goes through the same storage: the
-PNG, fetched afresh (not from the player), is decoded by WebCodecs' ImageDecoder with no colour
-conversion and straight alpha — the exact bytes of the PNG — then written with `putImageData`
-into a canvas and read back. The comparison with that is exact (every channel of every pixel).
-Two more exact checks need no canvas at all: the alpha channel equals the PNG's alpha everywhere
-(premultiplied storage keeps alpha), and every opaque pixel has exactly the PNG's colour (so no
-colour conversion, smoothing or offset happened). Fully transparent pixels compare as 0,0,0,0.
+PNG, fetched afresh (not from the player), is decoded by WebCodecs' ImageDecoder with straight
+alpha and the browser's own colour handling (`colorSpaceConversion: 'default'`, as an `<img>` of
+it is shown, which is what the player must match; for these untagged sRGB frames that is the
+PNG's bytes unchanged), then written with `putImageData` into a canvas and read back. The
+comparison with that is exact (every channel of every pixel). Two more exact checks need no
+canvas at all: the alpha channel equals the PNG's alpha everywhere (premultiplied storage keeps
+alpha), and every opaque pixel has exactly the decoded PNG's colour (so no other colour
+conversion, smoothing or offset happened). Fully transparent pixels compare as 0,0,0,0.
 """
 import pytest
 
@@ -24,7 +26,7 @@ const [index, url, done] = [arguments[0], arguments[1], arguments[arguments.leng
 (async () => {
   const player = document.getElementById('player');
   const bytes = await (await fetch(url, { cache: 'no-store' })).arrayBuffer();
-  const decoder = new ImageDecoder({ data: bytes, type: 'image/png', colorSpaceConversion: 'none',
+  const decoder = new ImageDecoder({ data: bytes, type: 'image/png', colorSpaceConversion: 'default',
                                      premultiplyAlpha: 'none' });
   const { image } = await decoder.decode();
   const w = image.displayWidth, h = image.displayHeight;
