@@ -22,14 +22,19 @@ struct APNGIndexTests {
         #expect(Array(try FrameRenderer(image: image).render(0).pixels.prefix(4)) == [0, 255, 0, 255])
     }
 
+    /// Whole milliseconds by integer division, as Chromium reports them (measured with
+    /// browser-frames, Chromium 156: 1/15 → 66000 µs, 2/3 → 666000, 3/1001 → 2000, 1/90 → 11000,
+    /// 65535/65534 → 1000000).
     @Test func delays() throws {
-        var a = red, b = red, c = red
-        (a.delayNumerator, a.delayDenominator) = (1, 0)      // den 0 means 100: 10 ms
-        (b.delayNumerator, b.delayDenominator) = (3, 2)      // 1.5 s
-        (c.delayNumerator, c.delayDenominator) = (1, 3)      // 333.3 ms
-        let image = try AnimatedImage(bytes: APNGBuilder(width: 2, height: 2, frames: [a, b, c]).build())
-        #expect(image.timeline.rawDelaysMs == [10, 1500, 333])
-        #expect(image.timeline.delaysMs == [100, 1500, 333])
+        let fractions = [(1, 0), (3, 2), (1, 3), (1, 15), (2, 3), (3, 1001), (1, 90), (65535, 65534), (0, 0), (65535, 1)]
+        let frames = fractions.map { num, den in
+            var frame = red
+            (frame.delayNumerator, frame.delayDenominator) = (num, den)
+            return frame
+        }
+        let image = try AnimatedImage(bytes: APNGBuilder(width: 2, height: 2, frames: frames).build())
+        #expect(image.timeline.rawDelaysMs == [10, 1500, 333, 66, 666, 2, 11, 1000, 0, 65_535_000])
+        #expect(image.timeline.delaysMs == [100, 1500, 333, 66, 666, 100, 11, 1000, 100, 65_535_000])
     }
 
     @Test func framesBeyondTheDeclaredCountAreIgnored() throws {

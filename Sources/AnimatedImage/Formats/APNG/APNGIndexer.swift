@@ -144,9 +144,10 @@ private struct FrameListBuilder {
             throw AnimatedImageError.malformed(.apng, "fcTL \(sequence) describes an invalid frame")
         }
         try Limits.checkFrame(rect, limits: limits)
-        let milliseconds: Int
+        // delay_num / delay_den seconds in whole milliseconds by integer division, as Chromium
+        // counts them (1/15 s is 66 ms, not 67); a denominator of 0 means 100.
         let denominator = den == 0 ? 100 : Int(den)
-        milliseconds = (Int(num) * 1000 * 2 + denominator) / (2 * denominator)
+        let milliseconds = Int(num) * 1000 / denominator
         pending = FrameDescriptor(
             rect: rect,
             disposal: dispose == 0 ? .none : dispose == 1 ? .background : .previous,
