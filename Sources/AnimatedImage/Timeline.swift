@@ -47,12 +47,16 @@ public struct Timeline: Sendable, Equatable {
     /// `playCount` times (forever when 0); after the last play the last frame stays.
     /// Negative times give frame 0.
     public func frameIndex(atMs ms: Int) -> Int {
-        guard delaysMs.count > 1, durationMs > 0, ms > 0 else { return 0 }
-        if playCount > 0 {
-            let (plays, overflow) = durationMs.multipliedReportingOverflow(by: playCount)
-            if !overflow && ms >= plays { return delaysMs.count - 1 }
-        }
-        let offset = ms % durationMs
+        frameIndex(at: PlaybackTime(milliseconds: ms))
+    }
+
+    /// The frame on screen at `time`: the one whose interval `[timestamp, timestamp + delay)`
+    /// of the current play holds it, the animation looping `playCount` times (forever when 0);
+    /// after the last play the last frame stays.
+    public func frameIndex(at time: PlaybackTime) -> Int {
+        guard delaysMs.count > 1, durationMs > 0 else { return 0 }
+        let (plays, offset) = time.divided(by: durationMs, quotientCap: playCount > 0 ? playCount : Int.max)
+        if playCount > 0 && plays >= playCount { return delaysMs.count - 1 }
         // The last frame whose start is at or before `offset`.
         var low = 0, high = timestampsMs.count - 1
         while low < high {

@@ -60,4 +60,40 @@ struct TimelineTests {
         #expect(Timeline(rawDelaysMs: [100, 100], playCount: 0).frameIndex(atMs: Int.max) == (Int.max % 200 < 100 ? 0 : 1))
         #expect(Timeline(rawDelaysMs: [100, 100], playCount: Int.max).frameIndex(atMs: Int.max) >= 0)
     }
+
+    @Test func playbackTimesAreNonNegativeDecimals() {
+        for (text, whole) in [("0", "0"), ("150", "150"), ("150.0", "150"), ("150.5", "150"), ("007.25", "7"),
+                              ("99999999999999999999999.9", "99999999999999999999999")] {
+            #expect(PlaybackTime(decimal: text)?.description == whole, "\(text)")
+        }
+        for text in ["", "-1", "+1", "1e3", ".5", "5.", "1.2.3", " 1", "1 ", "0x1", "NaN", "inf", "1,5", "١"] {
+            #expect(PlaybackTime(decimal: text) == nil, "\(text)")
+        }
+    }
+
+    @Test func fractionalTimesFallInTheFrameWhoseIntervalHoldsThem() throws {
+        let t = Timeline(rawDelaysMs: [100, 200, 300], playCount: 0)
+        func frame(_ text: String) throws -> Int { t.frameIndex(at: try #require(PlaybackTime(decimal: text))) }
+        #expect(try frame("99.999") == 0)
+        #expect(try frame("100.0") == 1)
+        #expect(try frame("150.5") == 1)
+        #expect(try frame("299.9999999999999999999") == 1)
+        #expect(try frame("300") == 2)
+        #expect(try frame("599.5") == 2)
+        #expect(try frame("600.5") == 0)
+        // 10^30 ms: 10^30 mod 600 = 400, in frame 2.
+        #expect(try frame("1" + String(repeating: "0", count: 30)) == 2)
+        let twice = Timeline(rawDelaysMs: [100, 200, 300], playCount: 2)
+        #expect(twice.frameIndex(at: try #require(PlaybackTime(decimal: "1199.9"))) == 2)
+        #expect(twice.frameIndex(at: try #require(PlaybackTime(decimal: "1150.5"))) == 2)
+        #expect(twice.frameIndex(at: try #require(PlaybackTime(decimal: "700.5"))) == 1)
+        #expect(twice.frameIndex(at: try #require(PlaybackTime(decimal: "1" + String(repeating: "0", count: 40)))) == 2)
+    }
+
+    @Test func wholeMillisecondTimesAgreeWithDecimalOnes() {
+        let t = Timeline(rawDelaysMs: [30, 0, 70, 45], playCount: 3)
+        for ms in 0..<1_000 {
+            #expect(t.frameIndex(atMs: ms) == t.frameIndex(at: PlaybackTime(decimal: "\(ms).5")!), "\(ms)")
+        }
+    }
 }

@@ -154,6 +154,32 @@ struct EndToEndTests {
             #expect(response.header("Content-Location") == "/frames/\(id)/\(expected)")
             #expect(response.body == (try service.client.get("/frames/\(id)/\(expected)").body))
         }
+        // Fractional times, as JavaScript players compute them: the frame whose interval
+        // [timestamp, timestamp + delay) holds t; any length of digits, exactly.
+        let duration = image.timeline.durationMs
+        var power = 1  // 10^29 mod duration, for a time of 30 digits
+        for _ in 0..<29 { power = power * 10 % duration }
+        let huge = image.timeline.playCount == 0 ? image.timeline.frameIndex(atMs: power) : image.frameCount - 1
+        let stamps = image.timeline.timestampsMs
+        let fractional: [(String, Int)] = [
+            ("0.0", 0), ("0.5", 0), ("\(stamps[1] - 1).999999", 0), ("\(stamps[1]).0", 1), ("\(stamps[1]).5", 1),
+            ("\(stamps[2]).25", 2), ("00\(stamps[2])", 2), ("\(duration).5", image.timeline.frameIndex(atMs: duration)),
+            ("1" + String(repeating: "0", count: 29), huge), ("1" + String(repeating: "0", count: 29) + ".75", huge),
+        ]
+        for (t, expected) in fractional {
+            let response = try service.client.get("/frames/\(id)?t=\(t)")
+            #expect(response.status == 200, "t=\(t): \(response.text)")
+            #expect(response.header("X-Frame-Index") == String(expected), "t=\(t)")
+            #expect(response.header("Content-Location") == "/frames/\(id)/\(expected)")
+        }
+        // (The query is form-decoded: '+' is a space, %2B a plus sign.)
+        let shownAs = ["+5": " 5", "%2B5": "+5", "5%20": "5 "]
+        for t in ["-1", "-0.5", "1e3", "+5", "%2B5", ".5", "5.", "1.2.3", "0x10", "NaN", "inf", "", "1,5", "5%20"] {
+            let response = try service.client.get("/frames/\(id)?t=\(t)")
+            #expect(response.status == 400, "t=\(t)")
+            let shown = shownAs[t] ?? t
+            #expect(response.json["detail"] as? String == "t='\(shown)' is not a non-negative number of milliseconds.", "t=\(t)")
+        }
         let delays = try service.client.get("/images/\(id)/delays").json
         #expect((delays["delaysMs"] as? [Int]) == image.timeline.delaysMs)
         #expect((delays["rawDelaysMs"] as? [Int]) == image.timeline.rawDelaysMs)

@@ -2,7 +2,8 @@ import AnimatedImage
 import FrameCache
 import HTTPServer
 
-/// `GET /frames/{id}/{index}` and `GET /frames/{id}?t={ms}`: composited frames from the cache.
+/// `GET /frames/{id}/{index}` and `GET /frames/{id}?t={ms}` (t a decimal number of milliseconds):
+/// composited frames from the cache.
 extension FlipbookAPI {
     /// Frames of content-addressed images can never change: caches may keep them for a year.
     static let immutableCacheControl = "public, max-age=31536000, immutable"
@@ -41,14 +42,14 @@ extension FlipbookAPI {
         guard let text = request.query("t") else {
             return .now(.problem(.badRequest, detail: "Ask for /frames/\(id)/{index} or /frames/\(id)?t={milliseconds}."))
         }
-        guard let ms = Self.parseNonNegative(text) else {
+        guard let time = PlaybackTime(decimal: text) else {
             return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
         }
         return withRecord(id, responder, needsOriginal: true) { [self] record, _ in
             guard let record else { return .now(Self.unknownImage(id)) }
             let frames = record.metadata.frames
             let timeline = Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount)
-            let index = timeline.frameIndex(atMs: ms)
+            let index = timeline.frameIndex(at: time)
             return serveFrame(request, responder, record: record, index: index, contentLocation: true)
         }
     }
