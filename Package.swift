@@ -42,19 +42,27 @@ let package = Package(
         // libdeflate compresses the PNGs Flipbook writes (about twice as fast as zlib).
         .systemLibrary(name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
                        providers: [.apt(["libdeflate-dev"])]),
+        // The sched_getaffinity system call, for the CPU limit.
+        .systemLibrary(name: "CSched", path: "Sources/CSched"),
         // glibc's malloc.h (malloc_trim), for the frame cache to hand freed memory back.
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
 
+        // Facts about the machine and the container that sizes follow: the CPUs the process may
+        // use (cgroup quota and affinity), where its cgroup lives.
+        .target(name: "SystemResources",
+                dependencies: ["CSched"],
+                swiftSettings: strictSettings),
+
         // Formats → frame descriptors; decoders; one compositor; timeline; PNG encoding.
         .target(name: "AnimatedImage",
-                dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate"],
+                dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate", "SystemResources"],
                 swiftSettings: strictSettings),
 
         // The shared frame cache: one byte budget, decode-ahead windows, background decoding,
         // memory pressure.
         .target(name: "FrameCache",
                 dependencies: [
-                    "AnimatedImage", "CMalloc",
+                    "AnimatedImage", "CMalloc", "SystemResources",
                     .product(name: "Metrics", package: "swift-metrics"),
                 ],
                 swiftSettings: strictSettings),
@@ -62,6 +70,7 @@ let package = Package(
         // HTTP/1.1 on POSIX sockets and epoll; knows nothing of images.
         .target(name: "HTTPServer",
                 dependencies: [
+                    "SystemResources",
                     .product(name: "Logging", package: "swift-log"),
                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 ],
@@ -70,7 +79,7 @@ let package = Package(
         // The service: routes and handlers, storage, configuration, auth, metrics, logging.
         .target(name: "FlipbookService",
                 dependencies: [
-                    "AnimatedImage", "FrameCache", "HTTPServer",
+                    "AnimatedImage", "FrameCache", "HTTPServer", "SystemResources",
                     .product(name: "Crypto", package: "swift-crypto"),
                     .product(name: "Configuration", package: "swift-configuration"),
                     .product(name: "SystemPackage", package: "swift-system"),
@@ -84,7 +93,7 @@ let package = Package(
         // The command-line tool: serve | info | frames | frame | healthcheck.
         .executableTarget(name: "flipbook",
                           dependencies: [
-                              "AnimatedImage", "FlipbookService",
+                              "AnimatedImage", "FlipbookService", "SystemResources",
                               .product(name: "Logging", package: "swift-log"),
                               .product(name: "Metrics", package: "swift-metrics"),
                               .product(name: "Prometheus", package: "swift-prometheus"),
@@ -109,6 +118,9 @@ let package = Package(
                     swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests",
                     dependencies: ["HTTPServer"],
+                    swiftSettings: strictSettings),
+        .testTarget(name: "SystemResourcesTests",
+                    dependencies: ["SystemResources"],
                     swiftSettings: strictSettings),
     ]
 )

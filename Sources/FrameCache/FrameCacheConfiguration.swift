@@ -1,10 +1,11 @@
 import AnimatedImage
+import SystemResources
 
 /// The settings of a ``FrameCache``.
 public struct FrameCacheConfiguration: Sendable {
     /// Bytes the cache may hold: encoded frames plus decoder canvases and checkpoints.
     public var budgetBytes: Int
-    /// Background decode threads (default: one per core).
+    /// Background decode threads (default: one per CPU the process may use, ``CPULimit/usableCores``).
     public var decodeThreads: Int
     public var window: WindowPolicy
     public var pressure: PressureSchedule
@@ -20,7 +21,7 @@ public struct FrameCacheConfiguration: Sendable {
     public var activeImageSeconds: Double
 
     public init(budgetBytes: Int = MemoryLimits.detect().defaultCacheBudget,
-                decodeThreads: Int = System.coreCount,
+                decodeThreads: Int = CPULimit.usableCores,
                 window: WindowPolicy = WindowPolicy(),
                 pressure: PressureSchedule = PressureSchedule(),
                 checkpointInterval: Int = 16,

@@ -1,4 +1,5 @@
 import Foundation
+import SystemResources
 
 /// How much memory the process may use and how much is free: the cgroup v2 limit
 /// (`memory.max`) when the container has one, else physical memory; available memory from the
@@ -65,13 +66,7 @@ public struct CgroupMemory: Sendable {
     /// `/proc/self/cgroup` when that directory has memory files (a service started by systemd
     /// or nested in a pod), else `/sys/fs/cgroup` (a container's namespaced view).
     public static func processRoot(mount: String = "/sys/fs/cgroup", selfCgroup: String = "/proc/self/cgroup") -> String {
-        guard let text = try? String(contentsOfFile: selfCgroup, encoding: .utf8) else { return mount }
-        for line in text.split(separator: "\n") where line.hasPrefix("0::") {
-            let path = String(line.dropFirst(3))
-            let candidate = path == "/" ? mount : mount + path
-            if FileManager.default.fileExists(atPath: candidate + "/memory.max") { return candidate }
-        }
-        return mount
+        Cgroup.processDirectory(containing: "memory.max", mount: mount, selfCgroup: selfCgroup)
     }
 
     /// `memory.max` in bytes; nil when absent or "max".

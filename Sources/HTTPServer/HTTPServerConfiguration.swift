@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import SystemResources
 
 /// Everything the server can be tuned with: where it listens, how many threads it runs, and the
 /// limits and timeouts it enforces. Every property has a production default.
@@ -11,8 +7,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var host: String = "0.0.0.0"
     /// The TCP port; 0 picks an ephemeral port (read it back from `HTTPServer.port`).
     public var port: Int = 8080
-    /// How many event-loop threads serve connections; defaults to the active processor count.
-    public var eventLoopThreads: Int = HTTPServerConfiguration.activeProcessorCount
+    /// How many event-loop threads serve connections; defaults to the CPUs the process may use
+    /// (``CPULimit/usableCores``: the container's quota and the affinity mask, not the host's cores).
+    public var eventLoopThreads: Int = CPULimit.usableCores
     /// The most connections open at once; connections beyond it get a 503 and are closed.
     public var maxConnections: Int = 10_000
     /// The listen backlog passed to `listen(2)`.
@@ -52,11 +49,6 @@ public struct HTTPServerConfiguration: Sendable {
     public init(host: String, port: Int) {
         self.host = host
         self.port = port
-    }
-
-    /// The number of processors currently available to this process.
-    public static var activeProcessorCount: Int {
-        return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 
     var parserLimits: HTTPParserLimits {

@@ -2,6 +2,7 @@ import AnimatedImage
 import ArgumentParser
 import Dispatch
 import Foundation
+import SystemResources
 
 /// `flipbook frames FILE --output DIR`: every composited frame as `DIR/frame_NNNN.png`.
 ///
@@ -34,7 +35,7 @@ struct FramesCommand: ParsableCommand {
         let encoder = PNGEncoder(compressionLevel: compressionLevel)
         let workers = DispatchQueue(label: "flipbook.frames.encode", attributes: .concurrent)
         let group = DispatchGroup()
-        let inFlight = DispatchSemaphore(value: max(2, ProcessInfo.processInfo.activeProcessorCount * 2))
+        let inFlight = DispatchSemaphore(value: max(2, CPULimit.usableCores * 2))
         let failures = FailureBox()
         let progress = Progress(total: image.frameCount)
         for i in 0..<image.frameCount {

@@ -1,4 +1,5 @@
 import Dispatch
+import SystemResources
 import Synchronization
 #if canImport(Glibc)
 import Glibc  // pthread
@@ -180,7 +181,7 @@ private final class DecodeAhead: @unchecked Sendable {
     /// 0.10 s instead of 0.15 s with one decoding thread for `large.gif` (300 partial 1280×720
     /// frames, giflib's LZW ≈ 65% of the work), 0.13 instead of 0.19 s for `large-lossy.webp`
     /// and 0.18 instead of 0.32 s for `large.apng`.
-    private static let workerCount = min(4, System.coreCount)
+    private static let workerCount = min(4, CPULimit.usableCores)
 
     private struct Shared {
         var slots: [Result<FramePatch, any Error>?]

@@ -6,6 +6,7 @@ import Logging
 import Metrics
 import Prometheus
 import ServiceLifecycle
+import SystemResources
 import UnixSignals
 
 /// The service assembled from its settings: the image store, the frame cache, the API and the
@@ -41,7 +42,7 @@ public final class FlipbookServer: Sendable {
             : memory.cacheBudget(fractionOfLimit: settings.cache.memoryFraction)
         cache = FrameCache(configuration: FrameCacheConfiguration(
             budgetBytes: budget,
-            decodeThreads: settings.cache.decodeThreads > 0 ? settings.cache.decodeThreads : System.coreCount,
+            decodeThreads: settings.cache.decodeThreads > 0 ? settings.cache.decodeThreads : CPULimit.usableCores,
             window: WindowPolicy(wholeAnimationBytes: settings.cache.wholeAnimationBytes,
                                  minimumWindow: settings.cache.minimumWindow,
                                  lookaheadMs: settings.cache.lookaheadMs),

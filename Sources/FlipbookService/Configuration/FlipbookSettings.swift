@@ -8,7 +8,7 @@ public struct FlipbookSettings: Sendable, Equatable {
     public struct Server: Sendable, Equatable {
         public var host = "0.0.0.0"
         public var port = 8080
-        /// Event-loop threads; 0 = one per core.
+        /// Event-loop threads; 0 = one per CPU the process may use (`CPULimit.usableCores`).
         public var eventLoopThreads = 0
         public var maxConnections = 10_000
         public var maxRequestLineBytes = 8 * 1024
@@ -50,7 +50,7 @@ public struct FlipbookSettings: Sendable, Equatable {
         /// available (the SDWebImage rule).
         public var maxBytes = 0
         public var memoryFraction = 0.2
-        /// Background decode threads; 0 = one per core.
+        /// Background decode threads; 0 = one per CPU the process may use (`CPULimit.usableCores`).
         public var decodeThreads = 0
         /// Animations whose decoded frames fit in this many bytes are cached whole first when
         /// the budget has room for them (FLAnimatedImage's 10 MB rule).

@@ -170,7 +170,7 @@ public struct SettingsLoader: Sendable {
             if !condition { throw Failure(description: message) }
         }
         try require((0...65535).contains(settings.server.port), "server.port must be 0…65535")
-        try require(settings.server.eventLoopThreads >= 0, "server.eventLoopThreads must be ≥ 0 (0 = one per core)")
+        try require(settings.server.eventLoopThreads >= 0, "server.eventLoopThreads must be ≥ 0 (0 = one per usable CPU)")
         try require(settings.server.maxConnections > 0, "server.maxConnections must be > 0")
         try require(settings.server.maxUploadBytes > 0, "server.maxUploadBytes must be > 0")
         try require(settings.server.drainTimeoutSeconds >= 0, "server.drainTimeoutSeconds must be ≥ 0")
