@@ -74,7 +74,7 @@ extension CacheState {
         -> (ImageEntry, Int, deadline: Double)? {
         var best: (ImageEntry, Int, deadline: Double)? = nil
         for entry in active where !entry.busy && entry !== excluded && entry.window > 0 && !entry.prefetchStalled
-            && now - entry.lastRequest <= activeSeconds {
+            && isActive(entry, now: now) {
             guard let index = entry.nextRunStart else { continue }
             let deadline = entry.deadline(ofFrame: index)
             if best == nil || deadline < best!.deadline { best = (entry, index, deadline) }

@@ -18,6 +18,9 @@ struct CacheState {
     /// When windows were last worked out, and whether something changed since that needs them
     /// worked out again at once (an image became active, pressure, a removal).
     private(set) var windowsRefreshedAt = -Double.infinity
+    /// Counts purges; an entry asked for since the last one carries the same number
+    /// (``ImageEntry/requestGeneration``).
+    private(set) var purgeGeneration = 0
     var windowsStale = true
 
     let budget: Int
@@ -48,8 +51,16 @@ struct CacheState {
         return tick
     }
 
+    /// The image was asked for since the last purge.
+    func askedForSincePurge(_ entry: ImageEntry) -> Bool {
+        entry.requestGeneration == purgeGeneration
+    }
+
+    /// An image is active — it has a window and is decoded ahead — when it was asked for within
+    /// `activeSeconds` and since the last purge, or has requests waiting. After a purge only
+    /// images asked for again are decoded again: what nobody watches stays purged.
     func isActive(_ entry: ImageEntry, now: Double) -> Bool {
-        now - entry.lastRequest <= activeSeconds || !entry.waitOrder.isEmpty
+        (askedForSincePurge(entry) && now - entry.lastRequest <= activeSeconds) || !entry.waitOrder.isEmpty
     }
 
     // MARK: Accounting
@@ -151,14 +162,17 @@ struct CacheState {
 
     /// A warning: every window drops to one frame and everything outside it goes (posters stay),
     /// with checkpoints. Critical: every frame but the posters goes, with decoders.
+    /// Either way, images not asked for since are no longer active (``isActive(_:now:)``).
     mutating func purge(_ level: PressureLevel) -> Int {
         let before = heldBytes
+        purgeGeneration += 1
         for entry in entries.values {
             for i in 1..<max(1, entry.frameCount) where entry.frames[i] != nil {
                 if level == .critical || i != entry.playhead { evict(entry, frame: i) }
             }
             if entry.busy {
                 entry.discardCheckpointsAfterJob = true
+                if level == .critical { entry.dropRendererAfterJob = true }
             } else if level == .critical {
                 dropRenderer(entry)
             } else if let renderer = entry.renderer {

@@ -141,10 +141,19 @@ extension FrameCache {
                 work.renderer?.discardCheckpoints()
                 entry.discardCheckpointsAfterJob = false
             }
+            // A purge during the job: unless the image was asked for since, what it made is not
+            // kept (the answer still goes to whoever waited for it).
+            let keep = state.askedForSincePurge(entry)
+            if entry.dropRendererAfterJob {
+                entry.dropRendererAfterJob = false
+                if !keep { entry.renderer = nil }
+            }
             state.updateRendererBytes(entry)
             waiters = entry.takeWaiters(for: work.job.index)
             state.waitingRequests -= waiters.count
             switch made.png {
+            case .success where !keep:
+                break
             case .success(let png):
                 let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
                 if state.makeRoom(for: png.count, reach: reach, protecting: entry, keep: work.job.index, now: now) {

@@ -90,6 +90,7 @@ public final class FrameCache: @unchecked Sendable {
         if moved { entry.prefetchStalled = false }
         entry.playhead = index
         entry.lastRequest = now
+        entry.requestGeneration = state.purgeGeneration
         entry.lastUse = state.nextTick()
         if !entry.isListedActive { state.windowsStale = true }
         refreshWindowsIfDue(now: now)

@@ -36,6 +36,9 @@ final class ImageEntry {
     var isListedActive = false
     /// When the playhead was last set (cache clock seconds).
     var lastRequest: Double
+    /// The cache's purge count when the image was last asked for: an image not asked for since
+    /// the last purge is not decoded again (``CacheState/isActive(_:now:)``).
+    var requestGeneration = 0
     var lastUse: UInt64
 
     /// Completions waiting per frame index, the order frames were first asked for, and when the
@@ -48,6 +51,9 @@ final class ImageEntry {
     var busy = false
     /// Set while busy when a purge wants the checkpoints gone.
     var discardCheckpointsAfterJob = false
+    /// Set while busy when a critical purge wants the decoder gone (unless the image is asked
+    /// for again before the job ends).
+    var dropRendererAfterJob = false
     /// A frame decoded ahead found no room and was thrown away: no more decoding ahead for
     /// this image until its playhead moves or the windows are worked out again.
     var prefetchStalled = false

@@ -100,6 +100,60 @@ struct PressureTests {
         #expect(stats.usedBytes == stats.frameBytes)
     }
 
+    /// After a critical purge nothing is decoded for an image until someone asks for it again:
+    /// not while the windows are capped, not after they regrow. An image asked for again is
+    /// decoded for again; the others keep their posters only.
+    @Test func aCriticalPurgeStaysPurgedForImagesNobodyAsksFor() throws {
+        let clock = ManualClock()
+        let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 64 << 20, decodeThreads: 2), clock: clock)
+        defer { cache.shutdown() }
+        let images = [CacheableImage(id: "i0", image: try TestImages.medium()), CacheableImage(id: "i1", image: try TestImages.small())]
+        for image in images { _ = cache.fetch(image, 5) }
+        cache.waitUntilIdle()
+        #expect(cache.cachedFrameIndices(of: "i0").count > 1)
+
+        cache.memoryPressure(.critical, source: "test")
+        let decodesAtPurge = cache.stats().decodes
+        for step in [0.5, 2.0, 3.0, 10.0] {  // capped at 1, then 2, then unrestricted
+            clock.advance(step)
+            cache.waitUntilIdle()
+            let stats = cache.stats()
+            #expect(cache.cachedFrameIndices(of: "i0") == [0], "\(step) s on")
+            #expect(cache.cachedFrameIndices(of: "i1") == [0], "\(step) s on")
+            #expect(stats.decoderBytes == 0)
+            #expect(stats.decodes == decodesAtPurge)
+            #expect(stats.images.allSatisfy { $0.window == 0 })
+        }
+
+        // Asked for again: that image is decoded (and ahead), the other stays purged.
+        #expect(cache.fetch(images[1], 3).frame?.index == 3)
+        cache.waitUntilIdle()
+        #expect(cache.cachedFrameIndices(of: "i1").count == images[1].frameCount)
+        #expect(cache.cachedFrameIndices(of: "i0") == [0])
+        #expect(cache.stats().images.first { $0.id == "i0" }?.decoderBytes == 0)
+    }
+
+    /// After a warning, windows regrow only for images asked for since: an image nobody asks
+    /// for keeps what the purge left.
+    @Test func afterAWarningWindowsRegrowOnlyForImagesAskedForAgain() throws {
+        let clock = ManualClock()
+        let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 64 << 20, decodeThreads: 2), clock: clock)
+        defer { cache.shutdown() }
+        let images = [CacheableImage(id: "a", image: try TestImages.medium()), CacheableImage(id: "b", image: try TestImages.medium())]
+        for image in images { _ = cache.fetch(image, 5) }
+        cache.waitUntilIdle()
+        cache.memoryPressure(.warning, source: "test")
+        #expect(cache.cachedFrameIndices(of: "b") == [0, 5])
+        clock.advance(2.5)  // windows of 2 now
+        _ = cache.fetch(images[0], 6)
+        cache.waitUntilIdle()
+        #expect(cache.cachedFrameIndices(of: "a").contains(7))
+        #expect(cache.cachedFrameIndices(of: "b") == [0, 5])
+        clock.advance(3)  // unrestricted
+        cache.waitUntilIdle()
+        #expect(cache.cachedFrameIndices(of: "b") == [0, 5])
+    }
+
     @Test func cgroupLevels() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cgroup-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
