@@ -15,16 +15,25 @@ extension Connection {
         let shared = loop.shared
         let match = shared.router.match(head.method, rawPath: rawPath)
         var parameters = HTTPPathParameters()
-        if case .found(_, let bound) = match { parameters = bound }
+        var route: String? = nil
+        var routeIndex = -1
+        if case .found(let found, let bound) = match {
+            parameters = bound
+            route = found.pattern
+            routeIndex = found.index
+        }
+        let requestID = loop.requestID(for: head.headers)
         let request = HTTPRequest(
             method: head.method, target: head.target, path: RequestTarget.percentDecode(rawPath),
             pathParameters: parameters, queryItems: rawQuery.map(RequestTarget.queryItems) ?? [],
             headers: head.headers, version: head.version, body: [], remoteAddress: peer,
-            connectionID: id, requestNumber: requestCount, rawPath: rawPath)
+            connectionID: id, requestNumber: requestCount, rawPath: rawPath, loop: loop.index,
+            requestID: requestID, route: route)
         inFlight.append(Exchange(
-            sequence: sequence, method: head.method, path: request.path, isHead: head.method == .HEAD,
+            sequence: sequence, method: head.method, path: request.path, route: route, routeIndex: routeIndex,
+            headers: head.headers, requestID: requestID, isHead: head.method == .HEAD,
             isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
-            startNanoseconds: shared.onResponse == nil ? 0 : Self.nanoseconds()))
+            startNanoseconds: shared.hook == nil ? 0 : Self.nanoseconds()))
         let hasBody = head.framing != .none
 
         switch match {
@@ -54,7 +63,7 @@ extension Connection {
             if hasBody { bodyActivityAt = loop.now }
             if head.expectsContinue {
                 if inFlight.count == 1 {
-                    enqueue(ResponseSerializer.continueLine)
+                    enqueueStaged { $0.append(contentsOf: ResponseSerializer.continueLine) }
                     writeOutput()
                 } else {
                     inFlight[inFlight.count - 1].pendingContinue = true
@@ -150,9 +159,10 @@ extension Connection {
         } else {
             sequence = nextSequence
             nextSequence += 1
-            inFlight.append(Exchange(sequence: sequence, method: HTTPMethod(rawValue: "-"), path: "-", isHead: false,
-                                     isHTTP10: false, keepAlive: false,
-                                     startNanoseconds: loop.shared.onResponse == nil ? 0 : Self.nanoseconds()))
+            inFlight.append(Exchange(sequence: sequence, method: Self.unknownMethod, path: "-", route: nil,
+                                     routeIndex: -1, headers: HTTPHeaders(), requestID: loop.requestID(for: nil),
+                                     isHead: false, isHTTP10: false, keepAlive: false,
+                                     startNanoseconds: loop.shared.hook == nil ? 0 : Self.nanoseconds()))
         }
         setResponse(.problem(status, detail: detail, headers: headers), sequence: sequence)
     }
@@ -187,7 +197,7 @@ extension Connection {
         }
         if let first = inFlight.first, first.pendingContinue, first.response == nil {
             inFlight[0].pendingContinue = false
-            enqueue(ResponseSerializer.continueLine)
+            enqueueStaged { $0.append(contentsOf: ResponseSerializer.continueLine) }
         }
         if sent > 0 || !inFlight.isEmpty { writeOutput() }
     }
@@ -198,21 +208,29 @@ extension Connection {
         let connectionHeader: ResponseSerializer.ConnectionHeader =
             closes ? .close : (exchange.isHTTP10 ? .keepAlive : .none)
         let sendsBody = !exchange.isHead && !response.status.forbidsBody
-        let shared = loop.shared
-        enqueue(ResponseSerializer.head(for: response, sendsBody: sendsBody, serverLine: shared.serverLine,
-                                        dateLine: loop.date.line, connection: connectionHeader))
+        let hook = loop.shared.hook
+        let record = hook.map { _ in
+            HTTPAccessRecord(method: exchange.method, path: exchange.path, route: exchange.route,
+                             routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
+                             requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
+                             status: response.status.code, bodyBytes: sendsBody ? response.body.count : 0,
+                             duration: .nanoseconds(Int64(clamping: Self.nanoseconds() &- exchange.startNanoseconds)))
+        }
+        enqueueStaged { head in
+            ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)
+            loop.appendCommonLines(requestID: exchange.requestID, record: record, to: &head)
+            ResponseSerializer.appendEnd(connectionHeader, to: &head)
+        }
         if sendsBody { enqueue(response.body) }
         if closes {
             stopParsing = true
             phase = .closingAfterWrite
         }
-        if let hook = shared.onResponse {
-            let elapsed = Self.nanoseconds() &- exchange.startNanoseconds
-            hook(HTTPAccessRecord(method: exchange.method, path: exchange.path, status: response.status.code,
-                                  bodyBytes: sendsBody ? response.body.count : 0,
-                                  duration: .nanoseconds(Int64(clamping: elapsed)), remoteAddress: peer))
-        }
+        if let hook, let record { hook.responseQueued(record) }
     }
+
+    /// The method recorded for a request whose request line could not be parsed.
+    static let unknownMethod = HTTPMethod(rawValue: "-")
 
     static func tooLargeDetail(_ maxBytes: Int) -> String {
         "The request body is larger than the \(maxBytes) bytes this resource accepts."

@@ -20,6 +20,11 @@ final class Connection {
         var sequence: UInt64
         var method: HTTPMethod
         var path: String
+        /// The matched route's pattern and position (nil and -1 when none matched).
+        var route: String?
+        var routeIndex: Int
+        var headers: HTTPHeaders
+        var requestID: HTTPRequestID
         var isHead: Bool
         var isHTTP10: Bool
         var keepAlive: Bool
@@ -71,9 +76,8 @@ final class Connection {
     /// No further requests are parsed (the connection closes after its queued responses).
     var stopParsing = false
 
-    // Output: arrays queued for the socket; the first is sent from `outputOffset`.
-    private var output: [[UInt8]] = []
-    private var outputOffset = 0
+    // Output: what is queued for the socket, and whether the socket took all it could.
+    private var output = OutputQueue()
     private var writeBlocked = false
 
     // Deadlines (loop milliseconds; 0 = none).
@@ -234,16 +238,20 @@ final class Connection {
 
     // MARK: - Output
 
-    /// Queues bytes for the socket (without writing yet).
+    /// Queues a body array for the socket (without writing yet).
     func enqueue(_ bytes: [UInt8]) {
-        if !bytes.isEmpty { output.append(bytes) }
+        output.append(bytes)
+    }
+
+    /// Queues bytes that `write` appends to the connection's staging buffer (a response head).
+    func enqueueStaged(_ write: (inout [UInt8]) -> Void) {
+        output.appendStaged(write)
     }
 
     /// Writes queued output with vectored writes until done or `EAGAIN`.
     func writeOutput() {
         while !output.isEmpty && !writeBlocked && !closeRequested {
-            let batch = min(output.count, EventLoop.maxIOVectors)
-            let written = withIOVectors(0, batch, loop.ioVectors)
+            let written = output.send(to: fd, vectors: loop.ioVectors, vectorCapacity: EventLoop.maxIOVectors)
             if written < 0 {
                 switch errno {
                 case EINTR: continue
@@ -257,48 +265,8 @@ final class Connection {
                 }
             }
             writeBlockedSince = 0
-            consumeOutput(written)
         }
         if output.isEmpty && !closeRequested { outputDrained() }
-    }
-
-    /// Pins `output[index..<limit]`, fills one iovec per array (the first from `outputOffset`) and
-    /// sends them with one `sendmsg` (`MSG_NOSIGNAL`: a closed peer is an error, not a signal).
-    private func withIOVectors(_ index: Int, _ limit: Int, _ vectors: UnsafeMutablePointer<iovec>) -> Int {
-        if index == limit {
-            var message = msghdr()
-            message.msg_iov = vectors
-            message.msg_iovlen = limit
-            return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
-        }
-        return output[index].withUnsafeBytes { raw in
-            let offset = index == 0 ? outputOffset : 0
-            vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + offset),
-                                   iov_len: raw.count - offset)
-            return withIOVectors(index + 1, limit, vectors)
-        }
-    }
-
-    private func consumeOutput(_ written: Int) {
-        var remaining = written
-        var drop = 0
-        while remaining > 0 && drop < output.count {
-            let left = output[drop].count - (drop == 0 ? outputOffset : 0)
-            if remaining >= left {
-                remaining -= left
-                drop += 1
-                outputOffset = 0
-            } else {
-                outputOffset += remaining
-                remaining = 0
-            }
-        }
-        if drop == output.count {
-            output.removeAll(keepingCapacity: true)
-            outputOffset = 0
-        } else if drop > 0 {
-            output.removeFirst(drop)
-        }
     }
 
     /// Everything queued has been written.

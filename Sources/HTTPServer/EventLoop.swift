@@ -43,6 +43,10 @@ final class EventLoop: @unchecked Sendable {
     private(set) var draining = false
     private var drainDeadline: Int64?
     private var running = true
+    /// Ids the server makes: a random high half per loop (distinct between the loops of one
+    /// process) and a counter.
+    private let requestIDPrefix: UInt64
+    private var requestIDCounter: UInt32 = 0
 
     // Acceptor state (loop 0 only).
     private var listenFD: Int32 = -1
@@ -54,6 +58,7 @@ final class EventLoop: @unchecked Sendable {
     init(index: Int, shared: ServerShared) throws {
         self.index = index
         self.shared = shared
+        requestIDPrefix = UInt64(shared.requestIDBase &+ UInt32(truncatingIfNeeded: index)) << 32
         epfd = Epoll.create()
         guard epfd >= 0 else { throw HTTPServerError(operation: "epoll_create1", code: errno) }
         wakeFD = Epoll.makeEventFD()
@@ -317,12 +322,12 @@ final class EventLoop: @unchecked Sendable {
                     return
                 }
             }
+            let peer = POSIX.peerAddress(storage)
             guard shared.connectionOpened() else {
-                Self.refuse(fd)
+                refuse(fd, peer: peer)
                 continue
             }
             POSIX.setNoDelay(fd)
-            let peer = POSIX.peerAddress(storage)
             let target = peers[nextPeer]
             nextPeer = nextPeer + 1 == peers.count ? 0 : nextPeer + 1
             if target === self {
@@ -333,19 +338,59 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private static let refusal: [UInt8] = {
-        let problem = HTTPResponse.problem(.serviceUnavailable, detail: "The server has too many open connections.")
-        return ResponseSerializer.head(for: problem, sendsBody: true, serverLine: [], dateLine: [],
-                                       connection: .close) + problem.body
-    }()
+    private static let refusal = HTTPResponse.problem(.serviceUnavailable,
+                                                      detail: "The server has too many open connections.")
 
-    /// Answers a connection over the limit with 503 and closes it without keeping any state.
-    private static func refuse(_ fd: Int32) {
-        _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    /// Answers a connection over the limit with 503 and closes it without keeping any state. The
+    /// answer carries what every response does (the hook's lines, a request id) and is reported
+    /// to the hook like any other.
+    private func refuse(_ fd: Int32, peer: HTTPPeerAddress?) {
+        let problem = Self.refusal
+        let requestID = requestID(for: nil)
+        let record = shared.hook.map { _ in
+            HTTPAccessRecord(method: Connection.unknownMethod, path: "-", route: nil, routeIndex: -1,
+                             requestHeaders: HTTPHeaders(), requestID: requestID, remoteAddress: peer, connectionID: 0,
+                             loop: index, status: problem.status.code, bodyBytes: problem.body.count, duration: .zero)
+        }
+        var bytes: [UInt8] = []
+        ResponseSerializer.appendStatusAndFields(of: problem, sendsBody: true, to: &bytes)
+        appendCommonLines(requestID: requestID, record: record, to: &bytes)
+        ResponseSerializer.appendEnd(.close, to: &bytes)
+        bytes += problem.body
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         shutdown(fd, Int32(SHUT_WR))
         var scratch = [UInt8](repeating: 0, count: 4096)
         _ = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         POSIX.closeDescriptor(fd)
+        if let hook = shared.hook, let record { hook.responseQueued(record) }
+    }
+
+    // MARK: - What every response carries
+
+    /// The id of a request with these header fields: the client's, echoed when acceptable, else
+    /// a new one (``HTTPRequestID/none`` when the server has no request-id header).
+    func requestID(for headers: HTTPHeaders?) -> HTTPRequestID {
+        guard let name = shared.requestIDLowercasedName else { return .none }
+        if let headers, let range = headers.firstValueRange(lowercasedName: name),
+           headers.storage.withUnsafeBytes({ HTTPRequestID.isAcceptable(UnsafeRawBufferPointer(rebasing: $0[range])) }) {
+            return HTTPRequestID(.echoed(headers.storage, start: range.lowerBound, end: range.upperBound))
+        }
+        requestIDCounter &+= 1
+        return HTTPRequestID(generated: requestIDPrefix | UInt64(requestIDCounter))
+    }
+
+    /// `Server`, `Date`, the hook's constant and per-request lines, and the request id.
+    func appendCommonLines(requestID: HTTPRequestID, record: HTTPAccessRecord?, to head: inout [UInt8]) {
+        head.append(contentsOf: shared.serverLine)
+        head.append(contentsOf: date.line)
+        head.append(contentsOf: shared.constantHeaderLines)
+        if let prefix = shared.requestIDLinePrefix {
+            head.append(contentsOf: prefix)
+            requestID.append(to: &head)
+            head.append(0x0D)
+            head.append(0x0A)
+        }
+        if let hook = shared.hook, let record { hook.appendHeaderLines(for: record, to: &head) }
     }
 
     static var lingerDuration: Int64 { lingerMilliseconds }

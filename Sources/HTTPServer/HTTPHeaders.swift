@@ -127,6 +127,25 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         }
     }
 
+    /// The byte range in ``storage`` of the first value of the field whose name, lower-cased,
+    /// is `lowercasedName` (no allocation; the hot path's look-ups).
+    func firstValueRange(lowercasedName: [UInt8]) -> Range<Int>? {
+        storage.withUnsafeBufferPointer { buffer in
+            for field in fields {
+                let length = Int(field.nameEnd - field.nameStart)
+                guard length == lowercasedName.count else { continue }
+                var offset = Int(field.nameStart)
+                var equal = true
+                for byte in lowercasedName {
+                    if ASCII.lower(buffer[offset]) != byte { equal = false; break }
+                    offset += 1
+                }
+                if equal { return Int(field.valueStart)..<Int(field.valueEnd) }
+            }
+            return nil
+        }
+    }
+
     func firstIndex(of name: String) -> Int? {
         for index in fields.indices where nameEquals(index, name) { return index }
         return nil

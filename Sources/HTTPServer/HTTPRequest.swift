@@ -61,6 +61,13 @@ public struct HTTPRequest: Sendable {
     public var connectionID: UInt64
     /// The 1-based position of this request on its connection.
     public var requestNumber: Int
+    /// The index of the event loop handling the request (0 for requests made by hand): per-loop
+    /// state of a handler may be picked by it without a lock shared between loops.
+    public var loop: Int
+    /// The request's id, as the response will carry it (``HTTPServerConfiguration/requestIDHeader``).
+    public var requestID: HTTPRequestID
+    /// The pattern of the route that matched, e.g. `/frames/:id/:index`.
+    public var route: String?
 
     /// The raw (still percent-encoded) path, used for routing.
     var rawPath: Substring
@@ -69,7 +76,8 @@ public struct HTTPRequest: Sendable {
     public init(method: HTTPMethod, target: String, version: HTTPVersion = .http1_1,
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
                 pathParameters: HTTPPathParameters = HTTPPathParameters(),
-                remoteAddress: HTTPPeerAddress? = nil, connectionID: UInt64 = 0, requestNumber: Int = 1) {
+                remoteAddress: HTTPPeerAddress? = nil, connectionID: UInt64 = 0, requestNumber: Int = 1,
+                loop: Int = 0, requestID: HTTPRequestID = .none, route: String? = nil) {
         let (rawPath, rawQuery) = RequestTarget.split(target)
         self.method = method
         self.target = target
@@ -83,13 +91,16 @@ public struct HTTPRequest: Sendable {
         self.remoteAddress = remoteAddress
         self.connectionID = connectionID
         self.requestNumber = requestNumber
+        self.loop = loop
+        self.requestID = requestID
+        self.route = route
     }
 
     /// The server's initializer: every part already parsed.
     init(method: HTTPMethod, target: String, path: String, pathParameters: HTTPPathParameters,
          queryItems: [(name: String, value: String)], headers: HTTPHeaders, version: HTTPVersion,
          body: [UInt8], remoteAddress: HTTPPeerAddress?, connectionID: UInt64, requestNumber: Int,
-         rawPath: Substring) {
+         rawPath: Substring, loop: Int, requestID: HTTPRequestID, route: String?) {
         self.method = method
         self.target = target
         self.path = path
@@ -102,6 +113,9 @@ public struct HTTPRequest: Sendable {
         self.connectionID = connectionID
         self.requestNumber = requestNumber
         self.rawPath = rawPath
+        self.loop = loop
+        self.requestID = requestID
+        self.route = route
     }
 
     /// The first value of the query item called `name`.

@@ -45,19 +45,3 @@ struct ResponseToken: Sendable {
     var generation: UInt32
     var sequence: UInt64
 }
-
-/// What the access hook learns about each response once it is handed to the socket.
-public struct HTTPAccessRecord: Sendable {
-    /// The request method.
-    public var method: HTTPMethod
-    /// The request target's decoded path (`-` for requests that failed to parse).
-    public var path: String
-    /// The response status code.
-    public var status: Int
-    /// The number of body bytes sent (0 for HEAD).
-    public var bodyBytes: Int
-    /// From the complete request head to the response being handed to the socket.
-    public var duration: Duration
-    /// The connection's peer.
-    public var remoteAddress: HTTPPeerAddress?
-}

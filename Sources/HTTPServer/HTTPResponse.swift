@@ -1,21 +1,41 @@
-/// A response a handler gives back: status, header fields and the whole body in memory.
+/// A response a handler gives back: status, header fields and the whole body in memory — or a
+/// ``HTTPPreparedResponse`` whose head was encoded once, plus optional extra fields.
 ///
 /// The server adds `Content-Length`, `Date`, `Server`, and `Connection` when needed; do not set
 /// them yourself (for a HEAD answer whose body you did not build, you may set `Content-Length`).
-/// The body array is handed to `writev` as it is, so a cached `[UInt8]` is sent without a copy.
+/// The body array is handed to `sendmsg` as it is, so a cached `[UInt8]` is sent without a copy.
 public struct HTTPResponse: Sendable {
-    /// The status line's code and reason.
-    public var status: HTTPStatus
-    /// Header fields to send, in order.
+    /// The status line's code and reason. Setting it on a prepared response turns it into an
+    /// ordinary one (its prepared fields move into ``headers``).
+    public var status: HTTPStatus {
+        didSet { unprepare() }
+    }
+    /// Header fields to send, in order. For a prepared response: only the fields added on top of
+    /// the prepared ones (see ``prepared``).
     public var headers: HTTPHeaders
-    /// The body bytes; ignored for HEAD requests and for 1xx, 204 and 304 responses.
-    public var body: [UInt8]
+    /// The body bytes; ignored for HEAD requests and for 1xx, 204 and 304 responses. Setting it on
+    /// a prepared response turns it into an ordinary one.
+    public var body: [UInt8] {
+        didSet { unprepare() }
+    }
+    /// The head encoded in advance that this response sends, if any.
+    public private(set) var prepared: HTTPPreparedResponse?
 
     /// A response with the given status, headers and body.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+        prepared = nil
+    }
+
+    /// Sends `prepared` (its encoded head and its body), with `extraHeaders` after its fields.
+    /// Nothing is allocated or encoded per response beyond the extra fields.
+    public init(_ prepared: HTTPPreparedResponse, extraHeaders: HTTPHeaders = HTTPHeaders()) {
+        status = prepared.status
+        headers = extraHeaders
+        body = prepared.body
+        self.prepared = prepared
     }
 
     /// A response whose body is `text` in UTF-8, with `Content-Type` set.
@@ -23,6 +43,19 @@ public struct HTTPResponse: Sendable {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: contentType)
         self.init(status: status, headers: headers, body: Array(text.utf8))
+    }
+
+    /// The value of the first field called `name`, among the prepared fields and the added ones.
+    public func headerValue(_ name: String) -> String? {
+        prepared?.headers[name] ?? headers[name]
+    }
+
+    private mutating func unprepare() {
+        guard let prepared else { return }
+        self.prepared = nil
+        var merged = prepared.headers
+        for field in headers { merged.add(name: field.name, value: field.value) }
+        headers = merged
     }
 
     /// An RFC 9457 `application/problem+json` response: `type` "about:blank", `title` the
@@ -58,4 +91,38 @@ public struct HTTPResponse: Sendable {
         }
         return out + "\""
     }
+}
+
+/// A response encoded once and sent many times: its status line, `Content-Length` and header
+/// fields are bytes ready to copy, and its body is shared, so answering with it allocates nothing
+/// and encodes nothing but what changes per response — `Date`, `Server`, the response hook's lines
+/// and the request id, and `Connection` when needed.
+///
+/// Make one for content that is served again and again (a cached frame, its `304`), keep it with
+/// that content, and answer with ``HTTPResponse/init(_:extraHeaders:)``.
+public final class HTTPPreparedResponse: Sendable {
+    /// The status.
+    public let status: HTTPStatus
+    /// The header fields, as given.
+    public let headers: HTTPHeaders
+    /// The body (not sent for HEAD, 204 and 304).
+    public let body: [UInt8]
+    /// Status line, `Content-Length` (unless the status forbids a body) and the fields, each line
+    /// ending in CRLF; the blank line is not included.
+    let head: [UInt8]
+
+    /// Encodes the head of a response with these parts. A `Content-Length` in `headers` is
+    /// replaced by the body's length (a 304 keeps one it was given).
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        var head: [UInt8] = []
+        ResponseSerializer.appendStatusAndFields(status: status, headers: headers, bodyCount: body.count,
+                                                 sendsBody: true, to: &head)
+        self.head = head
+    }
+
+    /// The bytes this response keeps besides its body (its encoded head and fields).
+    public var overheadBytes: Int { head.count + headers.storage.count + 64 }
 }

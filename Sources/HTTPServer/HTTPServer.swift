@@ -46,13 +46,13 @@ public final class HTTPServer: Service, Sendable {
     /// Makes a server; nothing is bound until `start()` or `run()`.
     ///
     /// - Parameters:
-    ///   - onResponse: called on the event-loop thread after each response is handed to the
-    ///     socket (access logs, metrics); keep it quick.
+    ///   - hook: sees every response the server sends, whatever made it (a handler, the router,
+    ///     the parser, the connection limit): adds the header lines every response carries and
+    ///     keeps the access log and metrics. Called on the event-loop threads; keep it quick.
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), router: Router,
-                logger: Logger = Logger(label: "flipbook.http"),
-                onResponse: (@Sendable (HTTPAccessRecord) -> Void)? = nil) {
+                logger: Logger = Logger(label: "flipbook.http"), hook: (any HTTPResponseHook)? = nil) {
         self.configuration = configuration
-        shared = ServerShared(configuration: configuration, router: router, logger: logger, onResponse: onResponse)
+        shared = ServerShared(configuration: configuration, router: router, logger: logger, hook: hook)
     }
 
     /// The bound port (the real one when the configuration asked for port 0); 0 before `start()`.

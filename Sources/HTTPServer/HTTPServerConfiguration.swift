@@ -41,6 +41,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var readBufferBytes: Int = 16 * 1024
     /// The value of the `Server` header on every response.
     public var serverName: String = "Flipbook"
+    /// The header that carries a request id on every response (`X-Request-ID`): the client's,
+    /// echoed when it is 1–128 printable ASCII characters, else one the server makes. Handlers see
+    /// it as ``HTTPRequest/requestID``. nil: no request ids.
+    public var requestIDHeader: String? = nil
 
     /// The defaults.
     public init() {}

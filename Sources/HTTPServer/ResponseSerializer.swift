@@ -1,5 +1,7 @@
-/// Writes response heads: status line, `Server`, `Date`, `Content-Length`, the handler's fields
-/// and `Connection`, in one buffer that goes to `writev` ahead of the untouched body array.
+/// Writes response heads into a connection's output bytes: status line, `Content-Length` and the
+/// handler's fields (or a prepared response's encoded head), then what every response gets —
+/// `Server`, `Date`, the response hook's lines, the request id — and `Connection`. The body array
+/// goes to `sendmsg` after the head, untouched.
 enum ResponseSerializer {
     /// How the `Connection` header is set on a response.
     enum ConnectionHeader {
@@ -12,39 +14,61 @@ enum ResponseSerializer {
     }
 
     static let continueLine: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+    private static let statusPrefix: [UInt8] = Array("HTTP/1.1 ".utf8)
     private static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
     private static let closeLine: [UInt8] = Array("Connection: close\r\n".utf8)
     private static let keepAliveLine: [UInt8] = Array("Connection: keep-alive\r\n".utf8)
 
-    /// The head of `response`. `sendsBody` is false for HEAD requests; `Content-Length` is still
-    /// the body's length (or the handler's own `Content-Length` when it sent no body to HEAD).
-    static func head(for response: HTTPResponse, sendsBody: Bool, serverLine: [UInt8], dateLine: [UInt8],
-                     connection: ConnectionHeader) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(128 + serverLine.count + response.headers.storage.count)
-        let status = response.status
-        out.append(contentsOf: [0x48, 0x54, 0x54, 0x50, 0x2F, 0x31, 0x2E, 0x31, 0x20]) // "HTTP/1.1 "
+    /// Appends the first part of `response`'s head: its status line and fields — a prepared
+    /// response's encoded bytes plus any fields added to it, or `Content-Length` and the fields
+    /// encoded now. `sendsBody` is false for HEAD requests; `Content-Length` is still the body's
+    /// length (or the handler's own `Content-Length` when it sent no body to HEAD).
+    static func appendStatusAndFields(of response: HTTPResponse, sendsBody: Bool, to out: inout [UInt8]) {
+        if let prepared = response.prepared {
+            out.append(contentsOf: prepared.head)
+            response.headers.serialize(into: &out)
+        } else {
+            appendStatusAndFields(status: response.status, headers: response.headers, bodyCount: response.body.count,
+                                  sendsBody: sendsBody, to: &out)
+        }
+    }
+
+    /// Status line, `Content-Length` (unless the status forbids a body) and `headers` (less any
+    /// `Content-Length` of theirs that does not apply).
+    static func appendStatusAndFields(status: HTTPStatus, headers: HTTPHeaders, bodyCount: Int, sendsBody: Bool,
+                                      to out: inout [UInt8]) {
+        out.append(contentsOf: statusPrefix)
         appendDecimal(status.code, to: &out)
         out.append(0x20)
         out.append(contentsOf: status.reasonPhrase.utf8)
         out.append(0x0D)
         out.append(0x0A)
-        out.append(contentsOf: serverLine)
-        out.append(contentsOf: dateLine)
-        var headers = response.headers
+        let hasOwnLength = headers.contains("Content-Length")
         if !status.forbidsBody {
-            let ownLength = !sendsBody && response.body.isEmpty && headers.contains("Content-Length")
-            if !ownLength {
-                if headers.contains("Content-Length") { headers.remove(name: "Content-Length") }
+            let keepsOwnLength = !sendsBody && bodyCount == 0 && hasOwnLength
+            if !keepsOwnLength {
                 out.append(contentsOf: contentLengthPrefix)
-                appendDecimal(response.body.count, to: &out)
+                appendDecimal(bodyCount, to: &out)
                 out.append(0x0D)
                 out.append(0x0A)
+                if hasOwnLength {
+                    var others = headers
+                    others.remove(name: "Content-Length")
+                    others.serialize(into: &out)
+                    return
+                }
             }
-        } else if headers.contains("Content-Length") && status.code != 304 {
-            headers.remove(name: "Content-Length")
+        } else if hasOwnLength && status.code != 304 {
+            var others = headers
+            others.remove(name: "Content-Length")
+            others.serialize(into: &out)
+            return
         }
         headers.serialize(into: &out)
+    }
+
+    /// Appends the `Connection` line (if any) and the blank line that ends the head.
+    static func appendEnd(_ connection: ConnectionHeader, to out: inout [UInt8]) {
         switch connection {
         case .none: break
         case .close: out.append(contentsOf: closeLine)
@@ -52,7 +76,6 @@ enum ResponseSerializer {
         }
         out.append(0x0D)
         out.append(0x0A)
-        return out
     }
 
     static func appendDecimal(_ value: Int, to out: inout [UInt8]) {

@@ -24,6 +24,10 @@ public struct Router: Sendable {
 
     struct Route: Sendable {
         var method: HTTPMethod
+        /// The pattern as registered, e.g. `/frames/:id/:index`.
+        var pattern: String
+        /// The route's position in ``Router/patterns``.
+        var index: Int
         var segments: [Segment]
         var maxBodyBytes: Int?
         var action: Action
@@ -36,6 +40,10 @@ public struct Router: Sendable {
     }
 
     private(set) var routes: [Route] = []
+
+    /// The patterns of the routes, in the order they were registered; a route's position here is
+    /// ``HTTPAccessRecord/routeIndex``.
+    public var patterns: [String] { routes.map(\.pattern) }
 
     /// Builds the 404 answer; defaults to a problem document naming the path.
     public var notFoundResponse: @Sendable (HTTPRequest) -> HTTPResponse = { request in
@@ -62,8 +70,8 @@ public struct Router: Sendable {
     /// to `maxBodyBytes` (default: the configuration's `defaultMaxBodyBytes`); beyond it → 413.
     public mutating func on(_ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int? = nil,
                             _ handler: @escaping Handler) {
-        routes.append(Route(method: method, segments: Self.compile(pattern), maxBodyBytes: maxBodyBytes,
-                            action: .collect(handler)))
+        routes.append(Route(method: method, pattern: pattern, index: routes.count, segments: Self.compile(pattern),
+                            maxBodyBytes: maxBodyBytes, action: .collect(handler)))
     }
 
     /// Registers a GET route (which also answers HEAD).
@@ -90,8 +98,8 @@ public struct Router: Sendable {
     /// `maxBodyBytes` (checked from `Content-Length` before reading, and while reading).
     public mutating func stream(_ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int,
                                 makeSink: @escaping SinkFactory) {
-        routes.append(Route(method: method, segments: Self.compile(pattern), maxBodyBytes: maxBodyBytes,
-                            action: .stream(makeSink)))
+        routes.append(Route(method: method, pattern: pattern, index: routes.count, segments: Self.compile(pattern),
+                            maxBodyBytes: maxBodyBytes, action: .stream(makeSink)))
     }
 
     static func compile(_ pattern: String) -> [Segment] {
@@ -119,8 +127,10 @@ public struct Router: Sendable {
 
         var headFallback: (Route, HTTPPathParameters)?
         var allowed: [HTTPMethod] = []
+        var firstBound: Route?
         for route in routes {
             guard let parameters = Self.bind(route.segments, to: segments) else { continue }
+            if firstBound == nil { firstBound = route }
             if route.method == method { return .found(route, parameters) }
             if method == .HEAD && route.method == .GET && headFallback == nil {
                 headFallback = (route, parameters)
@@ -134,7 +144,9 @@ public struct Router: Sendable {
         allowed.append(.OPTIONS)
         guard method == .OPTIONS else { return .methodNotAllowed(allowed) }
         let methods = allowed
-        let answer = Route(method: .OPTIONS, segments: [], maxBodyBytes: nil,
+        // Reported under the path's (first) route, as the OPTIONS answer for that resource.
+        let answer = Route(method: .OPTIONS, pattern: firstBound?.pattern ?? "", index: firstBound?.index ?? -1,
+                           segments: [], maxBodyBytes: nil,
                            action: .collect { request, _ in .now(optionsResponse(request, methods)) })
         return .found(answer, HTTPPathParameters())
     }

@@ -9,28 +9,28 @@ import Testing
 /// Behaviour behind a proxy: client addresses, readiness while draining, errors of the cache.
 @Suite("Proxy and readiness")
 struct ProxyAndReadinessTests {
-    func decorator(trusting proxies: [String]) -> RequestDecorator {
-        RequestDecorator(instanceName: "x", trustedProxies: proxies.compactMap(IPAddressRange.init), accessLogger: nil,
-                         metricsFactory: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
+    func decorator(trusting proxies: [String]) -> ResponseDecorator {
+        ResponseDecorator(instanceName: "x", trustedProxies: proxies.compactMap(IPAddressRange.init), accessLog: nil,
+                          metrics: HTTPMetrics(loops: 1))
     }
 
-    func request(from peer: String, forwardedFor: [String]) -> HTTPRequest {
+    func request(from peer: String, forwardedFor: [String]) -> HTTPAccessRecord {
         var headers = HTTPHeaders()
         for value in forwardedFor { headers.add(name: "X-Forwarded-For", value: value) }
-        var request = HTTPRequest(method: .GET, target: "/healthz", headers: headers)
-        request.remoteAddress = HTTPPeerAddress(ip: peer, port: 40000)
-        return request
+        return HTTPAccessRecord(method: .GET, path: "/healthz", route: "/healthz", routeIndex: 0, requestHeaders: headers,
+                                requestID: .none, remoteAddress: HTTPPeerAddress(ip: peer, port: 40000), connectionID: 1,
+                                loop: 0, status: 200, bodyBytes: 0, duration: .zero)
     }
 
     @Test func forwardedForIsBelievedOnlyFromTrustedProxies() {
         let d = decorator(trusting: ["127.0.0.1", "10.0.0.0/8"])
-        #expect(d.clientAddress(of: request(from: "127.0.0.1", forwardedFor: ["203.0.113.7"])) == "203.0.113.7")
-        #expect(d.clientAddress(of: request(from: "198.51.100.1", forwardedFor: ["203.0.113.7"])) == "198.51.100.1")
+        #expect(d.clientAddress(request(from: "127.0.0.1", forwardedFor: ["203.0.113.7"])) == "203.0.113.7")
+        #expect(d.clientAddress(request(from: "198.51.100.1", forwardedFor: ["203.0.113.7"])) == "198.51.100.1")
         // A client cannot forge its address by prepending hops: the nearest untrusted hop wins.
-        #expect(d.clientAddress(of: request(from: "127.0.0.1", forwardedFor: ["1.2.3.4, 203.0.113.7, 10.0.0.5"]))
+        #expect(d.clientAddress(request(from: "127.0.0.1", forwardedFor: ["1.2.3.4, 203.0.113.7, 10.0.0.5"]))
                 == "203.0.113.7")
-        #expect(d.clientAddress(of: request(from: "127.0.0.1", forwardedFor: [])) == "127.0.0.1")
-        #expect(decorator(trusting: []).clientAddress(of: request(from: "127.0.0.1", forwardedFor: ["203.0.113.7"]))
+        #expect(d.clientAddress(request(from: "127.0.0.1", forwardedFor: [])) == "127.0.0.1")
+        #expect(decorator(trusting: []).clientAddress(request(from: "127.0.0.1", forwardedFor: ["203.0.113.7"]))
                 == "127.0.0.1")
     }
 

@@ -367,8 +367,8 @@ import Testing
     // MARK: - Access hook
 
     @Test func accessHookSeesEveryResponse() async throws {
-        let records = Mutex<[HTTPAccessRecord]>([])
-        try await withTestServer(liveRouter(), onResponse: { record in records.withLock { $0.append(record) } }) { server in
+        let hook = RecordingHook()
+        try await withTestServer(liveRouter(), hook: hook) { server in
             let client = try TestClient(port: server.port)
             try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\nHEAD /hello HTTP/1.1\r\nHost: t\r\n\r\nGET /later/30 HTTP/1.1\r\nHost: t\r\n\r\nGET /nope HTTP/1.1\r\nHost: t\r\n\r\n")
             _ = try client.readResponse()
@@ -376,8 +376,9 @@ import Testing
             _ = try client.readResponse()
             _ = try client.readResponse()
         }
-        let seen = records.withLock { $0 }
+        let seen = hook.all
         #expect(seen.map(\.method) == [.GET, .HEAD, .GET, .GET])
+        #expect(seen.map(\.route) == ["/hello", "/hello", "/later/:ms", nil])
         #expect(seen.map(\.path) == ["/hello", "/hello", "/later/30", "/nope"])
         #expect(seen.map(\.status) == [200, 200, 200, 404])
         #expect(seen.map(\.bodyBytes).prefix(3) == [5, 0, 8])

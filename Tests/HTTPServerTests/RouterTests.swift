@@ -87,17 +87,24 @@ import Testing
         #expect(headers.isEmpty)
     }
 
-    @Test func responseHeadCarriesServerDateLengthAndConnection() {
+    @Test func responseHeadCarriesLengthFieldsAndConnection() {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "image/png")
+        headers.add(name: "Content-Length", value: "99")  // replaced by the body's length
         let response = HTTPResponse(status: .ok, headers: headers, body: [1, 2, 3])
-        let head = ResponseSerializer.head(for: response, sendsBody: true, serverLine: Array("Server: t\r\n".utf8),
-                                           dateLine: Array("Date: d\r\n".utf8), connection: .close)
+        var head: [UInt8] = []
+        ResponseSerializer.appendStatusAndFields(of: response, sendsBody: true, to: &head)
+        ResponseSerializer.appendEnd(.close, to: &head)
         #expect(String(decoding: head, as: UTF8.self)
-            == "HTTP/1.1 200 OK\r\nServer: t\r\nDate: d\r\nContent-Length: 3\r\nContent-Type: image/png\r\nConnection: close\r\n\r\n")
-        let notModified = ResponseSerializer.head(for: HTTPResponse(status: .notModified), sendsBody: false,
-                                                  serverLine: [], dateLine: [], connection: .none)
+            == "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Type: image/png\r\nConnection: close\r\n\r\n")
+        var notModified: [UInt8] = []
+        ResponseSerializer.appendStatusAndFields(of: HTTPResponse(status: .notModified), sendsBody: false, to: &notModified)
+        ResponseSerializer.appendEnd(.none, to: &notModified)
         #expect(String(decoding: notModified, as: UTF8.self) == "HTTP/1.1 304 Not Modified\r\n\r\n")
+        var headOwnLength: [UInt8] = []
+        ResponseSerializer.appendStatusAndFields(of: HTTPResponse(status: .ok, headers: ["Content-Length": "7"]),
+                                                 sendsBody: false, to: &headOwnLength)
+        #expect(String(decoding: headOwnLength, as: UTF8.self) == "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n")
     }
 
     @Test func dateIsIMFFixdate() {

@@ -13,7 +13,9 @@ public final class FlipbookAPI: Sendable {
     let cache: FrameCache
     let registry: PrometheusCollectorRegistry
     let logger: Logger
-    let decorator: RequestDecorator
+    /// The HTTP server's response hook: `X-Served-By`, CORS, metrics and the access log of every
+    /// response.
+    let decorator: ResponseDecorator
     /// The browser pages and the player component (nil when `ui.dir` is empty or unreadable).
     let webAssets: WebAssets?
     /// Uploads are indexed (every frame decoded once) here, off the event loops.
@@ -23,8 +25,11 @@ public final class FlipbookAPI: Sendable {
     /// True while the server drains (readiness answers 503).
     let isDraining: @Sendable () -> Bool
 
+    /// - Parameters:
+    ///   - loops: the HTTP server's event loops (metrics and the access log keep per-loop state).
+    ///   - accessLog: where access-log lines go; nil when `log.accessLog` is off.
     public init(settings: FlipbookSettings, store: ImageStore, cache: FrameCache,
-                registry: PrometheusCollectorRegistry, logger: Logger,
+                registry: PrometheusCollectorRegistry, logger: Logger, loops: Int = 1, accessLog: AccessLog? = nil,
                 isDraining: @escaping @Sendable () -> Bool) {
         self.settings = settings
         self.store = store
@@ -33,13 +38,10 @@ public final class FlipbookAPI: Sendable {
         self.logger = logger
         self.isDraining = isDraining
         let instance = settings.server.instanceName.isEmpty ? Self.hostName() : settings.server.instanceName
-        var accessLogger = logger
-        accessLogger[metadataKey: "component"] = "access"
-        decorator = RequestDecorator(
+        decorator = ResponseDecorator(
             instanceName: instance,
             trustedProxies: settings.server.trustedProxies.compactMap(IPAddressRange.init),
-            accessLogger: settings.log.accessLog ? accessLogger : nil,
-            metricsFactory: PrometheusMetricsFactory(registry: registry),
+            accessLog: accessLog, metrics: HTTPMetrics(loops: loops),
             cors: CORSPolicy(origins: settings.server.corsOrigins))
         if settings.ui.dir.isEmpty {
             webAssets = nil
@@ -56,51 +58,38 @@ public final class FlipbookAPI: Sendable {
     /// The name in `X-Served-By`.
     public var instanceName: String { decorator.instanceName }
 
+    /// What the HTTP server hands every response to.
+    public var responseHook: any HTTPResponseHook { decorator }
+
     /// Every route of the API.
     public func makeRouter() -> Router {
         var router = Router()
-        let d = decorator
         router.stream(.POST, "/images", maxBodyBytes: settings.server.maxUploadBytes) { [self] request, responder in
             self.uploadSink(request, responder, name: nil)
         }
         router.stream(.PUT, "/images/:id", maxBodyBytes: settings.server.maxUploadBytes) { [self] request, responder in
             self.uploadSink(request, responder, name: request.pathParameters["id"])
         }
-        router.get("/images", d.wrap(route: "/images") { [self] in self.listImages($0, $1) })
-        router.get("/images/:id", d.wrap(route: "/images/:id") { [self] in self.metadata($0, $1) })
-        router.delete("/images/:id", d.wrap(route: "/images/:id") { [self] in self.deleteImage($0, $1) })
-        router.get("/images/:id/delays", d.wrap(route: "/images/:id/delays") { [self] in self.delays($0, $1) })
-        router.get("/images/:id/cache", d.wrap(route: "/images/:id/cache") { [self] in self.cacheResidency($0, $1) })
-        router.get("/frames/:id/:index", d.wrap(route: "/frames/:id/:index") { [self] in self.frame($0, $1) })
-        router.get("/frames/:id", d.wrap(route: "/frames/:id") { [self] in self.frameAtTime($0, $1) })
-        router.get("/healthz", d.wrap(route: "/healthz") { [self] in self.health($0, $1) })
-        router.get("/readyz", d.wrap(route: "/readyz") { [self] in self.readiness($0, $1) })
-        router.get("/metrics", d.wrap(route: "/metrics") { [self] in self.metrics($0, $1) })
-        router.get("/stats", d.wrap(route: "/stats") { [self] in self.stats($0, $1) })
-        router.post("/admin/memory-pressure", maxBodyBytes: 4096,
-                    d.wrap(route: "/admin/memory-pressure") { [self] in self.memoryPressure($0, $1) })
+        router.get("/images") { [self] in self.listImages($0, $1) }
+        router.get("/images/:id") { [self] in self.metadata($0, $1) }
+        router.delete("/images/:id") { [self] in self.deleteImage($0, $1) }
+        router.get("/images/:id/delays") { [self] in self.delays($0, $1) }
+        router.get("/images/:id/cache") { [self] in self.cacheResidency($0, $1) }
+        router.get("/frames/:id/:index") { [self] in self.frame($0, $1) }
+        router.get("/frames/:id") { [self] in self.frameAtTime($0, $1) }
+        router.get("/healthz") { [self] in self.health($0, $1) }
+        router.get("/readyz") { [self] in self.readiness($0, $1) }
+        router.get("/metrics") { [self] in self.metrics($0, $1) }
+        router.get("/stats") { [self] in self.stats($0, $1) }
+        router.post("/admin/memory-pressure", maxBodyBytes: 4096) { [self] in self.memoryPressure($0, $1) }
         if webAssets != nil {
-            router.get("/", d.wrap(route: "/") { [self] in self.browserPage($0, $1) })
-            router.get("/player/:id", d.wrap(route: "/player/:id") { [self] in self.playerPage($0, $1) })
-            router.get("/ui/:file", d.wrap(route: "/ui/:file") { [self] in self.uiFile($0, $1) })
+            router.get("/") { [self] in self.browserPage($0, $1) }
+            router.get("/player/:id") { [self] in self.playerPage($0, $1) }
+            router.get("/ui/:file") { [self] in self.uiFile($0, $1) }
         }
-        let instance = decorator.instanceName
+        // CORS headers reach every response (404 and 405 included) through the response hook.
         let cors = decorator.cors
-        router.notFoundResponse = { request in
-            var response = HTTPResponse.problem(.notFound, detail: "No resource at \(request.path).")
-            response.headers.set(name: "X-Served-By", value: instance)
-            cors.decorate(&response, origin: request.headers["Origin"])
-            return response
-        }
-        let notAllowed = router.methodNotAllowedResponse
-        router.methodNotAllowedResponse = { request, allowed in
-            var response = notAllowed(request, allowed)
-            cors.decorate(&response, origin: request.headers["Origin"])
-            return response
-        }
-        router.optionsResponse = { request, allowed in
-            d.finish(cors.preflight(request, allowed: allowed), d.context(for: request, route: "OPTIONS"))
-        }
+        router.optionsResponse = { request, allowed in cors.preflight(request, allowed: allowed) }
         return router
     }
 
@@ -196,18 +185,7 @@ public final class FlipbookAPI: Sendable {
 
     /// Whether one of the `If-None-Match` entity tags equals `etag` (weak comparison, `*` too).
     static func matches(_ request: HTTPRequest, etag: String) -> Bool {
-        let values = request.headers.values(for: "If-None-Match")
-        guard !values.isEmpty else { return false }
-        let bare = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
-        for value in values {
-            for tag in value.split(separator: ",") {
-                let tag = tag.trimmingCharacters(in: .whitespaces)
-                if tag == "*" { return true }
-                let tagBare = tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
-                if tagBare == bare { return true }
-            }
-        }
-        return false
+        request.headers.ifNoneMatchMatches(etag)
     }
 
     /// A 304 carrying the validators and caching headers the 200 would have had.

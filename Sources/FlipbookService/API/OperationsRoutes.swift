@@ -39,7 +39,16 @@ extension FlipbookAPI {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
         headers.add(name: "Cache-Control", value: "no-store")
-        return .now(HTTPResponse(status: .ok, headers: headers, body: registry.emitToBuffer()))
+        var body = registry.emitToBuffer()
+        decorator.metrics.emit(into: &body)
+        if let accessLog = decorator.accessLog {
+            let counts = accessLog.counts
+            body += Array(("# TYPE flipbook_access_log_lines_total counter\n"
+                + "flipbook_access_log_lines_total \(counts.linesWritten)\n"
+                + "# TYPE flipbook_access_log_dropped_lines_total counter\n"
+                + "flipbook_access_log_dropped_lines_total \(counts.linesDropped)\n").utf8)
+        }
+        return .now(HTTPResponse(status: .ok, headers: headers, body: body))
     }
 
     func stats(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
@@ -48,7 +57,8 @@ extension FlipbookAPI {
 
     /// The `/stats` document, never cached: also the answer to a memory-pressure request.
     private func statsResponse() -> HTTPResponse {
-        Self.json(Self.encodeJSON(ServiceStats(cache: cache.stats(), files: store.fileStats)),
+        Self.json(Self.encodeJSON(ServiceStats(cache: cache.stats(), files: store.fileStats,
+                                               accessLog: AccessLogStats(decorator.accessLog))),
                   headers: ["Cache-Control": "no-store"])
     }
 

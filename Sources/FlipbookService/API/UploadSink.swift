@@ -9,22 +9,22 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
     private let upload: UploadFile
     private let name: String?
     private let responder: HTTPResponder
-    private let context: RequestDecorator.Context
+    /// The request's id, for the error log.
+    private let requestID: HTTPRequestID
 
-    init(api: FlipbookAPI, upload: UploadFile, name: String?, responder: HTTPResponder,
-         context: RequestDecorator.Context) {
+    init(api: FlipbookAPI, upload: UploadFile, name: String?, responder: HTTPResponder, requestID: HTTPRequestID) {
         self.api = api
         self.upload = upload
         self.name = name
         self.responder = responder
-        self.context = context
+        self.requestID = requestID
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws {
         do {
             try upload.append(chunk)
         } catch {
-            api.logger.error("upload write failed", metadata: ["error": "\(error)", "requestID": "\(context.requestID)"])
+            api.logger.error("upload write failed", metadata: ["error": "\(error)", "requestID": "\(requestID)"])
             throw HTTPError(.internalServerError, detail: "The upload could not be written to disk.")
         }
     }
@@ -32,12 +32,11 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
     func finish() -> HTTPHandlerResult {
         guard upload.byteCount > 0 else {
             upload.discard()
-            return .now(api.decorator.finish(.problem(.badRequest, detail: "The request body is empty; send the image's bytes."),
-                                             context))
+            return .now(.problem(.badRequest, detail: "The request body is empty; send the image's bytes."))
         }
-        let (api, upload, name, responder, context) = (self.api, self.upload, self.name, self.responder, self.context)
+        let (api, upload, name, responder, requestID) = (self.api, self.upload, self.name, self.responder, self.requestID)
         api.ingestQueue.async {
-            responder.respond(api.decorator.finish(api.commitUpload(upload, name: name, context: context), context))
+            responder.respond(api.commitUpload(upload, name: name, requestID: requestID))
         }
         return .later
     }
@@ -48,9 +47,9 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
 }
 
 /// A sink that refuses an upload (auth or a bad name). A small body is read and dropped so the
-/// client gets the whole answer (with `WWW-Authenticate` and the request id) on a connection that
-/// stays usable; past `discardLimit` bytes the server answers at once and closes instead of
-/// reading megabytes nobody wants.
+/// client gets the whole answer (with `WWW-Authenticate`) on a connection that stays usable; past
+/// `discardLimit` bytes the server answers at once and closes instead of reading megabytes nobody
+/// wants.
 final class RefusingSink: HTTPBodySink, @unchecked Sendable {
     static let discardLimit = 64 * 1024
     /// The answer once the body is read.
@@ -59,14 +58,9 @@ final class RefusingSink: HTTPBodySink, @unchecked Sendable {
     private let early: HTTPError
     private var discarded = 0
 
-    /// - Parameter decorate: adds the headers every Flipbook response carries.
-    init(_ refusal: HTTPError, decorate: (HTTPResponse) -> HTTPResponse) {
-        response = decorate(FlipbookAPI.problem(refusal))
-        var headers = HTTPHeaders()
-        for field in response.headers where field.name.lowercased() != "content-type" {
-            headers.add(name: field.name, value: field.value)  // problem() sets the content type itself
-        }
-        early = HTTPError(refusal.status, detail: refusal.detail, headers: headers)
+    init(_ refusal: HTTPError) {
+        response = FlipbookAPI.problem(refusal)
+        early = refusal
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws {
@@ -82,17 +76,16 @@ final class RefusingSink: HTTPBodySink, @unchecked Sendable {
 extension FlipbookAPI {
     /// The sink for `POST /images` (name nil) or `PUT /images/{name}`.
     func uploadSink(_ request: HTTPRequest, _ responder: HTTPResponder, name: String?) -> any HTTPBodySink {
-        let context = decorator.context(for: request, route: name == nil ? "/images" : "/images/:id")
-        let decorate = { [decorator] (response: HTTPResponse) in decorator.finish(response, context) }
         if let refusal = Authorization.check(request, token: settings.auth.uploadToken, what: "Uploading",
                                              disabledWhenEmpty: false) {
-            return RefusingSink(refusal, decorate: decorate)
+            return RefusingSink(refusal)
         }
         if let name, let why = ImageID.validateName(name) {
-            return RefusingSink(HTTPError(.badRequest, detail: "Invalid image name '\(name)': \(why)."), decorate: decorate)
+            return RefusingSink(HTTPError(.badRequest, detail: "Invalid image name '\(name)': \(why)."))
         }
         do {
-            return UploadSink(api: self, upload: try store.beginUpload(), name: name, responder: responder, context: context)
+            return UploadSink(api: self, upload: try store.beginUpload(), name: name, responder: responder,
+                              requestID: request.requestID)
         } catch {
             logger.error("cannot start an upload", metadata: ["error": "\(error)"])
             let detail = if case ImageStore.StoreError.unavailable = error {
@@ -101,13 +94,12 @@ extension FlipbookAPI {
                 "Storage is not writable right now; retry shortly."
             }
             return RefusingSink(HTTPError(.serviceUnavailable, detail: detail,
-                                          headers: ["Retry-After": String(Self.storageRetryAfterSeconds)]),
-                                decorate: decorate)
+                                          headers: ["Retry-After": String(Self.storageRetryAfterSeconds)]))
         }
     }
 
     /// Verifies and stores a finished upload (on the ingest queue) and says how it went.
-    func commitUpload(_ upload: UploadFile, name: String?, context: RequestDecorator.Context) -> HTTPResponse {
+    func commitUpload(_ upload: UploadFile, name: String?, requestID: HTTPRequestID) -> HTTPResponse {
         do {
             let (record, created) = try store.commit(upload, name: name)
             var headers = HTTPHeaders()
@@ -125,14 +117,14 @@ extension FlipbookAPI {
                 return .problem(.conflict, detail: why + ".")
             case .unavailable(let why):
                 logger.warning("upload not stored: storage unavailable",
-                               metadata: ["error": "\(why)", "requestID": "\(context.requestID)"])
+                               metadata: ["error": "\(why)", "requestID": "\(requestID)"])
                 return Self.storageUnavailable("The image could not be stored: storage cannot be reached right now")
             case .io(let why):
-                logger.error("upload not stored", metadata: ["error": "\(why)", "requestID": "\(context.requestID)"])
+                logger.error("upload not stored", metadata: ["error": "\(why)", "requestID": "\(requestID)"])
                 return .problem(.internalServerError, detail: "The image could not be stored.")
             }
         } catch {
-            logger.error("upload not stored", metadata: ["error": "\(error)", "requestID": "\(context.requestID)"])
+            logger.error("upload not stored", metadata: ["error": "\(error)", "requestID": "\(requestID)"])
             return .problem(.internalServerError, detail: "The image could not be stored.")
         }
     }

@@ -20,6 +20,8 @@ public final class FlipbookServer: Sendable {
     public let api: FlipbookAPI
     public let http: HTTPServer
     public let registry: PrometheusCollectorRegistry
+    /// The access log, when `log.accessLog` is on.
+    public let accessLog: AccessLog?
     private let logger: Logger
     private let monitor: MemoryPressureMonitor
 
@@ -56,11 +58,18 @@ public final class FlipbookServer: Sendable {
         monitorSettings.criticalFraction = settings.cache.pressureCriticalFraction
         monitor = MemoryPressureMonitor(cache: cache, settings: monitorSettings)
 
-        let box = ServerBox()
-        api = FlipbookAPI(settings: settings, store: store, cache: cache, registry: registry, logger: logger,
-                          isDraining: { box.server?.isDraining ?? false })
         var configuration = HTTPServerConfiguration(host: settings.server.host, port: settings.server.port)
         if settings.server.eventLoopThreads > 0 { configuration.eventLoopThreads = settings.server.eventLoopThreads }
+        configuration.requestIDHeader = ResponseDecorator.requestIDHeader
+        accessLog = settings.log.accessLog
+            ? try AccessLog(destination: settings.log.accessLogFile.isEmpty ? .standardError : .file(settings.log.accessLogFile),
+                            format: settings.log.format == "json" ? .json : .text,
+                            loops: configuration.eventLoopThreads)
+            : nil
+        let box = ServerBox()
+        api = FlipbookAPI(settings: settings, store: store, cache: cache, registry: registry, logger: logger,
+                          loops: configuration.eventLoopThreads, accessLog: accessLog,
+                          isDraining: { box.server?.isDraining ?? false })
         configuration.maxConnections = settings.server.maxConnections
         configuration.maxRequestLineBytes = settings.server.maxRequestLineBytes
         configuration.maxHeaderBytes = settings.server.maxHeaderBytes
@@ -69,7 +78,7 @@ public final class FlipbookServer: Sendable {
         configuration.bodyReadIdleTimeout = .milliseconds(Int(settings.server.bodyIdleTimeoutSeconds * 1000))
         configuration.keepAliveIdleTimeout = .milliseconds(Int(settings.server.keepAliveTimeoutSeconds * 1000))
         configuration.drainTimeout = .milliseconds(Int(settings.server.drainTimeoutSeconds * 1000))
-        http = HTTPServer(configuration: configuration, router: api.makeRouter(), logger: logger)
+        http = HTTPServer(configuration: configuration, router: api.makeRouter(), logger: logger, hook: api.responseHook)
         box.server = http
         logger.info("frame cache ready", metadata: [
             "budgetBytes": "\(budget)", "memoryLimitBytes": "\(memory.limitBytes)",
@@ -85,24 +94,29 @@ public final class FlipbookServer: Sendable {
         monitor.start()
     }
 
-    /// Drains and stops.
+    /// Drains and stops; every access-log line is written before it returns.
     public func stop() async {
         http.shutdown()
         await http.waitUntilStopped()
+        accessLog?.close()
         monitor.stop()
         cache.shutdown()
     }
 
-    /// Serves until SIGTERM or SIGINT, then drains. SIGUSR1 raises a memory-pressure warning.
+    /// Serves until SIGTERM or SIGINT, then drains (writing the last access-log lines). SIGUSR1
+    /// raises a memory-pressure warning; SIGHUP reopens the access-log file.
     public func run() async throws {
         monitor.start()
         defer {
+            accessLog?.close()
             monitor.stop()
             cache.shutdown()
         }
         let pressureSignals = PressureSignalService(cache: cache, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: http), .init(service: pressureSignals)]
+        if let accessLog { services.append(.init(service: AccessLogReopenService(accessLog: accessLog))) }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: http), .init(service: pressureSignals)],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
@@ -113,6 +127,18 @@ public final class FlipbookServer: Sendable {
 /// Lets the readiness check see the server that is built after the API.
 private final class ServerBox: @unchecked Sendable {
     var server: HTTPServer?
+}
+
+/// Reopens the access-log file on SIGHUP, after logrotate moved it away.
+struct AccessLogReopenService: Service {
+    let accessLog: AccessLog
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        for await _ in signals.cancelOnGracefulShutdown() {
+            accessLog.reopen()
+        }
+    }
 }
 
 /// Turns SIGUSR1 into a memory-pressure warning, the way an OS memory warning reaches an app.

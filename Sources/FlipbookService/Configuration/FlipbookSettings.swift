@@ -118,6 +118,9 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var format = "text"
         /// Log every request (method, path, status, bytes, duration, client, request id).
         public var accessLog = true
+        /// Where access-log lines go: empty = standard error; a path = that file, reopened on
+        /// SIGHUP (for logrotate).
+        public var accessLogFile = ""
         public init() {}
     }
 

@@ -66,6 +66,7 @@ enum SettingKeys {
         Key(name: "log.level", kind: .string(\.log.level)),
         Key(name: "log.format", kind: .string(\.log.format)),
         Key(name: "log.accessLog", kind: .bool(\.log.accessLog)),
+        Key(name: "log.accessLogFile", kind: .string(\.log.accessLogFile)),
     ]
 
     static func key(named name: String) -> Key? {

@@ -51,19 +51,41 @@ struct CORSPolicy: Sendable {
         return origin
     }
 
-    /// Adds the CORS headers an actual (non-preflight) response needs.
-    func decorate(_ response: inout HTTPResponse, origin: String?) {
-        guard isEnabled else { return }
-        if !allowsAny { response.headers.add(name: "Vary", value: "Origin") }
+    /// The CORS header lines that do not depend on the request, for every response: with `*`,
+    /// all of them; with a list of origins, none.
+    var constantLines: [UInt8] {
+        allowsAny ? Self.lines([("Access-Control-Allow-Origin", "*"),
+                                ("Access-Control-Expose-Headers", Self.exposedHeaders)]) : []
+    }
+
+    /// Appends the CORS header lines an actual (non-preflight) response to a request from
+    /// `origin` needs when origins are listed: `Vary: Origin`, and for a listed origin, the
+    /// origin and the exposed headers. Nothing for `*` (see ``constantLines``) or when off.
+    func appendLines(origin: String?, to head: inout [UInt8]) {
+        guard isEnabled, !allowsAny else { return }
+        head += Self.varyOrigin
         guard let allowed = allowedOrigin(origin) else { return }
-        response.headers.set(name: "Access-Control-Allow-Origin", value: allowed)
-        response.headers.set(name: "Access-Control-Expose-Headers", value: Self.exposedHeaders)
+        head += Self.lines([("Access-Control-Allow-Origin", allowed),
+                            ("Access-Control-Expose-Headers", Self.exposedHeaders)])
+    }
+
+    private static let varyOrigin = lines([("Vary", "Origin")])
+
+    /// `Name: value\r\n` lines (CR, LF and NUL in values become spaces, as `HTTPHeaders` does).
+    private static func lines(_ fields: [(String, String)]) -> [UInt8] {
+        var headers = HTTPHeaders()
+        for (name, value) in fields { headers.add(name: name, value: value) }
+        var bytes: [UInt8] = []
+        for field in headers {
+            bytes += Array(field.name.utf8) + [0x3A, 0x20] + Array(field.value.utf8) + [0x0D, 0x0A]
+        }
+        return bytes
     }
 
     /// The answer to `OPTIONS` on a known path: 204 with `Allow`, plus, for an allowed origin's
     /// preflight (`Access-Control-Request-Method` one of the path's methods), the methods,
     /// headers and max age the browser may use. `Access-Control-Allow-Origin` and `Vary: Origin`
-    /// come from ``decorate(_:origin:)`` like on every response. A preflight from an origin that
+    /// come from ``constantLines`` and ``appendLines(origin:to:)`` like on every response. A preflight from an origin that
     /// is not allowed gets no CORS header, and the browser refuses the request it wanted to make.
     func preflight(_ request: HTTPRequest, allowed: [HTTPMethod]) -> HTTPResponse {
         var response = HTTPResponse(status: .noContent)

@@ -1,35 +1,172 @@
-import Metrics
+import HTTPServer
+import Prometheus
 import Synchronization
 
-/// Request counters (by method, route and status) and latency timers (by route), made once per
-/// label set and reused, so the hot path does not ask the metrics backend for them each time.
+/// Request counters (`flipbook_http_requests_total` by method, route and status) and latency
+/// histograms (`flipbook_http_request_duration_seconds` by route), kept per event loop — each
+/// loop records into its own table behind its own lock, which only that loop and a scrape take —
+/// and summed when `/metrics` is scraped. Names, labels and buckets are those swift-prometheus
+/// gives a swift-metrics `Counter` and `Timer`, which these used to be.
+///
+/// Labels stay bounded whatever clients send: the route is the matched pattern (`unmatched` when
+/// none matched), the method one of the standard ones (`other` for any other token, `-` when the
+/// request line was not understood).
 final class HTTPMetrics: Sendable {
-    private let factory: any MetricsFactory
-    private let counters = Mutex<[String: Counter]>([:])
-    private let timers = Mutex<[String: Metrics.Timer]>([:])
+    /// The upper bounds of the latency buckets, in nanoseconds (swift-prometheus' defaults for a
+    /// `Timer`: 5 ms … 10 s).
+    static let bucketBounds: [Int64] = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000].map { $0 * 1_000_000 }
+    static let methods: [HTTPMethod] = [.GET, .HEAD, .POST, .PUT, .DELETE, .PATCH, .OPTIONS, .TRACE, .CONNECT]
+    private static let otherMethod = methods.count
+    private static let unparsedMethod = methods.count + 1
 
-    init(factory: any MetricsFactory) {
-        self.factory = factory
+    /// One latency histogram.
+    struct Histogram {
+        var buckets: [Int]
+        var sumNanoseconds: Int64 = 0
+        var count = 0
+
+        init() { buckets = Array(repeating: 0, count: HTTPMetrics.bucketBounds.count) }
+
+        mutating func record(_ nanoseconds: Int64) {
+            // Buckets are cumulative, as Prometheus reads them.
+            var i = HTTPMetrics.bucketBounds.count - 1
+            while i >= 0 && nanoseconds <= HTTPMetrics.bucketBounds[i] {
+                buckets[i] += 1
+                i -= 1
+            }
+            sumNanoseconds &+= nanoseconds
+            count += 1
+        }
+
+        mutating func add(_ other: Histogram) {
+            for i in buckets.indices { buckets[i] += other.buckets[i] }
+            sumNanoseconds &+= other.sumNanoseconds
+            count += other.count
+        }
     }
 
-    func record(method: String, route: String, status: Int, nanoseconds: Int64) {
-        let key = method + " " + route + " " + String(status)
-        let counter = counters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = Counter(label: "flipbook_http_requests_total",
-                                  dimensions: [("method", method), ("route", route), ("status", String(status))],
-                                  factory: factory)
-            counters[key] = counter
-            return counter
+    /// One loop's counts: requests by (route, method, status) packed in one key, latency by route
+    /// (index + 1; 0 = unmatched), and the routes' labels as responses named them.
+    struct Counts {
+        var requests: [UInt64: Int] = [:]
+        var latency: [Histogram] = [Histogram()]
+        var routeLabels: [String?] = ["unmatched"]
+
+        mutating func add(_ other: Counts) {
+            for (key, value) in other.requests { requests[key, default: 0] += value }
+            grow(to: other.latency.count)
+            for i in other.latency.indices {
+                latency[i].add(other.latency[i])
+                if routeLabels[i] == nil { routeLabels[i] = other.routeLabels[i] }
+            }
         }
-        counter.increment()
-        let timer = timers.withLock { timers in
-            if let timer = timers[route] { return timer }
-            let timer = Metrics.Timer(label: "flipbook_http_request_duration_seconds",
-                                      dimensions: [("route", route)], factory: factory)
-            timers[route] = timer
-            return timer
+
+        mutating func grow(to count: Int) {
+            while latency.count < count {
+                latency.append(Histogram())
+                routeLabels.append(nil)
+            }
         }
-        timer.recordNanoseconds(nanoseconds)
+    }
+
+    private let loops: PerLoop<Counts>
+
+    /// - Parameter loops: the number of event loops.
+    init(loops: Int) {
+        self.loops = PerLoop(count: loops) { Counts() }
+    }
+
+    /// Counts one response (on its event loop).
+    func record(_ record: HTTPAccessRecord) {
+        let route = record.route == nil ? 0 : record.routeIndex + 1
+        let method = Self.methodIndex(record.method)
+        let key = UInt64(route) << 32 | UInt64(method) << 16 | UInt64(UInt16(clamping: record.status))
+        let nanoseconds = Int64(record.duration.components.seconds) * 1_000_000_000
+            + record.duration.components.attoseconds / 1_000_000_000
+        loops.withLock(record.loop) { counts in
+            counts.requests[key, default: 0] += 1
+            if route >= counts.latency.count { counts.grow(to: route + 1) }
+            if counts.routeLabels[route] == nil { counts.routeLabels[route] = record.route }
+            counts.latency[route].record(nanoseconds)
+        }
+    }
+
+    private static func methodIndex(_ method: HTTPMethod) -> Int {
+        if method.rawValue == "-" { return unparsedMethod }
+        return methods.firstIndex(of: method) ?? otherMethod
+    }
+
+    private static func methodLabel(_ index: Int) -> String {
+        index < methods.count ? methods[index].rawValue : (index == otherMethod ? "other" : "-")
+    }
+
+    /// The totals of every loop.
+    func totals() -> Counts {
+        var total = Counts()
+        loops.forEach { total.add($0) }
+        return total
+    }
+
+    /// The number of responses counted with `status` (on `route`, a pattern or `unmatched`, when
+    /// given).
+    func count(route: String? = nil, status: Int) -> Int {
+        let totals = totals()
+        return totals.requests.reduce(0) { sum, entry in
+            let routeIndex = Int(entry.key >> 32)
+            let matches = route.map { totals.routeLabels[routeIndex] == $0 } ?? true
+            return sum + (matches && Int(entry.key & 0xFFFF) == status ? entry.value : 0)
+        }
+    }
+
+    /// Appends both families in the Prometheus text format.
+    func emit(into buffer: inout [UInt8]) {
+        let totals = totals()
+        if !totals.requests.isEmpty {
+            buffer.append(contentsOf: "# TYPE flipbook_http_requests_total counter\n".utf8)
+            for (key, value) in totals.requests.sorted(by: { $0.key < $1.key }) {
+                let route = Int(key >> 32), method = Int((key >> 16) & 0xFFFF), status = Int(key & 0xFFFF)
+                buffer.append(contentsOf: "flipbook_http_requests_total{method=\"".utf8)
+                Self.appendLabelValue(Self.methodLabel(method), to: &buffer)
+                buffer.append(contentsOf: "\",route=\"".utf8)
+                Self.appendLabelValue(totals.routeLabels[route] ?? "unmatched", to: &buffer)
+                buffer.append(contentsOf: "\",status=\"\(status)\"} \(value)\n".utf8)
+            }
+        }
+        let used = totals.latency.indices.filter { totals.latency[$0].count > 0 }
+        guard !used.isEmpty else { return }
+        let name = "flipbook_http_request_duration_seconds"
+        buffer.append(contentsOf: "# TYPE \(name) histogram\n".utf8)
+        for index in used {
+            let histogram = totals.latency[index]
+            var label: [UInt8] = Array("route=\"".utf8)
+            Self.appendLabelValue(totals.routeLabels[index] ?? "unmatched", to: &label)
+            label.append(0x22)
+            for (bound, count) in zip(Self.bucketBounds, histogram.buckets) {
+                buffer.append(contentsOf: "\(name)_bucket{".utf8)
+                buffer.append(contentsOf: label)
+                buffer.append(contentsOf: ",le=\"\(Duration.nanoseconds(bound).bucketRepresentation)\"} \(count)\n".utf8)
+            }
+            buffer.append(contentsOf: "\(name)_bucket{".utf8)
+            buffer.append(contentsOf: label)
+            buffer.append(contentsOf: ",le=\"+Inf\"} \(histogram.count)\n".utf8)
+            buffer.append(contentsOf: "\(name)_sum{".utf8)
+            buffer.append(contentsOf: label)
+            buffer.append(contentsOf: "} \(Duration.nanoseconds(histogram.sumNanoseconds).bucketRepresentation)\n".utf8)
+            buffer.append(contentsOf: "\(name)_count{".utf8)
+            buffer.append(contentsOf: label)
+            buffer.append(contentsOf: "} \(histogram.count)\n".utf8)
+        }
+    }
+
+    /// A label value with `\`, `"` and newlines escaped, as the text format requires.
+    static func appendLabelValue(_ value: String, to buffer: inout [UInt8]) {
+        for byte in value.utf8 {
+            switch byte {
+            case 0x5C: buffer.append(contentsOf: [0x5C, 0x5C])
+            case 0x22: buffer.append(contentsOf: [0x5C, 0x22])
+            case 0x0A: buffer.append(contentsOf: [0x5C, 0x6E])
+            default: buffer.append(byte)
+            }
+        }
     }
 }

@@ -40,6 +40,27 @@ final class HashingSink: HTTPBodySink {
     }
 }
 
+/// A response hook that adds the header lines it is given and records every response it is told
+/// about, in order.
+final class RecordingHook: HTTPResponseHook {
+    let constantHeaderLines: [UInt8]
+    private let records = Mutex<[HTTPAccessRecord]>([])
+
+    init(constantLines: String = "") {
+        constantHeaderLines = Array(constantLines.utf8)
+    }
+
+    func appendHeaderLines(for record: HTTPAccessRecord, to head: inout [UInt8]) {
+        head += Array("X-Seen-Status: \(record.status)\r\n".utf8)
+    }
+
+    func responseQueued(_ record: HTTPAccessRecord) {
+        records.withLock { $0.append(record) }
+    }
+
+    var all: [HTTPAccessRecord] { records.withLock { $0 } }
+}
+
 /// Records streamed-body failures across threads (the sink runs on an event-loop thread).
 final class FailureLog: Sendable {
     let failures = Mutex<[HTTPBodyFailure]>([])

@@ -156,12 +156,12 @@ extension String {
 
 /// Starts a server on an ephemeral loopback port, runs `body`, and drains the server afterwards.
 func withTestServer<T>(_ router: Router, configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-                       onResponse: (@Sendable (HTTPAccessRecord) -> Void)? = nil,
+                       hook: (any HTTPResponseHook)? = nil,
                        _ body: (HTTPServer) async throws -> T) async throws -> T {
     var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
     configuration.eventLoopThreads = 2
     configure(&configuration)
-    let server = HTTPServer(configuration: configuration, router: router, onResponse: onResponse)
+    let server = HTTPServer(configuration: configuration, router: router, hook: hook)
     try server.start()
     do {
         let result = try await body(server)

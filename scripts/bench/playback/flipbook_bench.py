@@ -99,6 +99,17 @@ class Server:
             raise RuntimeError(f"upload of {path}: {r.status} {body[:300]!r}")
         return json.loads(body), elapsed
 
+    def wait_for_decodes(self, poll=0.5, limit=600):
+        """Waits until the cache's decode-ahead has stopped (no new decodes between two polls and
+        nothing queued)."""
+        last = -1
+        for _ in range(limit):
+            st = self.json("/stats")
+            if st["decodes"] == last and st["queueDepth"] == 0:
+                return
+            last = st["decodes"]
+            time.sleep(poll)
+
     def memory(self):
         return proc_memory(self.pid)
 

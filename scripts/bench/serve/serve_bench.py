@@ -166,13 +166,7 @@ def cached(work):
                 paths.append(path)
                 sizes.append(len(body))
         # Wait out the decode-ahead the warm-up started, then check every frame is a hit.
-        last = -1
-        for _ in range(600):
-            st = server.json("/stats")
-            if st["decodes"] == last and st["queueDepth"] == 0:
-                break
-            last = st["decodes"]
-            time.sleep(0.5)
+        server.wait_for_decodes()
         before = server.json("/stats")
         for path in paths:
             server.request("GET", path)

@@ -1,0 +1,68 @@
+import Foundation
+import HTTPServer
+
+/// What every Flipbook response gets on its way out, whichever part of the server made it — a
+/// handler, the router's 404/405, the parser's errors, the 503 at the connection limit: the
+/// `X-Served-By` header (and any other constant headers the service adds), the CORS headers of
+/// ``CORSPolicy``, an `X-Request-ID` (the server echoes the client's or makes one), a count and a
+/// latency in the request metrics, and an access-log line with the client address (from
+/// `X-Forwarded-For` only when the peer is a trusted proxy).
+///
+/// It is the HTTP server's ``HTTPResponseHook``: it runs on the event loops, so it only formats
+/// into per-loop memory (metrics tables, access-log chunks).
+final class ResponseDecorator: HTTPResponseHook {
+    /// The name of the request-id header the server is configured with.
+    static let requestIDHeader = "X-Request-ID"
+
+    let instanceName: String
+    let trustedProxies: [IPAddressRange]
+    let accessLog: AccessLog?
+    let metrics: HTTPMetrics
+    let cors: CORSPolicy
+    let constantHeaderLines: [UInt8]
+
+    /// - Parameter constantHeaders: headers every response carries besides `X-Served-By`.
+    init(instanceName: String, constantHeaders: HTTPHeaders = HTTPHeaders(), trustedProxies: [IPAddressRange],
+         accessLog: AccessLog?, metrics: HTTPMetrics, cors: CORSPolicy = CORSPolicy(origins: [])) {
+        self.instanceName = instanceName
+        self.trustedProxies = trustedProxies
+        self.accessLog = accessLog
+        self.metrics = metrics
+        self.cors = cors
+        var headers = HTTPHeaders()
+        headers.add(name: "X-Served-By", value: instanceName)
+        for field in constantHeaders { headers.add(name: field.name, value: field.value) }
+        var lines: [UInt8] = []
+        for field in headers {
+            lines += Array(field.name.utf8) + [0x3A, 0x20] + Array(field.value.utf8) + [0x0D, 0x0A]
+        }
+        constantHeaderLines = lines + cors.constantLines
+    }
+
+    func appendHeaderLines(for record: HTTPAccessRecord, to head: inout [UInt8]) {
+        guard cors.isEnabled && !cors.allowsAny else { return }
+        cors.appendLines(origin: record.requestHeaders["Origin"], to: &head)
+    }
+
+    func responseQueued(_ record: HTTPAccessRecord) {
+        metrics.record(record)
+        accessLog?.append(AccessLogLine(record: record, client: clientAddress(record)))
+    }
+
+    /// The client: the peer, or the nearest untrusted hop of `X-Forwarded-For` when the peer is
+    /// a trusted proxy (walking right to left past other trusted proxies).
+    func clientAddress(_ record: HTTPAccessRecord) -> String {
+        guard let peer = record.remoteAddress?.ip else { return "-" }
+        guard !trustedProxies.isEmpty, isTrusted(peer) else { return peer }
+        let hops = record.requestHeaders.values(for: "X-Forwarded-For")
+            .flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        guard let client = hops.last(where: { !isTrusted($0) }) ?? hops.first else { return peer }
+        return IPAddressRange.parse(client) != nil ? client : peer
+    }
+
+    func isTrusted(_ address: String) -> Bool {
+        trustedProxies.contains { $0.contains(address) }
+    }
+}

@@ -1,0 +1,57 @@
+/// `If-None-Match` (RFC 9110 §13.1.2) evaluated on the header bytes, without allocating: what a
+/// revalidation on the hot path (a player polling with its cached ETag) needs.
+extension HTTPHeaders {
+    private static let ifNoneMatch: [UInt8] = Array("if-none-match".utf8)
+
+    /// Whether an `If-None-Match` field names `etag` — or is `*` — by weak comparison (a `W/`
+    /// prefix on either side is ignored). False when there is no such field.
+    public func ifNoneMatchMatches(_ etag: String) -> Bool {
+        var target = etag
+        return target.withUTF8 { raw in
+            var tag = UnsafeRawBufferPointer(raw)
+            if tag.count >= 2 && tag[0] == 0x57 && tag[1] == 0x2F { tag = UnsafeRawBufferPointer(rebasing: tag[2...]) }
+            return storage.withUnsafeBytes { buffer in
+                for field in fields where nameIs(field, Self.ifNoneMatch, in: buffer) {
+                    let value = UnsafeRawBufferPointer(rebasing: buffer[Int(field.valueStart)..<Int(field.valueEnd)])
+                    if Self.listNames(tag, value) { return true }
+                }
+                return false
+            }
+        }
+    }
+
+    private func nameIs(_ field: Field, _ lowercased: [UInt8], in buffer: UnsafeRawBufferPointer) -> Bool {
+        guard Int(field.nameEnd - field.nameStart) == lowercased.count else { return false }
+        var offset = Int(field.nameStart)
+        for byte in lowercased {
+            if ASCII.lower(buffer[offset]) != byte { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    /// Whether the entity-tag list `value` (`"a", W/"b"` or `*`) holds `tag` (opaque tag with
+    /// its quotes, no `W/`).
+    static func listNames(_ tag: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        let end = value.count
+        while i < end {
+            let byte = value[i]
+            if byte == 0x20 || byte == 0x09 || byte == 0x2C { i += 1; continue }
+            if byte == 0x2A { return true }  // *
+            if byte == 0x57 && i + 1 < end && value[i + 1] == 0x2F { i += 2 }  // W/
+            guard i < end, value[i] == 0x22 else {
+                // Not an entity-tag: skip to the next list element.
+                while i < end && value[i] != 0x2C { i += 1 }
+                continue
+            }
+            var close = i + 1
+            while close < end && value[close] != 0x22 { close += 1 }
+            guard close < end else { return false }
+            let candidate = UnsafeRawBufferPointer(rebasing: value[i...close])
+            if candidate.elementsEqual(tag) { return true }
+            i = close + 1
+        }
+        return false
+    }
+}

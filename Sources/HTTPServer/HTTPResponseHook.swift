@@ -1,0 +1,75 @@
+/// Sees every response a server sends, whichever part of the server made it — a handler, the
+/// router's 404 and 405, the parser's 400, 408, 413, 414, 431, 501 and 505, and the 503 given to
+/// a connection over the limit — so that headers every response must carry, the access log and
+/// request metrics live in one place.
+///
+/// All calls happen on the event-loop thread that owns the connection (``HTTPAccessRecord/loop``
+/// says which), one at a time per loop: per-loop state needs no lock against other loops.
+/// Keep the calls short; they are on the path of every response.
+public protocol HTTPResponseHook: Sendable {
+    /// Header lines every response carries, as `Name: value\r\n` bytes (e.g. `X-Served-By`).
+    /// Read once, when the server is made.
+    var constantHeaderLines: [UInt8] { get }
+
+    /// Appends header lines that depend on the request (for instance CORS headers for an allowed
+    /// `Origin`) as `Name: value\r\n` bytes, to the head about to be sent. The default adds none.
+    func appendHeaderLines(for record: HTTPAccessRecord, to head: inout [UInt8])
+
+    /// The response has been queued for the socket: log it, count it.
+    func responseQueued(_ record: HTTPAccessRecord)
+}
+
+extension HTTPResponseHook {
+    public var constantHeaderLines: [UInt8] { [] }
+
+    public func appendHeaderLines(for record: HTTPAccessRecord, to head: inout [UInt8]) {}
+}
+
+/// What the server knows about one response when it hands it to its ``HTTPResponseHook``.
+public struct HTTPAccessRecord: Sendable {
+    /// The request method (`-` when the request line could not be parsed).
+    public var method: HTTPMethod
+    /// The request target's decoded path (`-` when the request line could not be parsed).
+    public var path: String
+    /// The pattern of the route that answered (`/frames/:id/:index`); nil when no route matched
+    /// (404, 405) or the request never reached the router (parser errors, the 503 at the limit).
+    public var route: String?
+    /// The position of that route among the router's routes (``Router/patterns``); -1 for none.
+    public var routeIndex: Int
+    /// The request's header fields (empty when the head was not parsed).
+    public var requestHeaders: HTTPHeaders
+    /// The id the response carries in the server's request-id header (``HTTPRequestID/none``
+    /// when the server has none configured).
+    public var requestID: HTTPRequestID
+    /// The connection's peer.
+    public var remoteAddress: HTTPPeerAddress?
+    /// A process-unique number of the connection (0 for a connection refused at the limit).
+    public var connectionID: UInt64
+    /// The index of the event loop that served it.
+    public var loop: Int
+    /// The response status code.
+    public var status: Int
+    /// The number of body bytes sent (0 for HEAD, 204 and 304).
+    public var bodyBytes: Int
+    /// From the complete request head (or the start of the failed one) to the response being
+    /// handed to the socket.
+    public var duration: Duration
+
+    /// A record from its parts (the server makes them; tests of hooks make their own).
+    public init(method: HTTPMethod, path: String, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
+                requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
+                status: Int, bodyBytes: Int, duration: Duration) {
+        self.method = method
+        self.path = path
+        self.route = route
+        self.routeIndex = routeIndex
+        self.requestHeaders = requestHeaders
+        self.requestID = requestID
+        self.remoteAddress = remoteAddress
+        self.connectionID = connectionID
+        self.loop = loop
+        self.status = status
+        self.bodyBytes = bodyBytes
+        self.duration = duration
+    }
+}

@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The bytes a connection has queued for its socket, in order: response heads (and `100
+/// Continue` lines) written into a staging buffer, and response bodies sent from their own arrays
+/// (no copy in user space). Everything queued goes out with vectored `sendmsg` calls.
+///
+/// The staging buffer is emptied, keeping its memory, whenever everything queued has been
+/// written, so answering a request allocates nothing in the steady state.
+struct OutputQueue {
+    /// One part of the queued bytes.
+    enum Segment {
+        /// `staging[start..<end]`.
+        case staged(start: Int, end: Int)
+        /// A response body.
+        case bytes([UInt8])
+
+        var count: Int {
+            switch self {
+            case .staged(let start, let end): return end - start
+            case .bytes(let bytes): return bytes.count
+            }
+        }
+    }
+
+    /// Staging memory kept between responses; a connection that once queued more gives it back.
+    static let keptStagingBytes = 16 * 1024
+
+    private var staging: [UInt8] = []
+    private var segments: [Segment] = []
+    /// Bytes of `segments[0]` already written.
+    private var firstOffset = 0
+
+    /// Whether nothing waits to be written.
+    var isEmpty: Bool { segments.isEmpty }
+
+    /// Queues a body array.
+    mutating func append(_ bytes: [UInt8]) {
+        if !bytes.isEmpty { segments.append(.bytes(bytes)) }
+    }
+
+    /// Queues the bytes `write` appends to the staging buffer (a response head).
+    mutating func appendStaged(_ write: (inout [UInt8]) -> Void) {
+        let start = staging.count
+        write(&staging)
+        let end = staging.count
+        guard end > start else { return }
+        if case .staged(let previousStart, let previousEnd)? = segments.last, previousEnd == start {
+            segments[segments.count - 1] = .staged(start: previousStart, end: end)
+        } else {
+            segments.append(.staged(start: start, end: end))
+        }
+    }
+
+    /// Sends what is queued (up to `vectorCapacity` segments) with one `sendmsg` on `fd`
+    /// (`MSG_NOSIGNAL`: a closed peer is an error, not a signal) and drops what was written.
+    /// Returns `sendmsg`'s result (with `errno` untouched on failure).
+    mutating func send(to fd: Int32, vectors: UnsafeMutablePointer<iovec>, vectorCapacity: Int) -> Int {
+        let batch = min(segments.count, vectorCapacity)
+        let written = staging.withUnsafeBytes { staged in
+            Self.withIOVectors(segments, firstOffset, 0, batch, vectors, staged) {
+                var message = msghdr()
+                message.msg_iov = vectors
+                message.msg_iovlen = batch
+                return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+            }
+        }
+        if written > 0 { consume(written) }
+        return written
+    }
+
+    /// Forgets everything queued and gives back the staging memory.
+    mutating func removeAll() {
+        segments.removeAll()
+        staging = []
+        firstOffset = 0
+    }
+
+    /// Pins the bodies of `segments[index..<limit]`, fills one iovec per segment (the first from
+    /// `firstOffset`; staged ones point into `staged`), then calls `send`.
+    private static func withIOVectors(_ segments: [Segment], _ firstOffset: Int, _ index: Int, _ limit: Int,
+                                      _ vectors: UnsafeMutablePointer<iovec>, _ staged: UnsafeRawBufferPointer,
+                                      _ send: () -> Int) -> Int {
+        if index == limit { return send() }
+        let offset = index == 0 ? firstOffset : 0
+        switch segments[index] {
+        case .staged(let start, let end):
+            vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: staged.baseAddress! + start + offset),
+                                   iov_len: end - start - offset)
+            return withIOVectors(segments, firstOffset, index + 1, limit, vectors, staged, send)
+        case .bytes(let bytes):
+            return bytes.withUnsafeBytes { raw in
+                vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + offset),
+                                       iov_len: raw.count - offset)
+                return withIOVectors(segments, firstOffset, index + 1, limit, vectors, staged, send)
+            }
+        }
+    }
+
+    private mutating func consume(_ written: Int) {
+        var remaining = written
+        var drop = 0
+        while remaining > 0 && drop < segments.count {
+            let left = segments[drop].count - (drop == 0 ? firstOffset : 0)
+            if remaining >= left {
+                remaining -= left
+                drop += 1
+                firstOffset = 0
+            } else {
+                firstOffset += remaining
+                remaining = 0
+            }
+        }
+        if drop == segments.count {
+            segments.removeAll(keepingCapacity: true)
+            firstOffset = 0
+            if staging.capacity > Self.keptStagingBytes {
+                staging = []
+            } else {
+                staging.removeAll(keepingCapacity: true)
+            }
+        } else if drop > 0 {
+            segments.removeFirst(drop)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Instructions per cached frame request, counted by valgrind's callgrind: repeatable on a shared,
+noisy machine where times are not.
+
+Starts `flipbook serve` under `valgrind --tool=callgrind --instr-atstart=no`, uploads the three
+small bench inputs, warms the same 100 frames `make bench-serve` uses (and waits out the
+decode-ahead), then switches instrumentation on, sends REQUESTS requests over one keep-alive
+connection (rotating over the 100 frames), switches it off and dumps. Reports the server's
+instructions (user space: every thread of the process; the kernel's share is not counted) per
+request, for GET (200), GET with a matching If-None-Match (304) and HEAD.
+
+  FLIPBOOK_BIN=.build-playback/release/flipbook REQUESTS=2000 ACCESS_LOG=1 \
+      python3 scripts/bench/serve/callgrind_requests.py
+"""
+import glob
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "playback"))
+import flipbook_bench as fb  # noqa: E402
+
+INPUTS = os.path.join(fb.REPO, "bench-out", "inputs")
+REQUESTS = int(os.environ.get("REQUESTS", "2000"))
+ACCESS_LOG = os.environ.get("ACCESS_LOG", "1") == "1"
+CACHED_SET = [("small.gif", 34), ("small-lossy.webp", 33), ("small.apng", 33)]
+
+# valgrind 3.19 (Debian 12) rewrites the signal mask given to sigsuspend in place; libdispatch's
+# signal thread passes one in read-only memory, which crashes valgrind itself. This preload hands
+# sigsuspend a writable copy.
+SIGSUSPEND_SHIM = r"""
+#define _GNU_SOURCE
+#include <signal.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+int sigsuspend(const sigset_t *mask) {
+  sigset_t copy = *mask;
+  return syscall(SYS_rt_sigsuspend, &copy, _NSIG / 8);
+}
+"""
+
+
+def read_response(sock, buf, head_only):
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            raise RuntimeError("connection closed")
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    m = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
+    length = int(m.group(1)) if m and not head_only and status != 304 else 0
+    while len(rest) < length:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            raise RuntimeError("connection closed")
+        rest += chunk
+    headers = {k.strip().lower(): v.strip() for k, _, v in
+               (line.partition(b":") for line in head.split(b"\r\n")[1:])}
+    return status, headers, rest[length:]
+
+
+def run_requests(port, paths, count, method="GET", etags=None):
+    sock = socket.create_connection(("127.0.0.1", port))
+    buf = b""
+    statuses = {}
+    for i in range(count):
+        path = paths[i % len(paths)]
+        extra = f"If-None-Match: {etags[path]}\r\n" if etags else ""
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}\r\n".encode())
+        status, _, buf = read_response(sock, buf, method == "HEAD")
+        statuses[status] = statuses.get(status, 0) + 1
+    sock.close()
+    return statuses
+
+
+def callgrind(pid, *args):
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, stdout=subprocess.DEVNULL)
+
+
+def total_instructions(out_dir, before):
+    """The instructions of the dumps written since `before` (one file per dump)."""
+    files = sorted(set(glob.glob(os.path.join(out_dir, "callgrind.out.*"))) - before)
+    total = 0
+    for path in files:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("totals:"):
+                    total += int(line.split()[1])
+    return total, files
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="flipbook-callgrind.")
+    # Debian 12's valgrind (3.19) cannot read the DWARF 5 debug information Swift 6 writes: count
+    # instructions on a copy without it (symbols stay, so callgrind_annotate still names functions).
+    binary = os.path.join(work, "flipbook")
+    shutil.copy(fb.BINARY, binary)
+    subprocess.run(["strip", "--strip-debug", binary], check=True)
+    shim = os.path.join(work, "sigsuspend_shim.so")
+    with open(shim + ".c", "w") as f:
+        f.write(SIGSUSPEND_SHIM)
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", shim, shim + ".c"], check=True)
+    port = fb.free_port()
+    out_dir = os.path.join(work, "cg")
+    os.makedirs(out_dir)
+    args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_dir}/callgrind.out.%p.%n",
+            binary, "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", os.path.join(work, "data"),
+            "--cache-max-bytes", str(1 << 30), "--set", f"log.accessLog={'true' if ACCESS_LOG else 'false'}"]
+    log = open(os.path.join(work, "server.log"), "wb")
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=fb.REPO,
+                            env=dict(os.environ, LD_PRELOAD=shim))
+    try:
+        deadline = time.time() + 300
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("server did not start; see " + log.name)
+                time.sleep(0.5)
+        server = fb.Server.__new__(fb.Server)
+        server.port = port
+        paths, etags = [], {}
+        for name, count in CACHED_SET:
+            meta, _ = server.upload(os.path.join(INPUTS, name))
+            n = meta["frameCount"]
+            for j in range(count):
+                path = f"/frames/{meta['id']}/{j * n // count}"
+                status, headers, _ = server.request("GET", path, timeout=600)
+                assert status == 200, (path, status)
+                paths.append(path)
+                etags[path] = headers.get("ETag") or headers.get("Etag")
+        server.wait_for_decodes(poll=1)
+        run_requests(port, paths, 200)  # warm the connection path
+        results = {}
+        for label, method, tags in (("GET 200", "GET", None), ("GET 304", "GET", etags), ("HEAD", "HEAD", None)):
+            before = set(glob.glob(os.path.join(out_dir, "callgrind.out.*")))
+            callgrind(proc.pid, "--zero")
+            callgrind(proc.pid, "--instr=on")
+            statuses = run_requests(port, paths, REQUESTS, method, tags)
+            callgrind(proc.pid, "--instr=off")
+            callgrind(proc.pid, "--dump")
+            time.sleep(1)
+            total, files = total_instructions(out_dir, before)
+            results[label] = (total / REQUESTS, statuses)
+            fb.log(f"callgrind: {label}: {total / REQUESTS:,.0f} instructions per request ({statuses}; {len(files)} dump files)")
+        print(f"binary {fb.BINARY}, access log {'on' if ACCESS_LOG else 'off'}, {REQUESTS} requests each:")
+        for label, (per, statuses) in results.items():
+            print(f"  {label}: {per:,.0f} instructions per request  {statuses}")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        if os.environ.get("KEEP") != "1":
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            fb.log(f"callgrind: kept {work}")
+
+
+if __name__ == "__main__":
+    main()
