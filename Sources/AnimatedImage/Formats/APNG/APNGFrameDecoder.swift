@@ -3,7 +3,8 @@ import CZlib
 
 /// Decodes one APNG (or still PNG) frame: the frame is rebuilt as a standalone PNG (IHDR with
 /// the frame's size, the palette and transparency chunks, its data as IDAT, new CRCs) and
-/// handed to libpng (``decodeRGBA(_:width:height:)``), which returns non-premultiplied RGBA.
+/// handed to libpng (``decodeRGBA(_:width:height:)``), which returns non-premultiplied RGBA. The
+/// data is inflated only as far as the frame's rows need (``PNGFrameData``).
 ///
 /// Colour-management chunks (gAMA, cHRM, sRGB, iCCP) are left out on purpose: Chromium shows
 /// frames without colour conversion here, and libpng would otherwise convert.
@@ -15,14 +16,14 @@ struct APNGFrameDecoder: FrameDecoder {
         guard case let .png(dataRanges) = frame.source else {
             preconditionFailure("APNGFrameDecoder handed a non-PNG frame")
         }
-        let png = standalonePNG(width: frame.rect.width, height: frame.rect.height, data: dataRanges)
+        let png = try standalonePNG(width: frame.rect.width, height: frame.rect.height, data: dataRanges)
         let pixels = try Self.decodeRGBA(png, width: frame.rect.width, height: frame.rect.height)
         return FramePatch(rect: frame.rect, pixels: .rgba(pixels))
     }
 
-    /// The frame as a PNG file of its own.
-    func standalonePNG(width: Int, height: Int, data: [Range<Int>]) -> [UInt8] {
-        var writer = PNGChunkWriter(capacity: data.reduce(64) { $0 + $1.count + 12 })
+    /// The frame as a PNG file of its own, its image data cut to what its rows need.
+    func standalonePNG(width: Int, height: Int, data: [Range<Int>]) throws -> [UInt8] {
+        var writer = PNGChunkWriter(capacity: 64)
         var ihdr = [UInt8]()
         ihdr.appendBigEndian(UInt32(width))
         ihdr.appendBigEndian(UInt32(height))
@@ -34,11 +35,8 @@ struct APNGFrameDecoder: FrameDecoder {
         if let transparency = header.transparency {
             bytes.withUnsafeBufferPointer(of: transparency) { writer.append("tRNS", $0) }
         }
-        for range in data where !range.isEmpty {
-            bytes.withUnsafeBufferPointer(of: range) { writer.append("IDAT", $0) }
-        }
-        writer.append("IEND", UnsafeBufferPointer(start: nil, count: 0))
-        return writer.bytes
+        let needed = PNGFrameData.scanlineByteCount(width: width, height: height, header: header)
+        return try PNGFrameData.file(head: writer.bytes, inflating: data, of: bytes, needed: needed).png
     }
 
     /// Decodes a standalone PNG of `width`×`height` pixels into non-premultiplied 8-bit RGBA

@@ -1,0 +1,194 @@
+import CDeflate
+import CZlib
+
+/// A PNG frame's image data, inflated only as far as the frame's rows need and handed on as
+/// stored (uncompressed) deflate blocks.
+///
+/// libpng, given a zlib stream, inflates all of it: past the last row it keeps inflating to find
+/// the stream's end. A small file can carry a stream that inflates to hundreds of megabytes
+/// beyond the few kilobytes its rows need (a 190 KB PNG of 64×64 pixels whose `IDAT` inflates
+/// to 196 MB), and every upload verification and first frame would pay for all of it. Here the
+/// stream is inflated exactly up to the frame's scanline bytes (``scanlineByteCount(width:height:header:)``)
+/// and re-packed as stored blocks with their own Adler-32; libpng copies those instead of
+/// inflating, so a frame costs one inflate of what it needs, wherever the file's stream ends.
+/// Data that ends before the rows are complete is an error, as it was for libpng.
+enum PNGFrameData {
+    /// The largest payload of one stored deflate block.
+    static let storedBlockLimit = 65_535
+
+    /// What re-packing read and wrote (for tests and the fuzz targets).
+    struct Counts: Equatable {
+        /// Bytes of scanline data inflated: never more than the frame needs.
+        var inflated: Int
+        /// Bytes of the file's zlib stream consumed to get them.
+        var consumed: Int
+    }
+
+    /// Bytes of filtered scanlines (one filter byte per row) in a `width`×`height` frame with
+    /// `header`'s bit depth, colour type and interlace method: what its zlib stream inflates to.
+    static func scanlineByteCount(width: Int, height: Int, header: PNGHeader) -> Int {
+        let channels: Int
+        switch header.colorType {
+        case 2: channels = 3
+        case 4: channels = 2
+        case 6: channels = 4
+        default: channels = 1  // 0 grey, 3 palette
+        }
+        let bitsPerPixel = channels * Int(header.bitDepth)
+        func rows(_ count: Int, of width: Int) -> Int {
+            width > 0 && count > 0 ? count * (1 + (width * bitsPerPixel + 7) / 8) : 0
+        }
+        guard header.interlace == 1 else { return rows(height, of: width) }
+        // Adam7: seven passes over the frame, each a reduced image of its own.
+        let passes = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
+        return passes.reduce(0) { total, pass in
+            let (x0, y0, dx, dy) = pass
+            let passWidth = width > x0 ? (width - x0 + dx - 1) / dx : 0
+            let passHeight = height > y0 ? (height - y0 + dy - 1) / dy : 0
+            return total + rows(passHeight, of: passWidth)
+        }
+    }
+}
+
+extension PNGFrameData {
+    /// A PNG file made of `head` (signature and header chunks, written by the caller), `IDAT`
+    /// chunks holding a zlib stream of stored blocks with the first `needed` bytes that the zlib
+    /// stream split over `ranges` of `file` inflates to, and `IEND`. Throws when the stream is
+    /// damaged or ends before `needed` bytes.
+    ///
+    /// The file is laid out in one allocation and the stream inflated straight into the blocks'
+    /// payloads: no copy of the scanlines, and no per-byte array work (which unoptimised builds
+    /// would pay for dearly).
+    static func file(head: [UInt8], inflating ranges: [Range<Int>], of file: ImageBytes,
+                     needed: Int) throws -> (png: [UInt8], counts: Counts) {
+        precondition(needed > 0, "a frame needs at least one byte of scanlines")
+        let blocks = (needed + storedBlockLimit - 1) / storedBlockLimit
+        // IDAT(zlib header), one IDAT per stored block (5-byte block header), IDAT(Adler-32), IEND.
+        let total = head.count + (12 + 2) + blocks * (12 + 5) + needed + (12 + 4) + 12
+        var counts = Counts(inflated: 0, consumed: 0)
+        let png = try file.withUnsafeBufferPointer { input in
+            try [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
+                var writer = RawChunkWriter(out.baseAddress!)
+                counts = try write(head: head, inflater: Inflater(ranges: ranges, of: input), needed: needed,
+                                   into: &writer)
+                precondition(writer.count == total, "PNG frame layout: wrote \(writer.count) of \(total) bytes")
+                initialized = total
+            }
+        }
+        return (png, counts)
+    }
+
+    private static func write(head: [UInt8], inflater: Inflater, needed: Int,
+                              into writer: inout RawChunkWriter) throws -> Counts {
+        writer.copy(head)
+        writer.chunk("IDAT", length: 2) { $0.byte(0x78); $0.byte(0x01) }  // deflate, 32 KiB window
+        var adler = UInt32(1)
+        var produced = 0
+        while produced < needed {
+            let size = min(storedBlockLimit, needed - produced)
+            try writer.chunk("IDAT", length: 5 + size) { body in
+                body.byte(produced + size == needed ? 1 : 0)  // BFINAL on the last block; type 0, stored
+                body.little16(UInt16(size))
+                body.little16(~UInt16(size))
+                let payload = body.reserve(size)
+                let filled = try inflater.inflate(into: payload, count: size)
+                adler = libdeflate_adler32(adler, payload, filled)
+                produced += filled
+                guard filled == size else {
+                    throw FrameDataError("the image data ends after \(produced) of the \(needed) bytes the rows need")
+                }
+            }
+        }
+        writer.chunk("IDAT", length: 4) { $0.big32(adler) }
+        writer.chunk("IEND", length: 0) { _ in }
+        return Counts(inflated: produced, consumed: inflater.consumed)
+    }
+}
+
+/// zlib's inflate over a stream split across several ranges of a file, one output buffer at a
+/// time. The file's memory must stay valid while the inflater is used.
+private final class Inflater {
+    private var stream = z_stream()
+    private let input: UnsafeBufferPointer<UInt8>
+    private var pending: ArraySlice<Range<Int>>
+    private var ended = false
+
+    init(ranges: [Range<Int>], of input: UnsafeBufferPointer<UInt8>) throws {
+        self.input = input
+        pending = ranges.filter { !$0.isEmpty }[...]
+        // Window size from the stream's own header, as libpng reads it.
+        guard inflateInit2_(&stream, 0, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw FrameDataError("zlib could not start")
+        }
+    }
+
+    deinit { inflateEnd(&stream) }
+
+    var consumed: Int { Int(stream.total_in) }
+
+    /// Inflates up to `count` bytes into `output`; returns how many came (fewer when the stream
+    /// ends or the data runs out). Throws on a damaged stream.
+    func inflate(into output: UnsafeMutablePointer<UInt8>, count: Int) throws -> Int {
+        stream.next_out = output
+        stream.avail_out = uInt(count)
+        while stream.avail_out > 0, !ended {
+            if stream.avail_in == 0 {
+                guard let range = pending.popFirst() else { break }
+                stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress! + range.lowerBound)
+                stream.avail_in = uInt(range.count)
+            }
+            let status = CZlib.inflate(&stream, Z_NO_FLUSH)
+            switch status {
+            case Z_OK: continue
+            case Z_STREAM_END: ended = true
+            case Z_BUF_ERROR where stream.avail_in == 0: continue  // wants the next range
+            default:
+                let message = stream.msg.map { String(cString: $0) } ?? "error \(status)"
+                throw FrameDataError("zlib: \(message)")
+            }
+        }
+        return count - Int(stream.avail_out)
+    }
+}
+
+/// Writes PNG chunks into memory laid out in advance: length, type, body, CRC-32.
+private struct RawChunkWriter {
+    private let base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+
+    init(_ base: UnsafeMutablePointer<UInt8>) { self.base = base }
+
+    mutating func byte(_ value: UInt8) {
+        base[count] = value
+        count += 1
+    }
+
+    mutating func big32(_ value: UInt32) {
+        byte(UInt8(value >> 24)); byte(UInt8(value >> 16 & 0xFF)); byte(UInt8(value >> 8 & 0xFF)); byte(UInt8(value & 0xFF))
+    }
+
+    mutating func little16(_ value: UInt16) {
+        byte(UInt8(value & 0xFF)); byte(UInt8(value >> 8))
+    }
+
+    mutating func copy(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { (base + count).update(from: $0.baseAddress!, count: $0.count) }
+        count += bytes.count
+    }
+
+    /// The next `size` bytes, for the caller to fill.
+    mutating func reserve(_ size: Int) -> UnsafeMutablePointer<UInt8> {
+        defer { count += size }
+        return base + count
+    }
+
+    /// A chunk of `length` body bytes, which `body` writes.
+    mutating func chunk(_ type: StaticString, length: Int, _ body: (inout RawChunkWriter) throws -> Void) rethrows {
+        big32(UInt32(length))
+        let typeStart = count
+        type.withUTF8Buffer { for b in $0 { byte(b) } }
+        try body(&self)
+        precondition(count == typeStart + 4 + length, "chunk \(type) is not \(length) bytes long")
+        big32(libdeflate_crc32(0, base + typeStart, count - typeStart))
+    }
+}
