@@ -3,9 +3,9 @@
 #   docker build -t flipbook .
 #   docker run --rm -p 8080:8080 -v flipbook-data:/data flipbook
 # The runtime stage holds the statically linked Swift binary plus giflib, libwebp, libpng, zlib
-# (decoding) and libdeflate (compressing the PNGs Flipbook writes) from Debian; libstdc++6,
-# libgcc-s1 and libc6 are already in debian:bookworm-slim (apt needs them). The build fails if
-# `ldd` finds any library missing.
+# (decoding), libdeflate (compressing the PNGs Flipbook writes) and libcurl (FoundationNetworking's
+# HTTP client, for storage.backend=s3) from Debian; libstdc++6, libgcc-s1 and libc6 are already in
+# debian:bookworm-slim (apt needs them). The build fails if `ldd` finds any library missing.
 
 ARG SWIFT_IMAGE=swift:6.2-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
@@ -38,7 +38,7 @@ FROM ${RUNTIME_IMAGE} AS runtime
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
-        libgif7 libwebp7 libwebpdemux2 libpng16-16 zlib1g libdeflate0 \
+        libgif7 libwebp7 libwebpdemux2 libpng16-16 zlib1g libdeflate0 libcurl4 \
     && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 flipbook \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Flipbook needs that are missing, and only those.
 #   scripts/install-deps.sh build      libraries needed to compile and run
-#   scripts/install-deps.sh test       + the encoders the tests use to make inputs
+#   scripts/install-deps.sh test       + the encoders the tests use to make inputs, and python3-venv
+#                                        for the S3 test tools (moto, boto3: mk/s3.mk)
 #   scripts/install-deps.sh bench      + the peer tools the benchmarks compare against
 #   scripts/install-deps.sh topology   + nginx and python3 for `make topology-test`
 #   scripts/install-deps.sh deploy     + docker-compose (1.29, to validate the compose file) and
@@ -11,10 +12,10 @@
 set -euo pipefail
 
 build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev pkg-config)
-test=(gifsicle webp imagemagick apngasm curl)
+test=(gifsicle webp imagemagick apngasm curl python3 python3-venv)
 bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps time)
-topology=(nginx curl python3)
-deploy=(nginx python3 python3-venv docker-compose)
+topology=(nginx curl python3 python3-venv iproute2)
+deploy=(nginx python3 python3-venv docker-compose binutils)
 rootfs=(debootstrap python3 python3-venv)
 browser=(chromium chromium-driver python3 python3-venv)
 

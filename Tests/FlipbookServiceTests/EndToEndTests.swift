@@ -3,17 +3,18 @@ import AnimatedImage
 import Foundation
 import Testing
 
-/// The service over loopback, as a client sees it.
+/// The service over loopback, as a client sees it: the API contract, on both storage backends
+/// (`fs`: a data directory; `s3`: a bucket of moto's S3 server, see ``MotoServer``).
 @Suite("End to end", .serialized)
 struct EndToEndTests {
     /// Every corpus file goes up over HTTP; its metadata and every frame come back exactly as the
     /// decoding core (what `flipbook info` / `flipbook frames` print) makes them; files the core
     /// rejects are refused with 415 or 422 and a problem document.
-    @Test func everyCorpusFileRoundTripsThroughTheAPI() async throws {
+    @Test(arguments: Backend.allCases) func everyCorpusFileRoundTripsThroughTheAPI(_ backend: Backend) async throws {
         #expect(Corpus.manifests.contains("manifest.json") && Corpus.manifests.contains("flipbook-cases/manifest.json"),
                 "corpus missing at \(Corpus.root.path)")
         #expect(Corpus.entries.count > 200 + 21, "corpus missing at \(Corpus.root.path)")
-        let service = try TestService()
+        let service = try TestService(backend: backend)
         var totalAccepted = 0
         for manifest in Corpus.manifests {
             var accepted = 0, refused = 0, frames = 0
@@ -57,11 +58,11 @@ struct EndToEndTests {
         await service.stop()
     }
 
-    @Test func theCLIWritesTheSameFramesTheServiceServes() async throws {
+    @Test(arguments: Backend.allCases) func theCLIWritesTheSameFramesTheServiceServes(_ backend: Backend) async throws {
         let cli = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent(".build/debug/flipbook").path
         try #require(FileManager.default.isExecutableFile(atPath: cli), "build the flipbook CLI first: \(cli)")
-        let service = try TestService()
+        let service = try TestService(backend: backend)
         for path in ["pillow/gif/iss634.gif", "image-rs-image/images/png/apng/ball.png", "pillow/webp/iss634.webp"] {
             let id = try #require(try service.upload(Corpus.bytes(path)).json["id"] as? String)
             let output = TestService.temporaryDirectory()
@@ -83,11 +84,11 @@ struct EndToEndTests {
 
     /// Chromium shows nothing of a WebP cut short, so neither does Flipbook: 422 over HTTP,
     /// exit status 1 from the CLI. A GIF or APNG cut after whole frames still serves them.
-    @Test func aWebPCutShortIsRefusedByTheAPIAndTheCLI() async throws {
+    @Test(arguments: Backend.allCases) func aWebPCutShortIsRefusedByTheAPIAndTheCLI(_ backend: Backend) async throws {
         let cli = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent(".build/debug/flipbook").path
         try #require(FileManager.default.isExecutableFile(atPath: cli), "build the flipbook CLI first: \(cli)")
-        let service = try TestService()
+        let service = try TestService(backend: backend)
         let directory = TestService.temporaryDirectory()
         for (path, cutStatus) in [("pillow/webp/iss634.webp", 422), ("pillow/gif/iss634.gif", 201),
                                   ("image-rs-image/images/png/apng/ball.png", 201)] {
@@ -117,8 +118,8 @@ struct EndToEndTests {
         await service.stop()
     }
 
-    @Test func conditionalRequestsAnswer304() async throws {
-        let service = try TestService()
+    @Test(arguments: Backend.allCases) func conditionalRequestsAnswer304(_ backend: Backend) async throws {
+        let service = try TestService(backend: backend)
         let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
         let metadata = try service.client.get("/images/\(id)")
         let etag = try #require(metadata.header("ETag"))
@@ -141,8 +142,8 @@ struct EndToEndTests {
         await service.stop()
     }
 
-    @Test func framesAtATimeFollowTheTimeline() async throws {
-        let service = try TestService()
+    @Test(arguments: Backend.allCases) func framesAtATimeFollowTheTimeline(_ backend: Backend) async throws {
+        let service = try TestService(backend: backend)
         let bytes = try Corpus.bytes("pillow/gif/iss634.gif")
         let id = try #require(try service.upload(bytes).json["id"] as? String)
         let image = try AnimatedImage(bytes: bytes)
@@ -189,8 +190,8 @@ struct EndToEndTests {
         await service.stop()
     }
 
-    @Test func errorsAreProblemDocumentsWithTheRightStatus() async throws {
-        let service = try TestService { settings in
+    @Test(arguments: Backend.allCases) func errorsAreProblemDocumentsWithTheRightStatus(_ backend: Backend) async throws {
+        let service = try TestService(backend: backend) { settings in
             settings.server.maxUploadBytes = 200_000
             settings.limits.maxFrames = 20
         }
@@ -232,8 +233,8 @@ struct EndToEndTests {
         await service.stop()
     }
 
-    @Test func adminAndUploadTokens() async throws {
-        let service = try TestService { settings in
+    @Test(arguments: Backend.allCases) func adminAndUploadTokens(_ backend: Backend) async throws {
+        let service = try TestService(backend: backend) { settings in
             settings.auth.adminToken = "admin-secret"
             settings.auth.uploadToken = "upload-secret"
         }
@@ -265,25 +266,27 @@ struct EndToEndTests {
         await service.stop()
     }
 
-    @Test func deletionRemovesTheImageAndItsFiles() async throws {
-        let service = try TestService { $0.auth.adminToken = "t" }
+    @Test(arguments: Backend.allCases) func deletionRemovesTheImageAndItsFiles(_ backend: Backend) async throws {
+        let service = try TestService(backend: backend) { $0.auth.adminToken = "t" }
         let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
         #expect(try service.client.get("/frames/\(id)/2").status == 200)
-        #expect(FileManager.default.fileExists(atPath: service.dataDirectory + "/objects/\(id)"))
+        let stored = try service.storedObjects(of: id)
+        #expect(stored.count >= 2 && stored.allSatisfy(\.exists), "\(stored)")
         #expect(try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer t"]).status == 204)
         #expect(try service.client.get("/images/\(id)").status == 404)
         #expect(try service.client.get("/frames/\(id)/2").status == 404)
-        #expect(!FileManager.default.fileExists(atPath: service.dataDirectory + "/objects/\(id)"))
-        #expect(!FileManager.default.fileExists(atPath: service.dataDirectory + "/meta/\(id).json"))
+        let after = try service.storedObjects(of: id)
+        #expect(after.allSatisfy { !$0.exists }, "\(after)")
         #expect(try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer t"]).status == 404)
         let list = try service.client.get("/images").json["images"] as? [[String: Any]]
         #expect(list?.isEmpty == true)
         await service.stop()
     }
 
-    @Test func imagesSurviveARestart() async throws {
+    @Test(arguments: Backend.allCases) func imagesSurviveARestart(_ backend: Backend) async throws {
         let directory = TestService.temporaryDirectory()
-        var first: TestService? = try TestService(dataDirectory: directory)
+        var first: TestService? = try TestService(dataDirectory: directory, backend: backend)
+        let bucket = first!.bucket
         var ids: [String: [UInt8]] = [:]
         for path in ["wuffs/muybridge.gif", "image-rs-image/images/png/apng/ball.png", "pillow/webp/iss634.webp"] {
             let id = try #require(try first!.upload(Corpus.bytes(path)).json["id"] as? String)
@@ -294,7 +297,9 @@ struct EndToEndTests {
         await first!.stop()
         first = nil
 
-        let second = try TestService(dataDirectory: directory)
+        // On s3 the second run has an empty local directory: everything comes from the bucket.
+        let second = try TestService(dataDirectory: backend == .s3 ? TestService.temporaryDirectory() : directory,
+                                     backend: backend, bucket: bucket)
         for (id, frame) in ids {
             #expect(try second.client.get("/images/\(id)").status == 200)
             #expect(try second.client.get("/frames/\(id)/1").body == frame)
@@ -302,13 +307,13 @@ struct EndToEndTests {
         #expect(try second.client.get("/images/my-orbit.gif").status == 200)
         let listed = (try second.client.get("/images").json["images"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
         #expect(Set(listed ?? []) == Set(ids.keys).union(["my-orbit.gif"]))
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: second.dataDirectory + "/tmp")
         #expect(leftovers.isEmpty, "temporary files left: \(leftovers)")
         await second.stop()
     }
 
-    @Test func concurrentUploadsOfTheSameBytesCreateOneImage() async throws {
-        let service = try TestService()
+    @Test(arguments: Backend.allCases) func concurrentUploadsOfTheSameBytesCreateOneImage(_ backend: Backend) async throws {
+        let service = try TestService(backend: backend)
         let bytes = try Corpus.bytes("pillow/gif/iss634.gif")
         let statuses = Statuses()
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
@@ -318,8 +323,8 @@ struct EndToEndTests {
         await service.stop()
     }
 
-    @Test func namedImagesCanBeReplaced() async throws {
-        let service = try TestService()
+    @Test(arguments: Backend.allCases) func namedImagesCanBeReplaced(_ backend: Backend) async throws {
+        let service = try TestService(backend: backend)
         let first = try service.client.send("PUT", "/images/clip.gif", body: try Corpus.bytes("wuffs/muybridge.gif"))
         #expect(first.status == 201)
         let before = try service.client.get("/frames/clip.gif/0")
@@ -336,11 +341,15 @@ struct EndToEndTests {
         await service.stop()
     }
 
-    @Test func replicasSharingADataDirectorySeeEachOthersImages() async throws {
+    @Test(arguments: Backend.allCases) func replicasSharingADataDirectorySeeEachOthersImages(_ backend: Backend) async throws {
+        // fs: one shared directory; s3: one bucket, and a local directory each (no shared disk).
         let directory = TestService.temporaryDirectory()
         let clock = ManualClock()
-        let a = try TestService(dataDirectory: directory) { $0.auth.adminToken = "t"; $0.server.instanceName = "a" }
-        let b = try TestService(dataDirectory: directory, clock: clock) {
+        let a = try TestService(dataDirectory: directory, backend: backend) {
+            $0.auth.adminToken = "t"; $0.server.instanceName = "a"
+        }
+        let b = try TestService(dataDirectory: backend == .s3 ? TestService.temporaryDirectory() : directory,
+                                backend: backend, bucket: a.bucket, clock: clock) {
             $0.auth.adminToken = "t"; $0.server.instanceName = "b"
         }
         let id = try #require(try a.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
@@ -360,8 +369,8 @@ struct EndToEndTests {
         await b.stop()
     }
 
-    @Test func headAndRequestIDs() async throws {
-        let service = try TestService()
+    @Test(arguments: Backend.allCases) func headAndRequestIDs(_ backend: Backend) async throws {
+        let service = try TestService(backend: backend)
         let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
         let get = try service.client.get("/frames/\(id)/2")
         let head = try service.client.send("HEAD", "/frames/\(id)/2")
@@ -385,8 +394,8 @@ struct EndToEndTests {
         await service.stop()
     }
 
-    @Test func listingIsPaged() async throws {
-        let service = try TestService()
+    @Test(arguments: Backend.allCases) func listingIsPaged(_ backend: Backend) async throws {
+        let service = try TestService(backend: backend)
         var ids: [String] = []
         for path in ["wuffs/muybridge.gif", "pillow/gif/iss634.gif", "image-rs-image/images/png/apng/ball.png",
                      "pillow/webp/iss634.webp", "pygif/depth8.gif"] {

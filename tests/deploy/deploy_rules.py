@@ -11,7 +11,7 @@ import tempfile
 from dockerfile_parse import DockerfileParser
 
 BUILD_PACKAGES = {"libgif-dev", "libwebp-dev", "libpng-dev", "zlib1g-dev", "libdeflate-dev", "pkg-config"}
-RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libpng16-16", "zlib1g", "libdeflate0"}
+RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libpng16-16", "zlib1g", "libdeflate0", "libcurl4"}
 # Present in debian:bookworm-slim already: Priority required, or dependencies of apt.
 BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6"}
 REPLICAS = ["flipbook-1", "flipbook-2", "flipbook-3"]
@@ -250,4 +250,104 @@ def nginx_conf_violations(text):
     for pattern, message in checks:
         if not re.search(pattern, text):
             problems.append(message)
+    return problems
+
+
+S3_REPLICAS = ["flipbook-s3-1", "flipbook-s3-2", "flipbook-s3-3"]
+
+
+def s3_profile_violations(doc, nginx_conf_text):
+    """Every way the compose file's `s3` profile breaks its rules: three replicas on
+    storage.backend=s3 against the SeaweedFS service, sharing no volume, credentials only from
+    variables, behind their own nginx running the same deploy/nginx.conf (network aliases give the
+    replicas the upstream names it routes to)."""
+    problems = []
+    services = doc.get("services") or {}
+    upstreams = sorted(h for h, _ in re.findall(r"^\s*server\s+([\w.-]+):(\d+)", nginx_conf_text, re.M))
+
+    def in_profile(name):
+        return "s3" in ((services.get(name) or {}).get("profiles") or [])
+
+    weed = services.get("seaweedfs")
+    if not weed or not in_profile("seaweedfs"):
+        problems.append("no seaweedfs service in profile s3")
+    else:
+        command = weed.get("command") or []
+        command = command if isinstance(command, list) else shlex.split(command)
+        if command[:1] != ["server"] or "-s3" not in command:
+            problems.append(f"seaweedfs does not run `weed server -s3`: {command}")
+        if not weed.get("healthcheck"):
+            problems.append("seaweedfs has no healthcheck")
+    init = services.get("s3-init")
+    if not init or not in_profile("s3-init"):
+        problems.append("no s3-init service in profile s3 (identity and bucket)")
+    elif ((init.get("depends_on") or {}).get("seaweedfs") or {}).get("condition") != "service_healthy":
+        problems.append("s3-init does not wait for seaweedfs to be healthy")
+
+    volume_users = {}
+    for name, svc in services.items():
+        for v in svc.get("volumes") or []:
+            if isinstance(v, str) and not v.startswith((".", "/")):
+                volume_users.setdefault(v.split(":")[0], []).append(name)
+    nginx = services.get("nginx-s3") or {}
+    nginx_address = ((nginx.get("networks") or {}).get("flipbook-s3") or {}).get("ipv4_address")
+    aliases = []
+    for name in S3_REPLICAS:
+        svc = services.get(name)
+        if not svc:
+            problems.append(f"service {name} missing")
+            continue
+        if not in_profile(name):
+            problems.append(f"{name}: not in profile s3")
+        env = svc.get("environment") or {}
+        if env.get("FLIPBOOK_STORAGE_BACKEND") != "s3":
+            problems.append(f"{name}: FLIPBOOK_STORAGE_BACKEND is {env.get('FLIPBOOK_STORAGE_BACKEND')!r}, want s3")
+        if not str(env.get("FLIPBOOK_STORAGE_S3_ENDPOINT", "")).startswith("http://seaweedfs:"):
+            problems.append(f"{name}: FLIPBOOK_STORAGE_S3_ENDPOINT does not name the seaweedfs service")
+        if str(env.get("FLIPBOOK_STORAGE_S3_PATHSTYLE")).lower() != "true":
+            problems.append(f"{name}: SeaweedFS needs path-style requests (FLIPBOOK_STORAGE_S3_PATHSTYLE=true)")
+        if not env.get("FLIPBOOK_STORAGE_S3_BUCKET"):
+            problems.append(f"{name}: no bucket")
+        for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            if not re.fullmatch(r"\$\{[A-Z0-9_]+(:-)?\}", str(env.get(key, ""))):
+                problems.append(f"{name}: {key} is not taken from a variable (secrets stay out of the file)")
+        if env.get("FLIPBOOK_SERVER_INSTANCENAME") != name:
+            problems.append(f"{name}: FLIPBOOK_SERVER_INSTANCENAME is {env.get('FLIPBOOK_SERVER_INSTANCENAME')!r}")
+        if nginx_address and env.get("FLIPBOOK_SERVER_TRUSTEDPROXIES") != f"{nginx_address}/32":
+            problems.append(f"{name}: trusts {env.get('FLIPBOOK_SERVER_TRUSTEDPROXIES')!r}, not nginx-s3 ({nginx_address})")
+        mounts = [v for v in svc.get("volumes") or [] if isinstance(v, str)]
+        for v in mounts:
+            source = v.split(":")[0]
+            if source.startswith((".", "/")):
+                problems.append(f"{name}: bind mount {v}")
+            elif len(volume_users.get(source, [])) > 1:
+                problems.append(f"{name}: volume {source} is shared with {sorted(set(volume_users[source]) - {name})}")
+        if ((svc.get("depends_on") or {}).get("s3-init") or {}).get("condition") != "service_completed_successfully":
+            problems.append(f"{name}: does not wait for s3-init to complete")
+        test = (svc.get("healthcheck") or {}).get("test") or []
+        if test[:3] != ["CMD", "flipbook", "healthcheck"]:
+            problems.append(f"{name}: healthcheck is not `flipbook healthcheck`")
+        networks = svc.get("networks") or {}
+        if list(networks) != ["flipbook-s3"]:
+            problems.append(f"{name}: on networks {list(networks)}, want flipbook-s3 only")
+        aliases += (networks.get("flipbook-s3") or {}).get("aliases") or []
+        if "ports" in svc:
+            problems.append(f"{name}: publishes ports")
+    if sorted(aliases) != upstreams:
+        problems.append(f"s3 replicas' aliases {sorted(aliases)} are not nginx.conf's upstreams {upstreams}")
+
+    if not nginx or "s3" not in (nginx.get("profiles") or []):
+        problems.append("no nginx-s3 service in profile s3")
+    else:
+        if not any(isinstance(v, str) and v.startswith("./deploy/nginx.conf:/etc/nginx/nginx.conf")
+                   for v in nginx.get("volumes", [])):
+            problems.append("nginx-s3 does not mount ./deploy/nginx.conf")
+        if list(nginx.get("networks") or {}) != ["flipbook-s3"]:
+            problems.append("nginx-s3 is not on the flipbook-s3 network only (the aliases would clash)")
+        depends = nginx.get("depends_on") or {}
+        for name in S3_REPLICAS:
+            if (depends.get(name) or {}).get("condition") != "service_healthy":
+                problems.append(f"nginx-s3 does not wait for {name} to be healthy")
+        if not nginx.get("ports"):
+            problems.append("nginx-s3 publishes no port")
     return problems

@@ -34,9 +34,8 @@ public final class FlipbookServer: Sendable {
         self.settings = settings
         self.logger = logger
         self.registry = registry
-        store = try ImageStore(dataDirectory: settings.storage.dataDir, libraryDirectories: settings.storage.libraryDirs,
-                               limits: settings.limits.decodeLimits, recheckSeconds: settings.storage.recheckSeconds,
-                               clock: clock, logger: logger)
+        store = try ImageStore.open(settings: settings, clock: clock,
+                                    metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
         FrameCache.configureProcessAllocator()
         let memory = MemoryLimits.detect()
         let budget = settings.cache.maxBytes > 0

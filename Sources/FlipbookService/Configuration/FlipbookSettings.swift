@@ -32,7 +32,11 @@ public struct FlipbookSettings: Sendable, Equatable {
 
     /// Where images live.
     public struct Storage: Sendable, Equatable {
-        /// Uploaded images and their metadata (written atomically, survives restarts).
+        /// `fs`: uploads in `dataDir`, which replicas share; `s3`: originals and records in an
+        /// S3-compatible bucket, `dataDir` holding uploads in progress and the local cache of
+        /// originals.
+        public var backend = "fs"
+        /// Uploaded images and their metadata (fs), or the local upload and cache directory (s3).
         public var dataDir = "data"
         /// Read-only directories whose GIF/PNG/WebP files are registered by file name.
         public var libraryDirs: [String] = ["Samples"]
@@ -41,6 +45,36 @@ public struct FlipbookSettings: Sendable, Equatable {
         /// How long a record is trusted before storage is asked again: another replica's replace
         /// or delete is seen within it.
         public var recheckSeconds = 1.0
+        public var s3 = S3()
+        public init() {}
+    }
+
+    /// The bucket of `storage.backend = s3`.
+    public struct S3: Sendable, Equatable {
+        /// `http(s)://host[:port]`; empty = AWS's regional endpoint, `https://s3.<region>.amazonaws.com`.
+        public var endpoint = ""
+        public var region = "us-east-1"
+        public var bucket = ""
+        /// Put before every key (e.g. `flipbook/`); may be empty.
+        public var prefix = ""
+        /// Path-style URLs (`endpoint/bucket/key`), as most self-hosted servers want; false =
+        /// virtual-hosted (`bucket.endpoint/key`), as AWS prefers.
+        public var pathStyle = false
+        /// Longest wait for any byte of a response (each attempt).
+        public var requestTimeoutSeconds = 10.0
+        /// Retries after a failed attempt (network error, 5xx, throttling), with exponential
+        /// backoff and full jitter.
+        public var retries = 3
+        /// Credentials; empty = `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`.
+        public var accessKeyId = ""
+        public var secretAccessKey = ""
+        public var sessionToken = ""
+        /// The local cache of originals (least recently used removed first), in bytes.
+        public var localCacheBytes = 4 << 30
+        /// Uploads larger than this go up in parts (multipart upload).
+        public var multipartThresholdBytes = 64 << 20
+        /// The size of each part (S3's minimum is 5 MiB).
+        public var partBytes = 16 << 20
         public init() {}
     }
 

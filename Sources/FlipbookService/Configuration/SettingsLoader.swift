@@ -44,7 +44,7 @@ public struct SettingsLoader: Sendable {
         }
         providers.append(EnvironmentVariablesProvider(
             environmentVariables: Dictionary(uniqueKeysWithValues: overrides.map { (Self.providerName($0.key), $0.value) }),
-            secretsSpecifier: .dynamic { key, _ in key.hasPrefix("AUTH_") }))
+            secretsSpecifier: .dynamic { key, _ in Self.secretProviderNames.contains(key) }))
 
         var fromEnvironment: [String: String] = [:]
         for (name, value) in environment where name.hasPrefix("FLIPBOOK_") {
@@ -56,7 +56,7 @@ public struct SettingsLoader: Sendable {
         }
         providers.append(EnvironmentVariablesProvider(
             environmentVariables: fromEnvironment,
-            secretsSpecifier: .dynamic { key, _ in key.hasPrefix("AUTH_") }))
+            secretsSpecifier: .dynamic { key, _ in Self.secretProviderNames.contains(key) }))
 
         let path = configPath ?? Self.defaultConfigPath
         if FileManager.default.fileExists(atPath: path) {
@@ -75,8 +75,22 @@ public struct SettingsLoader: Sendable {
         for key in SettingKeys.all {
             try Self.read(key, from: reader, into: &settings, source: describeSource(key, configPath: path))
         }
+        Self.applyAWSCredentials(&settings, environment: environment)
         try Self.validate(settings)
         return Loaded(settings: settings, warnings: warnings)
+    }
+
+    /// Keys whose values are never logged, under the environment provider's spelling.
+    static let secretProviderNames: Set<String> = Set(SettingKeys.all.filter(\.isSecret).map { providerName($0.name) })
+
+    /// The standard AWS variables fill the S3 credentials the settings leave empty.
+    static func applyAWSCredentials(_ settings: inout FlipbookSettings, environment: [String: String]) {
+        guard settings.storage.s3.accessKeyId.isEmpty, settings.storage.s3.secretAccessKey.isEmpty else { return }
+        settings.storage.s3.accessKeyId = environment["AWS_ACCESS_KEY_ID"] ?? ""
+        settings.storage.s3.secretAccessKey = environment["AWS_SECRET_ACCESS_KEY"] ?? ""
+        if settings.storage.s3.sessionToken.isEmpty {
+            settings.storage.s3.sessionToken = environment["AWS_SESSION_TOKEN"] ?? ""
+        }
     }
 
     /// Where a key's value came from, for error messages.
@@ -176,6 +190,25 @@ public struct SettingsLoader: Sendable {
         try require(settings.server.drainTimeoutSeconds >= 0, "server.drainTimeoutSeconds must be ≥ 0")
         try require(!settings.storage.dataDir.isEmpty, "storage.dataDir must not be empty")
         try require(settings.storage.recheckSeconds > 0, "storage.recheckSeconds must be > 0")
+        try require(["fs", "s3"].contains(settings.storage.backend), "storage.backend must be fs or s3")
+        if settings.storage.backend == "s3" {
+            let s3 = settings.storage.s3
+            try require(!s3.bucket.isEmpty, "storage.s3.bucket must be set when storage.backend is s3")
+            try require(!s3.region.isEmpty, "storage.s3.region must be set when storage.backend is s3")
+            try require(s3.endpoint.isEmpty || S3Endpoint(s3.endpoint) != nil,
+                        "storage.s3.endpoint must be http(s)://host[:port] (got '\(s3.endpoint)')")
+            try require(S3Layout.isValidPrefix(s3.prefix),
+                        "storage.s3.prefix may contain only letters, digits, '.', '_', '-' and '/', not first")
+            try require(!s3.accessKeyId.isEmpty && !s3.secretAccessKey.isEmpty,
+                        "storage.backend s3 needs credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                            + "or storage.s3.accessKeyId and storage.s3.secretAccessKey")
+            try require(s3.requestTimeoutSeconds > 0, "storage.s3.requestTimeoutSeconds must be > 0")
+            try require(s3.retries >= 0, "storage.s3.retries must be ≥ 0")
+            try require(s3.localCacheBytes > 0, "storage.s3.localCacheBytes must be > 0")
+            try require(s3.partBytes >= 5 << 20, "storage.s3.partBytes must be at least 5 MiB (S3's smallest part)")
+            try require(s3.multipartThresholdBytes >= s3.partBytes,
+                        "storage.s3.multipartThresholdBytes must be at least storage.s3.partBytes")
+        }
         try require(settings.cache.maxBytes >= 0, "cache.maxBytes must be ≥ 0 (0 = from the memory limit)")
         try require(settings.cache.memoryFraction > 0 && settings.cache.memoryFraction <= 1,
                     "cache.memoryFraction must be in (0, 1]")

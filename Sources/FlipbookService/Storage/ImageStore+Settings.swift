@@ -1,0 +1,36 @@
+import FrameCache
+import Logging
+import Metrics
+
+extension ImageStore {
+    /// The store `storage.*` describes: over the data directory (`fs`) or over an S3 bucket with
+    /// a local cache of originals in the data directory (`s3`).
+    public static func open(settings: FlipbookSettings, clock: any CacheClock = SystemCacheClock(),
+                            metricsFactory: any MetricsFactory, logger: Logger) throws -> ImageStore {
+        let storage = settings.storage
+        guard storage.backend == "s3" else {
+            return try ImageStore(dataDirectory: storage.dataDir, libraryDirectories: storage.libraryDirs,
+                                  limits: settings.limits.decodeLimits, recheckSeconds: storage.recheckSeconds,
+                                  clock: clock, logger: logger)
+        }
+        let backend: S3Backend
+        do {
+            backend = try S3Backend(settings: storage.s3, dataDirectory: storage.dataDir,
+                                    metricsFactory: metricsFactory, logger: logger)
+        } catch {
+            throw StoreError.io(error.description)
+        }
+        let store = ImageStore(backend: backend, libraryDirectories: storage.libraryDirs,
+                               limits: settings.limits.decodeLimits, maxLoadedImages: defaultMaxLoadedImages,
+                               recheckSeconds: storage.recheckSeconds, clock: clock, logger: logger)
+        let (files, bytes) = backend.cache.usage
+        let endpoint = backend.client.configuration.endpoint
+        // Never the credentials: the key id at most.
+        logger.info("image store open", metadata: [
+            "backend": "s3", "endpoint": "\(endpoint.scheme + "://" + endpoint.authority(host: endpoint.host))",
+            "bucket": "\(storage.s3.bucket)", "prefix": "\(storage.s3.prefix)",
+            "accessKeyId": "\(storage.s3.accessKeyId)", "localCacheFiles": "\(files)", "localCacheBytes": "\(bytes)",
+            "localCacheLimit": "\(storage.s3.localCacheBytes)", "dataDir": "\(storage.dataDir)"])
+        return store
+    }
+}

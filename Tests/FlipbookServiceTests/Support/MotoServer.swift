@@ -1,0 +1,113 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// moto's in-memory S3 server (`moto_server`, PyPI `moto[server]`) on a free loopback port, the
+/// S3 endpoint of the `s3` runs of the end-to-end suite. Started once per test process; it stops
+/// within a second of the process ending. Found as `$FLIPBOOK_MOTO_SERVER`, then in the
+/// `.build-s3-venv` that `make test` makes, then on the `PATH`: without one the S3 tests fail
+/// (they are part of the suite, not optional).
+final class MotoServer: Sendable {
+    struct Missing: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let port: Int
+    let logPath: String
+    var endpoint: String { "http://127.0.0.1:\(port)" }
+
+    static let shared: Result<MotoServer, Missing> = Result { () throws(Missing) -> MotoServer in try MotoServer() }
+
+    /// moto's process id, written by the watcher shell (for ``stop()``).
+    private let pidFile: String
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A tool of the S3 test virtualenv (`moto_server`, `python`), else from the `PATH`.
+    static func tool(_ name: String, environment variable: String) -> String? {
+        if let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty { return path }
+        let venv = repository.appendingPathComponent(".build-s3-venv/bin/" + name).path
+        if FileManager.default.isExecutableFile(atPath: venv) { return venv }
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let path = directory + "/" + name
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// A server of the test's own (to stop and start again), on `port` or a free one.
+    static func start(port: Int? = nil) throws(Missing) -> MotoServer {
+        try MotoServer(port: port)
+    }
+
+    private init(port: Int? = nil) throws(Missing) {
+        guard let moto = Self.tool("moto_server", environment: "FLIPBOOK_MOTO_SERVER") else {
+            throw Missing(description: "moto_server not found: run `make test` (it installs moto[server] into "
+                + ".build-s3-venv) or set FLIPBOOK_MOTO_SERVER")
+        }
+        self.port = port ?? Self.freePort()
+        logPath = NSTemporaryDirectory() + "flipbook-moto-\(self.port).log"
+        pidFile = logPath + ".pid"
+        unlink(pidFile)
+        // A watcher shell stops moto when this process is gone (tests have no global teardown).
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", """
+            "$0" -H 127.0.0.1 -p "$1" >>"$2" 2>&1 & m=$!
+            echo $m >"$4"
+            trap 'kill $m 2>/dev/null' EXIT
+            while kill -0 "$3" 2>/dev/null && kill -0 $m 2>/dev/null; do sleep 1; done
+            """, moto, String(self.port), logPath, String(getpid()), pidFile]
+        // Not the test process's output: swift test reads it to its end.
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw Missing(description: "cannot start \(moto): \(error)")
+        }
+        for _ in 0..<300 {
+            if (try? HTTPTestClient(port: self.port).get("/moto-api/reset"))?.status != nil { return }
+            usleep(100_000)
+        }
+        throw Missing(description: "moto_server did not answer on port \(self.port) within 30 s; see \(logPath)")
+    }
+
+    /// Kills the server (its watcher exits with it); what it held is gone.
+    func stop() {
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return }
+        kill(pid, SIGKILL)
+        for _ in 0..<100 where kill(pid, 0) == 0 { usleep(50_000) }
+    }
+
+    /// Creates a bucket of its own for a test.
+    func makeBucket(_ fixed: String? = nil) throws -> String {
+        let name = fixed ?? "flipbook-" + UUID().uuidString.lowercased().prefix(18)
+        let response = try HTTPTestClient(port: port).send("PUT", "/" + name, body: [])
+        guard response.status == 200 else {
+            throw Missing(description: "moto did not create bucket \(name): \(response.status) \(response.text)")
+        }
+        return String(name)
+    }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
