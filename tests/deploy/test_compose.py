@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from conftest import REPO, read, tool
-from deploy_rules import REPLICAS, compose_violations
+from deploy_rules import REPLICAS, S3_REPLICAS, compose_violations, s3_profile_violations
 
 
 def load():
@@ -144,3 +144,65 @@ def test_prometheus_scrapes_every_replica_directly():
     compose = load()
     mounts = compose["services"]["prometheus"]["volumes"]
     assert "./deploy/prometheus.yml:/etc/prometheus/prometheus.yml:ro" in mounts
+
+
+def test_s3_profile_rules_hold():
+    assert s3_profile_violations(load(), read("deploy/nginx.conf")) == []
+
+
+def s3_shared_volume(doc):
+    doc["services"]["flipbook-s3-2"]["volumes"] = ["flipbook-s3-1-cache:/data"]
+
+
+def s3_fs_backend(doc):
+    doc["services"]["flipbook-s3-1"]["environment"]["FLIPBOOK_STORAGE_BACKEND"] = "fs"
+
+
+def s3_secret_in_file(doc):
+    doc["services"]["flipbook-s3-3"]["environment"]["AWS_SECRET_ACCESS_KEY"] = "hunter2"
+
+
+def s3_no_alias(doc):
+    doc["services"]["flipbook-s3-2"]["networks"]["flipbook-s3"]["aliases"] = []
+
+
+def s3_nginx_on_both_networks(doc):
+    doc["services"]["nginx-s3"]["networks"]["flipbook"] = None
+
+
+def s3_weed_without_gateway(doc):
+    doc["services"]["seaweedfs"]["command"] = ["server", "-dir=/data"]
+
+
+def s3_not_waiting_for_init(doc):
+    del doc["services"]["flipbook-s3-1"]["depends_on"]
+
+
+def s3_virtual_hosted(doc):
+    doc["services"]["flipbook-s3-1"]["environment"]["FLIPBOOK_STORAGE_S3_PATHSTYLE"] = "false"
+
+
+def s3_shared_data_volume(doc):
+    doc["services"]["flipbook-s3-3"]["volumes"] = ["flipbook-data:/data"]
+
+
+@pytest.mark.parametrize("mutate", [s3_shared_volume, s3_fs_backend, s3_secret_in_file, s3_no_alias,
+                                    s3_nginx_on_both_networks, s3_weed_without_gateway, s3_not_waiting_for_init,
+                                    s3_virtual_hosted, s3_shared_data_volume], ids=lambda f: f.__name__)
+def test_s3_profile_rules_catch(mutate):
+    doc = copy.deepcopy(load())
+    for svc in doc["services"].values():
+        for key in ("environment", "healthcheck", "volumes", "networks", "depends_on"):
+            if key in svc:
+                svc[key] = copy.deepcopy(svc[key])
+    mutate(doc)
+    assert s3_profile_violations(doc, read("deploy/nginx.conf"))
+
+
+def test_the_s3_profile_is_off_by_default():
+    """`docker compose up` without --profile s3 starts the fs stack only."""
+    doc = load()
+    for name in S3_REPLICAS + ["seaweedfs", "s3-init", "nginx-s3"]:
+        assert doc["services"][name].get("profiles") == ["s3"]
+    for name in REPLICAS + ["nginx"]:
+        assert "profiles" not in doc["services"][name]
