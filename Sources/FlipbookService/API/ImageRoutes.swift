@@ -1,4 +1,5 @@
 import AnimatedImage
+import FrameCache
 import Foundation
 import HTTPServer
 
@@ -103,7 +104,13 @@ extension FlipbookAPI {
     /// Reading it moves nothing.
     func cacheResidency(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
-        guard let record = store.record(id) else { return .now(Self.unknownImage(id)) }
+        return withRecord(id, responder) { [cache] record, _ in
+            guard let record else { return .now(Self.unknownImage(id)) }
+            return .now(Self.residencyResponse(id: id, record: record, held: cache.residency(of: Self.cacheKey(record))))
+        }
+    }
+
+    static func residencyResponse(id: String, record: StoredImage, held: ImageResidency?) -> HTTPResponse {
         struct Residency: Encodable {
             var id: String
             var frameCount: Int
@@ -122,10 +129,9 @@ extension FlipbookAPI {
             }
             enum CodingKeys: String, CodingKey { case id, frameCount, cachedFrames, window, whole, playhead }
         }
-        let held = cache.residency(of: Self.cacheKey(record))
         let body = Residency(id: id, frameCount: record.metadata.frameCount, cachedFrames: held?.cachedFrames ?? [],
                              window: held?.window ?? 0, whole: held?.whole ?? false, playhead: held?.playhead)
-        return .now(Self.json(Self.encodeJSON(body), headers: ["Cache-Control": "no-store"]))
+        return Self.json(Self.encodeJSON(body), headers: ["Cache-Control": "no-store"])
     }
 
     func deleteImage(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {

@@ -15,7 +15,9 @@ extension FlipbookAPI {
     /// The same page for every id; 404 when the id is unknown (the page says so).
     func playerPage(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
-        return .now(page("player.html", request, status: store.record(id) == nil ? .notFound : .ok))
+        return withRecord(id, responder) { [self] record, _ in
+            .now(page("player.html", request, status: record == nil ? .notFound : .ok))
+        }
     }
 
     func uiFile(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
