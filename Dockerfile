@@ -16,7 +16,7 @@ FROM ${SWIFT_IMAGE} AS build
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
-        libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev pkg-config \
+        libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libcurl4-openssl-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src

@@ -5,8 +5,9 @@
 #                                        for the S3 test tools (moto, boto3: mk/s3.mk)
 #   scripts/install-deps.sh bench      + the peer tools the benchmarks compare against
 #   scripts/install-deps.sh topology   + nginx and python3 for `make topology-test`
-#   scripts/install-deps.sh deploy     + docker-compose (1.29, to validate the compose file) and
-#                                        python3-venv for `make deploy-lint`
+#   scripts/install-deps.sh deploy     + docker-compose (1.29, to validate the compose file),
+#                                        python3-venv, and libcurl's headers for the static build
+#                                        of `make deploy-lint`
 #   scripts/install-deps.sh rootfs     + debootstrap for `make docker-runtime-check`
 #   scripts/install-deps.sh browser    + headless Chromium and its WebDriver for `make browser-test`
 set -euo pipefail
@@ -15,7 +16,7 @@ build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev pkg-config)
 test=(gifsicle webp imagemagick apngasm curl python3 python3-venv)
 bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3 python3-venv iproute2)
-deploy=(nginx python3 python3-venv docker-compose binutils)
+deploy=(nginx python3 python3-venv docker-compose binutils libcurl4-openssl-dev)
 rootfs=(debootstrap python3 python3-venv)
 browser=(chromium chromium-driver python3 python3-venv)
 

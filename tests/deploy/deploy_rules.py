@@ -10,7 +10,9 @@ import tempfile
 
 from dockerfile_parse import DockerfileParser
 
-BUILD_PACKAGES = {"libgif-dev", "libwebp-dev", "libpng-dev", "zlib1g-dev", "libdeflate-dev", "pkg-config"}
+# libcurl4-openssl-dev: the static Foundation links FoundationNetworking against libcurl (-lcurl).
+BUILD_PACKAGES = {"libgif-dev", "libwebp-dev", "libpng-dev", "zlib1g-dev", "libdeflate-dev", "libcurl4-openssl-dev",
+                  "pkg-config"}
 RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libpng16-16", "zlib1g", "libdeflate0", "libcurl4"}
 # Present in debian:bookworm-slim already: Priority required, or dependencies of apt.
 BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6"}
