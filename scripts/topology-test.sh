@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# make topology-test: nginx with deploy/nginx.conf (rendered for loopback: addresses and paths
-# only) in front of three `flipbook serve` replicas sharing one data directory; see
-# scripts/topology/topology_test.py for the checks. Exits non-zero on any failed check.
+# make topology-test, two runs:
+#  1. loopback: nginx with deploy/nginx.conf (rendered for loopback: addresses and paths only) in
+#     front of three `flipbook serve` replicas sharing one data directory
+#     (scripts/topology/topology_test.py);
+#  2. multi-host: three replicas on storage.backend=s3, nginx and an S3 server (moto) each in a
+#     network namespace of its own, no shared directory (scripts/topology/multihost_test.py).
+#     Needs root (ip netns); without it the run fails, it is not skipped.
+# Exits non-zero on any failed check.
 #
 #   scripts/topology-test.sh              the real service (reuses .build/debug/flipbook when it
 #                                         is newer than the sources, else `swift build`)
-#   scripts/topology-test.sh --fake       dry run against scripts/topology/fake_replica.py
+#   scripts/topology-test.sh --fake       dry run of the loopback checks against fake replicas
+#   scripts/topology-test.sh --loopback-only | --multihost-only
 #   FLIPBOOK_BIN=path scripts/topology-test.sh     a given binary (e.g. a release build)
 # Other arguments go to topology_test.py (--images N, --threads N, --phases ..., --keep).
 set -euo pipefail
@@ -14,10 +20,14 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh topology
 
 fake=0
+loopback=1
+multihost=1
 args=()
 for arg in "$@"; do
   case "$arg" in
     --fake) fake=1 ;;
+    --loopback-only) multihost=0 ;;
+    --multihost-only) loopback=0 ;;
     *) args+=("$arg") ;;
   esac
 done
@@ -41,4 +51,13 @@ if ! "$bin" serve --help >/dev/null 2>&1; then
   exit 1
 fi
 echo "topology-test: replicas run $bin" >&2
-exec python3 scripts/topology/topology_test.py --binary "$bin" --summary "$summary" ${args[@]+"${args[@]}"}
+status=0
+if [ "$loopback" = 1 ]; then
+  python3 scripts/topology/topology_test.py --binary "$bin" --summary "$summary" ${args[@]+"${args[@]}"} || status=1
+fi
+if [ "$multihost" = 1 ]; then
+  make --no-print-directory s3-test-tools
+  python3 scripts/topology/multihost_test.py --binary "$bin" --moto .build-s3-venv/bin/moto_server \
+    --summary out/topology-multihost-summary.json || status=1
+fi
+exit "$status"

@@ -58,9 +58,9 @@ def free_ports(count):
     return ports
 
 
-def request(port, method, path, body=None, headers=None, timeout=30, source=None):
+def request(port, method, path, body=None, headers=None, timeout=30, source=None, host="127.0.0.1"):
     """One request on a fresh connection → (status, headers dict lower-case, body)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout,
+    conn = http.client.HTTPConnection(host, port, timeout=timeout,
                                       source_address=(source, 0) if source else None)
     try:
         conn.request(method, path, body=body, headers=headers or {})
@@ -164,7 +164,8 @@ class Nginx:
 class Load:
     """Client threads playing animations through nginx on keep-alive connections."""
 
-    def __init__(self, port, images, threads, mode, uploads=()):
+    def __init__(self, port, images, threads, mode, uploads=(), host="127.0.0.1"):
+        self.host = host
         self.port = port
         self.images = images  # id -> frame count
         self.threads = threads
@@ -193,7 +194,7 @@ class Load:
                 status, served_by, error = None, None, None
                 try:
                     if conn is None:
-                        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                        conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
                     conn.request("GET", path, headers={"X-Request-ID": f"load-{seed}-{len(self.results)}"})
                     resp = conn.getresponse()
                     resp.read()
@@ -223,7 +224,7 @@ class Load:
             status, served_by, error = None, None, None
             try:
                 if conn is None:
-                    conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+                    conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
                 conn.request("POST", "/images", body=body, headers={"Content-Type": "image/gif"})
                 resp = conn.getresponse()
                 resp.read()
