@@ -25,8 +25,8 @@ public struct AnimatedImage: Sendable {
     /// other timing or frame counts, other chunks in the served PNGs. The service puts it in its
     /// validators, so HTTP caches never mix what two revisions made of one file.
     /// 2: 16-bit samples keep their high byte; interlaced PNGs decoded by libpng's full API;
-    /// a WebP cut short is rejected.
-    public static let outputRevision = 2
+    /// a WebP cut short is rejected. 3: frames carry the source's colour-space chunks.
+    public static let outputRevision = 3
 
     /// The file's bytes, on the heap or mapped (see ``ImageBytes/storage``).
     public let bytes: ImageBytes
@@ -40,6 +40,8 @@ public struct AnimatedImage: Sendable {
     public var frameCount: Int { index.frames.count }
     public var canvasWidth: Int { index.canvasWidth }
     public var canvasHeight: Int { index.canvasHeight }
+    /// The source's colour-space chunks, for ``PNGEncoder/encode(_:colorSpace:)``.
+    public var colorSpace: ColorSpaceChunks { index.colorSpace }
 
     /// Indexes (and, as `verification` says, checks) the file held in `bytes`, which the image
     /// keeps without copying.

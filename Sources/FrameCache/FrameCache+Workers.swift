@@ -109,7 +109,7 @@ extension FrameCache {
             }
             let canvas = try renderer.render(work.job.index)
             made.framesDecoded = renderer.decodeCount - before
-            made.png = .success(try encoder.encode(canvas))
+            made.png = .success(try encoder.encode(canvas, colorSpace: image.colorSpace))
         } catch let error as FrameCacheError {
             made.png = .failure(error)
         } catch let error as AnimatedImageError {

@@ -29,7 +29,7 @@ struct FrameCommand: ParsableCommand {
         renderer.backgroundDecoding = true
         do {
             let canvas = try renderer.render(index)
-            writeFile(try PNGEncoder(compressionLevel: compressionLevel).encode(canvas), to: output)
+            writeFile(try PNGEncoder(compressionLevel: compressionLevel).encode(canvas, colorSpace: image.colorSpace), to: output)
         } catch let error as AnimatedImageError {
             if case let .frameDecodeFailed(broken, _) = error, broken <= index {
                 fail("\(file): frame \(index) is not shown: \(error)", status: CLIExit.badImage)

@@ -55,7 +55,7 @@ struct FramesCommand: ParsableCommand {
             workers.async(group: group) {
                 defer { inFlight.signal() }
                 do {
-                    let png = try encoder.encode(canvas)
+                    let png = try encoder.encode(canvas, colorSpace: image.colorSpace)
                     try writeFrameFile(png, to: path)
                 } catch {
                     failures.record("cannot write \(path): \(error)")

@@ -43,7 +43,7 @@ struct EndToEndTests {
                     let frame = try service.client.get("/frames/\(id)/\(k)")
                     #expect(frame.status == 200, "\(entry.path) frame \(k): \(frame.text)")
                     #expect(frame.header("Content-Type") == "image/png")
-                    #expect(frame.body == (try PNGEncoder().encode(renderer.render(k))), "\(entry.path) frame \(k)")
+                    #expect(frame.body == (try PNGEncoder().encode(renderer.render(k), colorSpace: local.colorSpace)), "\(entry.path) frame \(k)")
                     frames += 1
                 }
                 let beyond = try service.client.get("/frames/\(id)/\(local.frameCount)")
@@ -63,7 +63,9 @@ struct EndToEndTests {
             .deletingLastPathComponent().appendingPathComponent(".build/debug/flipbook").path
         try #require(FileManager.default.isExecutableFile(atPath: cli), "build the flipbook CLI first: \(cli)")
         let service = try TestService(backend: backend)
-        for path in ["pillow/gif/iss634.gif", "image-rs-image/images/png/apng/ball.png", "pillow/webp/iss634.webp"] {
+        for path in ["pillow/gif/iss634.gif", "image-rs-image/images/png/apng/ball.png", "pillow/webp/iss634.webp",
+                     "flipbook-cases/apng_iccp.png", "flipbook-cases/webp_anim_iccp.webp", "flipbook-cases/apng_chrm_p3.png",
+                     "flipbook-cases/apng16_rgba_over.png", "flipbook-cases/apng_interlaced16.png"] {
             let id = try #require(try service.upload(Corpus.bytes(path)).json["id"] as? String)
             let output = TestService.temporaryDirectory()
             let process = Process()

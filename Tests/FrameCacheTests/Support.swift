@@ -35,7 +35,7 @@ enum TestImages {
     /// The size of the largest frame of `image` as the cache encodes it.
     static func largestEncodedFrame(of image: AnimatedImage) throws -> Int {
         let renderer = FrameRenderer(image: image)
-        return try (0..<image.frameCount).map { try PNGEncoder().encode(renderer.render($0)).count }.max() ?? 0
+        return try (0..<image.frameCount).map { try PNGEncoder().encode(renderer.render($0), colorSpace: image.colorSpace).count }.max() ?? 0
     }
 
     /// 42 frames of 245×245 (about 40 KB each as PNG).

@@ -21,7 +21,9 @@ public struct PNGEncoder: Sendable {
         self.compressionLevel = min(9, max(0, compressionLevel))
     }
 
-    public func encode(_ canvas: Canvas) throws -> [UInt8] {
+    /// The canvas as a PNG that carries `colorSpace` (the source image's colour-space chunks,
+    /// ``AnimatedImage/colorSpace``), so a browser converts the frame as it converts the source.
+    public func encode(_ canvas: Canvas, colorSpace: ColorSpaceChunks = .none) throws -> [UInt8] {
         let width = canvas.width, height = canvas.height
         guard width > 0, height > 0, width <= PNGFileWriter.maxChunkLength,
               height <= PNGFileWriter.maxChunkLength else {
@@ -29,7 +31,7 @@ public struct PNGEncoder: Sendable {
         }
         let level = min(9, max(0, compressionLevel))
         if let indexed = PaletteQuantizer.exactPalette(of: canvas) {
-            return try encodeIndexed(indexed, width: width, height: height, level: level)
+            return try encodeIndexed(indexed, width: width, height: height, level: level, colorSpace: colorSpace)
         }
         let opaque = Self.isOpaque(canvas.pixels)
         let header = PNGImageHeader(width: width, height: height, bitDepth: 8, colorType: opaque ? 2 : 6)
@@ -44,12 +46,13 @@ public struct PNGEncoder: Sendable {
                 }
             }
             let stream = try workspace.zlibCompress(UnsafeRawBufferPointer(scanlines))
-            return PNGFileWriter.file(header: header, palette: [], transparency: [], zlibStream: stream)
+            return PNGFileWriter.file(header: header, colorSpace: colorSpace, palette: [], transparency: [],
+                                      zlibStream: stream)
         }
     }
 
     private func encodeIndexed(_ image: PaletteQuantizer.IndexedImage, width: Int, height: Int,
-                               level: Int) throws -> [UInt8] {
+                               level: Int, colorSpace: ColorSpaceChunks) throws -> [UInt8] {
         let count = image.colors.count
         let depth = count <= 2 ? 1 : count <= 4 ? 2 : count <= 16 ? 4 : 8
         var palette: [UInt8] = []
@@ -71,7 +74,8 @@ public struct PNGEncoder: Sendable {
                 PNGScanlines.writeIndexed(indices, width: width, height: height, depth: depth, into: scanlines)
             }
             let stream = try workspace.zlibCompress(UnsafeRawBufferPointer(scanlines))
-            return PNGFileWriter.file(header: header, palette: palette, transparency: alphas, zlibStream: stream)
+            return PNGFileWriter.file(header: header, colorSpace: colorSpace, palette: palette, transparency: alphas,
+                                      zlibStream: stream)
         }
     }
 

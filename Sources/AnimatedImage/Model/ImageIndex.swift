@@ -13,17 +13,20 @@ public struct ImageIndex: Sendable {
     public let playCount: Int
     /// True when the file ends early or is damaged after its last complete frame.
     public internal(set) var truncated: Bool
+    /// The colour-space chunks every served frame carries (none for sRGB and GIF).
+    public let colorSpace: ColorSpaceChunks
     /// Format-specific facts the frame decoders need.
     let header: FormatHeader
 
     init(format: ImageFormat, canvasWidth: Int, canvasHeight: Int, frames: [FrameDescriptor],
-         playCount: Int, truncated: Bool, header: FormatHeader) {
+         playCount: Int, truncated: Bool, colorSpace: ColorSpaceChunks = .none, header: FormatHeader) {
         self.format = format
         self.canvasWidth = canvasWidth
         self.canvasHeight = canvasHeight
         self.frames = frames
         self.playCount = playCount
         self.truncated = truncated
+        self.colorSpace = colorSpace
         self.header = header
     }
 

@@ -1,13 +1,12 @@
 import CPNG
-import CZlib
 
 /// Decodes one APNG (or still PNG) frame: the frame is rebuilt as a standalone PNG (IHDR with
 /// the frame's size, the palette and transparency chunks, its data as IDAT, new CRCs) and
 /// handed to libpng (``decodeRGBA(_:width:height:)``), which returns non-premultiplied RGBA. The
 /// data is inflated only as far as the frame's rows need (``PNGFrameData``).
 ///
-/// Colour-management chunks (gAMA, cHRM, sRGB, iCCP) are left out on purpose: Chromium shows
-/// frames without colour conversion here, and libpng would otherwise convert.
+/// Colour-management chunks (gAMA, cHRM, sRGB, iCCP) are left out on purpose: frames are decoded
+/// without colour conversion (served PNGs carry them instead, ``ColorSpaceChunks``).
 struct APNGFrameDecoder: FrameDecoder {
     let bytes: ImageBytes
     let header: PNGHeader
@@ -21,22 +20,24 @@ struct APNGFrameDecoder: FrameDecoder {
         return FramePatch(rect: frame.rect, pixels: .rgba(pixels))
     }
 
-    /// The frame as a PNG file of its own, its image data cut to what its rows need.
+    /// The frame as a PNG file of its own, its image data cut to what its rows need: IHDR with
+    /// the frame's size, PLTE and tRNS, the data as IDAT, IEND.
     func standalonePNG(width: Int, height: Int, data: [Range<Int>]) throws -> [UInt8] {
-        var writer = PNGChunkWriter(capacity: 64)
-        var ihdr = [UInt8]()
-        ihdr.appendBigEndian(UInt32(width))
-        ihdr.appendBigEndian(UInt32(height))
-        ihdr += [header.bitDepth, header.colorType, 0, 0, header.interlace]
-        ihdr.withUnsafeBufferPointer { writer.append("IHDR", $0) }
-        if let palette = header.palette {
-            bytes.withUnsafeBufferPointer(of: palette) { writer.append("PLTE", $0) }
-        }
-        if let transparency = header.transparency {
-            bytes.withUnsafeBufferPointer(of: transparency) { writer.append("tRNS", $0) }
+        var payloads = [PNGChunkWriter.headerLength]
+        if let palette = header.palette { payloads.append(palette.count) }
+        if let transparency = header.transparency { payloads.append(transparency.count) }
+        let head = PNGChunkWriter.file(byteCount: PNGChunkWriter.fileSize(payloads: payloads)) { writer in
+            writer.appendHeader(width: width, height: height, bitDepth: header.bitDepth,
+                                colorType: header.colorType, interlace: header.interlace)
+            if let palette = header.palette {
+                bytes.withUnsafeBufferPointer(of: palette) { writer.append("PLTE", UnsafeRawBufferPointer($0)) }
+            }
+            if let transparency = header.transparency {
+                bytes.withUnsafeBufferPointer(of: transparency) { writer.append("tRNS", UnsafeRawBufferPointer($0)) }
+            }
         }
         let needed = PNGFrameData.scanlineByteCount(width: width, height: height, header: header)
-        return try PNGFrameData.file(head: writer.bytes, inflating: data, of: bytes, needed: needed).png
+        return try PNGFrameData.file(head: head, inflating: data, of: bytes, needed: needed).png
     }
 
     /// Decodes a standalone PNG of `width`×`height` pixels into non-premultiplied 8-bit RGBA
@@ -61,35 +62,5 @@ struct APNGFrameDecoder: FrameDecoder {
             throw FrameDataError(reason.isEmpty ? "libpng could not decode the frame" : "libpng: \(reason)")
         }
         return pixels
-    }
-}
-
-/// Writes PNG chunks (length, type, payload, CRC-32) into a byte array.
-struct PNGChunkWriter {
-    private(set) var bytes: [UInt8]
-
-    init(capacity: Int) {
-        bytes = PNGSignature.bytes
-        bytes.reserveCapacity(capacity)
-    }
-
-    mutating func append(_ type: StaticString, _ payload: UnsafeBufferPointer<UInt8>) {
-        bytes.appendBigEndian(UInt32(payload.count))
-        let typeStart = bytes.count
-        type.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: payload)
-        let crc = bytes.withUnsafeBufferPointer { buffer in
-            crc32(0, buffer.baseAddress! + typeStart, uInt(buffer.count - typeStart))
-        }
-        bytes.appendBigEndian(UInt32(crc))
-    }
-}
-
-extension Array where Element == UInt8 {
-    mutating func appendBigEndian(_ value: UInt32) {
-        append(UInt8(value >> 24))
-        append(UInt8(value >> 16 & 0xFF))
-        append(UInt8(value >> 8 & 0xFF))
-        append(UInt8(value & 0xFF))
     }
 }

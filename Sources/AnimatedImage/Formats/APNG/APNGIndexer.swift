@@ -11,6 +11,8 @@
 ///   the frame list (frames before it are kept, the image is marked truncated).
 /// - An `fcTL` with no image data before the next `fcTL` is superseded by it.
 /// - Frames beyond `acTL`'s frame count are ignored.
+/// - The colour-space chunks before the image data (the first of each type) are kept for the
+///   served frames (``ColorSpaceChunks``).
 enum APNGIndexer {
     static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         var walker = PNGChunkWalker(bytes)
@@ -25,6 +27,7 @@ enum APNGIndexer {
         var defaultImage: [Range<Int>] = []
         var builder = FrameListBuilder(canvas: PixelRect(x: 0, y: 0, width: header.width, height: header.height))
         var stoppedEarly = false
+        var colorSpace = ColorSpaceChunks()
 
         chunks: while let chunk = walker.next() {
             switch chunk.type {
@@ -32,6 +35,8 @@ enum APNGIndexer {
                 header.palette = chunk.data
             case PNGChunk.tRNS where !seenImageData:
                 header.transparency = chunk.data
+            case let type where !seenImageData && PNGChunk.colorSpaceTypes[type] != nil:
+                colorSpace.add(PNGChunk.colorSpaceTypes[type]!, bytes.withUnsafeBufferPointer(of: chunk.data) { Array($0) })
             case PNGChunk.IDAT:
                 seenImageData = true
                 if animation != nil, builder.acceptsDefaultImageData {
@@ -76,7 +81,7 @@ enum APNGIndexer {
             try Limits.checkFrameCount(frames.count, canvasPixels: header.width * header.height, limits: limits)
             return ImageIndex(format: .apng, canvasWidth: header.width, canvasHeight: header.height,
                               frames: frames, playCount: animation.plays, truncated: truncated,
-                              header: .png(header))
+                              colorSpace: colorSpace, header: .png(header))
         }
         // A still PNG: its IDAT image is the one frame.
         let still = FrameDescriptor(rect: PixelRect(x: 0, y: 0, width: header.width, height: header.height),
@@ -84,7 +89,7 @@ enum APNGIndexer {
                                     isOpaque: header.isOpaque, source: .png(dataRanges: defaultImage))
         return ImageIndex(format: .png, canvasWidth: header.width, canvasHeight: header.height,
                           frames: [still], playCount: 1, truncated: walker.isCutShort,
-                          header: .png(header))
+                          colorSpace: colorSpace, header: .png(header))
     }
 }
 

@@ -8,12 +8,20 @@ struct PNGChunk {
     var type: UInt32
     var data: Range<Int>
 
+    /// A chunk type's four letters as one big-endian number, as they lie in the file.
     static func code(_ name: StaticString) -> UInt32 {
         name.withUTF8Buffer { b in UInt32(b[0]) << 24 | UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3]) }
     }
 
+    static func code(_ name: String) -> UInt32 {
+        name.utf8.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    }
+
     static let IHDR = code("IHDR"), PLTE = code("PLTE"), tRNS = code("tRNS"), IDAT = code("IDAT")
     static let IEND = code("IEND"), acTL = code("acTL"), fcTL = code("fcTL"), fdAT = code("fdAT")
+    /// The colour-space chunks (``ColorSpaceChunks``), by code and name.
+    static let colorSpaceTypes: [UInt32: String] = Dictionary(
+        uniqueKeysWithValues: ColorSpaceChunks.pngTypes.map { (code($0), $0) })
 }
 
 /// Walks the chunks of a PNG without looking inside them. Iteration ends at the first chunk

@@ -56,9 +56,9 @@ extension PNGFrameData {
     /// stream split over `ranges` of `file` inflates to, and `IEND`. Throws when the stream is
     /// damaged or ends before `needed` bytes.
     ///
-    /// The file is laid out in one allocation and the stream inflated straight into the blocks'
-    /// payloads: no copy of the scanlines, and no per-byte array work (which unoptimised builds
-    /// would pay for dearly).
+    /// The file is laid out in one allocation (``PNGChunkWriter``) and the stream inflated
+    /// straight into the blocks' payloads: no copy of the scanlines, and no per-byte array work
+    /// (which unoptimised builds would pay for dearly).
     static func file(head: [UInt8], inflating ranges: [Range<Int>], of file: ImageBytes,
                      needed: Int) throws -> (png: [UInt8], counts: Counts) {
         precondition(needed > 0, "a frame needs at least one byte of scanlines")
@@ -67,26 +67,23 @@ extension PNGFrameData {
         let total = head.count + (12 + 2) + blocks * (12 + 5) + needed + (12 + 4) + 12
         var counts = Counts(inflated: 0, consumed: 0)
         let png = try file.withUnsafeBufferPointer { input in
-            try [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
-                var writer = RawChunkWriter(out.baseAddress!)
+            try PNGChunkWriter.layout(byteCount: total) { writer in
                 counts = try write(head: head, inflater: Inflater(ranges: ranges, of: input), needed: needed,
                                    into: &writer)
-                precondition(writer.count == total, "PNG frame layout: wrote \(writer.count) of \(total) bytes")
-                initialized = total
             }
         }
         return (png, counts)
     }
 
     private static func write(head: [UInt8], inflater: Inflater, needed: Int,
-                              into writer: inout RawChunkWriter) throws -> Counts {
+                              into writer: inout PNGChunkWriter) throws -> Counts {
         writer.copy(head)
-        writer.chunk("IDAT", length: 2) { $0.byte(0x78); $0.byte(0x01) }  // deflate, 32 KiB window
+        writer.appendChunk("IDAT", length: 2) { $0.byte(0x78); $0.byte(0x01) }  // deflate, 32 KiB window
         var adler = UInt32(1)
         var produced = 0
         while produced < needed {
             let size = min(storedBlockLimit, needed - produced)
-            try writer.chunk("IDAT", length: 5 + size) { body in
+            try writer.appendChunk("IDAT", length: 5 + size) { body in
                 body.byte(produced + size == needed ? 1 : 0)  // BFINAL on the last block; type 0, stored
                 body.little16(UInt16(size))
                 body.little16(~UInt16(size))
@@ -99,8 +96,8 @@ extension PNGFrameData {
                 }
             }
         }
-        writer.chunk("IDAT", length: 4) { $0.big32(adler) }
-        writer.chunk("IEND", length: 0) { _ in }
+        writer.appendChunk("IDAT", length: 4) { $0.big32(adler) }
+        writer.appendEnd()
         return Counts(inflated: produced, consumed: inflater.consumed)
     }
 }
@@ -148,47 +145,5 @@ private final class Inflater {
             }
         }
         return count - Int(stream.avail_out)
-    }
-}
-
-/// Writes PNG chunks into memory laid out in advance: length, type, body, CRC-32.
-private struct RawChunkWriter {
-    private let base: UnsafeMutablePointer<UInt8>
-    private(set) var count = 0
-
-    init(_ base: UnsafeMutablePointer<UInt8>) { self.base = base }
-
-    mutating func byte(_ value: UInt8) {
-        base[count] = value
-        count += 1
-    }
-
-    mutating func big32(_ value: UInt32) {
-        byte(UInt8(value >> 24)); byte(UInt8(value >> 16 & 0xFF)); byte(UInt8(value >> 8 & 0xFF)); byte(UInt8(value & 0xFF))
-    }
-
-    mutating func little16(_ value: UInt16) {
-        byte(UInt8(value & 0xFF)); byte(UInt8(value >> 8))
-    }
-
-    mutating func copy(_ bytes: [UInt8]) {
-        bytes.withUnsafeBufferPointer { (base + count).update(from: $0.baseAddress!, count: $0.count) }
-        count += bytes.count
-    }
-
-    /// The next `size` bytes, for the caller to fill.
-    mutating func reserve(_ size: Int) -> UnsafeMutablePointer<UInt8> {
-        defer { count += size }
-        return base + count
-    }
-
-    /// A chunk of `length` body bytes, which `body` writes.
-    mutating func chunk(_ type: StaticString, length: Int, _ body: (inout RawChunkWriter) throws -> Void) rethrows {
-        big32(UInt32(length))
-        let typeStart = count
-        type.withUTF8Buffer { for b in $0 { byte(b) } }
-        try body(&self)
-        precondition(count == typeStart + 4 + length, "chunk \(type) is not \(length) bytes long")
-        big32(libdeflate_crc32(0, base + typeStart, count - typeStart))
     }
 }

@@ -5,7 +5,10 @@ import CWebP
 ///
 /// A file whose RIFF data is cut short is rejected outright, whatever frames it holds complete:
 /// Chromium shows no frame of such a file (unlike a cut GIF or APNG). The ANIM background colour
-/// is not recorded: browsers ignore it.
+/// is not recorded: browsers ignore it. The ICC profile of a still WebP (its `ICCP` chunk, when
+/// the VP8X flags say there is one) is kept for the served frame as PNG `iCCP`; an animated
+/// WebP's is not, because Chromium does not apply it (measured in Chromium 156: its frames
+/// show unconverted, in ImageDecoder and in <img> alike).
 enum WebPIndexer {
     static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         try bytes.withUnsafeBufferPointer { buffer -> ImageIndex in
@@ -61,8 +64,19 @@ enum WebPIndexer {
                 throw AnimatedImageError.noCompleteFrame(.webp, "no frame is complete")
             }
             let loops = animated ? Int(WebPDemuxGetI(demux, WEBP_FF_LOOP_COUNT)) : 1
+            var colorSpace = ColorSpaceChunks.none
+            var chunk = WebPChunkIterator()
+            // Chromium reads the profile of a still WebP only: with the animation flag set it
+            // clears the ICC flag and shows the frames unconverted, so they are served so too.
+            if !animated, flags & UInt32(ICCP_FLAG.rawValue) != 0, WebPDemuxGetChunk(demux, "ICCP", 1, &chunk) != 0 {
+                defer { WebPDemuxReleaseChunkIterator(&chunk) }
+                if let profile = chunk.chunk.bytes, chunk.chunk.size > 0 {
+                    colorSpace = try ColorSpaceChunks.iccProfile(UnsafeRawBufferPointer(start: profile, count: chunk.chunk.size))
+                }
+            }
             return ImageIndex(format: .webp, canvasWidth: width, canvasHeight: height, frames: frames,
-                              playCount: loops, truncated: damaged, header: .webp(animated: animated))
+                              playCount: loops, truncated: damaged, colorSpace: colorSpace,
+                              header: .webp(animated: animated))
         }
     }
 
