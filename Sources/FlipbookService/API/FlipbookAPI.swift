@@ -135,6 +135,7 @@ public final class FlipbookAPI: Sendable {
             break
         }
         let (store, logger) = (self.store, self.logger)
+        if needsOriginal { store.prefetchOriginal(ofContentID: id) }
         storageQueue.async {
             let result: HTTPHandlerResult
             do throws(StorageFailure) {

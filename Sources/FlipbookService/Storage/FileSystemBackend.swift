@@ -79,6 +79,8 @@ final class FileSystemBackend: StorageBackend {
 
     func hasLocalOriginal(_ record: StoredImage) -> Bool { true }
 
+    func prefetchOriginal(_ sha256: String) {}
+
     func listIDs(after cursor: String?, limit: Int) throws(StorageFailure) -> (ids: [String], more: Bool) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: metaDirectory)) ?? []
         let ids = names.compactMap { $0.hasSuffix(".json") && !$0.hasPrefix(".") ? String($0.dropLast(5)) : nil }

@@ -249,6 +249,13 @@ public final class ImageStore: Sendable {
             || loaded.image(record.id, sha256: record.sha256) != nil || backend.hasLocalOriginal(record)
     }
 
+    /// Starts fetching the original of content id `id` while its record is being looked up
+    /// (remote storage only; a no-op for names, whose content is known only from the record).
+    func prefetchOriginal(ofContentID id: String) {
+        guard !backend.lookupsAreLocal, ImageID.isContentID(id) else { return }
+        backend.prefetchOriginal(id)
+    }
+
     /// Brings the original of `record` to local disk (may wait on the network).
     func fetchOriginal(_ record: StoredImage) throws(StorageFailure) {
         guard !hasLocalOriginal(record) else { return }

@@ -31,6 +31,11 @@ protocol StorageBackend: Sendable {
     /// Whether ``originalPath(_:)`` would answer without waiting on the network.
     func hasLocalOriginal(_ record: StoredImage) -> Bool
 
+    /// Starts bringing the original of content `sha256` to local disk, in the background (a
+    /// first frame then waits for one round trip, not two: the record and the original are
+    /// fetched at once). Nothing happens when it is local already or does not exist.
+    func prefetchOriginal(_ sha256: String)
+
     /// Makes `record` durable with the verified upload at `uploadPath` (its SHA-256 is
     /// `record.sha256`), replacing `previous` (the record now under the same id, if any). Returns
     /// the version written. When it returns, the image survives a crash of this process and is

@@ -26,6 +26,7 @@ final class S3Backend: StorageBackend {
     let partBytes: Int
     private let uploads: String
     private let logger: Logger
+    private let prefetchQueue = DispatchQueue(label: "flipbook.s3.prefetch", attributes: .concurrent)
     /// Set when the backend goes away: the reachability probe stops.
     private let stopped = Flag()
 
@@ -132,8 +133,17 @@ final class S3Backend: StorageBackend {
     }
 
     func originalPath(_ record: StoredImage) throws(StorageFailure) -> String {
-        let key = layout.original(record.sha256)
-        return try cache.fill(record.sha256) { (destination: String) throws(StorageFailure) in
+        try originalPath(sha256: record.sha256)
+    }
+
+    func prefetchOriginal(_ sha256: String) {
+        guard !cache.contains(sha256) else { return }
+        prefetchQueue.async { [self] in _ = try? originalPath(sha256: sha256) }
+    }
+
+    private func originalPath(sha256: String) throws(StorageFailure) -> String {
+        let key = layout.original(sha256)
+        return try cache.fill(sha256) { (destination: String) throws(StorageFailure) in
             let response = try client.download("GetObject", key: key, to: destination)
             guard response.status == 200 else { throw Self.refusal("GetObject", key, response) }
         }
