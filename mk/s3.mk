@@ -12,3 +12,14 @@ $(S3_VENV)/.stamp: tests/s3/requirements.txt
 	python3 -m venv $(S3_VENV)
 	$(S3_VENV)/bin/pip install -q --disable-pip-version-check -r tests/s3/requirements.txt
 	touch $@
+
+# `make bench-cold-replica`: a replica's first frame of an image it never saw, storage.backend=s3
+# (moto on loopback) against fs, with a release build; and the S3 calls of cached frames.
+# RUNS=15 trials per input (new bytes each). Not part of `make test` (benchmarks are not tests).
+.PHONY: bench-cold-replica
+bench-cold-replica: s3-test-tools
+	@scripts/install-deps.sh build
+	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build -c release --product flipbook $(SWIFT_FLAGS)
+	@[ -f bench-out/inputs/large.gif ] || scripts/make-bench-inputs.sh
+	python3 scripts/bench-cold-replica.py --binary .build/release/flipbook --moto $(S3_VENV)/bin/moto_server \
+		--runs $(or $(RUNS),15)
