@@ -39,7 +39,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gifgen  # noqa: E402
-from topology_test import FAIL_TIMEOUT_S, Failures, Load, describe, failed, owners_by_image, request  # noqa: E402
+from topology_test import FAIL_TIMEOUT_S, Failures, Load, describe, failed, owners_by_image, report, request  # noqa: E402
 
 REPLICA_PORT = 8080
 NGINX_PORT = 8080
@@ -444,20 +444,7 @@ def main():
             host.kill()
         net.remove()
 
-    summary["failures"] = fails.items
-    if args.summary:
-        with open(args.summary, "w") as f:
-            json.dump(summary, f, indent=2, sort_keys=True)
-    if fails.items:
-        print(f"\nmultihost-test: FAILED ({len(fails.items)} checks); logs in {workdir}")
-        for item in fails.items[:20]:
-            print(f"  - {item}")
-        return 1
-    print("\nmultihost-test: all checks passed")
-    if not args.keep:
-        subprocess.run(["rm", "-rf", workdir])
-    return 0
-
+    return report("multihost-test", fails, summary, args.summary, workdir, args.keep)
 
 if __name__ == "__main__":
     sys.exit(main())

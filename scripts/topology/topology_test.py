@@ -575,17 +575,23 @@ def main():
                 r.proc.wait()
         nginx.stop()
 
+    return report("topology-test", fails, summary, args.summary, workdir, args.keep)
+
+
+def report(name, fails, summary, summary_path, workdir, keep):
+    """Writes the summary, prints the verdict, removes the work directory after a pass (unless
+    `keep`); returns the exit status."""
     summary["failures"] = fails.items
-    if args.summary:
-        with open(args.summary, "w") as f:
+    if summary_path:
+        with open(summary_path, "w") as f:
             json.dump(summary, f, indent=2, sort_keys=True)
     if fails.items:
-        print(f"\ntopology-test: FAILED ({len(fails.items)} checks); logs in {workdir}")
+        print(f"\n{name}: FAILED ({len(fails.items)} checks); logs in {workdir}")
         for item in fails.items[:20]:
             print(f"  - {item}")
         return 1
-    print("\ntopology-test: all checks passed")
-    if not args.keep:
+    print(f"\n{name}: all checks passed")
+    if not keep:
         subprocess.run(["rm", "-rf", workdir])
     return 0
 
