@@ -22,6 +22,7 @@ struct CacheMetrics: Sendable {
     }
 
     func hit() { hits.increment() }
+    func hits(_ count: Int) { hits.increment(by: count) }
     func miss() { misses.increment() }
     func decoded(seconds: Double) { decodeTime.recordNanoseconds(Int64(seconds * 1e9)) }
     func bytes(_ value: Int) { bytesCached.record(value) }

@@ -76,7 +76,7 @@ extension CacheState {
             }
         }
         // 1. Idle images: everything but their posters, least recently used first.
-        for entry in idle.sorted(by: { $0.lastUse < $1.lastUse }) {
+        for entry in idle.sorted(by: { $0.usedBefore($1) }) {
             for i in 1..<max(1, entry.frameCount) {
                 if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
             }
@@ -85,7 +85,7 @@ extension CacheState {
         }
         // 2. Frames behind the playheads of active images, least recently used image first,
         //    oldest first; the frame just behind each playhead (the resume anchor) stays.
-        let byAge = busyOrActive.sorted { $0.lastUse < $1.lastUse }
+        let byAge = busyOrActive.sorted { $0.usedBefore($1) }
         for entry in byAge {
             for i in 1..<max(1, entry.frameCount)
             where !entry.inWindow(i) && !entry.isResumeAnchor(i) && !protected(entry, i) {
@@ -120,7 +120,7 @@ extension CacheState {
         }
         guard reach >= .posters else { return }
         // 6. Posters, least recently used first.
-        for entry in entries.values.sorted(by: { $0.lastUse < $1.lastUse }) where !protected(entry, 0) {
+        for entry in entries.values.sorted(by: { $0.usedBefore($1) }) where !protected(entry, 0) {
             if let png = entry.frames.first ?? nil, !take(.frame(entry, 0), png.count) { return }
         }
     }

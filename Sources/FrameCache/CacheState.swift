@@ -65,11 +65,11 @@ struct CacheState {
 
     // MARK: Accounting
 
-    /// Stores frame `i`'s PNG in `entry` and counts it.
-    mutating func store(_ png: [UInt8], in entry: ImageEntry, at i: Int) {
+    /// Stores frame `i` in `entry` and counts it.
+    mutating func store(_ frame: CachedFrame, in entry: ImageEntry, at i: Int) {
         // The first real frame size replaces the guess windows were sized by.
         if entry.estimateIsGuess { windowsStale = true }
-        heldBytes += entry.store(png, at: i)
+        heldBytes += entry.store(frame, at: i)
     }
 
     mutating func evict(_ entry: ImageEntry, frame i: Int) {
@@ -106,6 +106,7 @@ struct CacheState {
     /// Removes an entry entirely; returns its waiters.
     mutating func remove(_ id: String) -> [ImageEntry.Completion] {
         guard let entry = entries.removeValue(forKey: id) else { return [] }
+        entry.hitTables?.remove(entry)
         heldBytes -= entry.heldBytes
         freed.note(entry.heldBytes)
         decoderBytes -= entry.rendererBytes
@@ -138,7 +139,9 @@ struct CacheState {
                 if entry.heldBytes == 0 && !entry.busy && entry.renderer == nil { forget.append(entry.id) }
             }
         }
-        for id in forget { entries.removeValue(forKey: id) }
+        for id in forget {
+            if let entry = entries.removeValue(forKey: id) { entry.hitTables?.remove(entry) }
+        }
         let demands = nowActive.map { entry in
             WindowPolicy.Demand(frameCount: entry.frameCount, decodedFrameBytes: entry.decodedFrameBytes,
                                 encodedFrameBytes: entry.encodedFrameEstimate, loopMs: entry.loopMs,

@@ -3,20 +3,28 @@ import AnimatedImage
 /// What the cache needs to know of an image before loading it: its id, its frame count and
 /// canvas size (from stored metadata), and how to load it when a frame must be decoded.
 public struct CacheableImage: Sendable {
+    /// Makes what a client keeps with each frame of this image (``FrameAttachment``).
+    public typealias Preparer = @Sendable (_ index: Int, _ png: [UInt8]) -> (any FrameAttachment)?
+
     public var id: String
     public var frameCount: Int
     public var canvasWidth: Int
     public var canvasHeight: Int
     /// Reads and indexes the image; called on a decode thread, never on the caller's.
     public var load: @Sendable () throws -> AnimatedImage
+    /// Called on a decode thread for each frame as it is made, before it enters the cache; what
+    /// it returns is kept with the frame, counted in the budget, and handed out with every hit.
+    /// Taken from the request that first brings the image into the cache.
+    public var prepare: Preparer?
 
     public init(id: String, frameCount: Int, canvasWidth: Int, canvasHeight: Int,
-                load: @escaping @Sendable () throws -> AnimatedImage) {
+                load: @escaping @Sendable () throws -> AnimatedImage, prepare: Preparer? = nil) {
         self.id = id
         self.frameCount = frameCount
         self.canvasWidth = canvasWidth
         self.canvasHeight = canvasHeight
         self.load = load
+        self.prepare = prepare
     }
 
     /// An image already in memory.
@@ -26,15 +34,40 @@ public struct CacheableImage: Sendable {
     }
 }
 
-/// A composited frame as PNG bytes.
+/// A composited frame as PNG bytes, with what the client attached to it when it was made.
 public struct EncodedFrame: Sendable {
     public let index: Int
     public let png: [UInt8]
+    /// What ``CacheableImage/prepare`` made for this frame (nil without a preparer).
+    public let attachment: (any FrameAttachment)?
 
-    public init(index: Int, png: [UInt8]) {
+    public init(index: Int, png: [UInt8], attachment: (any FrameAttachment)? = nil) {
         self.index = index
         self.png = png
+        self.attachment = attachment
     }
+}
+
+/// What a client of the cache keeps with each frame — for the HTTP service, the frame's
+/// responses encoded once — so that serving a cached frame builds nothing. Made once per frame
+/// (``CacheableImage/prepare``), immutable, and counted in the cache's budget with the frame.
+public protocol FrameAttachment: AnyObject, Sendable {
+    /// The bytes it holds besides the frame's PNG (which it may share without copying).
+    var byteCount: Int { get }
+}
+
+/// One cached frame: its PNG and its attachment, shared by the cache and the hit tables.
+final class CachedFrame: Sendable {
+    let png: [UInt8]
+    let attachment: (any FrameAttachment)?
+
+    init(png: [UInt8], attachment: (any FrameAttachment)?) {
+        self.png = png
+        self.attachment = attachment
+    }
+
+    /// The bytes the frame costs the budget.
+    var count: Int { png.count + (attachment?.byteCount ?? 0) }
 }
 
 /// Why the cache could not produce a frame.

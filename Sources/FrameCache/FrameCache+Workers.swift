@@ -32,7 +32,7 @@ extension FrameCache {
 
     /// The result of one frame's work.
     struct Made {
-        var png: Result<[UInt8], FrameCacheError>
+        var frame: Result<CachedFrame, FrameCacheError>
         var framesDecoded = 0
         var resumed = false
         var seconds = 0.0
@@ -54,7 +54,7 @@ extension FrameCache {
             while true {
                 let made = make(&work)
                 let (waiters, next) = finish(&work, made)
-                let result = made.png.map { EncodedFrame(index: work.job.index, png: $0) }
+                let result = made.frame.map { EncodedFrame(index: work.job.index, png: $0.png, attachment: $0.attachment) }
                 for completion in waiters { completion(result) }
                 guard let next else { break }
                 work.sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
@@ -89,7 +89,7 @@ extension FrameCache {
     /// Renders and encodes the job's frame (outside the lock).
     private func make(_ work: inout Work) -> Made {
         let started = DispatchTime.now()
-        var made = Made(png: .failure(.decodeFailed("not attempted")))
+        var made = Made(frame: .failure(.decodeFailed("not attempted")))
         do {
             let image = try work.image ?? loadImage(work.job.entry)
             work.image = image
@@ -109,13 +109,15 @@ extension FrameCache {
             }
             let canvas = try renderer.render(work.job.index)
             made.framesDecoded = renderer.decodeCount - before
-            made.png = .success(try encoder.encode(canvas, colorSpace: image.colorSpace))
+            let png = try encoder.encode(canvas, colorSpace: image.colorSpace)
+            // What the client keeps with the frame is made here, off the lock and the loops.
+            made.frame = .success(CachedFrame(png: png, attachment: work.job.entry.prepare?(work.job.index, png)))
         } catch let error as FrameCacheError {
-            made.png = .failure(error)
+            made.frame = .failure(error)
         } catch let error as AnimatedImageError {
-            made.png = .failure(.decodeFailed(error.description))
+            made.frame = .failure(.decodeFailed(error.description))
         } catch {
-            made.png = .failure(.decodeFailed("\(error)"))
+            made.frame = .failure(.decodeFailed("\(error)"))
         }
         made.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return made
@@ -151,13 +153,13 @@ extension FrameCache {
             state.updateRendererBytes(entry)
             waiters = entry.takeWaiters(for: work.job.index)
             state.waitingRequests -= waiters.count
-            switch made.png {
+            switch made.frame {
             case .success where !keep:
                 break
-            case .success(let png):
+            case .success(let frame):
                 let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
-                if state.makeRoom(for: png.count, reach: reach, protecting: entry, keep: work.job.index, now: now) {
-                    state.store(png, in: entry, at: work.job.index)
+                if state.makeRoom(for: frame.count, reach: reach, protecting: entry, keep: work.job.index, now: now) {
+                    state.store(frame, in: entry, at: work.job.index)
                 } else {
                     state.counters.uncacheable += 1
                     if !work.job.urgent { entry.prefetchStalled = true }
@@ -170,7 +172,7 @@ extension FrameCache {
                     waiters += more
                 }
             }
-            if case .success = made.png, !shuttingDown, fitsAfterMakingRoom(for: entry, now: now) {
+            if case .success = made.frame, !shuttingDown, fitsAfterMakingRoom(for: entry, now: now) {
                 let sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
                 next = state.continuation(of: entry, run: work.run + 1, maxRun: Self.maxRun,
                                           margin: Self.runMarginSeconds, sinceWaited: sinceWaited,

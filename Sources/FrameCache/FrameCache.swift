@@ -1,5 +1,6 @@
 import AnimatedImage
 import Foundation
+import Synchronization
 import Metrics
 
 /// The process-wide cache of composited frames, shared by every client of every image.
@@ -23,7 +24,10 @@ import Metrics
 ///   (``PressureController``).
 ///
 /// All state is guarded by one lock; decoding and encoding happen outside it
-/// (FrameCache+Workers).
+/// (FrameCache+Workers). A hit does not take it: ``cachedFrame(id:index:reader:)`` finds the
+/// frame in its thread's ``HitTables`` and moves the playhead with atomic stores, and only goes
+/// to the lock when decode-ahead may have to be woken (the frames ready ahead ran low), the image
+/// became active again, or it was not asked for since a purge.
 public final class FrameCache: @unchecked Sendable {
     public typealias Completion = @Sendable (Result<EncodedFrame, FrameCacheError>) -> Void
 
@@ -38,6 +42,12 @@ public final class FrameCache: @unchecked Sendable {
     var activeJobs = 0
     let metrics: CacheMetrics
     let encoder: PNGEncoder
+    /// The event loops' views of the frames, for hits without the lock.
+    let hitTables: HitTables
+    /// ``CacheState/purgeGeneration``, readable without the lock.
+    private let purgeGeneration = Atomic<Int>(0)
+    /// Hits of the hit tables already counted in the metrics (under the lock).
+    private var reportedTableHits = 0
 
     /// Windows are worked out again at least this often (seconds), as estimates of frame
     /// sizes firm up and images come and go.
@@ -61,6 +71,7 @@ public final class FrameCache: @unchecked Sendable {
         self.state = CacheState(budget: configuration.budgetBytes, activeSeconds: configuration.activeImageSeconds)
         self.pressure = PressureController(schedule: configuration.pressure)
         self.encoder = PNGEncoder(compressionLevel: configuration.pngCompressionLevel)
+        self.hitTables = HitTables(count: configuration.hitTables)
         startWorkers()
     }
 
@@ -94,13 +105,13 @@ public final class FrameCache: @unchecked Sendable {
         entry.lastUse = state.nextTick()
         if !entry.isListedActive { state.windowsStale = true }
         refreshWindowsIfDue(now: now)
-        if let png = entry.frames[index] {
+        if let frame = entry.frames[index] {
             state.counters.hits += 1
             let wake = moved && !entry.busy && entry.nextRunStart != nil
             lock.unlock()
             metrics.hit()
             if wake { lock.signal() }
-            return EncodedFrame(index: index, png: png)
+            return EncodedFrame(index: index, png: frame.png, attachment: frame.attachment)
         }
         state.counters.misses += 1
         if state.waitingRequests >= configuration.maxWaitingRequests {
@@ -121,6 +132,58 @@ public final class FrameCache: @unchecked Sendable {
         return nil
     }
 
+    /// Frame `index` of the image cached under `id` when it is cached, found without the cache's
+    /// lock through the hit table of `reader` (the caller's event loop: ``FrameCacheConfiguration/hitTables``);
+    /// nil otherwise — then ask ``frame(_:index:completion:)``, which decodes it.
+    ///
+    /// A hit moves the image's playhead as ``frame(_:index:completion:)`` does. It takes the
+    /// cache's lock only when that matters: decode-ahead may have to be woken (the playhead left
+    /// the part of the window already made), or the image became active again or was not asked
+    /// for since the last purge.
+    public func cachedFrame(id: String, index: Int, reader: Int) -> EncodedFrame? {
+        guard let hit = hitTables.lookup(id, index: index, reader: reader) else { return nil }
+        let entry = hit.entry
+        let now = clock.now()
+        let moved = entry.playhead != index
+        if moved { entry.playhead = index }
+        entry.lastRequest = now
+        if moved && hit.runningLow && !entry.busy || !entry.isListedActive
+            || entry.requestGeneration != purgeGeneration.load(ordering: .relaxed) {
+            nudge(entry, moved: moved, now: now)
+        }
+        return EncodedFrame(index: index, png: hit.frame.png, attachment: hit.frame.attachment)
+    }
+
+    /// The part of a hit that needs the lock: the image is asked for (since the last purge), is
+    /// active, and decode-ahead is woken when its next run should start.
+    private func nudge(_ entry: ImageEntry, moved: Bool, now: Double) {
+        lock.lock()
+        guard !shuttingDown, state.entries[entry.id] === entry else {
+            lock.unlock()
+            return
+        }
+        if moved { entry.prefetchStalled = false }
+        entry.requestGeneration = state.purgeGeneration
+        entry.lastUse = state.nextTick()
+        if !entry.isListedActive { state.windowsStale = true }
+        refreshWindowsIfDue(now: now)
+        let wake = moved && !entry.busy && entry.nextRunStart != nil
+        lock.unlock()
+        if wake { lock.signal() }
+    }
+
+    /// Brings the hits answered through the hit tables into the metrics backend's hit counter
+    /// (they are counted per event loop, not one by one): call it before the metrics are read,
+    /// as `/metrics` does.
+    public func publishMetrics() {
+        let tableHits = hitTables.hits
+        lock.lock()
+        let delta = tableHits - reportedTableHits
+        reportedTableHits = tableHits
+        lock.unlock()
+        if delta > 0 { metrics.hits(delta) }
+    }
+
     /// Drops everything held for an image (it was deleted). Waiting requests fail with `.removed`.
     public func remove(id: String) {
         lock.lock()
@@ -138,6 +201,7 @@ public final class FrameCache: @unchecked Sendable {
         lock.lock()
         pressure.signal(level, at: now)
         let freed = state.purge(level)
+        purgeGeneration.store(state.purgeGeneration, ordering: .relaxed)
         refreshWindowsIfDue(now: now)
         purges.append(PurgeRecord(at: Date(), level: level, source: source, freedBytes: freed,
                                   bytesAfter: state.heldBytes))
@@ -189,7 +253,7 @@ public final class FrameCache: @unchecked Sendable {
         let now = clock.now()
         lock.lock()
         defer { lock.unlock() }
-        let images = state.entries.values.sorted { $0.lastUse > $1.lastUse }.map { entry in
+        let images = state.entries.values.sorted { $1.usedBefore($0) }.map { entry in
             CacheStats.Image(id: entry.id, frameCount: entry.frameCount, cachedFrames: entry.cachedCount,
                              window: entry.window, whole: entry.isWhole, playhead: entry.playhead,
                              frameBytes: entry.frameBytes, decoderBytes: entry.rendererBytes,
@@ -202,7 +266,7 @@ public final class FrameCache: @unchecked Sendable {
             frameBytes: images.reduce(0) { $0 + $1.frameBytes },
             decoderBytes: images.reduce(0) { $0 + $1.decoderBytes },
             entries: images.count, cachedFrames: images.reduce(0) { $0 + $1.cachedFrames },
-            hits: c.hits, misses: c.misses, waits: c.misses - c.refusedQueueFull, coalesced: c.coalesced,
+            hits: c.hits + hitTables.hits, misses: c.misses, waits: c.misses - c.refusedQueueFull, coalesced: c.coalesced,
             decodes: c.decodes, prefetches: c.prefetches, framesDecoded: c.framesDecoded, resumes: c.resumes, notKept: c.uncacheable,
             evictions: c.evictions, refusedQueueFull: c.refusedQueueFull, queueDepth: state.waitingRequests,
             decodeThreads: configuration.decodeThreads,
@@ -246,6 +310,8 @@ public final class FrameCache: @unchecked Sendable {
         if let existing = state.entries[image.id] { return existing }
         let entry = ImageEntry(image: image, now: now, tick: state.nextTick())
         state.entries[image.id] = entry
+        entry.hitTables = hitTables
+        hitTables.insert(entry)
         state.windowsStale = true
         return entry
     }

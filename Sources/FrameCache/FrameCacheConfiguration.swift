@@ -19,6 +19,9 @@ public struct FrameCacheConfiguration: Sendable {
     /// An image counts as active (shares the budget, gets decode-ahead) this long after its
     /// last request.
     public var activeImageSeconds: Double
+    /// How many threads answer hits through ``FrameCache/cachedFrame(id:index:reader:)``, each
+    /// with a table of its own (the HTTP server's event loops; default one).
+    public var hitTables: Int = 1
 
     public init(budgetBytes: Int = MemoryLimits.detect().defaultCacheBudget,
                 decodeThreads: Int = CPULimit.usableCores,

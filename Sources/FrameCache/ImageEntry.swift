@@ -1,9 +1,15 @@
 import AnimatedImage
+import Synchronization
 
 /// The cache's record of one image: its encoded frames, its decoder, its playhead and window,
-/// when its next frames will be wanted, and the requests waiting for it. Used only under the
-/// cache's lock (a worker takes the renderer out while it decodes, marked by `busy`).
-final class ImageEntry {
+/// when its next frames will be wanted, and the requests waiting for it. Used under the cache's
+/// lock (a worker takes the renderer out while it decodes, marked by `busy`) — except what the
+/// hit path reads and writes without it (``FrameCache/cachedFrame(id:index:reader:)``): the
+/// playhead and the time of the last request, and the flags that say whether a hit must take
+/// the lock after all (active, busy, window, purge generation). Those are atomics; holders of
+/// the lock read and write them like any other field. The frames themselves reach the hit path
+/// through the hit tables (``HitTables``), which ``store(_:at:)`` and ``drop(_:)`` keep current.
+final class ImageEntry: @unchecked Sendable {
     typealias Completion = @Sendable (Result<EncodedFrame, FrameCacheError>) -> Void
 
     let id: String
@@ -11,6 +17,10 @@ final class ImageEntry {
     /// RGBA bytes of one canvas.
     let decodedFrameBytes: Int
     let load: @Sendable () throws -> AnimatedImage
+    /// Makes the attachment of each frame (``CacheableImage/prepare``).
+    let prepare: CacheableImage.Preparer?
+    /// The hit tables that mirror this entry's frames (nil for entries built by hand in tests).
+    weak var hitTables: HitTables?
 
     /// The image (its file and index), kept while the entry is in use; the file's bytes are the
     /// store's (mapped), not the cache's, so they are not counted in the budget.
@@ -21,25 +31,50 @@ final class ImageEntry {
     /// Bytes accounted for the renderer: its canvas and its checkpoints.
     var rendererBytes = 0
 
-    var frames: [[UInt8]?]
+    var frames: [CachedFrame?]
     var frameBytes = 0
     var cachedCount = 0
     private var encodedTotal = 0
     private var encodedSamples = 0
 
-    var playhead = 0
+    /// The frame most recently asked for.
+    var playhead: Int {
+        get { atomicPlayhead.load(ordering: .relaxed) }
+        set { atomicPlayhead.store(newValue, ordering: .relaxed) }
+    }
     /// Frames kept and decoded ahead from the playhead (wrapping); 0 for an inactive image.
-    var window = 1
+    var window: Int {
+        get { atomicWindow.load(ordering: .relaxed) }
+        set { atomicWindow.store(newValue, ordering: .relaxed) }
+    }
     /// The window covers the whole animation because it fits (see ``WindowPolicy``).
     var isWhole = false
     /// Counted among the active images when windows were last worked out.
-    var isListedActive = false
+    var isListedActive: Bool {
+        get { atomicListedActive.load(ordering: .relaxed) }
+        set { atomicListedActive.store(newValue, ordering: .relaxed) }
+    }
     /// When the playhead was last set (cache clock seconds).
-    var lastRequest: Double
+    var lastRequest: Double {
+        get { Double(bitPattern: atomicLastRequest.load(ordering: .relaxed)) }
+        set { atomicLastRequest.store(newValue.bitPattern, ordering: .relaxed) }
+    }
     /// The cache's purge count when the image was last asked for: an image not asked for since
     /// the last purge is not decoded again (``CacheState/isActive(_:now:)``).
-    var requestGeneration = 0
+    var requestGeneration: Int {
+        get { atomicRequestGeneration.load(ordering: .relaxed) }
+        set { atomicRequestGeneration.store(newValue, ordering: .relaxed) }
+    }
+    /// A tick of the last request that took the cache's lock: breaks ties of ``lastRequest``
+    /// (see ``usedBefore(_:)``).
     var lastUse: UInt64
+
+    private let atomicPlayhead = Atomic<Int>(0)
+    private let atomicWindow = Atomic<Int>(1)
+    private let atomicListedActive = Atomic<Bool>(false)
+    private let atomicLastRequest = Atomic<UInt64>(0)
+    private let atomicRequestGeneration = Atomic<Int>(0)
+    private let atomicBusy = Atomic<Bool>(false)
 
     /// Completions waiting per frame index, the order frames were first asked for, and when the
     /// oldest of them began to wait (a tick: waiting requests are served first come, first served).
@@ -48,7 +83,10 @@ final class ImageEntry {
     var waitingSince: UInt64 = 0
 
     /// A worker holds the renderer.
-    var busy = false
+    var busy: Bool {
+        get { atomicBusy.load(ordering: .relaxed) }
+        set { atomicBusy.store(newValue, ordering: .relaxed) }
+    }
     /// Set while busy when a purge wants the checkpoints gone.
     var discardCheckpointsAfterJob = false
     /// Set while busy when a critical purge wants the decoder gone (unless the image is asked
@@ -68,9 +106,17 @@ final class ImageEntry {
         frameCount = image.frameCount
         decodedFrameBytes = image.canvasWidth * image.canvasHeight * 4
         load = image.load
+        prepare = image.prepare
         frames = Array(repeating: nil, count: max(0, image.frameCount))
-        lastRequest = now
         lastUse = tick
+        lastRequest = now
+    }
+
+    /// Whether this image was used less recently than `other`: asked for earlier, or (at the
+    /// same time, as with a test clock) through the lock earlier.
+    func usedBefore(_ other: ImageEntry) -> Bool {
+        let (mine, theirs) = (lastRequest, other.lastRequest)
+        return mine != theirs ? mine < theirs : lastUse < other.lastUse
     }
 
     var heldBytes: Int { frameBytes + rendererBytes }
@@ -144,24 +190,28 @@ final class ImageEntry {
 
     // MARK: Frames
 
+    /// Keeps frame `i` (and shows it to the hit tables); returns the bytes it costs.
     @discardableResult
-    func store(_ png: [UInt8], at i: Int) -> Int {
+    func store(_ frame: CachedFrame, at i: Int) -> Int {
         guard frames[i] == nil else { return 0 }
-        frames[i] = png
-        frameBytes += png.count
+        frames[i] = frame
+        frameBytes += frame.count
         cachedCount += 1
-        encodedTotal += png.count
+        encodedTotal += frame.png.count
         encodedSamples += 1
-        return png.count
+        hitTables?.set(frame, at: i, of: self)
+        return frame.count
     }
 
+    /// Lets frame `i` go (from the hit tables too); returns the bytes it cost.
     @discardableResult
     func drop(_ i: Int) -> Int {
-        guard let png = frames[i] else { return 0 }
+        guard let frame = frames[i] else { return 0 }
         frames[i] = nil
-        frameBytes -= png.count
+        frameBytes -= frame.count
         cachedCount -= 1
-        return png.count
+        hitTables?.set(nil, at: i, of: self)
+        return frame.count
     }
 
     /// The nearest cached frame before `index` (at most `reach` frames back) whose PNG can seed
@@ -171,7 +221,7 @@ final class ImageEntry {
         let descriptors = image.index.frames
         var j = index - 1
         while j >= 0 && index - j <= reach {
-            if let png = frames[j], descriptors[j].disposal != .previous { return (j, png) }
+            if let frame = frames[j], descriptors[j].disposal != .previous { return (j, frame.png) }
             j -= 1
         }
         return nil

@@ -51,60 +51,56 @@ enum RequestTarget {
     /// Splits a target into its raw path (always starting with `/`, or `*`) and raw query (after `?`,
     /// without any `#fragment`).
     static func split(_ target: String) -> (path: Substring, query: Substring?) {
-        // Scans UTF-8 code units (String.Index values from the UTF-8 view are valid for slicing),
-        // avoiding Character iteration on the hot path.
-        let utf8 = target.utf8
-        var end = utf8.endIndex
-        var question: String.Index?
-        var index = utf8.startIndex
-        while index != end {
-            let byte = utf8[index]
-            if byte == 0x23 { end = index; break } // '#'
-            if byte == 0x3F && question == nil { question = index } // '?'
-            index = utf8.index(after: index)
-        }
-        var start = utf8.startIndex
-        if let first = utf8.first, first != 0x2F, !(first == 0x2A && utf8.count == 1) {
-            let prefixEnd = question ?? end
-            let absolute = target[start..<prefixEnd]
-            let offset = Array(absolute.utf8).withUnsafeBytes { absolutePathStart($0) }
-            if let offset {
-                start = utf8.index(start, offsetBy: offset)
+        // Scans the UTF-8 bytes in place; offsets become indices of the UTF-8 view (valid for
+        // slicing), without Character iteration on the hot path.
+        var text = target
+        let (question, end, pathStart) = text.withUTF8 { bytes -> (Int?, Int, Int) in
+            var end = bytes.count
+            var question: Int?
+            for offset in 0..<bytes.count {
+                let byte = bytes[offset]
+                if byte == 0x23 { end = offset; break } // '#'
+                if byte == 0x3F && question == nil { question = offset } // '?'
             }
+            var pathStart = 0
+            if let first = bytes.first, first != 0x2F, !(first == 0x2A && bytes.count == 1) {
+                let prefix = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<(question ?? end)])
+                pathStart = absolutePathStart(prefix) ?? 0
+            }
+            return (question, end, pathStart)
         }
-        let path = target[start..<(question ?? end)]
-        let query = question.map { target[utf8.index(after: $0)..<end] }
+        let utf8 = target.utf8
+        func at(_ offset: Int) -> String.Index { utf8.index(utf8.startIndex, offsetBy: offset) }
+        let path = target[at(pathStart)..<at(question ?? end)]
+        let query = question.map { target[at($0 + 1)..<at(end)] }
         return (path.isEmpty ? "/" : path, query)
     }
 
     /// Percent-decodes `text`; with `plusAsSpace`, `+` decodes to a space (query strings).
     /// Malformed escapes are kept literally. Invalid UTF-8 becomes U+FFFD.
     static func percentDecode(_ text: Substring, plusAsSpace: Bool = false) -> String {
-        let utf8 = text.utf8
-        if !utf8.contains(0x25) && !(plusAsSpace && utf8.contains(0x2B)) { return String(text) }
+        var text = text
+        return text.withUTF8 { percentDecode(UnsafeRawBufferPointer($0), plusAsSpace: plusAsSpace) }
+    }
+
+    /// Percent-decodes UTF-8 `bytes` (see ``percentDecode(_:plusAsSpace:)``).
+    static func percentDecode(_ bytes: UnsafeRawBufferPointer, plusAsSpace: Bool = false) -> String {
+        if !bytes.contains(0x25) && !(plusAsSpace && bytes.contains(0x2B)) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         var out: [UInt8] = []
-        out.reserveCapacity(utf8.count)
-        var index = utf8.startIndex
-        while index != utf8.endIndex {
-            let byte = utf8[index]
-            if byte == 0x25 {
-                let first = utf8.index(after: index)
-                if first != utf8.endIndex {
-                    let second = utf8.index(after: first)
-                    if second != utf8.endIndex, let high = ASCII.hexValue(utf8[first]),
-                       let low = ASCII.hexValue(utf8[second]) {
-                        out.append(UInt8(high << 4 | low))
-                        index = utf8.index(after: second)
-                        continue
-                    }
-                }
-                out.append(byte)
-            } else if byte == 0x2B && plusAsSpace {
-                out.append(0x20)
-            } else {
-                out.append(byte)
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x25, index + 2 < bytes.count, let high = ASCII.hexValue(bytes[index + 1]),
+               let low = ASCII.hexValue(bytes[index + 2]) {
+                out.append(UInt8(high << 4 | low))
+                index += 3
+                continue
             }
-            index = utf8.index(after: index)
+            out.append(byte == 0x2B && plusAsSpace ? 0x20 : byte)
+            index += 1
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -22,15 +22,25 @@ public struct Router: Sendable {
         case stream(SinkFactory)
     }
 
-    struct Route: Sendable {
-        var method: HTTPMethod
+    /// A registered route (a class, so that matching looks routes up without copying them).
+    final class Route: Sendable {
+        let method: HTTPMethod
         /// The pattern as registered, e.g. `/frames/:id/:index`.
-        var pattern: String
+        let pattern: String
         /// The route's position in ``Router/patterns``.
-        var index: Int
-        var segments: [Segment]
-        var maxBodyBytes: Int?
-        var action: Action
+        let index: Int
+        let segments: [Segment]
+        let maxBodyBytes: Int?
+        let action: Action
+
+        init(method: HTTPMethod, pattern: String, index: Int, segments: [Segment], maxBodyBytes: Int?, action: Action) {
+            self.method = method
+            self.pattern = pattern
+            self.index = index
+            self.segments = segments
+            self.maxBodyBytes = maxBodyBytes
+            self.action = action
+        }
     }
 
     enum Match {
@@ -108,28 +118,36 @@ public struct Router: Sendable {
         }
     }
 
-    /// Finds the route for `method` and a raw (percent-encoded) path.
+    /// Finds the route for `method` and a raw (percent-encoded) path. The path is split into
+    /// segments by byte offsets (on the stack for up to 32 segments) and literals are compared as
+    /// bytes, so matching allocates nothing but the bound parameters.
     func match(_ method: HTTPMethod, rawPath: Substring) -> Match {
-        var segments: [Substring] = []
-        segments.reserveCapacity(8)
-        // Split on "/" by UTF-8 code unit (no Character iteration on the hot path).
-        let utf8 = rawPath.utf8
-        var start = utf8.isEmpty ? utf8.endIndex : utf8.index(after: utf8.startIndex)
-        var index = start
-        while index != utf8.endIndex {
-            if utf8[index] == 0x2F {
-                segments.append(rawPath[start..<index])
-                start = utf8.index(after: index)
+        var path = rawPath
+        return path.withUTF8 { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
+            // Segments follow the leading "/": one more than the slashes after it.
+            var count = 1
+            if raw.count > 1 { for byte in raw[1...] where byte == 0x2F { count += 1 } }
+            return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: count) { ranges in
+                var start = min(1, raw.count)
+                var n = 0
+                for offset in start..<raw.count where raw[offset] == 0x2F {
+                    ranges[n] = start..<offset
+                    n += 1
+                    start = offset + 1
+                }
+                ranges[n] = start..<raw.count
+                return match(method, raw, UnsafeBufferPointer(ranges))
             }
-            index = utf8.index(after: index)
         }
-        segments.append(rawPath[start..<utf8.endIndex])
+    }
 
+    private func match(_ method: HTTPMethod, _ path: UnsafeRawBufferPointer, _ segments: UnsafeBufferPointer<Range<Int>>) -> Match {
         var headFallback: (Route, HTTPPathParameters)?
         var allowed: [HTTPMethod] = []
         var firstBound: Route?
         for route in routes {
-            guard let parameters = Self.bind(route.segments, to: segments) else { continue }
+            guard let parameters = Self.bind(route.segments, path, segments) else { continue }
             if firstBound == nil { firstBound = route }
             if route.method == method { return .found(route, parameters) }
             if method == .HEAD && route.method == .GET && headFallback == nil {
@@ -151,20 +169,34 @@ public struct Router: Sendable {
         return .found(answer, HTTPPathParameters())
     }
 
-    private static func bind(_ pattern: [Segment], to segments: [Substring]) -> HTTPPathParameters? {
+    /// The parameters of `pattern` bound to the path's segments, or nil when it does not match:
+    /// literals first (compared as bytes; decoded only when the segment has a `%`), then the
+    /// parameters, percent-decoded.
+    private static func bind(_ pattern: [Segment], _ path: UnsafeRawBufferPointer,
+                             _ segments: UnsafeBufferPointer<Range<Int>>) -> HTTPPathParameters? {
         guard pattern.count == segments.count else { return nil }
-        var parameters: [(name: String, value: String)] = []
-        for (part, segment) in zip(pattern, segments) {
+        var parameterCount = 0
+        for (part, range) in zip(pattern, segments) {
+            let segment = UnsafeRawBufferPointer(rebasing: path[range])
             switch part {
             case .literal(let literal):
-                if segment.utf8.contains(0x25) {
+                if segment.contains(0x25) {
                     guard RequestTarget.percentDecode(segment) == literal else { return nil }
                 } else {
-                    guard segment == literal else { return nil }
+                    var literal = literal
+                    guard literal.withUTF8({ segment.elementsEqual($0) }) else { return nil }
                 }
-            case .parameter(let name):
+            case .parameter:
                 guard !segment.isEmpty else { return nil }
-                parameters.append((name, RequestTarget.percentDecode(segment)))
+                parameterCount += 1
+            }
+        }
+        guard parameterCount > 0 else { return HTTPPathParameters() }
+        var parameters: [(name: String, value: String)] = []
+        parameters.reserveCapacity(parameterCount)
+        for (part, range) in zip(pattern, segments) {
+            if case .parameter(let name) = part {
+                parameters.append((name, RequestTarget.percentDecode(UnsafeRawBufferPointer(rebasing: path[range]))))
             }
         }
         return HTTPPathParameters(parameters)

@@ -24,7 +24,9 @@ struct EvictionOrderTests {
             state.entries[id] = entry
             entry.playhead = playhead
             entry.window = window
-            for i in frames { state.store([UInt8](repeating: 7, count: Self.frameBytes), in: entry, at: i) }
+            for i in frames {
+                state.store(CachedFrame(png: [UInt8](repeating: 7, count: Self.frameBytes), attachment: nil), in: entry, at: i)
+            }
             if decoder {
                 entry.image = image
                 entry.renderer = FrameRenderer(image: image)

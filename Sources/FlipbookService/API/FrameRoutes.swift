@@ -12,17 +12,36 @@ extension FlipbookAPI {
     /// frames and a replaced named image never serves its old frames.
     static func cacheKey(_ record: StoredImage) -> String { record.sha256 }
 
+    /// The image as the frame cache sees it: loaded from the store on a decode thread, and each
+    /// frame prepared with its answers (``FrameResponses``) as it enters the cache.
     func cacheable(_ record: StoredImage) -> CacheableImage {
         let store = self.store
+        let level = settings.cache.pngCompressionLevel
         return CacheableImage(id: Self.cacheKey(record), frameCount: record.metadata.frameCount,
                               canvasWidth: record.metadata.width, canvasHeight: record.metadata.height,
-                              load: { try store.loadImage(record) })
+                              load: { try store.loadImage(record) },
+                              prepare: { index, png in
+                                  FrameResponses(record: record, index: index, png: png,
+                                                 etag: Self.frameETag(record, index, level: level))
+                              })
     }
 
     /// Names the frame's bytes: the image's content, the index, the deflate level and the
     /// revision of Flipbook's output (``AnimatedImage/outputRevision``).
     func frameETag(_ record: StoredImage, _ index: Int) -> String {
-        "\"f-\(record.sha256.prefix(32))-\(index)-z\(settings.cache.pngCompressionLevel)-r\(AnimatedImage.outputRevision)\""
+        Self.frameETag(record, index, level: settings.cache.pngCompressionLevel)
+    }
+
+    static func frameETag(_ record: StoredImage, _ index: Int, level: Int) -> String {
+        "\"f-\(record.sha256.prefix(32))-\(index)-z\(level)-r\(AnimatedImage.outputRevision)\""
+    }
+
+    /// The record of `id` when the store knows it without waiting and the original is local: the
+    /// hot path, looked up in the event loop's own copy of the records.
+    private func recordAtOnce(_ id: String, _ request: HTTPRequest) -> StoredImage? {
+        guard case .found(let record, _) = store.quickLookup(id, reader: request.loop),
+              store.hasLocalOriginal(record) else { return nil }
+        return record
     }
 
     func frame(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
@@ -30,6 +49,9 @@ extension FlipbookAPI {
         let text = request.pathParameters["index"] ?? ""
         guard let index = Self.parseNonNegative(text) else {
             return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
+        }
+        if let record = recordAtOnce(id, request) {
+            return serveFrame(request, responder, record: record, index: index, contentLocation: false)
         }
         return withRecord(id, responder, needsOriginal: true) { [self] record, _ in
             guard let record else { return .now(Self.unknownImage(id)) }
@@ -45,13 +67,21 @@ extension FlipbookAPI {
         guard let time = PlaybackTime(decimal: text) else {
             return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
         }
+        if let record = recordAtOnce(id, request) {
+            return serveFrame(request, responder, record: record, index: Self.frameIndex(record, at: time),
+                              contentLocation: true)
+        }
         return withRecord(id, responder, needsOriginal: true) { [self] record, _ in
             guard let record else { return .now(Self.unknownImage(id)) }
-            let frames = record.metadata.frames
-            let timeline = Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount)
-            let index = timeline.frameIndex(at: time)
-            return serveFrame(request, responder, record: record, index: index, contentLocation: true)
+            return serveFrame(request, responder, record: record, index: Self.frameIndex(record, at: time),
+                              contentLocation: true)
         }
+    }
+
+    /// The frame shown at `time` of `record`'s playback.
+    static func frameIndex(_ record: StoredImage, at time: PlaybackTime) -> Int {
+        let frames = record.metadata.frames
+        return Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount).frameIndex(at: time)
     }
 
     private func serveFrame(_ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
@@ -61,16 +91,19 @@ extension FlipbookAPI {
             return .now(.problem(.notFound, detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); "
                 + "there is no frame \(index)."))
         }
+        let location: HTTPHeaders = contentLocation ? ["Content-Location": "/frames/\(record.id)/\(index)"] : HTTPHeaders()
+        // A cached frame: its answers were encoded when it entered the cache; nothing is built.
+        if let hit = cache.cachedFrame(id: Self.cacheKey(record), index: index, reader: request.loop),
+           let responses = hit.attachment as? FrameResponses {
+            if request.headers.ifNoneMatchMatches(responses.etag) {
+                return .now(HTTPResponse(responses.notModified(for: record), extraHeaders: location))
+            }
+            return .now(HTTPResponse(responses.ok(for: record), extraHeaders: location))
+        }
         let etag = frameETag(record, index)
         let cacheControl = record.isImmutable ? Self.immutableCacheControl : "no-cache"
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "image/png")
-        headers.add(name: "ETag", value: etag)
-        headers.add(name: "Cache-Control", value: cacheControl)
-        headers.add(name: "X-Frame-Index", value: String(index))
-        headers.add(name: "X-Frame-Count", value: String(count))
-        headers.add(name: "X-Frame-Delay-Ms", value: String(record.metadata.frames[index].delayMs))
-        if contentLocation { headers.add(name: "Content-Location", value: "/frames/\(record.id)/\(index)") }
+        var headers = FrameResponses.headers(record, index: index, etag: etag, cacheControl: cacheControl)
+        for field in location { headers.add(name: field.name, value: field.value) }
         if Self.matches(request, etag: etag) {
             var notModified = Self.notModified(etag: etag, cacheControl: cacheControl)
             if contentLocation { notModified.headers.add(name: "Content-Location", value: "/frames/\(record.id)/\(index)") }
@@ -87,8 +120,15 @@ extension FlipbookAPI {
                 responder.respond(Self.storageUnavailable())
                 return
             }
+            if case .success(let frame) = result, let responses = frame.attachment as? FrameResponses {
+                responder.respond(HTTPResponse(responses.ok(for: record), extraHeaders: location))
+                return
+            }
             responder.respond(Self.frameResponse(result, headers: frameHeaders, logger: logger))
         }) {
+            if let responses = frame.attachment as? FrameResponses {
+                return .now(HTTPResponse(responses.ok(for: record), extraHeaders: location))
+            }
             return .now(HTTPResponse(status: .ok, headers: headers, body: frame.png))
         }
         return .later

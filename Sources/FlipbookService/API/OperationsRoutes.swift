@@ -39,6 +39,7 @@ extension FlipbookAPI {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
         headers.add(name: "Cache-Control", value: "no-store")
+        cache.publishMetrics()
         var body = registry.emitToBuffer()
         decorator.metrics.emit(into: &body)
         if let accessLog = decorator.accessLog {

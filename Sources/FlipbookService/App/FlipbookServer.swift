@@ -34,14 +34,16 @@ public final class FlipbookServer: Sendable {
         self.settings = settings
         self.logger = logger
         self.registry = registry
-        store = try ImageStore.open(settings: settings, clock: clock,
+        // The event loops: the store and the cache keep a table per loop for their hot lookups.
+        let loops = settings.server.eventLoopThreads > 0 ? settings.server.eventLoopThreads : CPULimit.usableCores
+        store = try ImageStore.open(settings: settings, clock: clock, readers: loops,
                                     metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
         FrameCache.configureProcessAllocator()
         let memory = MemoryLimits.detect()
         let budget = settings.cache.maxBytes > 0
             ? settings.cache.maxBytes
             : memory.cacheBudget(fractionOfLimit: settings.cache.memoryFraction)
-        cache = FrameCache(configuration: FrameCacheConfiguration(
+        var cacheConfiguration = FrameCacheConfiguration(
             budgetBytes: budget,
             decodeThreads: settings.cache.decodeThreads > 0 ? settings.cache.decodeThreads : CPULimit.usableCores,
             window: WindowPolicy(wholeAnimationBytes: settings.cache.wholeAnimationBytes,
@@ -49,8 +51,9 @@ public final class FlipbookServer: Sendable {
                                  lookaheadMs: settings.cache.lookaheadMs),
             checkpointInterval: settings.cache.checkpointInterval,
             pngCompressionLevel: settings.cache.pngCompressionLevel,
-            maxWaitingRequests: settings.cache.maxWaitingRequests),
-            metricsFactory: PrometheusMetricsFactory(registry: registry))
+            maxWaitingRequests: settings.cache.maxWaitingRequests)
+        cacheConfiguration.hitTables = loops
+        cache = FrameCache(configuration: cacheConfiguration, metricsFactory: PrometheusMetricsFactory(registry: registry))
         var monitorSettings = MemoryPressureMonitor.Settings()
         monitorSettings.interval = settings.cache.pressurePollSeconds
         monitorSettings.warningFraction = settings.cache.pressureWarningFraction
@@ -58,7 +61,7 @@ public final class FlipbookServer: Sendable {
         monitor = MemoryPressureMonitor(cache: cache, settings: monitorSettings)
 
         var configuration = HTTPServerConfiguration(host: settings.server.host, port: settings.server.port)
-        if settings.server.eventLoopThreads > 0 { configuration.eventLoopThreads = settings.server.eventLoopThreads }
+        configuration.eventLoopThreads = loops
         configuration.requestIDHeader = ResponseDecorator.requestIDHeader
         accessLog = settings.log.accessLog
             ? try AccessLog(destination: settings.log.accessLogFile.isEmpty ? .standardError : .file(settings.log.accessLogFile),

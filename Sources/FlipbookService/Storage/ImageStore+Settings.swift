@@ -4,14 +4,15 @@ import Metrics
 
 extension ImageStore {
     /// The store `storage.*` describes: over the data directory (`fs`) or over an S3 bucket with
-    /// a local cache of originals in the data directory (`s3`).
-    public static func open(settings: FlipbookSettings, clock: any CacheClock = SystemCacheClock(),
+    /// a local cache of originals in the data directory (`s3`). `readers`: the event loops that look
+    /// records up (each keeps a copy of them, ``RecordTable``).
+    public static func open(settings: FlipbookSettings, clock: any CacheClock = SystemCacheClock(), readers: Int = 1,
                             metricsFactory: any MetricsFactory, logger: Logger) throws -> ImageStore {
         let storage = settings.storage
         guard storage.backend == "s3" else {
             return try ImageStore(dataDirectory: storage.dataDir, libraryDirectories: storage.libraryDirs,
                                   limits: settings.limits.decodeLimits, recheckSeconds: storage.recheckSeconds,
-                                  clock: clock, logger: logger)
+                                  clock: clock, readers: readers, logger: logger)
         }
         let backend: S3Backend
         do {
@@ -22,7 +23,7 @@ extension ImageStore {
         }
         let store = ImageStore(backend: backend, libraryDirectories: storage.libraryDirs,
                                limits: settings.limits.decodeLimits, maxLoadedImages: defaultMaxLoadedImages,
-                               recheckSeconds: storage.recheckSeconds, clock: clock, logger: logger)
+                               recheckSeconds: storage.recheckSeconds, clock: clock, readers: readers, logger: logger)
         let (files, bytes) = backend.cache.usage
         let endpoint = backend.client.configuration.endpoint
         // Never the credentials: the key id at most.

@@ -65,7 +65,9 @@ public final class ImageStore: Sendable {
     public let recheckSeconds: Double
     private let clock: any CacheClock
     private let logger: Logger
-    private let records = Mutex<[String: Cached]>([:])
+    /// Records in memory, one copy per event loop (``RecordTable``): lookups by id from the loops
+    /// take no lock another thread takes.
+    private let records: RecordTable
     private let library: LibraryImages
     /// Check-and-store of uploads is one step per store, so concurrent uploads of the same new
     /// bytes get one 201 and 200s.
@@ -80,7 +82,7 @@ public final class ImageStore: Sendable {
     public convenience init(dataDirectory: String, libraryDirectories: [String] = [], limits: DecodeLimits = .default,
                             maxLoadedImages: Int = ImageStore.defaultMaxLoadedImages,
                             recheckSeconds: Double = ImageStore.defaultRecheckSeconds,
-                            clock: any CacheClock = SystemCacheClock(),
+                            clock: any CacheClock = SystemCacheClock(), readers: Int = 1,
                             logger: Logger = Logger(label: "flipbook.storage")) throws {
         let backend: FileSystemBackend
         do {
@@ -89,15 +91,18 @@ public final class ImageStore: Sendable {
             throw StoreError.io(error.description)
         }
         self.init(backend: backend, libraryDirectories: libraryDirectories, limits: limits,
-                  maxLoadedImages: maxLoadedImages, recheckSeconds: recheckSeconds, clock: clock, logger: logger)
+                  maxLoadedImages: maxLoadedImages, recheckSeconds: recheckSeconds, clock: clock, readers: readers,
+                  logger: logger)
         logger.info("image store open", metadata: [
             "backend": "fs", "dataDir": "\(dataDirectory)", "stored": "\(backend.storedCount)",
             "library": "\(library.count)"])
     }
 
+    /// - Parameter readers: the event loops that look records up (``quickLookup(_:reader:)``).
     init(backend: any StorageBackend, libraryDirectories: [String], limits: DecodeLimits, maxLoadedImages: Int,
-         recheckSeconds: Double, clock: any CacheClock, logger: Logger) {
+         recheckSeconds: Double, clock: any CacheClock, readers: Int = 1, logger: Logger) {
         self.backend = backend
+        records = RecordTable(readers: readers)
         self.limits = limits
         self.recheckSeconds = recheckSeconds
         self.clock = clock
@@ -126,14 +131,15 @@ public final class ImageStore: Sendable {
     /// is still trusted (rechecked in the background when it is about to expire, or when storage
     /// is unreachable — then what is known is served), a library image, or any lookup of a local
     /// backend.
-    func quickLookup(_ id: String) -> QuickLookup {
+    /// `reader` is the caller's event loop (its own copy of the records), nil for other threads.
+    func quickLookup(_ id: String, reader: Int? = nil) -> QuickLookup {
         guard ImageID.isWellFormed(id) else { return .missing }
         if let image = library.cached(id) { return .found(image.record, metadataJSON: image.metadataJSON) }
         if backend.lookupsAreLocal {
-            guard let cached = try? resolve(id) else { return .missing }
+            guard let cached = try? resolve(id, reader: reader) else { return .missing }
             return .found(cached.record, metadataJSON: cached.metadataJSON)
         }
-        guard let cached = records.withLock({ $0[id] }) else { return .needsStorage }
+        guard let cached = records.value(id, reader: reader) else { return .needsStorage }
         let age = clock.now() - cached.checkedAt
         if age < recheckSeconds {
             if age >= recheckSeconds * 0.75 { refreshInBackground(id) }
@@ -148,11 +154,11 @@ public final class ImageStore: Sendable {
 
     /// The record of `id`, asking storage when the cached one is missing or due for a recheck.
     /// May wait on the network. Throws when storage cannot be reached and nothing is known.
-    func resolve(_ id: String) throws(StorageFailure) -> Cached? {
+    func resolve(_ id: String, reader: Int? = nil) throws(StorageFailure) -> Cached? {
         guard ImageID.isWellFormed(id) else { return nil }
         if let image = library.cached(id) { return image }
         let now = clock.now()
-        let cached = records.withLock { $0[id] }
+        let cached = records.value(id, reader: reader)
         if let cached, now - cached.checkedAt < recheckSeconds { return cached }
         do {
             if let cached, let version = cached.version {
@@ -187,27 +193,18 @@ public final class ImageStore: Sendable {
             throw .failed("cannot encode the metadata of \(id): \(error)")
         }
         let fresh = Cached(record: fetched.record, metadataJSON: json, version: fetched.version, checkedAt: now)
-        records.withLock { $0[id] = fresh }
+        records.set(id, fresh)
         loaded.forget(id, unless: fetched.record.sha256)  // replaced, perhaps by another replica
         return fresh
     }
 
     private func update(_ id: String, _ change: (inout Cached?) -> Void) -> Cached? {
-        records.withLock { records in
-            var entry = records[id]
-            change(&entry)
-            records[id] = entry
-            return entry
-        }
+        records.update(id, change)
     }
 
     /// Drops `id` (deleted, perhaps by another replica) and whatever is kept locally for it.
     private func forget(_ id: String) {
-        let (removed, stillUsed) = records.withLock { records -> (Cached?, Bool) in
-            let removed = records.removeValue(forKey: id)
-            let sha = removed?.record.sha256
-            return (removed, sha.map { sha in records.values.contains { $0.record.sha256 == sha } } ?? false)
-        }
+        let (removed, stillUsed) = records.remove(id)
         loaded.forget(id)
         if let removed, !stillUsed { backend.forgetOriginal(removed.record.sha256) }
     }
@@ -217,7 +214,7 @@ public final class ImageStore: Sendable {
         guard refreshing.withLock({ $0.insert(id).inserted }) else { return }
         refreshQueue.async { [self] in
             defer { _ = refreshing.withLock { $0.remove(id) } }
-            records.withLock { $0[id]?.checkedAt -= recheckSeconds }  // due now
+            _ = records.update(id) { $0?.checkedAt -= recheckSeconds }  // due now
             _ = try? resolve(id)
         }
     }
@@ -360,7 +357,7 @@ public final class ImageStore: Sendable {
         // either way.)
         return try commitLock.withLock { _ throws -> (StoredImage, created: Bool) in
             // Decide from storage, not from a record another replica may have deleted.
-            records.withLock { $0[id] = nil }
+            records.set(id, nil)
             let current = try storeResolve(id)
             if let current, current.record.sha256 == sha256 {
                 return (current.record, false)
@@ -385,7 +382,7 @@ public final class ImageStore: Sendable {
     public func delete(_ id: String) throws -> Bool {
         guard ImageID.isWellFormed(id) else { return false }
         if library.path(id) != nil { throw StoreError.readOnly("\(id) is a library image and cannot be deleted") }
-        records.withLock { $0[id] = nil }  // decide from storage
+        records.set(id, nil)  // decide from storage
         guard let cached = try storeResolve(id) else { return false }
         let removed: Bool
         do throws(StorageFailure) {

@@ -42,7 +42,12 @@ struct LibraryImages: Sendable {
 
     var count: Int { images.count }
 
-    func cached(_ id: String) -> ImageStore.Cached? { images[id]?.cached }
+    /// The library image called `id`. Content ids (64 hex digits) are never library names, so
+    /// they are not looked up.
+    func cached(_ id: String) -> ImageStore.Cached? {
+        guard !images.isEmpty, !ImageID.isContentID(id) else { return nil }
+        return images[id]?.cached
+    }
 
     func path(_ id: String) -> String? { images[id]?.path }
 

@@ -67,13 +67,21 @@ public enum ImageID {
 
     /// Whether `id` could name something in the store (any valid name or content id).
     public static func isWellFormed(_ id: String) -> Bool {
-        isContentID(id) || ((1...255).contains(id.utf8.count) && id.utf8.allSatisfy { isNameByte($0) }
-            && id.contains(where: { $0 != "." }))
+        var id = id
+        return id.withUTF8 { bytes in  // in place: ids are checked on every request
+            isContentID(bytes) || ((1...255).contains(bytes.count) && bytes.allSatisfy { isNameByte($0) }
+                && bytes.contains { $0 != 0x2E })
+        }
     }
 
     /// 64 lowercase hexadecimal digits.
     public static func isContentID(_ id: String) -> Bool {
-        id.utf8.count == 64 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        var id = id
+        return id.withUTF8 { isContentID($0) }
+    }
+
+    static func isContentID(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.count == 64 && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     static func isNameByte(_ byte: UInt8) -> Bool {

@@ -1,0 +1,108 @@
+import Synchronization
+
+/// The cache's frames as the threads that serve hits see them — one table per such thread (the
+/// HTTP server's event loops), each behind its own lock — so that a cache hit takes no lock
+/// another thread takes: not the cache's lock, not another loop's table.
+///
+/// The tables mirror the entries' frames: a frame is set in every table when the cache stores it
+/// and cleared when it evicts it (``ImageEntry/store(_:at:)``, ``ImageEntry/drop(_:)``), an image
+/// appears when the cache first hears of it and goes when the cache forgets it; those happen at
+/// the rate of decodes, under the cache's lock, and take each table's lock in turn. A frame is
+/// only shared (`CachedFrame` is immutable), never copied.
+final class HitTables: Sendable {
+    /// One image in one table.
+    struct Image: Sendable {
+        let entry: ImageEntry
+        var frames: [CachedFrame?]
+        var cachedCount = 0
+    }
+
+    /// What a hit found.
+    struct Hit: Sendable {
+        let entry: ImageEntry
+        let frame: CachedFrame
+        /// The frames ready from the hit on have run down to where decode-ahead starts a new run
+        /// (half the window, or any frame missing from a whole animation): the cache's lock must
+        /// decide whether to wake a decode thread.
+        let runningLow: Bool
+    }
+
+    private final class Table: Sendable {
+        let images = Mutex<[String: Image]>([:])
+        /// Hits answered through this table (only its own thread adds).
+        let hits = Atomic<Int>(0)
+    }
+
+    private let tables: [Table]
+
+    /// `count` tables (at least one).
+    init(count: Int) {
+        tables = (0..<max(1, count)).map { _ in Table() }
+    }
+
+    var count: Int { tables.count }
+
+    // MARK: Hits (any thread; the table of `reader`)
+
+    /// Frame `index` of the image cached under `id`, if it is cached, through `reader`'s table.
+    func lookup(_ id: String, index: Int, reader: Int) -> Hit? {
+        let table = tables[reader % tables.count]
+        let hit = table.images.withLock { images -> Hit? in
+            guard let image = images[id], index >= 0, index < image.frames.count, let frame = image.frames[index] else {
+                return nil
+            }
+            return Hit(entry: image.entry, frame: frame, runningLow: Self.runningLow(image, from: index))
+        }
+        if hit != nil { table.hits.wrappingAdd(1, ordering: .relaxed) }
+        return hit
+    }
+
+    /// ``ImageEntry/nextRunStart``'s test on the table's copy of the frames, with the playhead at
+    /// `index` (frames that requests wait for count as missing: the lock then finds them taken).
+    private static func runningLow(_ image: Image, from index: Int) -> Bool {
+        let count = image.frames.count
+        let window = image.entry.window
+        guard count > 0, window > 0 else { return false }
+        if window >= count { return image.cachedCount < count }
+        var ready = 0
+        while ready <= window / 2 && image.frames[(index + ready) % count] != nil { ready += 1 }
+        return ready <= window / 2
+    }
+
+    /// Whether `reader`'s table holds frame `index` of `id` (no hit is counted; for tests).
+    func holds(_ id: String, index: Int, reader: Int) -> Bool {
+        tables[reader % tables.count].images.withLock { $0[id].map { index < $0.frames.count && $0.frames[index] != nil } ?? false }
+    }
+
+    /// Hits answered through every table so far.
+    var hits: Int { tables.reduce(0) { $0 + $1.hits.load(ordering: .relaxed) } }
+
+    // MARK: Changes (under the cache's lock)
+
+    /// Shows `entry` (with the frames it holds) to every table.
+    func insert(_ entry: ImageEntry) {
+        let image = Image(entry: entry, frames: entry.frames, cachedCount: entry.cachedCount)
+        for table in tables { table.images.withLock { $0[entry.id] = image } }
+    }
+
+    /// Takes `entry` out of every table.
+    func remove(_ entry: ImageEntry) {
+        for table in tables {
+            table.images.withLock { images in
+                if images[entry.id]?.entry === entry { images[entry.id] = nil }
+            }
+        }
+    }
+
+    /// Sets (or clears, with nil) frame `i` of `entry` in every table.
+    func set(_ frame: CachedFrame?, at i: Int, of entry: ImageEntry) {
+        for table in tables {
+            table.images.withLock { images in
+                guard images[entry.id]?.entry === entry, i < images[entry.id]!.frames.count else { return }
+                let had = images[entry.id]!.frames[i] != nil
+                images[entry.id]!.frames[i] = frame
+                images[entry.id]!.cachedCount += (frame != nil ? 1 : 0) - (had ? 1 : 0)
+            }
+        }
+    }
+}
