@@ -147,7 +147,8 @@ def main():
               " while it is in use, whatever the request rate; no GetObject)")
         print(f"worst s3/fs ratio {max(ratios):.2f}; load average {os.getloadavg()[0]:.2f}")
     finally:
-        for p in procs:
+        procs[0].kill()  # moto does not exit on SIGTERM
+        for p in procs[1:]:
             p.send_signal(signal.SIGTERM)
         for p in procs:
             try:

@@ -51,13 +51,14 @@ final class MotoServer: Sendable {
         logPath = NSTemporaryDirectory() + "flipbook-moto-\(self.port).log"
         pidFile = logPath + ".pid"
         unlink(pidFile)
-        // A watcher shell stops moto when this process is gone (tests have no global teardown).
+        // A watcher shell stops moto when this process is gone (tests have no global teardown);
+        // SIGKILL, because moto's server does not exit on SIGTERM.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", """
             "$0" -H 127.0.0.1 -p "$1" >>"$2" 2>&1 & m=$!
             echo $m >"$4"
-            trap 'kill $m 2>/dev/null' EXIT
+            trap 'kill -9 $m 2>/dev/null' EXIT
             while kill -0 "$3" 2>/dev/null && kill -0 $m 2>/dev/null; do sleep 1; done
             """, moto, String(self.port), logPath, String(getpid()), pidFile]
         // Not the test process's output: swift test reads it to its end.
