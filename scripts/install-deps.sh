@@ -5,6 +5,7 @@
 #                                        for the S3 test tools (moto, boto3: mk/s3.mk)
 #   scripts/install-deps.sh bench      + the peer tools the benchmarks compare against
 #   scripts/install-deps.sh topology   + nginx and python3 for `make topology-test`
+#   scripts/install-deps.sh soak       + the playback inputs' encoders and matplotlib for `make soak`
 #   scripts/install-deps.sh deploy     + docker-compose (1.29, to validate the compose file),
 #                                        python3-venv, and libcurl's headers for the static build
 #                                        of `make deploy-lint`
@@ -16,6 +17,7 @@ build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev pkg-config)
 test=(gifsicle webp imagemagick apngasm curl python3 python3-venv)
 bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3 python3-venv iproute2)
+soak=(ffmpeg gifsicle webp apngasm python3 python3-matplotlib)
 deploy=(nginx python3 python3-venv docker-compose binutils libcurl4-openssl-dev)
 rootfs=(debootstrap python3 python3-venv)
 browser=(chromium chromium-driver python3 python3-venv)
@@ -27,10 +29,11 @@ for group in "$@"; do
     test) want+=("${test[@]}") ;;
     bench) want+=("${test[@]}" "${bench[@]}") ;;
     topology) want+=("${topology[@]}") ;;
+    soak) want+=("${soak[@]}") ;;
     deploy) want+=("${deploy[@]}") ;;
     rootfs) want+=("${rootfs[@]}") ;;
     browser) want+=("${browser[@]}") ;;
-    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, deploy, rootfs, browser)" >&2; exit 2 ;;
+    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, soak, deploy, rootfs, browser)" >&2; exit 2 ;;
   esac
 done
 

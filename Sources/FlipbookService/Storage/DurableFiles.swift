@@ -16,17 +16,14 @@ enum DurableFiles {
     }
 
     /// Writes `bytes` to `path` atomically, through a temporary file in `temporaryDirectory`
-    /// (which must be on the same file system).
+    /// (which must be on the same file system), locked until it is in place (``FileLocks``).
     static func write(_ bytes: [UInt8], to path: String, temporaryDirectory: String) throws {
-        let temporary = temporaryDirectory + "/." + UUID().uuidString + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw failure("cannot create", temporary) }
+        let (fd, temporary) = try FileLocks.createLocked { temporaryDirectory + "/." + UUID().uuidString + ".tmp" }
+        defer { close(fd) }  // the lock goes with it, once the file is in place (or gone)
         do {
             try writeAll(fd, bytes, path: temporary)
             guard fsync(fd) == 0 else { throw failure("cannot fsync", temporary) }
-            close(fd)
         } catch {
-            close(fd)
             unlink(temporary)
             throw error
         }
@@ -124,10 +121,11 @@ public final class UploadFile: @unchecked Sendable {
     private var hasher = SHA256()
     private(set) var byteCount = 0
 
+    /// A new file in `directory`, locked (``FileLocks``) until ``discard()``: through the rename
+    /// into place and the writing of the image's record, so that reconciliation never takes a
+    /// live upload for a crash's leftover.
     init(directory: String) throws {
-        path = directory + "/upload-" + UUID().uuidString
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw DurableFiles.failure("cannot create", path) }
+        (fd, path) = try FileLocks.createLocked { directory + "/upload-" + UUID().uuidString }
     }
 
     deinit {
@@ -140,20 +138,20 @@ public final class UploadFile: @unchecked Sendable {
         byteCount += chunk.count
     }
 
-    /// Flushes the file to disk and returns the hex SHA-256 of everything appended.
+    /// Flushes the file to disk and returns the hex SHA-256 of everything appended. The file
+    /// stays open, and locked, until ``discard()``.
     func finish() throws -> String {
         guard fsync(fd) == 0 else { throw DurableFiles.failure("cannot fsync", path) }
-        close(fd)
-        fd = -1
         return ContentHash.hex(hasher.finalize())
     }
 
-    /// Deletes the temporary file (after a failure, or once it was moved or found redundant).
+    /// Deletes the temporary file (after a failure, or once it was moved or found redundant)
+    /// and lets go of its lock: call it once the image's record is written.
     func discard() {
+        unlink(path)
         if fd >= 0 {
             close(fd)
             fd = -1
         }
-        unlink(path)
     }
 }

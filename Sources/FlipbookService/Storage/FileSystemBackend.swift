@@ -13,13 +13,16 @@ import Glibc
 ///
 /// Every write goes through ``DurableFiles`` (temporary file, `fsync`, `rename`, `fsync` of the
 /// directory), so a file under its final name is complete. What a crash can leave behind — an
-/// object without a record, a file in `tmp/` — is never visible through the API; see
-/// ``removeStaleTemporaryFiles(olderThan:)``, run at start-up.
+/// object without a record, a file in `tmp/` — is never visible through the API, and is removed
+/// at start-up (``reconcile(now:)``, in `FileSystemBackend+Reconcile.swift`).
 final class FileSystemBackend: StorageBackend {
     let dataDirectory: String
     let objectsDirectory: String
     let metaDirectory: String
     let temporaryDirectory: String
+
+    /// What start-up reconciliation removed.
+    let startupReconciliation: Reconciliation
 
     var lookupsAreLocal: Bool { true }
     var uploadDirectory: String { temporaryDirectory }
@@ -36,7 +39,8 @@ final class FileSystemBackend: StorageBackend {
                 throw .failed("cannot create \(directory): \(error.localizedDescription)")
             }
         }
-        removeStaleTemporaryFiles(olderThan: 3600)
+        startupReconciliation = Self.reconcile(objects: objectsDirectory, meta: metaDirectory,
+                                               temporary: temporaryDirectory, now: Date().timeIntervalSince1970)
     }
 
     /// Records in the data directory (for the start-up log line).
@@ -128,15 +132,4 @@ final class FileSystemBackend: StorageBackend {
     }
 
     var isReachable: Bool { true }
-
-    /// Deletes files in `tmp/` older than `age` seconds: old enough that no live replica can
-    /// still be writing them (uploads in progress are younger).
-    func removeStaleTemporaryFiles(olderThan age: Double) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
-            let path = temporaryDirectory + "/" + name
-            if let stamp = FileStamp(path: path), Date().timeIntervalSince1970 - stamp.modified > age {
-                unlink(path)
-            }
-        }
-    }
 }

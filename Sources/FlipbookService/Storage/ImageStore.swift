@@ -95,7 +95,11 @@ public final class ImageStore: Sendable {
                   logger: logger)
         logger.info("image store open", metadata: [
             "backend": "fs", "dataDir": "\(dataDirectory)", "stored": "\(backend.storedCount)",
-            "library": "\(library.count)"])
+            "library": "\(library.count)", "reconciled": "\(backend.startupReconciliation)"])
+        if backend.startupReconciliation.removed > 0 {
+            logger.notice("removed what a crash left in the data directory",
+                          metadata: ["reconciled": "\(backend.startupReconciliation)"])
+        }
     }
 
     /// - Parameter readers: the event loops that look records up (``quickLookup(_:reader:)``).
