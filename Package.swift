@@ -44,13 +44,13 @@ let package = Package(
                        providers: [.apt(["libdeflate-dev"])]),
         // The sched_getaffinity system call, for the CPU limit.
         .systemLibrary(name: "CSched", path: "Sources/CSched"),
-        // glibc's malloc.h (malloc_trim), for the frame cache to hand freed memory back.
+        // glibc's malloc.h (malloc_trim, mallopt), to hand freed memory back.
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
 
         // Facts about the machine and the container that sizes follow: the CPUs the process may
-        // use (cgroup quota and affinity), where its cgroup lives.
+        // use (cgroup quota and affinity), where its cgroup lives; freed memory handed back.
         .target(name: "SystemResources",
-                dependencies: ["CSched"],
+                dependencies: ["CSched", "CMalloc"],
                 swiftSettings: strictSettings),
 
         // Formats → frame descriptors; decoders; one compositor; timeline; PNG encoding.

@@ -1,7 +1,10 @@
 # Hardening runs, not part of `make test` or CI (they take minutes and want a quiet machine):
 #   make kill-test ROUNDS=20  concurrent uploads under SIGKILL: no acknowledged upload lost, no
 #                             orphan left after the next start (scripts/kill-test.py)
-.PHONY: kill-test
+#   make bench-backpressure   a normal client's latency and the server's RSS while 50 clients
+#                             pipeline and never read; writes "## Clients that never read" of
+#                             BENCHMARKS.md (scripts/bench-backpressure.py; CLIENTS, REQUESTS)
+.PHONY: kill-test bench-backpressure
 
 # Debian's own python3, which has the apt-installed packages (a pyenv or venv python may not).
 HARDENING_PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
@@ -9,3 +12,8 @@ HARDENING_PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
 kill-test:
 	@command -v gif2webp >/dev/null || scripts/install-deps.sh soak
 	ROUNDS=$(or $(ROUNDS),20) $(HARDENING_PYTHON) scripts/kill-test.py
+
+bench-backpressure:
+	@command -v ffmpeg >/dev/null && command -v gifsicle >/dev/null && command -v img2webp >/dev/null \
+	  && command -v apngasm >/dev/null || scripts/install-deps.sh soak
+	$(HARDENING_PYTHON) scripts/bench-backpressure.py

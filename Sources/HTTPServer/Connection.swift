@@ -1,10 +1,18 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemResources
 
 /// One client connection, owned by one event loop and touched only on its thread: a read buffer
 /// the parser works on, the requests awaiting their responses (in order), and the bytes queued
-/// for the socket. Request handling lives in `Connection+Requests.swift`.
+/// for the socket. Request handling lives in `Connection+Requests.swift`, timers and the drain in
+/// `Connection+Deadlines.swift`.
+///
+/// Back-pressure: while a write is blocked or more than `outputHighWaterBytes` are queued, no
+/// request is parsed and nothing more is read (the client's sends stall in TCP) until the queue is
+/// down to `outputLowWaterBytes`. Fairness: in one turn of its
+/// loop a connection starts at most `requestsPerTurn` requests and makes at most `readsPerTurn`
+/// reads; then it yields and the loop serves the other connections before continuing it.
 final class Connection {
     enum Phase {
         /// Reading requests and writing responses.
@@ -67,6 +75,16 @@ final class Connection {
     private var readEnd = 0
     private var readPaused = false
     private var inProcessInput = false
+    /// No request is being taken because the output is backed up.
+    private var pausedForOutput = false
+    /// This turn's share of work done; the loop continues the connection next turn.
+    private var yielded = false
+    private var turnRequests = 0
+    private var turnReads = 0
+    /// The most bytes ever queued for the socket (reported to the server's statistics).
+    private var peakQueued = 0
+    /// What the output queue held when the connection was torn down.
+    private var retainedOutputBytes = 0
 
     // Requests.
     var inFlight: [Exchange] = []
@@ -77,17 +95,17 @@ final class Connection {
     var stopParsing = false
 
     // Output: what is queued for the socket, and whether the socket took all it could.
-    private var output = OutputQueue()
+    var output = OutputQueue()
     private var writeBlocked = false
 
     // Deadlines (loop milliseconds; 0 = none).
-    private var idleSince: Int64
+    var idleSince: Int64
     var headStartedAt: Int64 = 0
     var bodyActivityAt: Int64 = 0
-    private var writeBlockedSince: Int64 = 0
-    private var lingerUntil: Int64 = 0
-    private var deadline: Int64 = 0
-    private var scheduledAt: Int64 = .max
+    var writeBlockedSince: Int64 = 0
+    var lingerUntil: Int64 = 0
+    var deadline: Int64 = 0
+    var scheduledAt: Int64 = .max
 
     init(fd: Int32, generation: UInt32, id: UInt64, peer: HTTPPeerAddress?, loop: EventLoop) {
         self.fd = fd
@@ -103,6 +121,9 @@ final class Connection {
 
     deinit {
         readBuffer.deallocate()
+        // A burst of closed connections leaves holes in the heap: counted towards handing
+        // freed memory back to the kernel, on the rule the frame cache's evictions follow.
+        ReleasedMemory.note(readBuffer.count + retainedOutputBytes)
     }
 
     var configuration: HTTPServerConfiguration { loop.shared.configuration }
@@ -110,7 +131,14 @@ final class Connection {
     // MARK: - Events
 
     func handle(events: UInt32) {
-        if events & (Epoll.readable | Epoll.readHangUp | Epoll.hangUp | Epoll.error) != 0 {
+        let readable = events & (Epoll.readable | Epoll.readHangUp | Epoll.hangUp | Epoll.error) != 0
+        if yielded {
+            // Continued after this turn's events; remember to read what arrived.
+            if readable { readPaused = true }
+        } else {
+            startTurn()
+        }
+        if readable && !yielded {
             // Without a hang-up in the event, a read that leaves room in the buffer has drained
             // the socket (edge-triggered: later bytes raise a new event), so the `EAGAIN` read
             // that would confirm it is skipped.
@@ -125,6 +153,17 @@ final class Connection {
     /// Reads until `EAGAIN`, parsing after every read so the buffer keeps draining.
     private func readAvailable(stopOnShortRead: Bool = false) {
         while !closeRequested {
+            // Bytes left unread here are not reported again by edge-triggered epoll:
+            // `readPaused` makes the resume read them.
+            if pausedForOutput || yielded {
+                readPaused = true  // back-pressure: the client's sends stall in TCP until we resume
+                return
+            }
+            if turnReads >= configuration.readsPerTurn {
+                yieldTurn()  // this turn's share is used up: continue after the others
+                readPaused = true
+                return
+            }
             if readEnd == readBuffer.count {
                 if readStart > 0 {
                     compactReadBuffer()
@@ -135,6 +174,7 @@ final class Connection {
             }
             let room = readBuffer.count - readEnd
             let n = read(fd, readBuffer.baseAddress! + readEnd, room)
+            turnReads += 1
             if n > 0 {
                 readPaused = false
                 if phase == .lingering {
@@ -171,10 +211,18 @@ final class Connection {
         guard !inProcessInput else { return }
         inProcessInput = true
         defer { inProcessInput = false }
-        while phase == .active && !closeRequested {
+        while phase == .active && !closeRequested && !yielded {
             if current == nil {
                 if stopParsing || inFlight.count >= configuration.maxPipelinedRequests { break }
                 if loop.draining && parser.isIdle { break }
+                if isOutputBackedUp {
+                    pauseForOutput()
+                    break
+                }
+                if turnRequests >= configuration.requestsPerTurn && readStart < readEnd {
+                    yieldTurn()
+                    break
+                }
             }
             let base = readStart
             let available = UnsafeRawBufferPointer(start: readBuffer.baseAddress! + base, count: readEnd - base)
@@ -186,6 +234,7 @@ final class Connection {
             switch event {
             case .head(let head):
                 headStartedAt = 0
+                turnRequests += 1
                 startRequest(head)
             case .body(let range):
                 receiveBody(UnsafeRawBufferPointer(rebasing: available[range]))
@@ -232,7 +281,12 @@ final class Connection {
             current = nil
             sink.fail(.connectionClosed)
         }
+        if pausedForOutput {
+            pausedForOutput = false
+            loop.shared.outputPaused(false)
+        }
         inFlight.removeAll()
+        retainedOutputBytes = output.retainedBytes
         output.removeAll()
     }
 
@@ -241,11 +295,64 @@ final class Connection {
     /// Queues a body array for the socket (without writing yet).
     func enqueue(_ bytes: [UInt8]) {
         output.append(bytes)
+        notePeak()
     }
 
     /// Queues bytes that `write` appends to the connection's staging buffer (a response head).
     func enqueueStaged(_ write: (inout [UInt8]) -> Void) {
         output.appendStaged(write)
+        notePeak()
+    }
+
+    private func notePeak() {
+        if output.byteCount > peakQueued {
+            peakQueued = output.byteCount
+            loop.shared.queuedOutputPeak(peakQueued)
+        }
+    }
+
+    /// Whether no new request may be taken: a write is blocked, or the queue is above the mark.
+    private var isOutputBackedUp: Bool {
+        writeBlocked || output.byteCount >= configuration.outputHighWaterBytes
+    }
+
+    private func pauseForOutput() {
+        guard !pausedForOutput else { return }
+        pausedForOutput = true
+        loop.shared.outputPaused(true)
+    }
+
+    /// Takes requests again once the queue is down to the low-water mark.
+    private func resumeIfOutputDrained() {
+        guard pausedForOutput, !writeBlocked, output.byteCount <= configuration.outputLowWaterBytes,
+              !closeRequested, !inProcessInput else { return }
+        pausedForOutput = false
+        loop.shared.outputPaused(false)
+        processInput()
+        if readPaused && !closeRequested && !pausedForOutput { readAvailable() }
+    }
+
+    // MARK: - Turns
+
+    private func startTurn() {
+        turnRequests = 0
+        turnReads = 0
+    }
+
+    /// Stops for this turn; the loop continues the connection after serving the others.
+    private func yieldTurn() {
+        guard !yielded else { return }
+        yielded = true
+        loop.continueNextTurn(self)
+    }
+
+    /// The loop's next turn: carries on where ``yieldTurn()`` stopped.
+    func continueTurn() {
+        yielded = false
+        startTurn()
+        guard !closeRequested else { return }
+        processInput()
+        if readPaused && !closeRequested && !yielded && !pausedForOutput { readAvailable() }
     }
 
     /// Writes queued output with vectored writes until done or `EAGAIN`.
@@ -267,6 +374,7 @@ final class Connection {
             writeBlockedSince = 0
         }
         if output.isEmpty && !closeRequested { outputDrained() }
+        resumeIfOutputDrained()
     }
 
     /// Everything queued has been written.
@@ -296,72 +404,5 @@ final class Connection {
         shutdown(fd, Int32(SHUT_WR))
         lingerUntil = loop.now + EventLoop.lingerDuration
         readAvailable()
-    }
-
-    // MARK: - Deadlines
-
-    /// Recomputes the one deadline that applies to the connection's state.
-    func updateDeadline() {
-        var next: Int64 = 0
-        let config = configuration
-        switch phase {
-        case .lingering:
-            next = lingerUntil
-        case .active, .closingAfterWrite:
-            if writeBlockedSince != 0 {
-                next = writeBlockedSince + config.writeIdleTimeout.milliseconds
-            } else if current != nil && bodyActivityAt != 0 {
-                next = bodyActivityAt + config.bodyReadIdleTimeout.milliseconds
-            } else if headStartedAt != 0 {
-                next = headStartedAt + config.headerReadTimeout.milliseconds
-            } else if inFlight.isEmpty && current == nil && phase == .active {
-                let idle = requestCount == 0 ? config.headerReadTimeout : config.keepAliveIdleTimeout
-                next = idleSince + idle.milliseconds
-            }
-        }
-        deadline = next
-        if next != 0 && next < scheduledAt {
-            scheduledAt = next
-            loop.schedule(self, at: next)
-        }
-    }
-
-    /// A heap entry for this connection came due (it may be stale).
-    func timerFired(_ entryDeadline: Int64) {
-        if entryDeadline == scheduledAt { scheduledAt = .max } else if entryDeadline > scheduledAt { return }
-        guard deadline != 0 else { return }
-        guard deadline <= loop.now else {
-            // The deadline moved later; the next settle re-arms it.
-            return
-        }
-        expire()
-    }
-
-    private func expire() {
-        switch phase {
-        case .lingering:
-            closeRequested = true
-        case .active, .closingAfterWrite:
-            if writeBlockedSince != 0 {
-                abort(.connectionClosed)
-            } else if current != nil && bodyActivityAt != 0 {
-                failRequest(.requestTimeout, detail: "The request body did not arrive in time.", bodyFailure: .timedOut)
-            } else if headStartedAt != 0 {
-                headStartedAt = 0
-                failRequest(.requestTimeout, detail: "The request head did not arrive in time.", bodyFailure: .timedOut)
-            } else if inFlight.isEmpty && current == nil {
-                closeRequested = true // idle keep-alive connection
-            }
-        }
-    }
-
-    // MARK: - Drain
-
-    /// The server is shutting down: close now if idle, otherwise finish what is in flight.
-    func beginDrain() {
-        guard phase == .active else { return }
-        if inFlight.isEmpty && current == nil && parser.isIdle && output.isEmpty {
-            closeRequested = true
-        }
     }
 }

@@ -35,6 +35,8 @@ final class EventLoop: @unchecked Sendable {
 
     // Loop-thread state.
     private var connections: [Connection?] = []
+    /// Connections that used up their turn's share of work, continued after the others.
+    private var continuing: [Connection] = []
     private(set) var liveConnections = 0
     private var timers = TimerHeap()
     private(set) var now: Int64 = POSIX.monotonicMilliseconds()
@@ -162,12 +164,14 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             runTimers()
+            continueYielded()
             if draining && liveConnections == 0 { running = false }
         }
         shutDownLoop()
     }
 
     private func waitTimeout() -> Int32 {
+        if !continuing.isEmpty { return 0 }  // poll for others' events, then continue the yielded
         var next = timers.nextDeadline ?? Int64.max
         if let resume = acceptResumeAt { next = min(next, resume) }
         if let deadline = drainDeadline { next = min(next, deadline) }
@@ -179,6 +183,23 @@ final class EventLoop: @unchecked Sendable {
         guard fd >= 0, Int(fd) < connections.count, let connection = connections[Int(fd)],
               connection.generation == generation else { return nil }
         return connection
+    }
+
+    /// Asks for `connection` to be continued after this turn's events (it yielded its turn).
+    func continueNextTurn(_ connection: Connection) {
+        continuing.append(connection)
+    }
+
+    private func continueYielded() {
+        guard !continuing.isEmpty else { return }
+        let turn = continuing
+        continuing.removeAll(keepingCapacity: true)
+        for connection in turn {
+            // Closed (and its descriptor perhaps reused) since it yielded: nothing to continue.
+            guard self.connection(fd: connection.fd, generation: connection.generation) === connection else { continue }
+            connection.continueTurn()
+            settle(connection)
+        }
     }
 
     /// Closes a connection that asked for it, or re-arms its deadline.

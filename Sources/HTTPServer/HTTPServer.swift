@@ -66,6 +66,9 @@ public final class HTTPServer: Service, Sendable {
     /// The number of connections open right now, across all loops.
     public var openConnections: Int { shared.connectionCount }
 
+    /// Connection counts, back-pressure included.
+    public var statistics: HTTPServerStatistics { shared.statistics }
+
     /// Binds the listening socket and starts the event-loop threads. Calling it again does nothing.
     public func start() throws {
         try state.withLock { state in

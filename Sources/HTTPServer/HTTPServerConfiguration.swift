@@ -39,6 +39,18 @@ public struct HTTPServerConfiguration: Sendable {
     /// The per-connection read buffer: the most unparsed bytes (pipelined requests) held per
     /// connection while responses are pending.
     public var readBufferBytes: Int = 16 * 1024
+    /// Output back-pressure: once this many response bytes are queued for a connection's socket
+    /// (or a write to it is blocked), no further request of that connection is parsed or read
+    /// until the queue is down to ``outputLowWaterBytes``. A client that pipelines and never
+    /// reads holds at most about this much (plus one response) in the server.
+    public var outputHighWaterBytes: Int = 256 * 1024
+    /// See ``outputHighWaterBytes``.
+    public var outputLowWaterBytes: Int = 64 * 1024
+    /// Fairness between the connections of a loop: one connection starts at most this many
+    /// requests, and makes at most ``readsPerTurn`` reads, before the loop serves the others.
+    public var requestsPerTurn: Int = 32
+    /// See ``requestsPerTurn``.
+    public var readsPerTurn: Int = 16
     /// The value of the `Server` header on every response.
     public var serverName: String = "Flipbook"
     /// The header that carries a request id on every response (`X-Request-ID`): the client's,

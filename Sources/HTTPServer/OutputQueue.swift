@@ -31,13 +31,21 @@ struct OutputQueue {
     private var segments: [Segment] = []
     /// Bytes of `segments[0]` already written.
     private var firstOffset = 0
+    /// Bytes queued and not yet written.
+    private(set) var byteCount = 0
 
     /// Whether nothing waits to be written.
     var isEmpty: Bool { segments.isEmpty }
 
+    /// Memory the queue itself holds (staging and segment list; bodies belong to their responses).
+    var retainedBytes: Int { staging.capacity + segments.capacity * MemoryLayout<Segment>.stride }
+
     /// Queues a body array.
     mutating func append(_ bytes: [UInt8]) {
-        if !bytes.isEmpty { segments.append(.bytes(bytes)) }
+        if !bytes.isEmpty {
+            segments.append(.bytes(bytes))
+            byteCount += bytes.count
+        }
     }
 
     /// Queues the bytes `write` appends to the staging buffer (a response head).
@@ -46,6 +54,7 @@ struct OutputQueue {
         write(&staging)
         let end = staging.count
         guard end > start else { return }
+        byteCount += end - start
         if case .staged(let previousStart, let previousEnd)? = segments.last, previousEnd == start {
             segments[segments.count - 1] = .staged(start: previousStart, end: end)
         } else {
@@ -75,6 +84,7 @@ struct OutputQueue {
         segments.removeAll()
         staging = []
         firstOffset = 0
+        byteCount = 0
     }
 
     /// Pins the bodies of `segments[index..<limit]`, fills one iovec per segment (the first from
@@ -99,6 +109,7 @@ struct OutputQueue {
     }
 
     private mutating func consume(_ written: Int) {
+        byteCount -= written
         var remaining = written
         var drop = 0
         while remaining > 0 && drop < segments.count {

@@ -20,6 +20,9 @@ final class ServerShared: Sendable {
     let requestIDBase: UInt32
     private let openConnections = Atomic<Int>(0)
     private let connectionIDs = Atomic<UInt64>(0)
+    private let pausedConnections = Atomic<Int>(0)
+    private let pauses = Atomic<Int>(0)
+    private let peakQueuedBytes = Atomic<Int>(0)
 
     init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, hook: (any HTTPResponseHook)?) {
         self.configuration = configuration
@@ -66,4 +69,43 @@ final class ServerShared: Sendable {
     func nextConnectionID() -> UInt64 {
         connectionIDs.wrappingAdd(1, ordering: .relaxed).newValue
     }
+
+    /// A connection stopped (true) or resumed (false) taking requests for output back-pressure.
+    func outputPaused(_ paused: Bool) {
+        if paused {
+            pausedConnections.wrappingAdd(1, ordering: .relaxed)
+            pauses.wrappingAdd(1, ordering: .relaxed)
+        } else {
+            pausedConnections.wrappingSubtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// A connection's queued output reached `bytes`, more than it ever had before.
+    func queuedOutputPeak(_ bytes: Int) {
+        var seen = peakQueuedBytes.load(ordering: .relaxed)
+        while bytes > seen {
+            let (exchanged, original) = peakQueuedBytes.compareExchange(expected: seen, desired: bytes, ordering: .relaxed)
+            if exchanged { return }
+            seen = original
+        }
+    }
+
+    var statistics: HTTPServerStatistics {
+        HTTPServerStatistics(openConnections: connectionCount, pausedConnections: pausedConnections.load(ordering: .relaxed),
+                             backPressurePauses: pauses.load(ordering: .relaxed),
+                             peakQueuedOutputBytes: peakQueuedBytes.load(ordering: .relaxed))
+    }
+}
+
+/// Connection counts of a running server (``HTTPServer/statistics``).
+public struct HTTPServerStatistics: Sendable, Equatable {
+    /// Connections open now.
+    public var openConnections: Int
+    /// Connections not taking requests now because their output is backed up (a client that
+    /// does not read its responses).
+    public var pausedConnections: Int
+    /// How many times a connection was paused so, since the start.
+    public var backPressurePauses: Int
+    /// The most response bytes ever queued for one connection's socket.
+    public var peakQueuedOutputBytes: Int
 }

@@ -391,6 +391,9 @@ struct EndToEndTests {
         let metrics = try service.client.get("/metrics")
         #expect(metrics.text.contains("flipbook_http_requests_total"))
         #expect(metrics.text.contains("flipbook_cache_hits_total") || metrics.text.contains("flipbook_cache_misses_total"))
+        // The test client's connection is open and reads its answers: nothing is paused.
+        #expect(metrics.text.contains("\nflipbook_http_connections_paused 0\n"))
+        #expect(metrics.text.contains("\nflipbook_http_backpressure_pauses_total 0\n"))
         let stats = try service.client.get("/stats").json
         #expect(stats["budgetBytes"] as? Int == 64 << 20)
         await service.stop()

@@ -24,19 +24,23 @@ public final class FlipbookAPI: Sendable {
     let storageQueue = DispatchQueue(label: "flipbook.storage", attributes: .concurrent)
     /// True while the server drains (readiness answers 503).
     let isDraining: @Sendable () -> Bool
+    /// The HTTP server's connection counts, for `/metrics` (nil before it runs).
+    let connectionStatistics: @Sendable () -> HTTPServerStatistics?
 
     /// - Parameters:
     ///   - loops: the HTTP server's event loops (metrics and the access log keep per-loop state).
     ///   - accessLog: where access-log lines go; nil when `log.accessLog` is off.
     public init(settings: FlipbookSettings, store: ImageStore, cache: FrameCache,
                 registry: PrometheusCollectorRegistry, logger: Logger, loops: Int = 1, accessLog: AccessLog? = nil,
-                isDraining: @escaping @Sendable () -> Bool) {
+                isDraining: @escaping @Sendable () -> Bool,
+                connectionStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil }) {
         self.settings = settings
         self.store = store
         self.cache = cache
         self.registry = registry
         self.logger = logger
         self.isDraining = isDraining
+        self.connectionStatistics = connectionStatistics
         let instance = settings.server.instanceName.isEmpty ? Self.hostName() : settings.server.instanceName
         decorator = ResponseDecorator(
             instanceName: instance,

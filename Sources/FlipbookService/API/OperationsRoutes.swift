@@ -49,6 +49,14 @@ extension FlipbookAPI {
                 + "# TYPE flipbook_access_log_dropped_lines_total counter\n"
                 + "flipbook_access_log_dropped_lines_total \(counts.linesDropped)\n").utf8)
         }
+        if let connections = connectionStatistics() {
+            body += Array(("# TYPE flipbook_http_connections gauge\n"
+                + "flipbook_http_connections \(connections.openConnections)\n"
+                + "# TYPE flipbook_http_connections_paused gauge\n"
+                + "flipbook_http_connections_paused \(connections.pausedConnections)\n"
+                + "# TYPE flipbook_http_backpressure_pauses_total counter\n"
+                + "flipbook_http_backpressure_pauses_total \(connections.backPressurePauses)\n").utf8)
+        }
         return .now(HTTPResponse(status: .ok, headers: headers, body: body))
     }
 

@@ -71,7 +71,8 @@ public final class FlipbookServer: Sendable {
         let box = ServerBox()
         api = FlipbookAPI(settings: settings, store: store, cache: cache, registry: registry, logger: logger,
                           loops: configuration.eventLoopThreads, accessLog: accessLog,
-                          isDraining: { box.server?.isDraining ?? false })
+                          isDraining: { box.server?.isDraining ?? false },
+                          connectionStatistics: { box.server?.statistics })
         configuration.maxConnections = settings.server.maxConnections
         configuration.maxRequestLineBytes = settings.server.maxRequestLineBytes
         configuration.maxHeaderBytes = settings.server.maxHeaderBytes

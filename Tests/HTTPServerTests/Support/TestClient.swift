@@ -44,6 +44,11 @@ final class TestClient {
         }
     }
 
+    /// A client over a socket that is already connected; it closes the socket when done.
+    init(adopting fd: Int32) {
+        self.fd = fd
+    }
+
     deinit { close(fd) }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
