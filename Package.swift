@@ -42,15 +42,16 @@ let package = Package(
         // libdeflate compresses the PNGs Flipbook writes (about twice as fast as zlib).
         .systemLibrary(name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
                        providers: [.apt(["libdeflate-dev"])]),
-        // The sched_getaffinity system call, for the CPU limit.
-        .systemLibrary(name: "CSched", path: "Sources/CSched"),
+        // Linux system calls Glibc does not import: sched_getaffinity (the CPU limit), memfd_create
+        // and hole punching (the frame cache's arena).
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // glibc's malloc.h (malloc_trim, mallopt), to hand freed memory back.
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
 
         // Facts about the machine and the container that sizes follow: the CPUs the process may
         // use (cgroup quota and affinity), where its cgroup lives; freed memory handed back.
         .target(name: "SystemResources",
-                dependencies: ["CSched", "CMalloc"],
+                dependencies: ["CLinux", "CMalloc"],
                 swiftSettings: strictSettings),
 
         // Formats → frame descriptors; decoders; one compositor; timeline; PNG encoding.
@@ -62,7 +63,7 @@ let package = Package(
         // memory pressure.
         .target(name: "FrameCache",
                 dependencies: [
-                    "AnimatedImage", "CMalloc", "SystemResources",
+                    "AnimatedImage", "CLinux", "CMalloc", "SystemResources",
                     .product(name: "Metrics", package: "swift-metrics"),
                 ],
                 swiftSettings: strictSettings),

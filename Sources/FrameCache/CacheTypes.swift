@@ -4,7 +4,7 @@ import AnimatedImage
 /// canvas size (from stored metadata), and how to load it when a frame must be decoded.
 public struct CacheableImage: Sendable {
     /// Makes what a client keeps with each frame of this image (``FrameAttachment``).
-    public typealias Preparer = @Sendable (_ index: Int, _ png: [UInt8]) -> (any FrameAttachment)?
+    public typealias Preparer = @Sendable (_ index: Int, _ png: FrameBytes) -> (any FrameAttachment)?
 
     public var id: String
     public var frameCount: Int
@@ -37,15 +37,19 @@ public struct CacheableImage: Sendable {
 /// A composited frame as PNG bytes, with what the client attached to it when it was made.
 public struct EncodedFrame: Sendable {
     public let index: Int
-    public let png: [UInt8]
+    /// The PNG, where the cache keeps it (in its memory file, for `sendfile`, or on the heap).
+    public let bytes: FrameBytes
     /// What ``CacheableImage/prepare`` made for this frame (nil without a preparer).
     public let attachment: (any FrameAttachment)?
 
-    public init(index: Int, png: [UInt8], attachment: (any FrameAttachment)? = nil) {
+    public init(index: Int, bytes: FrameBytes, attachment: (any FrameAttachment)? = nil) {
         self.index = index
-        self.png = png
+        self.bytes = bytes
         self.attachment = attachment
     }
+
+    /// The PNG as an array (a copy when the bytes are in the cache's memory file).
+    public var png: [UInt8] { bytes.array }
 }
 
 /// What a client of the cache keeps with each frame — for the HTTP service, the frame's
@@ -58,16 +62,26 @@ public protocol FrameAttachment: AnyObject, Sendable {
 
 /// One cached frame: its PNG and its attachment, shared by the cache and the hit tables.
 final class CachedFrame: Sendable {
-    let png: [UInt8]
+    let bytes: FrameBytes
     let attachment: (any FrameAttachment)?
 
-    init(png: [UInt8], attachment: (any FrameAttachment)?) {
-        self.png = png
+    init(bytes: FrameBytes, attachment: (any FrameAttachment)?) {
+        self.bytes = bytes
         self.attachment = attachment
     }
 
-    /// The bytes the frame costs the budget.
-    var count: Int { png.count + (attachment?.byteCount ?? 0) }
+    /// A frame on the heap (tests build states by hand).
+    convenience init(png: [UInt8], attachment: (any FrameAttachment)?) {
+        self.init(bytes: FrameBytes(png), attachment: attachment)
+    }
+
+    /// The bytes the frame costs the budget: its PNG's slot and its attachment.
+    var count: Int { bytes.slotBytes + (attachment?.byteCount ?? 0) }
+
+    /// The frame as handed out.
+    func encoded(_ index: Int) -> EncodedFrame {
+        EncodedFrame(index: index, bytes: bytes, attachment: attachment)
+    }
 }
 
 /// Why the cache could not produce a frame.

@@ -54,7 +54,7 @@ extension FrameCache {
             while true {
                 let made = make(&work)
                 let (waiters, next) = finish(&work, made)
-                let result = made.frame.map { EncodedFrame(index: work.job.index, png: $0.png, attachment: $0.attachment) }
+                let result = made.frame.map { $0.encoded(work.job.index) }
                 for completion in waiters { completion(result) }
                 guard let next else { break }
                 work.sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
@@ -110,8 +110,10 @@ extension FrameCache {
             let canvas = try renderer.render(work.job.index)
             made.framesDecoded = renderer.decodeCount - before
             let png = try encoder.encode(canvas, colorSpace: image.colorSpace)
-            // What the client keeps with the frame is made here, off the lock and the loops.
-            made.frame = .success(CachedFrame(png: png, attachment: work.job.entry.prepare?(work.job.index, png)))
+            // Into the memory file when there is room (sendfile), else kept on the heap; what the
+            // client keeps with the frame is made here too, off the lock and the loops.
+            let bytes = arena.flatMap { arena in png.withUnsafeBytes { arena.store($0) } } ?? FrameBytes(png)
+            made.frame = .success(CachedFrame(bytes: bytes, attachment: work.job.entry.prepare?(work.job.index, bytes)))
         } catch let error as FrameCacheError {
             made.frame = .failure(error)
         } catch let error as AnimatedImageError {

@@ -44,6 +44,8 @@ public final class FrameCache: @unchecked Sendable {
     let encoder: PNGEncoder
     /// The event loops' views of the frames, for hits without the lock.
     let hitTables: HitTables
+    /// Where frames' PNGs are kept (nil: on the heap; ``FrameCacheConfiguration/frameArena``).
+    let arena: FrameArena?
     /// ``CacheState/purgeGeneration``, readable without the lock.
     private let purgeGeneration = Atomic<Int>(0)
     /// Hits of the hit tables already counted in the metrics (under the lock).
@@ -72,6 +74,8 @@ public final class FrameCache: @unchecked Sendable {
         self.pressure = PressureController(schedule: configuration.pressure)
         self.encoder = PNGEncoder(compressionLevel: configuration.pngCompressionLevel)
         self.hitTables = HitTables(count: configuration.hitTables)
+        // Twice the budget, virtually: room to find free slots without moving frames.
+        self.arena = configuration.frameArena ? FrameArena(capacity: max(64 << 20, configuration.budgetBytes * 2)) : nil
         startWorkers()
     }
 
@@ -111,7 +115,7 @@ public final class FrameCache: @unchecked Sendable {
             lock.unlock()
             metrics.hit()
             if wake { lock.signal() }
-            return EncodedFrame(index: index, png: frame.png, attachment: frame.attachment)
+            return frame.encoded(index)
         }
         state.counters.misses += 1
         if state.waitingRequests >= configuration.maxWaitingRequests {
@@ -151,7 +155,7 @@ public final class FrameCache: @unchecked Sendable {
             || entry.requestGeneration != purgeGeneration.load(ordering: .relaxed) {
             nudge(entry, moved: moved, now: now)
         }
-        return EncodedFrame(index: index, png: hit.frame.png, attachment: hit.frame.attachment)
+        return hit.frame.encoded(index)
     }
 
     /// The part of a hit that needs the lock: the image is asked for (since the last purge), is

@@ -22,6 +22,10 @@ public struct FrameCacheConfiguration: Sendable {
     /// How many threads answer hits through ``FrameCache/cachedFrame(id:index:reader:)``, each
     /// with a table of its own (the HTTP server's event loops; default one).
     public var hitTables: Int = 1
+    /// Keep frames' PNGs in a memory file (``FrameArena``), from which the HTTP server sends them
+    /// with `sendfile(2)`; false keeps them on the heap (sent with `sendmsg`). Where no memory file
+    /// can be made, frames stay on the heap either way.
+    public var frameArena: Bool = true
 
     public init(budgetBytes: Int = MemoryLimits.detect().defaultCacheBudget,
                 decodeThreads: Int = CPULimit.usableCores,

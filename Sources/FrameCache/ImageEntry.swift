@@ -197,7 +197,7 @@ final class ImageEntry: @unchecked Sendable {
         frames[i] = frame
         frameBytes += frame.count
         cachedCount += 1
-        encodedTotal += frame.png.count
+        encodedTotal += frame.bytes.slotBytes
         encodedSamples += 1
         hitTables?.set(frame, at: i, of: self)
         return frame.count
@@ -221,7 +221,7 @@ final class ImageEntry: @unchecked Sendable {
         let descriptors = image.index.frames
         var j = index - 1
         while j >= 0 && index - j <= reach {
-            if let frame = frames[j], descriptors[j].disposal != .previous { return (j, frame.png) }
+            if let frame = frames[j], descriptors[j].disposal != .previous { return (j, frame.bytes.array) }
             j -= 1
         }
         return nil

@@ -190,13 +190,20 @@ extension Connection {
     func setResponse(_ response: HTTPResponse, sequence: UInt64) {
         guard let index = inFlight.firstIndex(where: { $0.sequence == sequence }),
               inFlight[index].response == nil else { return }
+        if index == 0 {
+            // The oldest request: its answer goes out now, without being stored first.
+            let exchange = inFlight[0]
+            serialize(exchange, response)
+            inFlight.removeFirst()
+            if phase != .active { inFlight.removeAll() }
+            flushReady(sent: 1)
+            return
+        }
         inFlight[index].response = response
-        guard index == 0 else { return }
-        flushReady()
     }
 
-    private func flushReady() {
-        var sent = 0
+    private func flushReady(sent alreadySent: Int = 0) {
+        var sent = alreadySent
         while let first = inFlight.first, let response = first.response {
             serialize(first, response)
             inFlight.removeFirst()
@@ -221,7 +228,7 @@ extension Connection {
             HTTPAccessRecord(method: exchange.method, path: exchange.path, route: exchange.route,
                              routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
                              requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
-                             status: response.status.code, bodyBytes: sendsBody ? response.body.count : 0,
+                             status: response.status.code, bodyBytes: sendsBody ? response.bodyCount : 0,
                              duration: .nanoseconds(Int64(clamping: Self.nanoseconds() &- exchange.startNanoseconds)))
         }
         enqueueStaged { head in
@@ -229,7 +236,9 @@ extension Connection {
             loop.appendCommonLines(requestID: exchange.requestID, record: record, to: &head)
             ResponseSerializer.appendEnd(connectionHeader, to: &head)
         }
-        if sendsBody { enqueue(response.body) }
+        if sendsBody {
+            if let file = response.fileBody { enqueue(file) } else { enqueue(response.body) }
+        }
         if closes {
             stopParsing = true
             phase = .closingAfterWrite

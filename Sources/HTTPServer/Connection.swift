@@ -23,22 +23,38 @@ final class Connection {
         case lingering
     }
 
-    /// A request that has a head and waits for (or has) its response.
-    struct Exchange {
-        var sequence: UInt64
-        var method: HTTPMethod
-        var path: String
+    /// A request that has a head and waits for (or has) its response. A class, so that the queue
+    /// of them and the code answering them share one instance instead of copying its fields.
+    final class Exchange {
+        let sequence: UInt64
+        let method: HTTPMethod
+        let path: String
         /// The matched route's pattern and position (nil and -1 when none matched).
-        var route: String?
-        var routeIndex: Int
-        var headers: HTTPHeaders
-        var requestID: HTTPRequestID
-        var isHead: Bool
-        var isHTTP10: Bool
+        let route: String?
+        let routeIndex: Int
+        let headers: HTTPHeaders
+        let requestID: HTTPRequestID
+        let isHead: Bool
+        let isHTTP10: Bool
         var keepAlive: Bool
-        var startNanoseconds: UInt64
+        let startNanoseconds: UInt64
         var response: HTTPResponse?
         var pendingContinue = false
+
+        init(sequence: UInt64, method: HTTPMethod, path: String, route: String?, routeIndex: Int, headers: HTTPHeaders,
+             requestID: HTTPRequestID, isHead: Bool, isHTTP10: Bool, keepAlive: Bool, startNanoseconds: UInt64) {
+            self.sequence = sequence
+            self.method = method
+            self.path = path
+            self.route = route
+            self.routeIndex = routeIndex
+            self.headers = headers
+            self.requestID = requestID
+            self.isHead = isHead
+            self.isHTTP10 = isHTTP10
+            self.keepAlive = keepAlive
+            self.startNanoseconds = startNanoseconds
+        }
     }
 
     /// How the body of the request being received is handled.
@@ -296,6 +312,11 @@ final class Connection {
     func enqueue(_ bytes: [UInt8]) {
         output.append(bytes)
         notePeak()
+    }
+
+    /// Queues a body in a file for the socket (sent with `sendfile`).
+    func enqueue(_ file: HTTPFileBody) {
+        output.append(file)
     }
 
     /// Queues bytes that `write` appends to the connection's staging buffer (a response head).

@@ -18,6 +18,10 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8] {
         didSet { unprepare() }
     }
+    /// A body in a file, sent with `sendfile(2)` instead of ``body`` (no copy through user space).
+    public var fileBody: HTTPFileBody? {
+        didSet { unprepare() }
+    }
     /// The head encoded in advance that this response sends, if any.
     public private(set) var prepared: HTTPPreparedResponse?
 
@@ -26,7 +30,14 @@ public struct HTTPResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = body
+        fileBody = nil
         prepared = nil
+    }
+
+    /// A response whose body is `fileBody`.
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), fileBody: HTTPFileBody) {
+        self.init(status: status, headers: headers)
+        self.fileBody = fileBody
     }
 
     /// Sends `prepared` (its encoded head and its body), with `extraHeaders` after its fields.
@@ -35,8 +46,12 @@ public struct HTTPResponse: Sendable {
         status = prepared.status
         headers = extraHeaders
         body = prepared.body
+        fileBody = prepared.fileBody
         self.prepared = prepared
     }
+
+    /// The length of the body that would be sent (the file body's when there is one).
+    public var bodyCount: Int { fileBody?.count ?? body.count }
 
     /// A response whose body is `text` in UTF-8, with `Content-Type` set.
     public init(status: HTTPStatus = .ok, text: String, contentType: String = "text/plain; charset=utf-8") {
@@ -107,6 +122,8 @@ public final class HTTPPreparedResponse: Sendable {
     public let headers: HTTPHeaders
     /// The body (not sent for HEAD, 204 and 304).
     public let body: [UInt8]
+    /// A body in a file, sent instead of ``body``.
+    public let fileBody: HTTPFileBody?
     /// Status line, `Content-Length` (unless the status forbids a body) and the fields, each line
     /// ending in CRLF; the blank line is not included.
     let head: [UInt8]
@@ -117,12 +134,43 @@ public final class HTTPPreparedResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = body
+        fileBody = nil
         var head: [UInt8] = []
         ResponseSerializer.appendStatusAndFields(status: status, headers: headers, bodyCount: body.count,
                                                  sendsBody: true, to: &head)
         self.head = head
     }
 
+    /// The same, with a body in a file (sent with `sendfile(2)`).
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), fileBody: HTTPFileBody) {
+        self.status = status
+        self.headers = headers
+        body = []
+        self.fileBody = fileBody
+        var head: [UInt8] = []
+        ResponseSerializer.appendStatusAndFields(status: status, headers: headers, bodyCount: fileBody.count,
+                                                 sendsBody: true, to: &head)
+        self.head = head
+    }
+
     /// The bytes this response keeps besides its body (its encoded head and fields).
     public var overheadBytes: Int { head.count + headers.storage.count + 64 }
+}
+
+/// A response body that lives in a file: `count` bytes of descriptor `descriptor` from `offset`,
+/// sent with `sendfile(2)` — the kernel passes the socket references to the file's pages instead
+/// of copying the bytes through user space. `owner` is kept alive (and with it the descriptor and
+/// the bytes) until the body has been sent; the bytes must not change meanwhile.
+public final class HTTPFileBody: Sendable {
+    public let descriptor: Int32
+    public let offset: Int
+    public let count: Int
+    private let owner: (any AnyObject & Sendable)?
+
+    public init(descriptor: Int32, offset: Int, count: Int, owner: (any AnyObject & Sendable)?) {
+        self.descriptor = descriptor
+        self.offset = offset
+        self.count = count
+        self.owner = owner
+    }
 }

@@ -70,7 +70,12 @@ public final class HTTPServer: Service, Sendable {
     public var statistics: HTTPServerStatistics { shared.statistics }
 
     /// Binds the listening socket and starts the event-loop threads. Calling it again does nothing.
+    ///
+    /// The process ignores `SIGPIPE` from then on: bodies in files go out with `sendfile(2)`,
+    /// which has no `MSG_NOSIGNAL`, and a peer that closes in the middle must be an `EPIPE` error
+    /// for its connection, not the end of the process.
     public func start() throws {
+        signal(SIGPIPE, SIG_IGN)
         try state.withLock { state in
             guard state.phase == .idle else { return }
             let (listenFD, port) = try POSIX.listen(host: configuration.host, port: configuration.port,

@@ -3,8 +3,10 @@ import Glibc
 #endif
 
 /// The bytes a connection has queued for its socket, in order: response heads (and `100
-/// Continue` lines) written into a staging buffer, and response bodies sent from their own arrays
-/// (no copy in user space). Everything queued goes out with vectored `sendmsg` calls.
+/// Continue` lines) written into a staging buffer, response bodies sent from their own arrays
+/// (no copy in user space), and bodies in files. Bytes in memory go out with vectored `sendmsg`
+/// calls — with `MSG_MORE` when a file body follows, so the head and the body leave in the same
+/// segments — and file bodies with `sendfile(2)` (no copy at all).
 ///
 /// The staging buffer is emptied, keeping its memory, whenever everything queued has been
 /// written, so answering a request allocates nothing in the steady state.
@@ -15,12 +17,20 @@ struct OutputQueue {
         case staged(start: Int, end: Int)
         /// A response body.
         case bytes([UInt8])
+        /// A response body in a file.
+        case file(HTTPFileBody)
 
         var count: Int {
             switch self {
             case .staged(let start, let end): return end - start
             case .bytes(let bytes): return bytes.count
+            case .file(let body): return body.count
             }
+        }
+
+        var isFile: Bool {
+            if case .file = self { return true }
+            return false
         }
     }
 
@@ -48,6 +58,11 @@ struct OutputQueue {
         }
     }
 
+    /// Queues a body in a file.
+    mutating func append(_ file: HTTPFileBody) {
+        if file.count > 0 { segments.append(.file(file)) }
+    }
+
     /// Queues the bytes `write` appends to the staging buffer (a response head).
     mutating func appendStaged(_ write: (inout [UInt8]) -> Void) {
         let start = staging.count
@@ -62,17 +77,27 @@ struct OutputQueue {
         }
     }
 
-    /// Sends what is queued (up to `vectorCapacity` segments) with one `sendmsg` on `fd`
-    /// (`MSG_NOSIGNAL`: a closed peer is an error, not a signal) and drops what was written.
-    /// Returns `sendmsg`'s result (with `errno` untouched on failure).
+    /// Sends the next part of what is queued on `fd` and drops what was written: a file body
+    /// with one `sendfile`, else the segments in memory up to the next file body (at most
+    /// `vectorCapacity`) with one `sendmsg` (`MSG_NOSIGNAL`: a closed peer is an error, not a
+    /// signal; `MSG_MORE` when a file body follows). Returns the system call's result (with
+    /// `errno` untouched on failure).
     mutating func send(to fd: Int32, vectors: UnsafeMutablePointer<iovec>, vectorCapacity: Int) -> Int {
-        let batch = min(segments.count, vectorCapacity)
+        if case .file(let body) = segments[0] {
+            var offset = off_t(body.offset + firstOffset)
+            let written = sendfile(fd, body.descriptor, &offset, body.count - firstOffset)
+            if written > 0 { consume(written) }
+            return written
+        }
+        var batch = 1
+        while batch < min(segments.count, vectorCapacity) && !segments[batch].isFile { batch += 1 }
+        let more = batch < segments.count && segments[batch].isFile
         let written = staging.withUnsafeBytes { staged in
             Self.withIOVectors(segments, firstOffset, 0, batch, vectors, staged) {
                 var message = msghdr()
                 message.msg_iov = vectors
                 message.msg_iovlen = batch
-                return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                return sendmsg(fd, &message, Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0))
             }
         }
         if written > 0 { consume(written) }
@@ -105,6 +130,8 @@ struct OutputQueue {
                                        iov_len: raw.count - offset)
                 return withIOVectors(segments, firstOffset, index + 1, limit, vectors, staged, send)
             }
+        case .file:
+            preconditionFailure("file bodies are sent with sendfile, not in a vector")
         }
     }
 

@@ -79,8 +79,11 @@ enum RequestTarget {
     /// Percent-decodes `text`; with `plusAsSpace`, `+` decodes to a space (query strings).
     /// Malformed escapes are kept literally. Invalid UTF-8 becomes U+FFFD.
     static func percentDecode(_ text: Substring, plusAsSpace: Bool = false) -> String {
-        var text = text
-        return text.withUTF8 { percentDecode(UnsafeRawBufferPointer($0), plusAsSpace: plusAsSpace) }
+        var copy = text
+        let plain = copy.withUTF8 { !$0.contains(0x25) && !(plusAsSpace && $0.contains(0x2B)) }
+        // Nothing to decode: a copy of the (already valid) text, without validating it again.
+        if plain { return String(text) }
+        return copy.withUTF8 { percentDecode(UnsafeRawBufferPointer($0), plusAsSpace: plusAsSpace) }
     }
 
     /// Percent-decodes UTF-8 `bytes` (see ``percentDecode(_:plusAsSpace:)``).

@@ -28,7 +28,7 @@ enum ResponseSerializer {
             out.append(contentsOf: prepared.head)
             response.headers.serialize(into: &out)
         } else {
-            appendStatusAndFields(status: response.status, headers: response.headers, bodyCount: response.body.count,
+            appendStatusAndFields(status: response.status, headers: response.headers, bodyCount: response.bodyCount,
                                   sendsBody: sendsBody, to: &out)
         }
     }

@@ -137,17 +137,18 @@ public struct Router: Sendable {
                     start = offset + 1
                 }
                 ranges[n] = start..<raw.count
-                return match(method, raw, UnsafeBufferPointer(ranges))
+                return match(method, rawPath, raw, UnsafeBufferPointer(ranges))
             }
         }
     }
 
-    private func match(_ method: HTTPMethod, _ path: UnsafeRawBufferPointer, _ segments: UnsafeBufferPointer<Range<Int>>) -> Match {
+    private func match(_ method: HTTPMethod, _ text: Substring, _ path: UnsafeRawBufferPointer,
+                       _ segments: UnsafeBufferPointer<Range<Int>>) -> Match {
         var headFallback: (Route, HTTPPathParameters)?
         var allowed: [HTTPMethod] = []
         var firstBound: Route?
         for route in routes {
-            guard let parameters = Self.bind(route.segments, path, segments) else { continue }
+            guard let parameters = Self.bind(route.segments, text, path, segments) else { continue }
             if firstBound == nil { firstBound = route }
             if route.method == method { return .found(route, parameters) }
             if method == .HEAD && route.method == .GET && headFallback == nil {
@@ -172,7 +173,7 @@ public struct Router: Sendable {
     /// The parameters of `pattern` bound to the path's segments, or nil when it does not match:
     /// literals first (compared as bytes; decoded only when the segment has a `%`), then the
     /// parameters, percent-decoded.
-    private static func bind(_ pattern: [Segment], _ path: UnsafeRawBufferPointer,
+    private static func bind(_ pattern: [Segment], _ text: Substring, _ path: UnsafeRawBufferPointer,
                              _ segments: UnsafeBufferPointer<Range<Int>>) -> HTTPPathParameters? {
         guard pattern.count == segments.count else { return nil }
         var parameterCount = 0
@@ -194,9 +195,12 @@ public struct Router: Sendable {
         guard parameterCount > 0 else { return HTTPPathParameters() }
         var parameters: [(name: String, value: String)] = []
         parameters.reserveCapacity(parameterCount)
+        let utf8 = text.utf8
         for (part, range) in zip(pattern, segments) {
             if case .parameter(let name) = part {
-                parameters.append((name, RequestTarget.percentDecode(UnsafeRawBufferPointer(rebasing: path[range]))))
+                let lower = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
+                let upper = utf8.index(lower, offsetBy: range.count)
+                parameters.append((name, RequestTarget.percentDecode(text[lower..<upper])))
             }
         }
         return HTTPPathParameters(parameters)

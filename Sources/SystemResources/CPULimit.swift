@@ -1,4 +1,4 @@
-import CSched
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif

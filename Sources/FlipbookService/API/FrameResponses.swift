@@ -12,13 +12,18 @@ final class FrameResponses: FrameAttachment {
     private let revalidated: (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse)
     let byteCount: Int
 
-    /// The answers for frame `index` of `record`'s content, whose PNG is `png` (shared, not copied).
-    init(record: StoredImage, index: Int, png: [UInt8], etag: String) {
+    /// The answers for frame `index` of `record`'s content, whose PNG is `png` (shared, not
+    /// copied: sent with `sendfile` from the cache's memory file when it is there).
+    init(record: StoredImage, index: Int, png: FrameBytes, etag: String) {
         self.etag = etag
         func answers(_ cacheControl: String) -> (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse) {
-            (HTTPPreparedResponse(status: .ok, headers: Self.headers(record, index: index, etag: etag, cacheControl: cacheControl),
-                                  body: png),
-             HTTPPreparedResponse(status: .notModified, headers: ["ETag": etag, "Cache-Control": cacheControl]))
+            let headers = Self.headers(record, index: index, etag: etag, cacheControl: cacheControl)
+            let ok = if let file = Self.fileBody(png) {
+                HTTPPreparedResponse(status: .ok, headers: headers, fileBody: file)
+            } else {
+                HTTPPreparedResponse(status: .ok, headers: headers, body: png.array)
+            }
+            return (ok, HTTPPreparedResponse(status: .notModified, headers: ["ETag": etag, "Cache-Control": cacheControl]))
         }
         immutable = answers(FlipbookAPI.immutableCacheControl)
         revalidated = answers("no-cache")
@@ -34,6 +39,18 @@ final class FrameResponses: FrameAttachment {
     /// The `304` for `record`.
     func notModified(for record: StoredImage) -> HTTPPreparedResponse {
         record.isImmutable ? immutable.notModified : revalidated.notModified
+    }
+
+    /// The frame's PNG as a body `sendfile` sends, when it is in the cache's memory file.
+    static func fileBody(_ png: FrameBytes) -> HTTPFileBody? {
+        png.file.map { HTTPFileBody(descriptor: $0.descriptor, offset: $0.offset, count: png.count, owner: png) }
+    }
+
+    /// A `200` with the frame's PNG and `headers`, encoded now (frames made before the answers
+    /// were prepared, or without them).
+    static func response(_ frame: EncodedFrame, headers: HTTPHeaders) -> HTTPResponse {
+        if let file = fileBody(frame.bytes) { return HTTPResponse(status: .ok, headers: headers, fileBody: file) }
+        return HTTPResponse(status: .ok, headers: headers, body: frame.bytes.array)
     }
 
     /// The header fields of a frame: type, validator, caching, and the frame's place and delay.

@@ -129,7 +129,7 @@ extension FlipbookAPI {
             if let responses = frame.attachment as? FrameResponses {
                 return .now(HTTPResponse(responses.ok(for: record), extraHeaders: location))
             }
-            return .now(HTTPResponse(status: .ok, headers: headers, body: frame.png))
+            return .now(FrameResponses.response(frame, headers: headers))
         }
         return .later
     }
@@ -138,7 +138,7 @@ extension FlipbookAPI {
                               logger: Logger) -> HTTPResponse {
         switch result {
         case .success(let frame):
-            return HTTPResponse(status: .ok, headers: headers, body: frame.png)
+            return FrameResponses.response(frame, headers: headers)
         case .failure(let error):
             switch error {
             case .queueFull(let seconds):

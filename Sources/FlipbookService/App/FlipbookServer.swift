@@ -53,6 +53,7 @@ public final class FlipbookServer: Sendable {
             pngCompressionLevel: settings.cache.pngCompressionLevel,
             maxWaitingRequests: settings.cache.maxWaitingRequests)
         cacheConfiguration.hitTables = loops
+        cacheConfiguration.frameArena = settings.cache.frameArena
         cache = FrameCache(configuration: cacheConfiguration, metricsFactory: PrometheusMetricsFactory(registry: registry))
         var monitorSettings = MemoryPressureMonitor.Settings()
         monitorSettings.interval = settings.cache.pressurePollSeconds

@@ -105,6 +105,9 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var pressureCriticalFraction = 0.95
         /// How often the cgroup's memory files are read.
         public var pressurePollSeconds = 1.0
+        /// Keep cached frames in a memory file and send them with `sendfile(2)` (no copy into the
+        /// socket); false keeps them on the heap and copies them in with `sendmsg`.
+        public var frameArena = true
         public init() {}
     }
 

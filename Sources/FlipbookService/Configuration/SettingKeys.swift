@@ -70,6 +70,7 @@ enum SettingKeys {
         Key(name: "cache.pressureWarningFraction", kind: .double(\.cache.pressureWarningFraction)),
         Key(name: "cache.pressureCriticalFraction", kind: .double(\.cache.pressureCriticalFraction)),
         Key(name: "cache.pressurePollSeconds", kind: .double(\.cache.pressurePollSeconds)),
+        Key(name: "cache.frameArena", kind: .bool(\.cache.frameArena)),
         Key(name: "limits.maxFileBytes", kind: .int(\.limits.maxFileBytes)),
         Key(name: "limits.maxFramePixels", kind: .int(\.limits.maxFramePixels)),
         Key(name: "limits.maxFrames", kind: .int(\.limits.maxFrames)),

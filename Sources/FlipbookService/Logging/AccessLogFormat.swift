@@ -80,6 +80,7 @@ public enum AccessLogFormat: Sendable {
         }
     }
 
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
     private static let textLevel: [UInt8] = Array(" info flipbook:".utf8)
     private static let textTail: [UInt8] = Array(" [FlipbookService] request\n".utf8)
     private static let jsonHead: [UInt8] =
@@ -111,7 +112,16 @@ public enum AccessLogFormat: Sendable {
     /// JSON: `"` and `\` escaped, control characters as `\n`, `\r`, `\t` or `\u00XX`. Text: the
     /// same control characters escaped (`\n`, `\xXX`), so one record is always one line.
     private static func appendEscaped(_ bytes: UnsafeRawBufferPointer, json: Bool, to out: inout [UInt8]) {
-        for byte in bytes {
+        // Most values need no escape: copy the clean prefix in one go.
+        var clean = 0
+        while clean < bytes.count {
+            let byte = bytes[clean]
+            if byte < 0x20 || byte == 0x7F || (json && (byte == 0x22 || byte == 0x5C)) { break }
+            clean += 1
+        }
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<clean]))
+        guard clean < bytes.count else { return }
+        for byte in bytes[clean...] {
             switch byte {
             case 0x22 where json: out.append(contentsOf: [0x5C, 0x22])
             case 0x5C where json: out.append(contentsOf: [0x5C, 0x5C])
@@ -119,7 +129,7 @@ public enum AccessLogFormat: Sendable {
             case 0x0D: out.append(contentsOf: [0x5C, 0x72])
             case 0x09: out.append(contentsOf: [0x5C, 0x74])
             case 0..<0x20, 0x7F:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                let hex = Self.hexDigits
                 if json {
                     out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
                 } else {

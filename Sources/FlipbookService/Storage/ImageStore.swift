@@ -140,7 +140,7 @@ public final class ImageStore: Sendable {
         guard ImageID.isWellFormed(id) else { return .missing }
         if let image = library.cached(id) { return .found(image.record, metadataJSON: image.metadataJSON) }
         if backend.lookupsAreLocal {
-            guard let cached = try? resolve(id, reader: reader) else { return .missing }
+            guard let cached = try? resolveWellFormed(id, reader: reader) else { return .missing }
             return .found(cached.record, metadataJSON: cached.metadataJSON)
         }
         guard let cached = records.value(id, reader: reader) else { return .needsStorage }
@@ -161,6 +161,11 @@ public final class ImageStore: Sendable {
     func resolve(_ id: String, reader: Int? = nil) throws(StorageFailure) -> Cached? {
         guard ImageID.isWellFormed(id) else { return nil }
         if let image = library.cached(id) { return image }
+        return try resolveWellFormed(id, reader: reader)
+    }
+
+    /// ``resolve(_:reader:)`` for an id already checked, and known not to be a library image.
+    private func resolveWellFormed(_ id: String, reader: Int?) throws(StorageFailure) -> Cached? {
         let now = clock.now()
         let cached = records.value(id, reader: reader)
         if let cached, now - cached.checkedAt < recheckSeconds { return cached }

@@ -81,12 +81,14 @@ public enum ImageID {
     }
 
     static func isContentID(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        bytes.count == 64 && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        guard bytes.count == 64 else { return false }
+        for byte in bytes where byte &- 0x30 >= 10 && byte &- 0x61 >= 6 { return false }
+        return true
     }
 
+    @inline(__always)
     static func isNameByte(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
-            || byte == 0x2e || byte == 0x5f || byte == 0x2d
+        byte &- 0x30 < 10 || (byte | 0x20) &- 0x61 < 26 || byte == 0x2e || byte == 0x5f || byte == 0x2d
     }
 }
 
