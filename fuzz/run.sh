@@ -31,7 +31,8 @@ cd "$(dirname "$0")/.."
 OUT="${FUZZ_OUT:-.build-fuzz}"
 CORPUS_ROOT="${FLIPBOOK_CORPUS:-../shared/corpus}"
 SWIFT_FLAGS=(-O -g -swift-version 6 -parse-as-library -sanitize=fuzzer,address)
-C_MODULES=(-I Sources/CGIF -I Sources/CWebP -I Sources/CPNG -I Sources/CZlib -I Sources/CDeflate)
+C_MODULES=(-I Sources/CGIF -I Sources/CWebP -I Sources/CPNG -I Sources/CZlib -I Sources/CDeflate
+  -I Sources/CLinux -I Sources/CMalloc)
 C_LIBRARIES=(-lgif -lwebp -lwebpdemux -lpng16 -lz -ldeflate)
 
 # The HTTP request parser's core compiles with the standard library alone (each file says so in
@@ -68,6 +69,7 @@ load_target() {
 
 library_sources() {
   case "$1" in
+    SystemResources) find Sources/SystemResources -name '*.swift' | LC_ALL=C sort ;;
     AnimatedImage) find Sources/AnimatedImage -name '*.swift' | LC_ALL=C sort ;;
     HTTPParserCore)
       local file
@@ -79,20 +81,35 @@ library_sources() {
   esac
 }
 
-# Builds .build-fuzz/lib/lib$1.a and its module when a source (or the flags) changed.
+# The libraries a library imports (as in Package.swift), built and linked before it.
+library_dependencies() {
+  case "$1" in
+    AnimatedImage) echo SystemResources ;;
+  esac
+}
+
+# Builds .build-fuzz/lib/lib$1.a and its module (and its dependencies first) when a source (or
+# the flags) changed.
 build_library() {
   local library="$1" dir="$OUT/lib" archive="$OUT/lib/lib$1.a" stamp="$OUT/lib/$1.flags"
-  local -a sources
+  local -a sources dependencies inputs
+  local dependency
+  mapfile -t dependencies < <(library_dependencies "$library")
+  for dependency in "${dependencies[@]}"; do
+    build_library "$dependency"
+    inputs+=("$dir/lib$dependency.a")
+  done
   mapfile -t sources < <(library_sources "$library")
+  inputs+=("${sources[@]}")
   mkdir -p "$dir"
   local flags="${SWIFT_FLAGS[*]}"
   if [ -f "$archive" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$flags" ] \
-     && [ -z "$(find "${sources[@]}" Sources/C*/ -newer "$archive" | head -1)" ]; then
+     && [ -z "$(find "${inputs[@]}" Sources/C*/ -newer "$archive" | head -1)" ]; then
     return
   fi
   echo "fuzz: building $archive (${#sources[@]} files)" >&2
   swiftc "${SWIFT_FLAGS[@]}" -wmo -enable-testing -module-name "$library" "${C_MODULES[@]}" \
-    -emit-library -static -emit-module -emit-module-path "$dir/$library.swiftmodule" \
+    -I "$dir" -emit-library -static -emit-module -emit-module-path "$dir/$library.swiftmodule" \
     "${sources[@]}" -o "$archive"
   echo "$flags" > "$stamp"
 }
@@ -112,27 +129,29 @@ build_target() {
   fi
   echo "fuzz: building $bin" >&2
   swiftc "${SWIFT_FLAGS[@]}" -module-name "Fuzz_${name//-/_}" -I "$OUT/lib" "${C_MODULES[@]}" \
-    "${files[@]}" -L "$OUT/lib" "-l$LIBRARY" "${C_LIBRARIES[@]}" -use-ld=lld -o "$bin"
+    "${files[@]}" -L "$OUT/lib" "-l$LIBRARY" $(library_dependencies "$LIBRARY" | sed 's/^/-l/') \
+    "${C_LIBRARIES[@]}" -use-ld=lld -o "$bin"
 }
 
-# The shared corpus's files of one format, linked into .build-fuzz/seeds/FORMAT/.
+# The shared corpus's files of one format, linked into .build-fuzz/seeds/FORMAT/. Targets run in
+# parallel, so each builds its own partial directory and the first to finish renames it into place.
 seed_directory() {
   local format="$1" dir="$OUT/seeds/$1"
   if [ ! -d "$dir" ]; then
     [ -d "$CORPUS_ROOT" ] || die "no corpus at $CORPUS_ROOT (set FLIPBOOK_CORPUS)"
-    local root file magic
+    local root file magic partial="$dir.partial.$BASHPID"
     root="$(cd "$CORPUS_ROOT" && pwd)"
-    rm -rf "$dir.partial"
-    mkdir -p "$dir.partial"
+    rm -rf "$partial"
+    mkdir -p "$partial"
     while IFS= read -r -d '' file; do
       magic="$(od -An -tx1 -N12 "$root/$file" | tr -d ' \n')"
       case "$format:$magic" in
         gif:474946383[79]61*|png:89504e470d0a1a0a*|webp:52494646????????57454250) ;;
         *) continue ;;
       esac
-      ln -s "$root/$file" "$dir.partial/$(echo "${file#./}" | tr / _)"
+      ln -s "$root/$file" "$partial/$(echo "${file#./}" | tr / _)"
     done < <(cd "$root" && find . -type f -not -path './chromium/*' -print0)
-    mv "$dir.partial" "$dir"
+    mv -T "$partial" "$dir" 2>/dev/null || rm -rf "$partial"
   fi
   echo "$dir"
 }
