@@ -135,4 +135,44 @@ struct CompositorTests {
         c.draw(rgba(one, [[1, 2, 3, 255]]), as: descriptor(one, blend: .over, opaque: true))
         #expect(pixel(c.canvas, 0) == [1, 2, 3, 255])
     }
+
+    func webp(_ rect: PixelRect, _ pixels: [[UInt8]]) -> FramePatch {
+        FramePatch(rect: rect, pixels: .rgba(pixels.flatMap { $0 }), blending: .webp)
+    }
+
+    /// Chromium's WebP blend, measured with browser-frames (an img2webp -lossy animation): the
+    /// source [195, 39, 33, 96] over [198, 39, 43, 156] shows [196, 38, 38, 193]; exact
+    /// arithmetic gives [197, 39, 38, 193].
+    @Test func webpBlendingIsChromiumsIntegerArithmetic() {
+        var c = Compositor(width: 4, height: 1)
+        c.draw(rgba(whole, [[198, 39, 43, 156], [10, 20, 30, 0], [200, 100, 50, 255], [1, 2, 3, 4]]), as: descriptor(whole, blend: .source))
+        c.draw(webp(whole, [[195, 39, 33, 96], [200, 120, 60, 96], [9, 9, 9, 0], [7, 7, 7, 255]]), as: descriptor(whole))
+        #expect(pixel(c.canvas, 0) == [196, 38, 38, 193])
+        // Over a transparent pixel of the previous canvas it still blends (and truncates).
+        #expect(pixel(c.canvas, 1) == [199, 119, 59, 96])
+        // A transparent source leaves the canvas; an opaque one replaces it.
+        #expect(pixel(c.canvas, 2) == [200, 100, 50, 255])
+        #expect(pixel(c.canvas, 3) == [7, 7, 7, 255])
+    }
+
+    /// Where the previous frame's disposal cleared the canvas, and on a clean canvas, Chromium
+    /// draws a WebP frame's pixels as they are.
+    @Test func webpBlendingLeavesClearedAndCleanCanvasesAlone() {
+        var c = Compositor(width: 4, height: 1)
+        let left = PixelRect(x: 0, y: 0, width: 2, height: 1)
+        c.draw(rgba(whole, [[50, 50, 50, 200], [50, 50, 50, 200], [50, 50, 50, 0], [50, 50, 50, 0]]), as: descriptor(whole, blend: .source))
+        c.draw(rgba(left, [[60, 60, 60, 255], [60, 60, 60, 255]]), as: descriptor(left, disposal: .background, blend: .source))
+        let translucent: [UInt8] = [200, 120, 60, 96]
+        var checkpoint = c
+        _ = checkpoint.canvasBeforeNextFrame()  // a checkpoint remembers what was cleared
+        for var compositor in [c, checkpoint] {
+            compositor.draw(webp(whole, Array(repeating: translucent, count: 4)), as: descriptor(whole))
+            #expect(pixel(compositor.canvas, 0) == translucent)  // cleared: drawn as it is
+            #expect(pixel(compositor.canvas, 1) == translucent)
+            #expect(pixel(compositor.canvas, 2) == [199, 119, 59, 96])  // kept, transparent: blended
+        }
+        var clean = Compositor(width: 4, height: 1)
+        clean.draw(webp(whole, Array(repeating: translucent, count: 4)), as: descriptor(whole), startsClean: true)
+        #expect(pixel(clean.canvas, 2) == translucent)
+    }
 }

@@ -10,7 +10,8 @@
 /// - Indexed (GIF) pixels: the transparent index leaves the canvas as it is; other indices
 ///   write their palette colour.
 /// - RGBA pixels with blend `source` replace the rectangle; with blend `over` they are
-///   alpha-composited, non-premultiplied, with Chromium's integer arithmetic.
+///   alpha-composited, non-premultiplied: exactly for APNG, with Blink's integer arithmetic for
+///   WebP (``FramePatch/Blending``).
 public struct Compositor: Sendable {
     public private(set) var canvas: Canvas
     /// The disposal still owed by the last frame drawn, applied before the next one.
@@ -18,6 +19,9 @@ public struct Compositor: Sendable {
     private var owedRect = PixelRect(x: 0, y: 0, width: 0, height: 0)
     /// For a frame disposed with `previous`: what its (clipped) rectangle held before it.
     private var savedPixels: [UInt8] = []
+    /// The rectangle the last frame's `background` disposal cleared, once settled, until the
+    /// next frame is drawn (WebP blending leaves it alone).
+    private var cleared = PixelRect(x: 0, y: 0, width: 0, height: 0)
 
     /// A compositor whose canvas is `canvas`, ready for the next frame to be drawn.
     public init(canvas: Canvas) {
@@ -39,15 +43,21 @@ public struct Compositor: Sendable {
         self.owedRect = frame.rect.intersection(output.rect)
     }
 
-    /// The canvas as the next frame will find it: the last frame's disposal applied.
+    /// The canvas as the next frame will find it: the last frame's disposal applied. (A copy
+    /// of the compositor after this call is a checkpoint from which the next frame draws exactly
+    /// as it would here.)
     public mutating func canvasBeforeNextFrame() -> Canvas {
         settleDisposal()
         return canvas
     }
 
-    /// Disposes of the previous frame, then draws `patch` as `frame` says.
-    public mutating func draw(_ patch: FramePatch, as frame: FrameDescriptor) {
+    /// Disposes of the previous frame, then draws `patch` as `frame` says. `startsClean` says
+    /// the canvas is entirely transparent before this frame (``FrameDependencies/startsClean``):
+    /// WebP blending does not blend then.
+    public mutating func draw(_ patch: FramePatch, as frame: FrameDescriptor, startsClean: Bool = false) {
         settleDisposal()
+        let cleared = self.cleared
+        self.cleared = PixelRect(x: 0, y: 0, width: 0, height: 0)
         let area = patch.rect.intersection(canvas.rect)
         owedDisposal = frame.disposal
         owedRect = area
@@ -61,6 +71,10 @@ public struct Compositor: Sendable {
         case let .rgba(pixels):
             if frame.blend == .source || frame.isOpaque {
                 drawReplacing(pixels, patch: patch.rect, area: area)
+            } else if patch.blending == .webp {
+                // Blink blends a WebP frame only against the previous frame's canvas: not on a
+                // clean canvas, and not inside the rectangle the previous frame's disposal cleared.
+                drawBlendingWebP(pixels, patch: patch.rect, area: area, unblended: startsClean ? area : cleared)
             } else {
                 drawBlending(pixels, patch: patch.rect, area: area)
             }
@@ -73,6 +87,7 @@ public struct Compositor: Sendable {
             break
         case .background:
             canvas.clear(owedRect)
+            cleared = owedRect
         case .previous:
             canvas.paste(savedPixels, into: owedRect)
             savedPixels = []
@@ -142,6 +157,33 @@ public struct Compositor: Sendable {
     }
 }
 
+extension Compositor {
+    /// Chromium's WebP blending: opaque pixels replace; inside `unblended` every pixel replaces
+    /// (the canvas there is clean); elsewhere translucent pixels go over the canvas with
+    /// ``AlphaBlend/webpSourceOver(_:_:onto:_:)``.
+    private mutating func drawBlendingWebP(_ pixels: [UInt8], patch: PixelRect, area: PixelRect, unblended: PixelRect) {
+        let width = canvas.width
+        canvas.pixels.withUnsafeMutableBufferPointer { dst in
+            pixels.withUnsafeBufferPointer { src in
+                for y in area.y..<area.maxY {
+                    var s = ((y - patch.y) * patch.width + (area.x - patch.x)) * 4
+                    var d = (y * width + area.x) * 4
+                    let rowUnblended = y >= unblended.y && y < unblended.maxY
+                    for x in area.x..<area.maxX {
+                        if src[s + 3] == 255 || (rowUnblended && x >= unblended.x && x < unblended.maxX) {
+                            dst[d] = src[s]; dst[d + 1] = src[s + 1]; dst[d + 2] = src[s + 2]; dst[d + 3] = src[s + 3]
+                        } else {
+                            AlphaBlend.webpSourceOver(src, s, onto: dst, d)
+                        }
+                        s += 4
+                        d += 4
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Non-premultiplied "source over" for one RGBA pixel, computed exactly and rounded to
 /// nearest: out_a = s_a + d_a(1 − s_a), out_c = (s_c s_a + d_c d_a (1 − s_a)) / out_a.
 /// An opaque result is thus exact (as Chromium's is); a translucent one is within rounding.
@@ -165,5 +207,26 @@ enum AlphaBlend {
             dst[d + c] = UInt8(truncatingIfNeeded: (numerator + alpha255 / 2) / alpha255)
         }
         dst[d + 3] = UInt8(truncatingIfNeeded: (alpha255 + 127) / 255)
+    }
+
+    /// Blink's non-premultiplied source-over for WebP frames (a translucent source pixel over
+    /// the previous canvas, whatever its alpha): the destination's weight is
+    /// d_a × (256-scaled 1 − s_a) >> 8, the result's alpha s_a plus that weight, and each channel
+    /// (s_c s_a + d_c weight) × ⌊2²⁴ / out_a⌋ >> 24 — truncated, so a channel may come out one
+    /// below exact. A transparent source leaves the canvas as it is.
+    @inline(__always)
+    static func webpSourceOver(_ src: UnsafeBufferPointer<UInt8>, _ s: Int,
+                               onto dst: UnsafeMutableBufferPointer<UInt8>, _ d: Int) {
+        let sa = UInt32(src[s + 3])
+        if sa == 0 { return }
+        let inverse = 255 - sa
+        let dstWeight = (UInt32(dst[d + 3]) * (inverse + inverse >> 7)) >> 8
+        let alpha = sa + dstWeight
+        let scale = (UInt32(1) << 24) / alpha
+        for c in 0..<3 {
+            let blended = UInt64(UInt32(src[s + c]) * sa + UInt32(dst[d + c]) * dstWeight) * UInt64(scale)
+            dst[d + c] = UInt8(truncatingIfNeeded: blended >> 24)
+        }
+        dst[d + 3] = UInt8(truncatingIfNeeded: alpha)
     }
 }

@@ -26,8 +26,9 @@ public final class FrameRenderer {
     private var compositor: Compositor
     /// The index of the frame the compositor's canvas shows, or -1 before the first draw.
     private var drawn = -1
-    /// Canvases ready for frame n to be drawn on them, keyed by n.
-    private var checkpoints: [Int: Canvas] = [:]
+    /// Compositors ready for frame n to be drawn (their canvas, and what the disposal before n
+    /// cleared), keyed by n.
+    private var checkpoints: [Int: Compositor] = [:]
     /// Frames 0...verifiedThrough are known to decode.
     private var verifiedThrough: Int
 
@@ -108,8 +109,7 @@ public final class FrameRenderer {
 
         let start = chooseStart(for: index)
         if start.fresh {
-            compositor = Compositor(canvas: start.canvas ?? Canvas(width: image.index.canvasWidth,
-                                                                   height: image.index.canvasHeight))
+            compositor = start.checkpoint ?? Compositor(width: image.index.canvasWidth, height: image.index.canvasHeight)
         }
         try verifyFrames(before: start.frame)
         let dependencies = image.dependencies
@@ -119,10 +119,11 @@ public final class FrameRenderer {
         for i in start.frame...index {
             if i > 0, i % checkpointInterval == 0, !dependencies.replayStart[i], checkpoints[i] == nil,
                checkpointBytes + image.index.bytesPerFrame <= checkpointBudget {
-                checkpoints[i] = compositor.canvasBeforeNextFrame()
+                _ = compositor.canvasBeforeNextFrame()
+                checkpoints[i] = compositor
             }
             let patch = try ahead.map { try accept($0.next(), i) } ?? decode(i)
-            compositor.draw(patch, as: frames[i])
+            compositor.draw(patch, as: frames[i], startsClean: image.dependencies.startsClean[i])
             drawn = i
         }
         return compositor.canvas
@@ -131,17 +132,17 @@ public final class FrameRenderer {
     private struct Start {
         var frame: Int
         var fresh: Bool
-        var canvas: Canvas?
+        var checkpoint: Compositor?
     }
 
     private func chooseStart(for index: Int) -> Start {
         let key = image.dependencies.replayStart(atOrBefore: index)
-        var best = Start(frame: key, fresh: true, canvas: nil)
+        var best = Start(frame: key, fresh: true, checkpoint: nil)
         if let checkpoint = checkpoints.keys.filter({ $0 <= index && $0 > best.frame }).max() {
-            best = Start(frame: checkpoint, fresh: true, canvas: checkpoints[checkpoint])
+            best = Start(frame: checkpoint, fresh: true, checkpoint: checkpoints[checkpoint])
         }
         if drawn >= 0, drawn < index, drawn + 1 > best.frame {
-            best = Start(frame: drawn + 1, fresh: false, canvas: nil)
+            best = Start(frame: drawn + 1, fresh: false, checkpoint: nil)
         }
         return best
     }

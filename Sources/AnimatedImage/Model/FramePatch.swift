@@ -4,6 +4,19 @@ public struct FramePatch: Sendable {
     /// Where the pixels go on the canvas, as the file states it (the compositor clips).
     public var rect: PixelRect
     public var pixels: Pixels
+    /// The arithmetic of blend `over`, which differs between formats in Chromium.
+    public var blending: Blending = .exact
+
+    /// How a translucent pixel is composited over the canvas.
+    public enum Blending: Sendable {
+        /// Non-premultiplied source-over, computed exactly and rounded to nearest (APNG: what
+        /// Chromium shows).
+        case exact
+        /// Chromium's WebP arithmetic (Blink's non-premultiplied blend, as libwebp's anim decoder
+        /// has it): integer alpha scaling, colour truncated; pixels are blended only against the
+        /// previous frame's canvas, never where the canvas was cleared (``Compositor``).
+        case webp
+    }
 
     /// A frame's pixels in the layout its format decodes to.
     public enum Pixels: Sendable {
@@ -14,9 +27,10 @@ public struct FramePatch: Sendable {
         case rgba([UInt8])
     }
 
-    public init(rect: PixelRect, pixels: Pixels) {
+    public init(rect: PixelRect, pixels: Pixels, blending: Blending = .exact) {
         self.rect = rect
         self.pixels = pixels
+        self.blending = blending
     }
 }
 

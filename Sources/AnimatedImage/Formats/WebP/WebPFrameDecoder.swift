@@ -41,6 +41,6 @@ struct WebPFrameDecoder: FrameDecoder {
         guard status == VP8_STATUS_OK else {
             throw FrameDataError("libwebp could not decode the frame (status \(status.rawValue))")
         }
-        return FramePatch(rect: frame.rect, pixels: .rgba(pixels))
+        return FramePatch(rect: frame.rect, pixels: .rgba(pixels), blending: .webp)
     }
 }
