@@ -13,11 +13,19 @@
 /// - Frames beyond `acTL`'s frame count are ignored.
 /// - The colour-space chunks before the image data (the first of each type) are kept for the
 ///   served frames (``ColorSpaceChunks``).
+/// - CRCs (measured in Chromium 156): a mismatch in IHDR, PLTE or any IDAT rejects the file; an
+///   `acTL` with a bad CRC is ignored (a still PNG), an `fcTL` with one ends the frame list;
+///   `tRNS` and the colour chunks with bad CRCs are ignored; `fdAT` data is used whatever its CRC.
+/// - A frame's image data counts only once a complete chunk follows it: a file that ends right
+///   after a frame's last data chunk (or inside the next chunk) does not show that frame.
 enum APNGIndexer {
     static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         var walker = PNGChunkWalker(bytes)
         guard let first = walker.next(), first.type == PNGChunk.IHDR else {
             throw AnimatedImageError.malformed(.png, "the first chunk is not IHDR")
+        }
+        guard walker.crcMatches(first) else {
+            throw AnimatedImageError.malformed(.png, "the IHDR chunk's CRC does not match")
         }
         var header = try PNGHeader(bytes: bytes, ihdr: first.data)
         try Limits.checkCanvas(width: header.width, height: header.height, limits: limits)
@@ -28,16 +36,30 @@ enum APNGIndexer {
         var builder = FrameListBuilder(canvas: PixelRect(x: 0, y: 0, width: header.width, height: header.height))
         var stoppedEarly = false
         var colorSpace = ColorSpaceChunks()
+        let format: ImageFormat = animation == nil ? .png : .apng
+        // The last complete chunk held image data, and nothing complete has come after it yet.
+        var dataIsLast = false
+        var sawEnd = false
 
         chunks: while let chunk = walker.next() {
+            dataIsLast = false
             switch chunk.type {
             case PNGChunk.PLTE where !seenImageData:
+                guard walker.crcMatches(chunk) else {
+                    throw AnimatedImageError.malformed(.png, "the PLTE chunk's CRC does not match")
+                }
                 header.palette = chunk.data
             case PNGChunk.tRNS where !seenImageData:
-                header.transparency = chunk.data
+                if walker.crcMatches(chunk) { header.transparency = chunk.data }
             case let type where !seenImageData && PNGChunk.colorSpaceTypes[type] != nil:
-                colorSpace.add(PNGChunk.colorSpaceTypes[type]!, bytes.withUnsafeBufferPointer(of: chunk.data) { Array($0) })
+                if walker.crcMatches(chunk) {
+                    colorSpace.add(PNGChunk.colorSpaceTypes[type]!, bytes.withUnsafeBufferPointer(of: chunk.data) { Array($0) })
+                }
             case PNGChunk.IDAT:
+                guard walker.crcMatches(chunk) else {
+                    throw AnimatedImageError.noCompleteFrame(format, "an IDAT chunk's CRC does not match its data")
+                }
+                dataIsLast = true
                 seenImageData = true
                 if animation != nil, builder.acceptsDefaultImageData {
                     builder.appendData(chunk.data)
@@ -45,6 +67,12 @@ enum APNGIndexer {
                     defaultImage.append(chunk.data)
                 }
             case PNGChunk.fcTL where animation != nil:
+                guard walker.crcMatches(chunk) else {
+                    // A complete chunk follows the pending frame's data: that frame stands.
+                    builder.finishPendingFrame()
+                    stoppedEarly = true
+                    break chunks
+                }
                 do {
                     try builder.control(bytes, chunk.data, limits: limits)
                 } catch let error as AnimatedImageError {
@@ -54,7 +82,9 @@ enum APNGIndexer {
                 }
             case PNGChunk.fdAT where animation != nil:
                 guard builder.appendSequencedData(chunk.data, bytes: bytes) else { stoppedEarly = true; break chunks }
+                dataIsLast = true
             case PNGChunk.IEND:
+                sawEnd = true
                 break chunks
             default:
                 continue
@@ -65,14 +95,16 @@ enum APNGIndexer {
         guard seenImageData else {
             throw AnimatedImageError.malformed(.png, "no IDAT chunk")
         }
+        // The file ends right after (or inside the chunk after) image data: that data may go on.
+        let lastDataUnfinished = dataIsLast && !sawEnd
         if header.colorType == 3 && header.palette == nil {
             throw AnimatedImageError.malformed(.png, "a palette image without a PLTE chunk")
         }
         if let animation {
-            var frames = builder.finish(complete: !stoppedEarly)
+            var frames = builder.finish(complete: !stoppedEarly && !lastDataUnfinished)
             // tRNS may come after the fcTL chunks; opacity is known only now.
             for i in frames.indices { frames[i].isOpaque = header.isOpaque }
-            let truncated = stoppedEarly || walker.isCutShort || frames.count < animation.frames
+            let truncated = stoppedEarly || lastDataUnfinished || walker.isCutShort || frames.count < animation.frames
             if frames.count > animation.frames { frames.removeSubrange(animation.frames...) }
             if frames.isEmpty {
                 throw AnimatedImageError.noCompleteFrame(.apng, stoppedEarly
@@ -84,6 +116,9 @@ enum APNGIndexer {
                               colorSpace: colorSpace, header: .png(header))
         }
         // A still PNG: its IDAT image is the one frame.
+        if lastDataUnfinished {
+            throw AnimatedImageError.noCompleteFrame(.png, "the file ends after the image data, before another chunk")
+        }
         let still = FrameDescriptor(rect: PixelRect(x: 0, y: 0, width: header.width, height: header.height),
                                     disposal: .none, blend: .source, rawDelayMs: 0,
                                     isOpaque: header.isOpaque, source: .png(dataRanges: defaultImage))
@@ -94,12 +129,15 @@ enum APNGIndexer {
 }
 
 extension APNGIndexer {
-    /// The first `acTL` before the first `IDAT`, if it is valid: frame count 1...2³¹ − 1.
+    /// The first `acTL` before the first `IDAT` with a matching CRC, if it is valid: frame count
+    /// 1...2³¹ − 1.
     /// Later `acTL` chunks are ignored; an invalid first one makes the file a still PNG.
     static func animationControl(_ bytes: ImageBytes) -> (frames: Int, plays: Int)? {
-        for chunk in PNGChunkWalker(bytes) {
+        let walker = PNGChunkWalker(bytes)
+        for chunk in walker {
             if chunk.type == PNGChunk.IDAT { return nil }
-            guard chunk.type == PNGChunk.acTL else { continue }
+            // An acTL whose CRC does not match is skipped, as if absent.
+            guard chunk.type == PNGChunk.acTL, walker.crcMatches(chunk) else { continue }
             var reader = ByteReader(bytes, range: chunk.data)
             guard let frames = reader.u32be(), let plays = reader.u32be(), frames > 0, frames <= Int32.max else {
                 return nil
@@ -170,6 +208,11 @@ private struct FrameListBuilder {
         nextSequence += 1
         pendingData.append(range.lowerBound + 4..<range.upperBound)
         return true
+    }
+
+    /// Ends the pending frame (when it has data) without reading another fcTL.
+    mutating func finishPendingFrame() {
+        finishPending()
     }
 
     private mutating func finishPending() {

@@ -1,3 +1,5 @@
+import CDeflate
+
 /// The 8-byte signature every PNG starts with.
 enum PNGSignature {
     static let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
@@ -44,6 +46,15 @@ struct PNGChunkWalker: Sequence, IteratorProtocol {
         let start = reader.offset
         offset = start + Int(length) + 4
         return PNGChunk(type: type, data: start..<start + Int(length))
+    }
+
+    /// Whether `chunk`'s stored CRC-32 matches its type and payload.
+    func crcMatches(_ chunk: PNGChunk) -> Bool {
+        let covered = chunk.data.lowerBound - 4..<chunk.data.upperBound
+        var reader = ByteReader(bytes, offset: chunk.data.upperBound)
+        guard let stored = reader.u32be() else { return false }
+        let computed = bytes.withUnsafeBufferPointer(of: covered) { libdeflate_crc32(0, $0.baseAddress, $0.count) }
+        return computed == stored
     }
 
     /// True when an `acTL` chunk comes before the first `IDAT`: the file is an APNG.

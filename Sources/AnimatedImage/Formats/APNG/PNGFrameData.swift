@@ -117,6 +117,9 @@ private final class Inflater {
         guard inflateInit2_(&stream, 0, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw FrameDataError("zlib could not start")
         }
+        // Chromium does not check the stream's Adler-32 (measured in Chromium 156: a frame whose
+        // checksum is damaged shows), so neither does this.
+        inflateValidate(&stream, 0)
     }
 
     deinit { inflateEnd(&stream) }

@@ -5,7 +5,8 @@ import CGIF
 /// read and nothing is slurped.
 ///
 /// The palette is built here: the local colour table, else the global one; entries the tables
-/// do not define are opaque black (as in Chromium).
+/// do not define are opaque black (as in Chromium). A frame whose LZW data uses a code before
+/// it is defined is not decoded at all (``GIFCodeCheck``), as in Chromium.
 struct GIFFrameDecoder: FrameDecoder {
     let bytes: ImageBytes
     let header: GIFHeader
@@ -31,6 +32,10 @@ struct GIFFrameDecoder: FrameDecoder {
         guard !rect.isEmpty else {
             return FramePatch(rect: rect, pixels: .indexed(indices: [], palette: palette,
                                                           transparentIndex: transparentIndex))
+        }
+        try bytes.withUnsafeBufferPointer { file in
+            try GIFCodeCheck.check(file, minimumCodeSize: Int(minimumCodeSize), start: dataStart + 1, end: end,
+                                   pixels: rect.width * rect.height)
         }
         let indices = try Self.decodeIndices(bytes, descriptorOffset: descriptorOffset, end: end,
                                              width: rect.width, height: rect.height,
