@@ -10,10 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/// Fills `length` bytes at `destination` with the next bytes of a PNG that is produced as it is
+/// read; returns 0 when it cannot (the data ends or is damaged).
+typedef int (*flipbook_png_pull)(void *context, uint8_t *destination, size_t length);
+
 struct flipbook_png_reader {
     const uint8_t *data;
     size_t size;
     size_t offset;
+    /// When set, bytes come from here instead of `data`.
+    flipbook_png_pull pull;
+    void *context;
     char *message;
     size_t message_capacity;
 };
@@ -36,10 +43,18 @@ static inline void flipbook_png_on_warning(png_structp png, png_const_charp text
 
 static inline void flipbook_png_read_bytes(png_structp png, png_bytep destination, size_t length) {
     struct flipbook_png_reader *reader = (struct flipbook_png_reader *)png_get_io_ptr(png);
+    if (reader->pull != NULL) {
+        // The pull function returns before libpng is told; no longjmp crosses its frames.
+        if (!reader->pull(reader->context, destination, length)) png_error(png, "the PNG data ends early");
+        return;
+    }
     if (length > reader->size - reader->offset) png_error(png, "the PNG data ends early");
     memcpy(destination, reader->data + reader->offset, length);
     reader->offset += length;
 }
+
+static inline int flipbook_png_read_rgba8_with(struct flipbook_png_reader reader, uint32_t width, uint32_t height,
+                                               uint8_t *out);
 
 /// Decodes a whole PNG held in memory into 8-bit, non-premultiplied RGBA rows of
 /// `width * 4` bytes, the way Chromium reduces every PNG layout to 8 bits per channel:
@@ -50,7 +65,22 @@ static inline void flipbook_png_read_bytes(png_structp png, png_bytep destinatio
 /// NUL-terminated reason in `message` (at most `message_capacity` bytes).
 static inline int flipbook_png_read_rgba8(const uint8_t *data, size_t size, uint32_t width, uint32_t height,
                             uint8_t *out, char *message, size_t message_capacity) {
-    struct flipbook_png_reader reader = {data, size, 0, message, message_capacity};
+    struct flipbook_png_reader reader = {data, size, 0, NULL, NULL, message, message_capacity};
+    return flipbook_png_read_rgba8_with(reader, width, height, out);
+}
+
+/// The same, for a PNG produced as it is read: `pull(context, …)` is asked for the bytes in
+/// order (a frame's data is inflated piece by piece as libpng needs it, never held whole).
+static inline int flipbook_png_read_rgba8_pulling(flipbook_png_pull pull, void *context, uint32_t width,
+                                                  uint32_t height, uint8_t *out, char *message,
+                                                  size_t message_capacity) {
+    struct flipbook_png_reader reader = {NULL, 0, 0, pull, context, message, message_capacity};
+    return flipbook_png_read_rgba8_with(reader, width, height, out);
+}
+
+/// Both of the above: `reader` says where the bytes come from.
+static inline int flipbook_png_read_rgba8_with(struct flipbook_png_reader reader, uint32_t width, uint32_t height,
+                                               uint8_t *out) {
     flipbook_png_record(&reader, "");
     if (width == 0 || height == 0) {
         flipbook_png_record(&reader, "an empty frame");

@@ -85,14 +85,23 @@ struct PNGFrameDataTests {
         }
         let needed = PNGFrameData.scanlineByteCount(width: side, height: side, header: header)
         #expect(needed == side * (1 + side * 4))
-        let counts = try PNGFrameData.file(head: PNGSignature.bytes, inflating: ranges, of: image.bytes,
-                                           needed: needed).counts
-        #expect(counts.inflated == needed)
-        #expect(counts.consumed < stream.count / 10)
-        // What libpng is handed holds the rows and block framing, not the surplus.
         let decoder = APNGFrameDecoder(bytes: image.bytes, header: header)
-        let standalone = try decoder.standalonePNG(width: side, height: side, data: ranges)
-        #expect(standalone.count < needed + 256)
+        try image.bytes.withUnsafeBufferPointer { input in
+            let frameStream = try decoder.stream(width: side, height: side, data: ranges, input: input)
+            // What libpng is handed holds the rows and block framing, not the surplus…
+            let standalone = try frameStream.readToEnd()
+            #expect(standalone.count < needed + 256)
+            #expect(try APNGFrameDecoder.decodeRGBA(standalone, width: side, height: side) == pixels)
+            // …for which a tenth of the file's stream was read and only the rows were inflated.
+            #expect(frameStream.counts.inflated == needed)
+            #expect(frameStream.counts.consumed < stream.count / 10)
+        }
+        // Decoding reads the same PNG piece by piece, as libpng asks for it.
+        let piecewise = try image.bytes.withUnsafeBufferPointer { input in
+            try APNGFrameDecoder.decodeRGBA(pulling: decoder.stream(width: side, height: side, data: ranges, input: input),
+                                            width: side, height: side)
+        }
+        #expect(piecewise == pixels)
     }
 
     /// (colour type, bit depth, interlace, width, height)

@@ -12,6 +12,10 @@ import CZlib
 /// and re-packed as stored blocks with their own Adler-32; libpng copies those instead of
 /// inflating, so a frame costs one inflate of what it needs, wherever the file's stream ends.
 /// Data that ends before the rows are complete is an error, as it was for libpng.
+///
+/// The standalone PNG is produced as libpng reads it (``PNGFrameStream``), one stored block at a
+/// time: the scanlines are never held whole, so decoding a frame needs its RGBA output and about
+/// 64 KiB more.
 enum PNGFrameData {
     /// The largest payload of one stored deflate block.
     static let storedBlockLimit = 65_535
@@ -50,61 +54,112 @@ enum PNGFrameData {
     }
 }
 
-extension PNGFrameData {
-    /// A PNG file made of `head` (signature and header chunks, written by the caller), `IDAT`
-    /// chunks holding a zlib stream of stored blocks with the first `needed` bytes that the zlib
-    /// stream split over `ranges` of `file` inflates to, and `IEND`. Throws when the stream is
-    /// damaged or ends before `needed` bytes.
-    ///
-    /// The file is laid out in one allocation (``PNGChunkWriter``) and the stream inflated
-    /// straight into the blocks' payloads: no copy of the scanlines, and no per-byte array work
-    /// (which unoptimised builds would pay for dearly).
-    static func file(head: [UInt8], inflating ranges: [Range<Int>], of file: ImageBytes,
-                     needed: Int) throws -> (png: [UInt8], counts: Counts) {
+/// A frame's standalone PNG, made as it is read: `head` (signature, IHDR, PLTE, tRNS, and an IDAT
+/// with the zlib header), then one IDAT chunk per stored block of the first `needed` bytes that
+/// the frame's zlib stream inflates to, an IDAT with their Adler-32, and IEND.
+final class PNGFrameStream {
+    private enum Stage { case blocks, checksum, end, done }
+
+    private var current: [UInt8]
+    private var position = 0
+    private let inflater: Inflater
+    private let needed: Int
+    private var produced = 0
+    private var adler = UInt32(1)
+    private var stage = Stage.blocks
+    /// Why the stream stopped early (damaged data, or data that ends before the rows).
+    private(set) var failure: FrameDataError?
+
+    /// - Parameter input: the file, which must stay valid while the stream is read.
+    init(head: [UInt8], inflating ranges: [Range<Int>], of input: UnsafeBufferPointer<UInt8>, needed: Int) throws {
         precondition(needed > 0, "a frame needs at least one byte of scanlines")
-        let blocks = (needed + storedBlockLimit - 1) / storedBlockLimit
-        // IDAT(zlib header), one IDAT per stored block (5-byte block header), IDAT(Adler-32), IEND.
-        let total = head.count + (12 + 2) + blocks * (12 + 5) + needed + (12 + 4) + 12
-        var counts = Counts(inflated: 0, consumed: 0)
-        let png = try file.withUnsafeBufferPointer { input in
-            try PNGChunkWriter.layout(byteCount: total) { writer in
-                counts = try write(head: head, inflater: Inflater(ranges: ranges, of: input), needed: needed,
-                                   into: &writer)
-            }
-        }
-        return (png, counts)
+        current = head
+        inflater = try Inflater(ranges: ranges, of: input)
+        self.needed = needed
     }
 
-    private static func write(head: [UInt8], inflater: Inflater, needed: Int,
-                              into writer: inout PNGChunkWriter) throws -> Counts {
-        writer.copy(head)
-        writer.appendChunk("IDAT", length: 2) { $0.byte(0x78); $0.byte(0x01) }  // deflate, 32 KiB window
-        var adler = UInt32(1)
-        var produced = 0
-        while produced < needed {
-            let size = min(storedBlockLimit, needed - produced)
-            try writer.appendChunk("IDAT", length: 5 + size) { body in
-                body.byte(produced + size == needed ? 1 : 0)  // BFINAL on the last block; type 0, stored
-                body.little16(UInt16(size))
-                body.little16(~UInt16(size))
-                let payload = body.reserve(size)
-                let filled = try inflater.inflate(into: payload, count: size)
-                adler = libdeflate_adler32(adler, payload, filled)
-                produced += filled
-                guard filled == size else {
-                    throw FrameDataError("the image data ends after \(produced) of the \(needed) bytes the rows need")
-                }
+    /// What has been inflated and consumed so far.
+    var counts: PNGFrameData.Counts { PNGFrameData.Counts(inflated: produced, consumed: inflater.consumed) }
+
+    /// Copies the next `count` bytes of the PNG to `destination`; false when there are no more
+    /// (see ``failure``).
+    func read(into destination: UnsafeMutablePointer<UInt8>, count: Int) -> Bool {
+        var copied = 0
+        while copied < count {
+            if position == current.count {
+                guard makeNextChunk() else { return false }
             }
+            let n = min(count - copied, current.count - position)
+            current.withUnsafeBufferPointer { (destination + copied).update(from: $0.baseAddress! + position, count: n) }
+            position += n
+            copied += n
         }
-        writer.appendChunk("IDAT", length: 4) { $0.big32(adler) }
-        writer.appendEnd()
-        return Counts(inflated: produced, consumed: inflater.consumed)
+        return true
+    }
+
+    /// The rest of the PNG (tests and diagnostics; a decoder reads it piece by piece).
+    func readToEnd() throws -> [UInt8] {
+        var bytes = Array(current[position...])
+        position = current.count
+        while makeNextChunk() {
+            bytes += current
+            position = current.count
+        }
+        if let failure { throw failure }
+        return bytes
+    }
+
+    private func makeNextChunk() -> Bool {
+        position = 0
+        switch stage {
+        case .blocks:
+            let size = min(PNGFrameData.storedBlockLimit, needed - produced)
+            do {
+                current = try PNGChunkWriter.layout(byteCount: PNGChunkWriter.chunkOverhead + 5 + size) { writer in
+                    try writer.appendChunk("IDAT", length: 5 + size) { body in
+                        body.byte(produced + size == needed ? 1 : 0)  // BFINAL on the last block; type 0, stored
+                        body.little16(UInt16(size))
+                        body.little16(~UInt16(size))
+                        let payload = body.reserve(size)
+                        let filled = try inflater.inflate(into: payload, count: size)
+                        adler = libdeflate_adler32(adler, payload, filled)
+                        produced += filled
+                        guard filled == size else {
+                            throw FrameDataError("the image data ends after \(produced) of the \(needed) bytes the rows need")
+                        }
+                    }
+                }
+            } catch let error as FrameDataError {
+                failure = error
+                stage = .done
+                current = []
+                return false
+            } catch {
+                failure = FrameDataError("\(error)")
+                stage = .done
+                current = []
+                return false
+            }
+            if produced == needed { stage = .checksum }
+        case .checksum:
+            current = PNGChunkWriter.layout(byteCount: PNGChunkWriter.chunkOverhead + 4) { writer in
+                writer.appendChunk("IDAT", length: 4) { $0.big32(adler) }
+            }
+            stage = .end
+        case .end:
+            current = PNGChunkWriter.layout(byteCount: PNGChunkWriter.chunkOverhead) { $0.appendEnd() }
+            stage = .done
+        case .done:
+            current = []
+            return false
+        }
+        return true
     }
 }
 
 /// zlib's inflate over a stream split across several ranges of a file, one output buffer at a
 /// time. The file's memory must stay valid while the inflater is used.
-private final class Inflater {
+final class Inflater {
     private var stream = z_stream()
     private let input: UnsafeBufferPointer<UInt8>
     private var pending: ArraySlice<Range<Int>>
