@@ -4,7 +4,10 @@
 #   make bench-backpressure   a normal client's latency and the server's RSS while 50 clients
 #                             pipeline and never read; writes "## Clients that never read" of
 #                             BENCHMARKS.md (scripts/bench-backpressure.py; CLIENTS, REQUESTS)
-.PHONY: kill-test bench-backpressure
+#   make bench-hostile        uploads and first frames of 49 MP frames with 4x and 16x the decode
+#                             threads: peak RSS within baseline + cache x 1.1 + decode budget;
+#                             writes "## Hostile files" (scripts/bench-hostile.py)
+.PHONY: kill-test bench-backpressure bench-hostile
 
 # Debian's own python3, which has the apt-installed packages (a pyenv or venv python may not).
 HARDENING_PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
@@ -17,3 +20,7 @@ bench-backpressure:
 	@command -v ffmpeg >/dev/null && command -v gifsicle >/dev/null && command -v img2webp >/dev/null \
 	  && command -v apngasm >/dev/null || scripts/install-deps.sh soak
 	$(HARDENING_PYTHON) scripts/bench-backpressure.py
+
+bench-hostile:
+	@command -v convert >/dev/null && command -v cwebp >/dev/null || scripts/install-deps.sh test
+	$(HARDENING_PYTHON) scripts/bench-hostile.py

@@ -34,7 +34,9 @@ public struct AnimatedImage: Sendable {
     public private(set) var timeline: Timeline
     public private(set) var dependencies: FrameDependencies
     /// True when every indexed frame is known to decode.
-    public let isVerified: Bool
+    public private(set) var isVerified: Bool
+    /// What decoding the image takes besides a cache (``DecodeMemory``).
+    public private(set) var decodeMemory: DecodeMemory
 
     public var format: ImageFormat { index.format }
     public var frameCount: Int { index.frames.count }
@@ -60,23 +62,45 @@ public struct AnimatedImage: Sendable {
         if case let .trusted(count) = verification {
             index.truncate(to: max(1, count))
         }
+        let memory = DecodeMemory(index: index)
+        try Limits.checkDecodeMemory(memory.largestBytes, limits: limits)
         if case .full = verification {
-            let decoder = Self.decoder(for: index, bytes: bytes)
-            for (i, frame) in index.frames.enumerated() {
-                do {
-                    _ = try decoder.decode(frame)
-                } catch let error as FrameDataError {
-                    if i == 0 { throw AnimatedImageError.noCompleteFrame(format, error.reason) }
-                    index.truncate(to: i)
-                    break
-                }
-            }
+            try Self.verifyFrames(of: &index, bytes: bytes)
         }
+        self.decodeMemory = memory
         self.bytes = bytes
         self.index = index
         if case .structural = verification { self.isVerified = false } else { self.isVerified = true }
         self.timeline = Timeline(rawDelaysMs: index.frames.map(\.rawDelayMs), playCount: index.playCount)
         self.dependencies = FrameDependencies(frames: index.frames, canvas: index.canvasRect)
+    }
+
+    /// This image with every frame's data decoded once, as ``Verification/full`` does: frames
+    /// from the first that does not decode on are dropped (the image is then `truncated`). For
+    /// callers that index first (``Verification/structural``) and decide when to pay for the
+    /// decoding after — an upload, once the memory it needs (``decodeMemory``) is free.
+    public func verifyingFrames() throws -> AnimatedImage {
+        guard !isVerified else { return self }
+        var verified = self
+        try Self.verifyFrames(of: &verified.index, bytes: bytes)
+        verified.isVerified = true
+        verified.timeline = Timeline(rawDelaysMs: verified.index.frames.map(\.rawDelayMs), playCount: index.playCount)
+        verified.dependencies = FrameDependencies(frames: verified.index.frames, canvas: index.canvasRect)
+        verified.decodeMemory = DecodeMemory(index: verified.index)
+        return verified
+    }
+
+    private static func verifyFrames(of index: inout ImageIndex, bytes: ImageBytes) throws {
+        let decoder = Self.decoder(for: index, bytes: bytes)
+        for (i, frame) in index.frames.enumerated() {
+            do {
+                _ = try decoder.decode(frame)
+            } catch let error as FrameDataError {
+                if i == 0 { throw AnimatedImageError.noCompleteFrame(index.format, error.reason) }
+                index.truncate(to: i)
+                break
+            }
+        }
     }
 
     /// Copies `bytes` into an ``ImageBytes`` and indexes them (tests, the CLI).

@@ -32,6 +32,9 @@ public struct CacheStats: Sendable, Codable {
     /// Requests waiting for a decode now.
     public var queueDepth: Int
     public var decodeThreads: Int
+    /// The decode-memory budget the decode threads reserve from (shared with upload
+    /// verification); nil when decoding memory is not bounded.
+    public var decodeMemory: DecodeMemoryBudget.Stats?
     public var pressure: Pressure
     public var purges: [PurgeRecord]
     public var images: [Image]

@@ -96,13 +96,17 @@ extension FrameCache {
             guard work.job.index < image.frameCount else {
                 throw FrameCacheError.frameOutOfRange(index: work.job.index, frameCount: image.frameCount)
             }
+            // What this render and encode will allocate is reserved first (waiting while the
+            // decode-memory budget is spent); given back when the frame is made.
+            let plan = try decodeMemoryPlan(for: work, image: image)
+            defer { plan.reservation?.release() }
             let renderer = work.renderer ?? FrameRenderer(image: image, checkpointInterval: configuration.checkpointInterval,
                                                           checkpointBudget: work.checkpointAllowance)
             work.renderer = renderer
-            renderer.checkpointBudget = work.checkpointAllowance
+            renderer.checkpointBudget = min(work.checkpointAllowance, renderer.checkpointBytes + plan.checkpointBytes)
             let before = renderer.decodeCount
             // Restoring the canvas from a cached frame's PNG costs about one frame decode.
-            if let resume = work.job.resume, renderer.canResume(after: resume.frame),
+            if plan.mayResume, let resume = work.job.resume, renderer.canResume(after: resume.frame),
                renderer.framesToDecode(for: work.job.index) > work.job.index - resume.frame + 1,
                (try? renderer.resume(after: resume.frame, png: resume.png)) != nil {
                 made.resumed = true
@@ -220,6 +224,54 @@ extension FrameCache {
         if state.heldBytes > state.holdLimit {
             state.makeRoom(for: 0, reach: .posters, protecting: nil, now: now)
         }
+    }
+
+    /// What a job reserves from the decode-memory budget, and what that allows it.
+    struct DecodeMemoryPlan {
+        var reservation: DecodeReservation?
+        /// New checkpoints the render may keep, in bytes.
+        var checkpointBytes: Int
+        /// Whether restoring the canvas from a PNG (a second canvas for a moment) was reserved.
+        var mayResume: Bool
+    }
+
+    /// Reserves the job's decoding memory (``AnimatedImage/decodeMemory``): the render and encode,
+    /// a canvas when the job makes a renderer, another when it may restore one from a PNG, and
+    /// the checkpoints it may keep (up to its allowance). The extras are left out when the budget
+    /// could never hold them with the rest. Without a budget, nothing is reserved or limited.
+    private func decodeMemoryPlan(for work: Work, image: AnimatedImage) throws -> DecodeMemoryPlan {
+        guard let budget = configuration.decodeBudget else {
+            return DecodeMemoryPlan(reservation: nil, checkpointBytes: work.checkpointAllowance, mayResume: true)
+        }
+        let memory = image.decodeMemory
+        let base = memory.renderBytes + (work.renderer == nil ? memory.canvasBytes : 0)
+        let resume = work.job.resume == nil ? 0 : memory.canvasBytes
+        let replayed = work.renderer?.framesToDecode(for: work.job.index)
+            ?? work.job.index - image.dependencies.replayStart(atOrBefore: work.job.index) + 1
+        let held = work.renderer?.checkpointBytes ?? 0
+        let checkpoints = min(max(0, work.checkpointAllowance - held),
+                              (replayed / configuration.checkpointInterval + 1) * memory.canvasBytes)
+        var plan = DecodeMemoryPlan(reservation: nil, checkpointBytes: 0, mayResume: false)
+        var bytes = base
+        if bytes + resume <= budget.capacityBytes {
+            bytes += resume
+            plan.mayResume = true
+        }
+        if bytes + checkpoints <= budget.capacityBytes {
+            bytes += checkpoints
+            plan.checkpointBytes = checkpoints
+        }
+        do {
+            plan.reservation = try budget.reserve(bytes)
+        } catch .tooLarge(let needed, let capacity) {
+            throw FrameCacheError.decodeFailed("rendering a frame of this image needs \(needed) bytes of decode memory, "
+                                               + "more than limits.maxDecodeBytes (\(capacity))")
+        } catch .queueFull {
+            throw FrameCacheError.queueFull(retryAfterSeconds: 1)
+        } catch .closed {
+            throw FrameCacheError.shuttingDown
+        }
+        return plan
     }
 
     private func loadImage(_ entry: ImageEntry) throws -> AnimatedImage {

@@ -273,7 +273,7 @@ public final class FrameCache: @unchecked Sendable {
             hits: c.hits + hitTables.hits, misses: c.misses, waits: c.misses - c.refusedQueueFull, coalesced: c.coalesced,
             decodes: c.decodes, prefetches: c.prefetches, framesDecoded: c.framesDecoded, resumes: c.resumes, notKept: c.uncacheable,
             evictions: c.evictions, refusedQueueFull: c.refusedQueueFull, queueDepth: state.waitingRequests,
-            decodeThreads: configuration.decodeThreads,
+            decodeThreads: configuration.decodeThreads, decodeMemory: configuration.decodeBudget?.stats(),
             pressure: CacheStats.Pressure(level: pressure.level(at: now), windowCap: pressure.windowCap(at: now),
                                           onDemand: pressure.isOnDemand(at: now)),
             purges: purges, images: images)

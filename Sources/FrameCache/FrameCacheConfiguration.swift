@@ -26,6 +26,9 @@ public struct FrameCacheConfiguration: Sendable {
     /// with `sendfile(2)`; false keeps them on the heap (sent with `sendmsg`). Where no memory file
     /// can be made, frames stay on the heap either way.
     public var frameArena: Bool = true
+    /// The decode-memory budget every render and encode reserves from before it starts
+    /// (shared with upload verification); nil: decoding memory is not bounded.
+    public var decodeBudget: DecodeMemoryBudget? = nil
 
     public init(budgetBytes: Int = MemoryLimits.detect().defaultCacheBudget,
                 decodeThreads: Int = CPULimit.usableCores,

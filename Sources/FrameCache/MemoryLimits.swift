@@ -27,6 +27,15 @@ public struct MemoryLimits: Sendable, Equatable {
         max(16 << 20, min(Int(Double(limitBytes) * fraction), availableBytes * 6 / 10))
     }
 
+    /// The default decode-memory budget (``DecodeMemoryBudget``): min(25% of the limit, 60% of
+    /// what is available), at least 64 MiB. With the cache's 20%, what Flipbook bounds is under
+    /// half the limit; the rest is the binary, mapped files and the kernel's share. 25% of a
+    /// 2 GiB container (512 MiB) renders a 5700×5700 frame from cold; a 49 MP frame needs
+    /// about 790 MB (``DecodeMemory``), a 3.2 GiB limit.
+    public var decodeBudget: Int {
+        max(64 << 20, min(limitBytes / 4, availableBytes * 6 / 10))
+    }
+
     /// Reads the limits of this process from `cgroupRoot` (default `/sys/fs/cgroup`) and
     /// `/proc/meminfo`.
     public static func detect(cgroupRoot: String = CgroupMemory.processRoot(), meminfo: String = "/proc/meminfo") -> MemoryLimits {

@@ -57,9 +57,12 @@ struct LimitOptions: ParsableArguments {
     var maxTotalPixels = DecodeLimits.default.maxTotalPixels
     @Option(help: "Longest canvas side, in pixels.")
     var maxDimension = DecodeLimits.default.maxDimension
+    @Option(help: "Most memory one decode may need besides the file, in bytes (default: no limit).")
+    var maxDecodeBytes = DecodeLimits.default.maxDecodeBytes
 
     var decodeLimits: DecodeLimits {
         DecodeLimits(maxFileBytes: maxFileBytes, maxFramePixels: maxFramePixels,
-                     maxFrames: maxFrames, maxTotalPixels: maxTotalPixels, maxDimension: maxDimension)
+                     maxFrames: maxFrames, maxTotalPixels: maxTotalPixels, maxDimension: maxDimension,
+                     maxDecodeBytes: maxDecodeBytes)
     }
 }

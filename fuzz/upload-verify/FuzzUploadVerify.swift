@@ -7,7 +7,10 @@
 //   - the stored file, re-indexed as the store loads it (`.trusted(frameCount:)` from the record),
 //     gives another metadata document than the upload's;
 //   - a frame of a verified image does not render: verification promised every kept frame decodes;
-//   - a frame index past the end does not answer "out of range" (404).
+//   - a frame index past the end does not answer "out of range" (404);
+//   - verifying in two steps, as the store does under a decode-memory budget (index, reserve
+//     `decodeMemory.verificationBytes`, then `verifyingFrames()`), keeps other frames than one
+//     `.full` verification, or the memory figures are not ordered (a canvas ≤ a render from cold).
 
 @testable import AnimatedImage
 
@@ -24,6 +27,15 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     }
     checkIndex(verified.index, bytes: bytes, limits: limits)
     let record = ImageMetadata(image: verified, id: "upload")
+    do {
+        let twoStep = try AnimatedImage(bytes: bytes, limits: limits, verification: .structural).verifyingFrames()
+        check(ImageMetadata(image: twoStep, id: "upload") == record, "two-step verification keeps other frames")
+    } catch {
+        fatalError("fuzz invariant: two-step verification threw \(error) where .full did not")
+    }
+    let memory = verified.decodeMemory
+    check(memory.canvasBytes == verified.index.bytesPerFrame && memory.coldRenderBytes > memory.canvasBytes
+          && memory.largestBytes >= memory.verificationBytes, "decode memory figures \(memory)")
 
     let stored: AnimatedImage
     do {

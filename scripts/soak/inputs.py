@@ -73,8 +73,9 @@ def lzw_uniform(value, count):
     bits = _Bits()
     clear, end = 256, 257
     left = count
+    width = 9
     while left > 0:
-        bits.put(clear, 9)
+        bits.put(clear, width)  # at the width the table had grown to
         next_code, width = 258, 9
         bits.put(value, width)
         left -= 1
@@ -91,7 +92,7 @@ def lzw_uniform(value, count):
             next_code += 1
             if next_code == (1 << width) and width < 12:
                 width += 1
-    bits.put(end, width if count else 9)
+    bits.put(end, width)
     return bits.done()
 
 

@@ -13,9 +13,14 @@ public struct DecodeLimits: Sendable, Hashable, Codable {
     /// Most pixels over all frames together (canvas pixels × frame count): the work a full
     /// decode implies.
     public var maxTotalPixels: Int
+    /// The most memory one piece of decoding work on the image may need (``DecodeMemory``):
+    /// a service's decode-memory budget, which no single decode may exceed.
+    public var maxDecodeBytes: Int
 
     public init(maxFileBytes: Int = 256 << 20, maxFramePixels: Int = 50_000_000,
-                maxFrames: Int = 10_000, maxTotalPixels: Int = 2_000_000_000, maxDimension: Int = 32_767) {
+                maxFrames: Int = 10_000, maxTotalPixels: Int = 2_000_000_000, maxDimension: Int = 32_767,
+                maxDecodeBytes: Int = .max) {
+        self.maxDecodeBytes = maxDecodeBytes
         self.maxDimension = maxDimension
         self.maxFileBytes = maxFileBytes
         self.maxFramePixels = maxFramePixels
@@ -28,5 +33,5 @@ public struct DecodeLimits: Sendable, Hashable, Codable {
 
 /// A limit of ``DecodeLimits`` that an input exceeded.
 public enum DecodeLimit: String, Sendable, Codable {
-    case maxFileBytes, maxFramePixels, maxFrames, maxTotalPixels, maxDimension
+    case maxFileBytes, maxFramePixels, maxFrames, maxTotalPixels, maxDimension, maxDecodeBytes
 }

@@ -33,4 +33,10 @@ enum Limits {
             throw AnimatedImageError.limitExceeded(.maxTotalPixels, value: total, limit: limits.maxTotalPixels)
         }
     }
+
+    static func checkDecodeMemory(_ bytes: Int, limits: DecodeLimits) throws {
+        if bytes > limits.maxDecodeBytes {
+            throw AnimatedImageError.limitExceeded(.maxDecodeBytes, value: bytes, limit: limits.maxDecodeBytes)
+        }
+    }
 }

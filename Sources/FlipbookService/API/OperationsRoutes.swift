@@ -49,6 +49,21 @@ extension FlipbookAPI {
                 + "# TYPE flipbook_access_log_dropped_lines_total counter\n"
                 + "flipbook_access_log_dropped_lines_total \(counts.linesDropped)\n").utf8)
         }
+        if let decode = cache.configuration.decodeBudget?.stats() {
+            body += Array(("# TYPE flipbook_decode_memory_budget_bytes gauge\n"
+                + "flipbook_decode_memory_budget_bytes \(decode.capacityBytes)\n"
+                + "# TYPE flipbook_decode_memory_used_bytes gauge\n"
+                + "flipbook_decode_memory_used_bytes \(decode.usedBytes)\n"
+                + "# TYPE flipbook_decode_memory_peak_bytes gauge\n"
+                + "flipbook_decode_memory_peak_bytes \(decode.peakBytes)\n"
+                + "# TYPE flipbook_decode_memory_waiting gauge\n"
+                + "flipbook_decode_memory_waiting \(decode.waiting)\n"
+                + "# TYPE flipbook_decode_memory_waits_total counter\n"
+                + "flipbook_decode_memory_waits_total \(decode.waits)\n"
+                + "# TYPE flipbook_decode_memory_refused_total counter\n"
+                + "flipbook_decode_memory_refused_total{reason=\"queue_full\"} \(decode.refusedQueueFull)\n"
+                + "flipbook_decode_memory_refused_total{reason=\"too_large\"} \(decode.refusedTooLarge)\n").utf8)
+        }
         if let connections = connectionStatistics() {
             body += Array(("# TYPE flipbook_http_connections gauge\n"
                 + "flipbook_http_connections \(connections.openConnections)\n"

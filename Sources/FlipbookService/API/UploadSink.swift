@@ -115,6 +115,9 @@ extension FlipbookAPI {
                 return .problem(.unprocessableContent, detail: "The image cannot be served: \(why).")
             case .readOnly(let why):
                 return .problem(.conflict, detail: why + ".")
+            case .busy(let why):
+                return .problem(.tooManyRequests, detail: "The image cannot be verified now: \(why); retry shortly.",
+                                headers: ["Retry-After": "1"])
             case .unavailable(let why):
                 logger.warning("upload not stored: storage unavailable",
                                metadata: ["error": "\(why)", "requestID": "\(requestID)"])

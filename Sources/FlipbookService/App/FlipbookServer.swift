@@ -17,6 +17,8 @@ public final class FlipbookServer: Sendable {
     public let settings: FlipbookSettings
     public let store: ImageStore
     public let cache: FrameCache
+    /// What decodes and upload verifications may hold at once (`limits.maxDecodeBytes`).
+    public let decodeBudget: DecodeMemoryBudget
     public let api: FlipbookAPI
     public let http: HTTPServer
     public let registry: PrometheusCollectorRegistry
@@ -36,10 +38,13 @@ public final class FlipbookServer: Sendable {
         self.registry = registry
         // The event loops: the store and the cache keep a table per loop for their hot lookups.
         let loops = settings.server.eventLoopThreads > 0 ? settings.server.eventLoopThreads : CPULimit.usableCores
-        store = try ImageStore.open(settings: settings, clock: clock, readers: loops,
+        let memory = MemoryLimits.detect()
+        // One decode-memory budget for the cache's decode threads and upload verification.
+        decodeBudget = DecodeMemoryBudget(capacityBytes: settings.limits.decodeBudgetBytes(memory),
+                                          maxWaiting: settings.cache.maxWaitingRequests)
+        store = try ImageStore.open(settings: settings, clock: clock, readers: loops, decodeBudget: decodeBudget,
                                     metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
         FrameCache.configureProcessAllocator()
-        let memory = MemoryLimits.detect()
         let budget = settings.cache.maxBytes > 0
             ? settings.cache.maxBytes
             : memory.cacheBudget(fractionOfLimit: settings.cache.memoryFraction)
@@ -54,6 +59,7 @@ public final class FlipbookServer: Sendable {
             maxWaitingRequests: settings.cache.maxWaitingRequests)
         cacheConfiguration.hitTables = loops
         cacheConfiguration.frameArena = settings.cache.frameArena
+        cacheConfiguration.decodeBudget = decodeBudget
         cache = FrameCache(configuration: cacheConfiguration, metricsFactory: PrometheusMetricsFactory(registry: registry))
         var monitorSettings = MemoryPressureMonitor.Settings()
         monitorSettings.interval = settings.cache.pressurePollSeconds
@@ -85,7 +91,8 @@ public final class FlipbookServer: Sendable {
         http = HTTPServer(configuration: configuration, router: api.makeRouter(), logger: logger, hook: api.responseHook)
         box.server = http
         logger.info("frame cache ready", metadata: [
-            "budgetBytes": "\(budget)", "memoryLimitBytes": "\(memory.limitBytes)",
+            "budgetBytes": "\(budget)", "decodeBudgetBytes": "\(decodeBudget.capacityBytes)",
+            "memoryLimitBytes": "\(memory.limitBytes)",
             "fromCgroup": "\(memory.fromCgroup)", "decodeThreads": "\(cache.configuration.decodeThreads)"])
     }
 

@@ -1,4 +1,5 @@
 import AnimatedImage
+import FrameCache
 
 /// Every setting of `flipbook serve`, with its default. `Config/flipbook.json` mirrors these
 /// defaults key for key (a test keeps the two equal); see ``SettingsLoader`` for the order in
@@ -117,15 +118,27 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var maxFramePixels = DecodeLimits.default.maxFramePixels
         public var maxFrames = DecodeLimits.default.maxFrames
         public var maxTotalPixels = DecodeLimits.default.maxTotalPixels
+        /// The decode-memory budget: what decodes and upload verifications may hold at once
+        /// besides the cache (each reserves its share before it allocates, and waits when the
+        /// budget is spent); an image one decode of which would need more is refused with 422.
+        /// 0 = 25% of the memory limit, capped at 60% of what is available (at least 64 MiB).
+        public var maxDecodeBytes = 0
         public init() {}
 
-        /// The decoding core's view of these limits.
-        public var decodeLimits: DecodeLimits {
+        /// The decode-memory budget in bytes: ``maxDecodeBytes``, or its default from `memory`.
+        public func decodeBudgetBytes(_ memory: MemoryLimits) -> Int {
+            maxDecodeBytes > 0 ? maxDecodeBytes : memory.decodeBudget
+        }
+
+        /// The decoding core's view of these limits, with `decodeBudget` as the most memory one
+        /// decode may need.
+        public func decodeLimits(decodeBudget: Int) -> DecodeLimits {
             var limits = DecodeLimits.default
             limits.maxFileBytes = maxFileBytes
             limits.maxFramePixels = maxFramePixels
             limits.maxFrames = maxFrames
             limits.maxTotalPixels = maxTotalPixels
+            limits.maxDecodeBytes = decodeBudget
             return limits
         }
     }

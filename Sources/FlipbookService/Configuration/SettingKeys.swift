@@ -75,6 +75,7 @@ enum SettingKeys {
         Key(name: "limits.maxFramePixels", kind: .int(\.limits.maxFramePixels)),
         Key(name: "limits.maxFrames", kind: .int(\.limits.maxFrames)),
         Key(name: "limits.maxTotalPixels", kind: .int(\.limits.maxTotalPixels)),
+        Key(name: "limits.maxDecodeBytes", kind: .int(\.limits.maxDecodeBytes)),
         Key(name: "auth.adminToken", kind: .string(\.auth.adminToken), isSecret: true),
         Key(name: "auth.uploadToken", kind: .string(\.auth.uploadToken), isSecret: true),
         Key(name: "ui.dir", kind: .string(\.ui.dir)),

@@ -224,6 +224,7 @@ public struct SettingsLoader: Sendable {
                               ("limits.maxTotalPixels", settings.limits.maxTotalPixels)] {
             try require(value > 0, "\(name) must be > 0")
         }
+        try require(settings.limits.maxDecodeBytes >= 0, "limits.maxDecodeBytes must be ≥ 0 (0 = from the memory limit)")
         try require(["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(settings.log.level),
                     "log.level must be one of trace, debug, info, notice, warning, error, critical")
         try require(["text", "json"].contains(settings.log.format), "log.format must be text or json")

@@ -6,13 +6,18 @@ extension ImageStore {
     /// The store `storage.*` describes: over the data directory (`fs`) or over an S3 bucket with
     /// a local cache of originals in the data directory (`s3`). `readers`: the event loops that look
     /// records up (each keeps a copy of them, ``RecordTable``).
+    ///
+    /// `decodeBudget`: the decode-memory budget verification reserves from; its capacity is the
+    /// most one decode may need (``DecodeLimits/maxDecodeBytes``). nil: neither is bounded.
     public static func open(settings: FlipbookSettings, clock: any CacheClock = SystemCacheClock(), readers: Int = 1,
+                            decodeBudget: DecodeMemoryBudget? = nil,
                             metricsFactory: any MetricsFactory, logger: Logger) throws -> ImageStore {
         let storage = settings.storage
+        let limits = settings.limits.decodeLimits(decodeBudget: decodeBudget?.capacityBytes ?? .max)
         guard storage.backend == "s3" else {
             return try ImageStore(dataDirectory: storage.dataDir, libraryDirectories: storage.libraryDirs,
-                                  limits: settings.limits.decodeLimits, recheckSeconds: storage.recheckSeconds,
-                                  clock: clock, readers: readers, logger: logger)
+                                  limits: limits, recheckSeconds: storage.recheckSeconds,
+                                  clock: clock, readers: readers, decodeBudget: decodeBudget, logger: logger)
         }
         let backend: S3Backend
         do {
@@ -22,8 +27,9 @@ extension ImageStore {
             throw StoreError.io(error.description)
         }
         let store = ImageStore(backend: backend, libraryDirectories: storage.libraryDirs,
-                               limits: settings.limits.decodeLimits, maxLoadedImages: defaultMaxLoadedImages,
-                               recheckSeconds: storage.recheckSeconds, clock: clock, readers: readers, logger: logger)
+                               limits: limits, maxLoadedImages: defaultMaxLoadedImages,
+                               recheckSeconds: storage.recheckSeconds, clock: clock, readers: readers,
+                               decodeBudget: decodeBudget, logger: logger)
         let (files, bytes) = backend.cache.usage
         let endpoint = backend.client.configuration.endpoint
         // Never the credentials: the key id at most.

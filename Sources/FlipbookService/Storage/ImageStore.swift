@@ -30,6 +30,8 @@ public final class ImageStore: Sendable {
         case io(String)
         /// Storage cannot be reached right now (503 with `Retry-After`).
         case unavailable(String)
+        /// Too many uploads already wait for decode memory to verify them (429 with `Retry-After`).
+        case busy(String)
     }
 
     /// A record in memory, with the version it was read at (nil for library images, which do
@@ -76,6 +78,8 @@ public final class ImageStore: Sendable {
     private let refreshing = Mutex<Set<String>>([])
     private let refreshQueue = DispatchQueue(label: "flipbook.storage.refresh", attributes: .concurrent)
     private let loaded: LoadedImages
+    /// The decode-memory budget upload verification reserves from (shared with the frame cache).
+    let decodeBudget: DecodeMemoryBudget?
 
     /// A store over a data directory (`storage.backend = fs`); library files that are not images,
     /// or break a limit, are skipped with a warning.
@@ -83,6 +87,7 @@ public final class ImageStore: Sendable {
                             maxLoadedImages: Int = ImageStore.defaultMaxLoadedImages,
                             recheckSeconds: Double = ImageStore.defaultRecheckSeconds,
                             clock: any CacheClock = SystemCacheClock(), readers: Int = 1,
+                            decodeBudget: DecodeMemoryBudget? = nil,
                             logger: Logger = Logger(label: "flipbook.storage")) throws {
         let backend: FileSystemBackend
         do {
@@ -92,7 +97,7 @@ public final class ImageStore: Sendable {
         }
         self.init(backend: backend, libraryDirectories: libraryDirectories, limits: limits,
                   maxLoadedImages: maxLoadedImages, recheckSeconds: recheckSeconds, clock: clock, readers: readers,
-                  logger: logger)
+                  decodeBudget: decodeBudget, logger: logger)
         logger.info("image store open", metadata: [
             "backend": "fs", "dataDir": "\(dataDirectory)", "stored": "\(backend.storedCount)",
             "library": "\(library.count)", "reconciled": "\(backend.startupReconciliation)"])
@@ -103,9 +108,13 @@ public final class ImageStore: Sendable {
     }
 
     /// - Parameter readers: the event loops that look records up (``quickLookup(_:reader:)``).
+    /// - Parameter decodeBudget: what upload verification reserves its decoding memory from (nil:
+    ///   not bounded).
     init(backend: any StorageBackend, libraryDirectories: [String], limits: DecodeLimits, maxLoadedImages: Int,
-         recheckSeconds: Double, clock: any CacheClock, readers: Int = 1, logger: Logger) {
+         recheckSeconds: Double, clock: any CacheClock, readers: Int = 1, decodeBudget: DecodeMemoryBudget? = nil,
+         logger: Logger) {
         self.backend = backend
+        self.decodeBudget = decodeBudget
         records = RecordTable(readers: readers)
         self.limits = limits
         self.recheckSeconds = recheckSeconds
@@ -354,14 +363,7 @@ public final class ImageStore: Sendable {
         } catch {
             throw StoreError.io("\(error)")
         }
-        let image: AnimatedImage
-        do {
-            image = try AnimatedImage(bytes: bytes, limits: limits, verification: .full)
-        } catch AnimatedImageError.unsupportedFormat {
-            throw StoreError.unsupportedFormat("the body is not a GIF, PNG/APNG or WebP image")
-        } catch {
-            throw StoreError.undecodable("\(error)")
-        }
+        let image = try verify(bytes)
         // (Replicas racing on shared storage may both answer 201; the outcome is the same image
         // either way.)
         return try commitLock.withLock { _ throws -> (StoredImage, created: Bool) in
@@ -384,6 +386,32 @@ public final class ImageStore: Sendable {
             logger.info("image stored", metadata: ["id": "\(id)", "bytes": "\(bytes.count)",
                                                    "frames": "\(image.frameCount)", "replaced": "\(current != nil)"])
             return (record, current == nil)
+        }
+    }
+
+    /// Indexes an upload (refusing it if it breaks a limit, ``DecodeLimits/maxDecodeBytes``
+    /// included), then decodes every frame once with the memory that takes reserved from the
+    /// decode-memory budget, waiting while it is spent.
+    func verify(_ bytes: ImageBytes) throws -> AnimatedImage {
+        do {
+            let indexed = try AnimatedImage(bytes: bytes, limits: limits, verification: .structural)
+            guard let decodeBudget else { return try indexed.verifyingFrames() }
+            let reservation: DecodeReservation
+            do throws(DecodeMemoryBudget.Refusal) {
+                reservation = try decodeBudget.reserve(indexed.decodeMemory.verificationBytes)
+            } catch .tooLarge(let needed, let capacity) {
+                throw AnimatedImageError.limitExceeded(.maxDecodeBytes, value: needed, limit: capacity)
+            } catch .queueFull, .closed {
+                throw StoreError.busy("too many uploads wait for memory to verify them")
+            }
+            defer { reservation.release() }
+            return try indexed.verifyingFrames()
+        } catch AnimatedImageError.unsupportedFormat {
+            throw StoreError.unsupportedFormat("the body is not a GIF, PNG/APNG or WebP image")
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.undecodable("\(error)")
         }
     }
 
