@@ -6,6 +6,10 @@ change is on time when it happened on the *first* animation frame at or after th
 due: never on an earlier one (early), never on a later one (late by more than one animation
 frame). That is "within one animation frame" stated without a wall-clock tolerance, so a busy
 machine that drops animation frames does not make it fail: due times come from the delay table.
+
+The player's one exception is modelled too: when a change comes so late that the time left over
+is a whole delay of the frame just shown (the page missed animation frames for that long, as a
+busy machine does), that frame starts its full delay at the change instead of hurrying the next.
 """
 
 EPSILON_MS = 1e-6
@@ -33,5 +37,7 @@ def check_changes(changes, ticks, delays, start_index, t0, rate=1.0, frame_count
             f"frame {index} was due at {due:.3f} and shown at {time:.3f}, "
             f"but an animation frame at {on_tick} came first")
         lateness.append(time - due)
+        if (time - due) * rate >= delays[index] - EPSILON_MS:
+            due = time
         previous = index
     return lateness
