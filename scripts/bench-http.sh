@@ -71,6 +71,8 @@ function request()
 end
 LUA
 
+# nginx as operators run it for static files: sendfile, tcp_nopush and open_file_cache (without
+# it nginx opens, stats and closes each file per request).
 cat > "$WORK/nginx/nginx.conf" <<NGINX
 worker_processes 2;
 pid $WORK/nginx/nginx.pid;
@@ -82,6 +84,7 @@ http {
   sendfile on;
   tcp_nopush on;
   tcp_nodelay on;
+  open_file_cache max=1000 inactive=60s;
   keepalive_timeout 65;
   keepalive_requests 100000000;
   client_body_temp_path $WORK/nginx/tmp/body;

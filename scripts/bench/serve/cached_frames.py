@@ -1,0 +1,374 @@
+"""Part (a) of `make bench-serve`: cached frames, flipbook against nginx serving the same bytes.
+
+100 frames (34 of small.gif, 33 of small-lossy.webp, 33 of small.apng, spread over each
+animation) are fetched once from flipbook so they are in its cache (budget 1 GiB; the
+decode-ahead that follows is waited out), and the same PNG bytes are written to a tmpfs directory
+under the same URL paths for nginx, configured as operators run it for static files:
+`worker_processes 2; sendfile on; tcp_nopush on; tcp_nodelay on; open_file_cache max=1000
+inactive=60s;`. Two logging modes, each side by side:
+
+- logs on: flipbook with its defaults (access log on, to stderr, which the benchmark sends to a
+  file) against nginx with its default `access_log FILE combined;` (one write per request);
+- logs off: flipbook with `--set log.accessLog=false` against nginx with `access_log off;`.
+
+For each mode, each kind of request (GET → 200, GET with the frame's `If-None-Match` → 304, HEAD)
+and each connection count, wrk (-t WRK_THREADS, keep-alive, a Lua script rotating over the 100
+URLs, each thread starting at a different one) runs against nginx, flipbook, flipbook, nginx — a
+2 s warm-up then DURATION seconds each — and each figure is the mean of a server's two runs. wrk
+cannot measure HEAD (its parser waits for the body the response announces, wg/wrk#198): HEAD rows
+use httpload.c, a small load generator built here that works the same way and prints wrk's lines.
+Server CPU per request is the user + system CPU of the server's processes (nginx: master and
+workers; flipbook: every thread, its access-log writer included) during the run divided by the
+requests, read from /proc/PID/stat: it depends much less on the rest of the machine than req/s.
+Its user-space part is reported too (the rest is the kernel's: TCP over loopback, sendfile).
+
+A third mode, `heap` (not run by default), is logs off with flipbook's frames kept on the heap and
+copied into the socket by `sendmsg` (`--set cache.frameArena=false`) instead of sent from its
+memory file with `sendfile`: the body path measured in the real server.
+
+Environment: DURATION (5), CONNECTIONS ("8 64 256"), WRK_THREADS (2), MODES ("on off"; "heap"
+too), KINDS ("200 304 HEAD").
+"""
+import http.client
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import flipbook_bench as fb
+
+DURATION = int(os.environ.get("DURATION", "5"))
+CONNECTIONS = [int(c) for c in os.environ.get("CONNECTIONS", "8 64 256").split()]
+WRK_THREADS = int(os.environ.get("WRK_THREADS", "2"))
+MODES = os.environ.get("MODES", "on off").split()
+KINDS = os.environ.get("KINDS", "200 304 HEAD").split()
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+CACHED_SET = [("small.gif", 34), ("small-lossy.webp", 33), ("small.apng", 33)]
+
+GOALS = {
+    "on": {"ratio": 1.3, "cpu": 0.7},
+    "off": {"ratio": 1.1, "cpu": 1.0},
+    "heap": {"ratio": 1.1, "cpu": 1.0},
+}
+# Per mode: flipbook's extra flags, and nginx's access log (on or off).
+MODE_SETTINGS = {
+    "on": (["--set", "log.accessLog=true"], "on"),
+    "off": ([], "off"),
+    "heap": (["--set", "cache.frameArena=false"], "off"),
+}
+
+NGINX_CONF = """worker_processes 2;
+pid {work}/nginx-{mode}.pid;
+error_log {work}/nginx-{mode}-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  types {{ }}
+  default_type image/png;
+  {access_log}
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  open_file_cache max=1000 inactive=60s;
+  keepalive_timeout 65;
+  keepalive_requests 100000000;
+  client_body_temp_path {work}/tmp/body;
+  proxy_temp_path {work}/tmp/proxy;
+  fastcgi_temp_path {work}/tmp/fastcgi;
+  uwsgi_temp_path {work}/tmp/uwsgi;
+  scgi_temp_path {work}/tmp/scgi;
+  server {{
+    listen 127.0.0.1:{port} reuseport backlog=4096;
+    root {root};
+    location / {{ }}
+  }}
+}}
+"""
+
+LUA = """-- Rotates over the 100 frame URLs ({kind}); each wrk thread starts at a different one.
+local paths = {{ {paths} }}
+local etags = {{ {etags} }}
+local counter = 0
+local threads = 0
+function setup(thread)
+  thread:set("start", threads * 37)
+  threads = threads + 1
+end
+function init(args)
+  counter = start or 0
+end
+function request()
+  counter = counter + 1
+  local i = (counter % #paths) + 1
+  {request}
+end
+"""
+
+REQUESTS = {
+    "200": 'return wrk.format("GET", paths[i])',
+    "304": 'return wrk.format("GET", paths[i], {["If-None-Match"] = etags[i]})',
+}
+
+
+def parse_ms(text):
+    m = re.match(r"([\d.]+)(us|ms|s)$", text)
+    if not m:
+        return float("nan")
+    v = float(m.group(1))
+    return {"us": v / 1000, "ms": v, "s": v * 1000}[m.group(2)]
+
+
+def tree_cpu(pid):
+    """(user, system) CPU seconds of a process and its children (nginx's workers), from
+    /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        stat = f.read()
+    fields = stat[stat.rindex(")") + 2:].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    user, system = int(fields[11]) / tick, int(fields[12]) / tick
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            for child in f.read().split():
+                u, s = tree_cpu(int(child))
+                user, system = user + u, system + s
+    except OSError:
+        pass
+    return user, system
+
+
+def load_command(port, conns, load, seconds):
+    """wrk with a Lua script, or httpload (HEAD) with a paths file: `load` is ("wrk", lua) or
+    ("httpload", binary, paths)."""
+    if load[0] == "wrk":
+        return ["wrk", f"-t{WRK_THREADS}", f"-c{conns}", f"-d{seconds}s", "--latency", "-s", load[1],
+                f"http://127.0.0.1:{port}/"]
+    return [load[1], "127.0.0.1", str(port), str(conns), str(WRK_THREADS), str(seconds), "HEAD", load[2]]
+
+
+def run_wrk(port, conns, load, log_path, pid, duration=None):
+    subprocess.run(load_command(port, conns, load, 2), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    before = tree_cpu(pid)
+    p = subprocess.run(load_command(port, conns, load, duration or DURATION), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    after = tree_cpu(pid)
+    user, system = after[0] - before[0], after[1] - before[1]
+    with open(log_path, "w") as f:
+        f.write(p.stdout)
+    out = p.stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = parse_ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))
+    p99 = parse_ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))
+    errors = "; ".join(m.group(0).strip() for m in re.finditer(r"(Socket errors:.*|Non-2xx or 3xx responses:.*)", out))
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    return {"rps": rps, "p50": p50, "p99": p99, "errors": errors,
+            "cpuUsPerRequest": (user + system) * 1e6 / max(1, requests),
+            "userUsPerRequest": user * 1e6 / max(1, requests)}
+
+
+def mean_runs(a, b):
+    return {"rps": (a["rps"] + b["rps"]) / 2, "p50": (a["p50"] + b["p50"]) / 2, "p99": (a["p99"] + b["p99"]) / 2,
+            "errors": "; ".join(x for x in (a["errors"], b["errors"]) if x), "rpsRuns": [a["rps"], b["rps"]],
+            "cpuUsPerRequest": (a["cpuUsPerRequest"] + b["cpuUsPerRequest"]) / 2,
+            "userUsPerRequest": (a["userUsPerRequest"] + b["userUsPerRequest"]) / 2}
+
+
+def get(port, path, headers=None, method="GET"):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        c.request(method, path, headers=headers or {})
+        r = c.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        c.close()
+
+
+def start_nginx(work, mode, root):
+    port = fb.free_port()
+    access_log = f"access_log {work}/nginx-access.log combined;" if mode == "on" else "access_log off;"
+    conf = os.path.join(work, f"nginx-{mode}.conf")
+    with open(conf, "w") as f:
+        f.write(NGINX_CONF.format(work=work, mode=mode, port=port, root=root, access_log=access_log))
+    subprocess.run(["chmod", "-R", "a+rX", work])
+    proc = subprocess.Popen([NGINX, "-p", work, "-c", conf, "-g", "daemon off;"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            get(port, "/")
+            break
+        except OSError:
+            time.sleep(0.1)
+    return proc, port
+
+
+def stop_nginx(proc):
+    proc.send_signal(signal.SIGQUIT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def warm(server, inputs, root=None):
+    """Uploads the inputs, asks for the 100 frames once (writing them under `root`), waits out the
+    decode-ahead; returns the paths and their sizes."""
+    paths, sizes = [], []
+    for name, count in CACHED_SET:
+        meta, _ = server.upload(os.path.join(inputs, name))
+        n = meta["frameCount"]
+        for j in range(count):
+            path = f"/frames/{meta['id']}/{j * n // count}"
+            status, _, body = server.request("GET", path)
+            if status != 200:
+                raise RuntimeError(f"{path}: {status}")
+            if root:
+                os.makedirs(os.path.dirname(root + path), exist_ok=True)
+                with open(root + path, "wb") as f:
+                    f.write(body)
+            paths.append(path)
+            sizes.append(len(body))
+    server.wait_for_decodes()
+    return paths, sizes
+
+
+def load_for(work, name, kind, paths, etags, httpload):
+    """How to load a server with `kind` requests: wrk and a Lua script, or httpload for HEAD."""
+    if kind == "HEAD":
+        path = os.path.join(work, "paths.txt")
+        with open(path, "w") as f:
+            f.write("".join(p + "\n" for p in paths))
+        return ("httpload", httpload, path)
+    path = os.path.join(work, f"{name}-{kind}.lua")
+    with open(path, "w") as f:
+        f.write(LUA.format(kind=kind, paths=", ".join(f'"{p}"' for p in paths),
+                           etags=", ".join('"' + etags[p].replace('"', '\\"') + '"' for p in paths),
+                           request=REQUESTS[kind]))
+    return ("wrk", path)
+
+
+def run(work, inputs, out):
+    root = os.path.join(work, "root")
+    os.makedirs(os.path.join(work, "tmp"), exist_ok=True)
+    httpload = os.path.join(work, "httpload")
+    subprocess.run(["cc", "-O2", "-o", httpload, os.path.join(os.path.dirname(os.path.abspath(__file__)), "httpload.c"),
+                    "-lpthread"], check=True)
+    servers, nginxes = {}, {}
+    result = {"modes": {}, "duration": DURATION, "wrkThreads": WRK_THREADS}
+    try:
+        for mode in MODES:
+            extra = MODE_SETTINGS[mode][0]
+            servers[mode] = fb.Server(os.path.join(work, f"data-{mode}"), budget=1 << 30, extra=extra,
+                                      log_path=os.path.join(work, f"flipbook-{mode}.stderr"))
+        paths, sizes = None, None
+        for mode in MODES:
+            paths, sizes = warm(servers[mode], inputs, root if paths is None else None)
+        for logging in sorted({MODE_SETTINGS[mode][1] for mode in MODES}):
+            nginxes[logging] = start_nginx(work, logging, root)
+        # Same bytes from both; each server's own ETags for the 304 rows.
+        etags = {}
+        for mode in MODES:
+            server = servers[mode]
+            nginx_port = nginxes[MODE_SETTINGS[mode][1]][1]
+            etags[mode] = {"nginx": {}, "flipbook": {}}
+            for path in paths:
+                ns, nh, nb = get(nginx_port, path)
+                fs, fh, fbody = get(server.port, path)
+                if ns != 200 or fs != 200 or nb != fbody:
+                    raise RuntimeError(f"nginx and flipbook differ on {path} ({ns}, {fs})")
+                etags[mode]["nginx"][path] = nh["etag"]
+                etags[mode]["flipbook"][path] = fh["etag"]
+            for name, port in (("nginx", nginx_port), ("flipbook", server.port)):
+                status, _, _ = get(port, paths[0], {"If-None-Match": etags[mode][name][paths[0]]})
+                if status != 304:
+                    raise RuntimeError(f"{name} answered {status} to a matching If-None-Match")
+        result["frameBytes"] = {"min": min(sizes), "median": sorted(sizes)[len(sizes) // 2], "max": max(sizes),
+                                "count": len(sizes)}
+        result["load"] = {"before": fb.loadavg(), "busyBefore": fb.busy_processes(
+            exclude=tuple(s.pid for s in servers.values()))}
+        for mode in MODES:
+            server = servers[mode]
+            nginx, nginx_port = nginxes[MODE_SETTINGS[mode][1]]
+            stats_before = server.json("/stats")
+            rows = []
+            for kind in KINDS:
+                luas = {name: load_for(work, f"{name}-{mode}", kind, paths, etags[mode][name], httpload)
+                        for name in ("nginx", "flipbook")}
+                for conns in CONNECTIONS:
+                    fb.log(f"bench-serve: logs {mode}, {kind}, wrk -c{conns}: nginx, flipbook, flipbook, nginx")
+                    stem = os.path.join(out, f"wrk-{mode}-{kind}-{conns}")
+                    n1 = run_wrk(nginx_port, conns, luas["nginx"], stem + "-nginx-1.txt", nginx.pid)
+                    f1 = run_wrk(server.port, conns, luas["flipbook"], stem + "-flipbook-1.txt", server.pid)
+                    f2 = run_wrk(server.port, conns, luas["flipbook"], stem + "-flipbook-2.txt", server.pid)
+                    n2 = run_wrk(nginx_port, conns, luas["nginx"], stem + "-nginx-2.txt", nginx.pid)
+                    rows.append({"kind": kind, "connections": conns, "nginx": mean_runs(n1, n2),
+                                 "flipbook": mean_runs(f1, f2), "runs": {"nginx": [n1, n2], "flipbook": [f1, f2]}})
+            stats_after = server.json("/stats")
+            result["modes"][mode] = {
+                "rows": rows, "hits": stats_after["hits"] - stats_before["hits"],
+                "misses": stats_after["misses"] - stats_before["misses"],
+                "accessLog": stats_after.get("accessLog"),
+            }
+        result["load"].update(after=fb.loadavg(), busyAfter=fb.busy_processes(
+            exclude=tuple(s.pid for s in servers.values())))
+        return result
+    finally:
+        for server in servers.values():
+            server.stop()
+        for proc, _ in nginxes.values():
+            stop_nginx(proc)
+
+
+def render(c):
+    met = lambda ok: "**met**" if ok else "**not met**"  # noqa: E731
+    fbytes = c["frameBytes"]
+    lines = [
+        f"{fbytes['count']} frames (34 of `small.gif`, 33 of `small-lossy.webp`, 33 of `small.apng`; PNGs of "
+        f"{fbytes['min'] / 1024:.0f}–{fbytes['max'] / 1024:.0f} KiB, median {fbytes['median'] / 1024:.0f} KiB) "
+        "warmed in flipbook's cache; the same bytes in tmpfs for nginx as operators run it for static files "
+        "(`worker_processes 2; sendfile on; tcp_nopush on; tcp_nodelay on; open_file_cache max=1000 inactive=60s;`) "
+        f"under the same URLs. wrk -t{c['wrkThreads']}, keep-alive, a Lua script rotating over the URLs; a 2 s warm-up "
+        f"then {c['duration']} s per run, in the order nginx, flipbook, flipbook, nginx; each figure is the mean of a "
+        "server's two runs (req/s of each in brackets). *Logs on*: flipbook's defaults (access log on, to stderr, sent "
+        "to a file) vs nginx's default `access_log FILE combined;`. *Logs off*: `--set log.accessLog=false` vs "
+        "`access_log off;`. *304*: GET with the frame's own `If-None-Match`; *HEAD*: no body. Server CPU per request "
+        "= user + system CPU of the server's processes during the run ÷ requests (`/proc/PID/stat`; flipbook's "
+        "access-log writer thread included; in brackets its user-space part, the rest being the kernel's). Load average "
+        f"{c['load']['before']} before, {c['load']['after']} after (CPU of other processes over 1 s before: "
+        f"{c['load']['busyBefore']}; after: {c['load']['busyAfter']}).",
+    ]
+    titles = {"on": "Logs on", "off": "Logs off",
+              "heap": "Logs off, flipbook's frames on the heap (`cache.frameArena=false`: copied into the socket by sendmsg)"}
+    for mode in ("on", "off", "heap"):
+        if mode not in c["modes"]:
+            continue
+        m = c["modes"][mode]
+        goal = GOALS[mode]
+        log = m.get("accessLog") or {}
+        lines += [
+            "",
+            f"**{titles[mode]}** (goals: req/s ≥ {goal['ratio']}× nginx's, p99 ≤ nginx's, CPU per request ≤ "
+            f"{goal['cpu']}× nginx's). flipbook's cache answered {m['hits']:,} hits and {m['misses']:,} misses"
+            + (f"; its access log wrote {log.get('linesWritten', 0):,} lines and dropped "
+               f"{log.get('linesDropped', 0):,}." if mode == "on" else "."),
+            "",
+            "| request | conns | nginx req/s | flipbook req/s | ratio | nginx p50 / p99 ms | flipbook p50 / p99 ms | p99 | "
+            "CPU µs/req nginx / flipbook (user part) | CPU ratio | errors |",
+            "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|",
+        ]
+        for row in m["rows"]:
+            n, f_ = row["nginx"], row["flipbook"]
+            ratio = f_["rps"] / n["rps"]
+            cpu_ratio = f_["cpuUsPerRequest"] / n["cpuUsPerRequest"]
+            errs = "; ".join(x for x in (("nginx: " + n["errors"]) if n["errors"] else "",
+                                          ("flipbook: " + f_["errors"]) if f_["errors"] else "") if x) or "none"
+            nr = "/".join(f"{x:,.0f}" for x in n["rpsRuns"])
+            fr = "/".join(f"{x:,.0f}" for x in f_["rpsRuns"])
+            label = {"200": "GET 200", "304": "GET 304", "HEAD": "HEAD 200"}[row["kind"]]
+            lines.append(
+                f"| {label} | {row['connections']} | {n['rps']:,.0f} ({nr}) | {f_['rps']:,.0f} ({fr}) | "
+                f"{ratio:.2f}× {met(ratio >= goal['ratio'])} | {n['p50']:.2f} / {n['p99']:.2f} | "
+                f"{f_['p50']:.2f} / {f_['p99']:.2f} | {met(f_['p99'] <= n['p99'])} | "
+                f"{n['cpuUsPerRequest']:.1f} ({n['userUsPerRequest']:.1f}) / {f_['cpuUsPerRequest']:.1f} "
+                f"({f_['userUsPerRequest']:.1f}) | {cpu_ratio:.2f} {met(cpu_ratio <= goal['cpu'])} | "
+                f"{errs} |")
+    return "\n".join(lines)
