@@ -49,7 +49,12 @@ public struct Router: Sendable {
         case notFound
     }
 
-    private(set) var routes: [Route] = []
+    private(set) var routes: [Route] = [] {
+        didSet { routesBySegmentCount = Dictionary(grouping: routes, by: \.segments.count) }
+    }
+    /// The routes by their number of segments, each list in registration order: only these can
+    /// match a path with that many segments, so matching never tries the others.
+    private var routesBySegmentCount: [Int: [Route]] = [:]
 
     /// The patterns of the routes, in the order they were registered; a route's position here is
     /// ``HTTPAccessRecord/routeIndex``.
@@ -147,7 +152,8 @@ public struct Router: Sendable {
         var headFallback: (Route, HTTPPathParameters)?
         var allowed: [HTTPMethod] = []
         var firstBound: Route?
-        for route in routes {
+        guard let candidates = routesBySegmentCount[segments.count] else { return .notFound }
+        for route in candidates {
             guard let parameters = Self.bind(route.segments, text, path, segments) else { continue }
             if firstBound == nil { firstBound = route }
             if route.method == method { return .found(route, parameters) }

@@ -142,7 +142,8 @@ public enum AccessLogFormat: Sendable {
 
     /// Milliseconds with two decimals, rounded (`0.05`, `12.30`).
     private static func appendMilliseconds(_ duration: Duration, to out: inout [UInt8]) {
-        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        let (seconds, attoseconds) = duration.components  // once: each read divides 128-bit values
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         let hundredths = (max(0, nanoseconds) + 5_000) / 10_000
         appendDecimal(Int(hundredths / 100), to: &out)
         out.append(0x2E)

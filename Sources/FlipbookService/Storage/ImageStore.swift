@@ -146,8 +146,10 @@ public final class ImageStore: Sendable {
     /// backend.
     /// `reader` is the caller's event loop (its own copy of the records), nil for other threads.
     func quickLookup(_ id: String, reader: Int? = nil) -> QuickLookup {
-        guard ImageID.isWellFormed(id) else { return .missing }
-        if let image = library.cached(id) { return .found(image.record, metadataJSON: image.metadataJSON) }
+        // A content id (the usual case) is checked once; it is never a library name.
+        let isContentID = ImageID.isContentID(id)
+        guard isContentID || ImageID.isWellFormed(id) else { return .missing }
+        if !isContentID, let image = library.cached(id) { return .found(image.record, metadataJSON: image.metadataJSON) }
         if backend.lookupsAreLocal {
             guard let cached = try? resolveWellFormed(id, reader: reader) else { return .missing }
             return .found(cached.record, metadataJSON: cached.metadataJSON)
