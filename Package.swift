@@ -1,6 +1,8 @@
 // swift-tools-version: 6.2
 // Flipbook: an HTTP microservice that serves the composited frames of animated images.
 // One module per layer (see README "Architecture"); dependencies point down only.
+// Linux only: epoll, memfd, sendfile, cgroups and glibc's malloc are what it is built on, so no
+// other platform is declared.
 
 import PackageDescription
 
@@ -10,7 +12,6 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Flipbook",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "flipbook", targets: ["flipbook"]),
         .library(name: "AnimatedImage", targets: ["AnimatedImage"]),
@@ -99,6 +100,7 @@ let package = Package(
                               .product(name: "Metrics", package: "swift-metrics"),
                               .product(name: "Prometheus", package: "swift-prometheus"),
                               .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                              .product(name: "SystemPackage", package: "swift-system"),
                           ],
                           swiftSettings: strictSettings),
 
@@ -108,20 +110,28 @@ let package = Package(
                           path: "Benchmarks/HTTPBenchServer",
                           swiftSettings: strictSettings),
 
+        // What every test target shares: the corpus, a seeded generator, a raw HTTP client, a
+        // clock moved by hand.
+        .target(name: "FlipbookTestSupport",
+                dependencies: ["SystemResources"],
+                path: "Tests/FlipbookTestSupport",
+                swiftSettings: strictSettings),
+
         .testTarget(name: "AnimatedImageTests",
-                    dependencies: ["AnimatedImage", "CPNG", "CZlib"],
+                    dependencies: ["AnimatedImage", "CPNG", "CZlib", "FlipbookTestSupport"],
                     swiftSettings: strictSettings),
         .testTarget(name: "FrameCacheTests",
-                    dependencies: ["FrameCache", "AnimatedImage"],
+                    dependencies: ["FrameCache", "AnimatedImage", "SystemResources", "FlipbookTestSupport"],
                     swiftSettings: strictSettings),
         .testTarget(name: "FlipbookServiceTests",
-                    dependencies: ["FlipbookService", "FrameCache", "HTTPServer", "AnimatedImage"],
+                    dependencies: ["FlipbookService", "FrameCache", "HTTPServer", "AnimatedImage", "SystemResources",
+                                   "FlipbookTestSupport"],
                     swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests",
-                    dependencies: ["HTTPServer"],
+                    dependencies: ["HTTPServer", "FlipbookTestSupport"],
                     swiftSettings: strictSettings),
         .testTarget(name: "SystemResourcesTests",
-                    dependencies: ["SystemResources"],
+                    dependencies: ["SystemResources", "FlipbookTestSupport"],
                     swiftSettings: strictSettings),
     ]
 )

@@ -1,6 +1,6 @@
 // Linux system calls the Glibc module does not import (glibc declares their wrappers only under
 // _GNU_SOURCE, and the SYS_ numbers are macros of macros): the CPU affinity mask, anonymous
-// memory files, and punching holes in them.
+// memory files, punching holes in them, and the calling thread's kernel id.
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -20,3 +20,6 @@ static inline int flipbook_memfd_create(const char *name) {
 static inline int flipbook_punch_hole(int fd, long offset, long length) {
     return (int)syscall(SYS_fallocate, fd, 0x02 | 0x01, offset, length);
 }
+
+/// The calling thread's kernel id (gettid), for a per-thread nice value.
+static inline int flipbook_thread_id(void) { return (int)syscall(SYS_gettid); }

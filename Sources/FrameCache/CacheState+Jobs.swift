@@ -53,11 +53,6 @@ extension CacheState {
         return job(entry, index, urgent: false)
     }
 
-    /// True when some request waits for a frame of an image no thread is working on.
-    func hasUnclaimedWaiters() -> Bool {
-        oldestWaiting(excluding: nil) != nil
-    }
-
     private func job(_ entry: ImageEntry, _ index: Int, urgent: Bool) -> Job {
         Job(entry: entry, index: index, urgent: urgent, resume: entry.resumePoint(before: index))
     }

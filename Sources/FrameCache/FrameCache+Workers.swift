@@ -1,6 +1,7 @@
 import AnimatedImage
+import SystemResources
 import Foundation
-import CMalloc
+import CLinux
 
 /// The decode threads: take a job under the lock, render and encode outside it, then store the
 /// frame, answer its waiters and either go on with the same image (a short run in playback
@@ -47,9 +48,7 @@ extension FrameCache {
     static let decodeThreadNice: Int32 = 10
 
     private func workerLoop() {
-        #if os(Linux)
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(flipbook_thread_id()), Self.decodeThreadNice)
-        #endif
         while var work = takeWork() {
             while true {
                 let made = make(&work)
@@ -74,7 +73,7 @@ extension FrameCache {
         defer { lock.unlock() }
         while true {
             if shuttingDown { return nil }
-            let now = clock.now()
+            let now = clock.seconds()
             refreshWindowsIfDue(now: now)
             if let job = state.nextJob(now: now) {
                 activeJobs += 1
@@ -88,7 +87,7 @@ extension FrameCache {
 
     /// Renders and encodes the job's frame (outside the lock).
     private func make(_ work: inout Work) -> Made {
-        let started = DispatchTime.now()
+        let started = SystemMonotonicClock().nanoseconds()
         var made = Made(frame: .failure(.decodeFailed("not attempted")))
         do {
             let image = try work.image ?? loadImage(work.job.entry)
@@ -125,7 +124,7 @@ extension FrameCache {
         } catch {
             made.frame = .failure(.decodeFailed("\(error)"))
         }
-        made.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        made.seconds = Double(SystemMonotonicClock().nanoseconds() - started) / 1e9
         return made
     }
 
@@ -134,7 +133,7 @@ extension FrameCache {
     private func finish(_ work: inout Work, _ made: Made) -> ([ImageEntry.Completion], CacheState.Job?) {
         metrics.decoded(seconds: made.seconds)
         let entry = work.job.entry
-        let now = clock.now()
+        let now = clock.seconds()
         lock.lock()
         state.counters.decodes += 1
         state.counters.framesDecoded += made.framesDecoded

@@ -2,6 +2,7 @@ import AnimatedImage
 import Foundation
 import Synchronization
 import Metrics
+import SystemResources
 
 /// The process-wide cache of composited frames, shared by every client of every image.
 ///
@@ -32,7 +33,7 @@ public final class FrameCache: @unchecked Sendable {
     public typealias Completion = @Sendable (Result<EncodedFrame, FrameCacheError>) -> Void
 
     public let configuration: FrameCacheConfiguration
-    let clock: any CacheClock
+    let clock: any MonotonicClock
     let lock = NSCondition()
     var state: CacheState
     var pressure: PressureController
@@ -65,7 +66,7 @@ public final class FrameCache: @unchecked Sendable {
 
     /// - Parameter metricsFactory: where hits, misses, decode times, bytes, purges and queue
     ///   depth are reported (default: the process's bootstrapped swift-metrics backend).
-    public init(configuration: FrameCacheConfiguration, clock: any CacheClock = SystemCacheClock(),
+    public init(configuration: FrameCacheConfiguration, clock: any MonotonicClock = SystemMonotonicClock(),
                 metricsFactory: any MetricsFactory = MetricsSystem.factory) {
         self.configuration = configuration
         self.metrics = CacheMetrics(factory: metricsFactory)
@@ -93,7 +94,7 @@ public final class FrameCache: @unchecked Sendable {
             completion(.failure(.frameOutOfRange(index: index, frameCount: image.frameCount)))
             return nil
         }
-        let now = clock.now()
+        let now = clock.seconds()
         lock.lock()
         if shuttingDown {
             lock.unlock()
@@ -147,7 +148,7 @@ public final class FrameCache: @unchecked Sendable {
     public func cachedFrame(id: String, index: Int, reader: Int) -> EncodedFrame? {
         guard let hit = hitTables.lookup(id, index: index, reader: reader) else { return nil }
         let entry = hit.entry
-        let now = clock.now()
+        let now = clock.seconds()
         let moved = entry.playhead != index
         if moved { entry.playhead = index }
         entry.lastRequest = now
@@ -201,7 +202,7 @@ public final class FrameCache: @unchecked Sendable {
     /// A memory-pressure signal: purge now, and cap windows for a while (see ``PressureController``).
     public func memoryPressure(_ level: PressureLevel, source: String) {
         guard level != .normal else { return }
-        let now = clock.now()
+        let now = clock.seconds()
         lock.lock()
         pressure.signal(level, at: now)
         let freed = state.purge(level)
@@ -230,9 +231,9 @@ public final class FrameCache: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         lock.lock()
         defer { lock.unlock() }
-        while activeJobs > 0 || state.waitingRequests > 0 || state.peekJob(now: clock.now()) != nil {
+        while activeJobs > 0 || state.waitingRequests > 0 || state.peekJob(now: clock.seconds()) != nil {
             if !lock.wait(until: min(deadline, Date().addingTimeInterval(0.05))), Date() >= deadline { return }
-            refreshWindowsIfDue(now: clock.now())
+            refreshWindowsIfDue(now: clock.seconds())
         }
     }
 
@@ -254,7 +255,7 @@ public final class FrameCache: @unchecked Sendable {
     // MARK: Stats
 
     public func stats() -> CacheStats {
-        let now = clock.now()
+        let now = clock.seconds()
         lock.lock()
         defer { lock.unlock() }
         let images = state.entries.values.sorted { $1.usedBefore($0) }.map { entry in
@@ -302,7 +303,7 @@ public final class FrameCache: @unchecked Sendable {
         var parts: [String] = []
         if activeJobs > 0 { parts.append("activeJobs \(activeJobs)") }
         if state.waitingRequests > 0 { parts.append("waitingRequests \(state.waitingRequests)") }
-        if let job = state.peekJob(now: clock.now()) {
+        if let job = state.peekJob(now: clock.seconds()) {
             parts.append("job \(job.entry.id)#\(job.index) urgent \(job.urgent)")
         }
         return parts.joined(separator: ", ")

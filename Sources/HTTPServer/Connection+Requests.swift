@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemResources
 
 /// Request handling of a connection: routing a parsed head, body policies, handler calls, and
 /// writing responses strictly in request order.
@@ -33,7 +34,7 @@ extension Connection {
             sequence: sequence, method: head.method, path: request.path, route: route, routeIndex: routeIndex,
             headers: head.headers, requestID: requestID, isHead: head.method == .HEAD,
             isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
-            startNanoseconds: shared.hook == nil ? 0 : Self.nanoseconds()))
+            startNanoseconds: shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
         let hasBody = head.framing != .none
 
         switch match {
@@ -170,7 +171,7 @@ extension Connection {
             inFlight.append(Exchange(sequence: sequence, method: Self.unknownMethod, path: "-", route: nil,
                                      routeIndex: -1, headers: HTTPHeaders(), requestID: loop.requestID(for: nil),
                                      isHead: false, isHTTP10: false, keepAlive: false,
-                                     startNanoseconds: loop.shared.hook == nil ? 0 : Self.nanoseconds()))
+                                     startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
         }
         setResponse(.problem(status, detail: detail, headers: headers), sequence: sequence)
     }
@@ -229,7 +230,7 @@ extension Connection {
                              routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
                              requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
                              status: response.status.code, bodyBytes: sendsBody ? response.bodyCount : 0,
-                             duration: .nanoseconds(Int64(clamping: Self.nanoseconds() &- exchange.startNanoseconds)))
+                             duration: .nanoseconds(Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds)))
         }
         enqueueStaged { head in
             ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)
@@ -251,11 +252,5 @@ extension Connection {
 
     static func tooLargeDetail(_ maxBytes: Int) -> String {
         "The request body is larger than the \(maxBytes) bytes this resource accepts."
-    }
-
-    static func nanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

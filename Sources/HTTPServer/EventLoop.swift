@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import Synchronization
+import SystemResources
 
 /// One epoll loop on its own thread. It owns its connections (touched only from its thread), a
 /// deadline heap, and an inbox through which other threads hand it responses, new connections
@@ -39,7 +40,7 @@ final class EventLoop: @unchecked Sendable {
     private var continuing: [Connection] = []
     private(set) var liveConnections = 0
     private var timers = TimerHeap()
-    private(set) var now: Int64 = POSIX.monotonicMilliseconds()
+    private(set) var now: Int64 = SystemMonotonicClock().milliseconds()
     private(set) var date = HTTPDateCache()
     private var nextGeneration: UInt32 = 1
     private(set) var draining = false
@@ -141,7 +142,7 @@ final class EventLoop: @unchecked Sendable {
         while running {
             let timeout = waitTimeout()
             let count = Epoll.wait(epfd, eventBuffer, capacity: Int32(Self.eventCapacity), timeout: timeout)
-            now = POSIX.monotonicMilliseconds()
+            now = SystemMonotonicClock().milliseconds()
             date.refresh()
             if count < 0 {
                 if errno == EINTR { continue }
@@ -176,7 +177,7 @@ final class EventLoop: @unchecked Sendable {
         if let resume = acceptResumeAt { next = min(next, resume) }
         if let deadline = drainDeadline { next = min(next, deadline) }
         if next == Int64.max { return -1 }
-        return Int32(clamping: max(0, next - POSIX.monotonicMilliseconds()))
+        return Int32(clamping: max(0, next - SystemMonotonicClock().milliseconds()))
     }
 
     private func connection(fd: Int32, generation: UInt32) -> Connection? {

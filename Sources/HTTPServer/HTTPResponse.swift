@@ -80,31 +80,9 @@ public struct HTTPResponse: Sendable {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/problem+json")
         for field in extraHeaders { headers.add(name: field.name, value: field.value) }
-        let body = "{\"type\":\"about:blank\",\"title\":\(jsonString(status.reasonPhrase)),"
-            + "\"status\":\(status.code),\"detail\":\(jsonString(detail))}"
+        let body = "{\"type\":\"about:blank\",\"title\":\(JSONString.quoted(status.reasonPhrase)),"
+            + "\"status\":\(status.code),\"detail\":\(JSONString.quoted(detail))}"
         return HTTPResponse(status: status, headers: headers, body: Array(body.utf8))
-    }
-
-    /// `text` as a JSON string literal (quotes included).
-    static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 }
 

@@ -108,13 +108,6 @@ enum POSIX {
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Milliseconds on the monotonic clock.
-    static func monotonicMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
-
     /// Closes a descriptor; `EINTR` from `close(2)` is not retried on Linux (the descriptor is gone).
     static func closeDescriptor(_ fd: Int32) {
         _ = Glibc.close(fd)

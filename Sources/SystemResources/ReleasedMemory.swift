@@ -24,7 +24,7 @@ public enum ReleasedMemory {
 
     /// The process's one count.
     static let rule = Rule(thresholdBytes: thresholdBytes, minimumInterval: minimumInterval,
-                           clock: Rule.monotonicNanoseconds)
+                           clock: SystemMonotonicClock())
 
     /// Counts `bytes` as freed and returns memory to the kernel now if that is due. Do not call
     /// it under a lock others wait for: use ``noteIsDue(_:)`` there and ``returnToKernel()``
@@ -46,15 +46,15 @@ public enum ReleasedMemory {
     }
 
     /// The counting behind ``ReleasedMemory``: bytes freed since the last return, and when that
-    /// was, on a clock of nanoseconds.
+    /// was, on a monotonic clock.
     final class Rule: Sendable {
         let thresholdBytes: Int
         let minimumInterval: Int64
-        let clock: @Sendable () -> Int64
+        let clock: any MonotonicClock
         private let pending = Atomic<Int>(0)
         private let returnedAt = Atomic<Int64>(Int64.min / 2)
 
-        init(thresholdBytes: Int, minimumInterval: Duration, clock: @escaping @Sendable () -> Int64) {
+        init(thresholdBytes: Int, minimumInterval: Duration, clock: any MonotonicClock) {
             self.thresholdBytes = thresholdBytes
             self.minimumInterval = minimumInterval.nanoseconds
             self.clock = clock
@@ -63,7 +63,7 @@ public enum ReleasedMemory {
         func noteIsDue(_ bytes: Int) -> Bool {
             let total = pending.add(max(0, bytes), ordering: .relaxed).newValue
             guard total >= thresholdBytes else { return false }
-            let now = clock()
+            let now = clock.nanoseconds()
             let last = returnedAt.load(ordering: .relaxed)
             guard now - last >= minimumInterval else { return false }
             // One caller wins the return; the others' bytes are returned with it.
@@ -76,13 +76,7 @@ public enum ReleasedMemory {
 
         func markReturned() {
             pending.store(0, ordering: .relaxed)
-            returnedAt.store(clock(), ordering: .relaxed)
-        }
-
-        @Sendable static func monotonicNanoseconds() -> Int64 {
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+            returnedAt.store(clock.nanoseconds(), ordering: .relaxed)
         }
     }
 

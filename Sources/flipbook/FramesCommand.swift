@@ -2,6 +2,8 @@ import AnimatedImage
 import ArgumentParser
 import Dispatch
 import Foundation
+import Synchronization
+import SystemPackage
 import SystemResources
 
 /// `flipbook frames FILE --output DIR`: every composited frame as `DIR/frame_NNNN.png`.
@@ -69,56 +71,33 @@ struct FramesCommand: ParsableCommand {
     }
 }
 
-/// Writes one frame's PNG with plain POSIX calls. (Foundation's `Data.write(to:)` fsyncs every
-/// file, which cost more wall-clock time than encoding the frame.)
+/// Writes one frame's PNG with plain system calls (swift-system's `writeAll` retries short writes
+/// and `EINTR`). Foundation's `Data.write(to:)` fsyncs every file, which cost more wall-clock
+/// time than encoding the frame.
 private func writeFrameFile(_ bytes: [UInt8], to path: String) throws {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-    guard fd >= 0 else { throw POSIXFileError(code: errno) }
-    var failure: Int32 = 0
-    bytes.withUnsafeBytes { raw in
-        var offset = 0
-        while offset < raw.count {
-            let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = errno
-                return
-            }
-            offset += n
-        }
-    }
-    if close(fd) != 0, failure == 0 { failure = errno }
-    if failure != 0 { throw POSIXFileError(code: failure) }
-}
-
-private struct POSIXFileError: Error, CustomStringConvertible {
-    var code: Int32
-    var description: String { String(cString: strerror(code)) }
+    let fd = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate, .closeOnExec],
+                                     permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
+    try fd.closeAfter { _ = try fd.writeAll(bytes) }
 }
 
 /// The first failure among concurrent encode jobs.
-private final class FailureBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var message: String?
-    func record(_ text: String) { lock.lock(); if message == nil { message = text }; lock.unlock() }
-    var first: String? { lock.lock(); defer { lock.unlock() }; return message }
+private final class FailureBox: Sendable {
+    private let message = Mutex<String?>(nil)
+    func record(_ text: String) { message.withLock { $0 = $0 ?? text } }
+    var first: String? { message.withLock { $0 } }
 }
 
 /// A one-line progress counter on stderr, shown only when stderr is a terminal.
-private final class Progress: @unchecked Sendable {
+private final class Progress: Sendable {
     private let total: Int
     private let enabled = isatty(2) != 0
-    private let lock = NSLock()
-    private var done = 0
+    private let done = Mutex(0)
 
     init(total: Int) { self.total = total }
 
     func step() {
         guard enabled else { return }
-        lock.lock()
-        done += 1
-        let n = done
-        lock.unlock()
+        let n = done.withLock { $0 += 1; return $0 }
         if n == total || n % 10 == 0 {
             FileHandle.standardError.write(Data("\rframes: \(n)/\(total)".utf8))
         }

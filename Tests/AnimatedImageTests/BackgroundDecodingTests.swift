@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 @testable import AnimatedImage
 import Testing
 
@@ -33,7 +34,7 @@ struct BackgroundDecodingTests {
     /// and error with and without background decoding.
     @Test func damagedFramesFailTheSameWay() throws {
         let bytes = try Corpus.bytes("wuffs/muybridge.gif")
-        var generator = SplitMix(seed: 11)
+        var generator = SplitMix64(seed: 11)
         var compared = 0
         for _ in 0..<60 {
             var damaged = bytes

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 @testable import AnimatedImage
 import CZlib
 import Foundation
@@ -39,7 +40,7 @@ struct ColorSpaceTests {
         let writer = PNGSampleWriter(colorType: colorType, bitDepth: 8, interlaced: false)
         var apng = LayoutAPNG(writer: writer, width: 5, height: 4)
         apng.extraChunks = chunks
-        var random = SplitMix(seed: 7)
+        var random = SplitMix64(seed: 7)
         apng.frames = (0..<3).map { _ in
             .init(width: 5, height: 4, samples: (0..<5 * 4 * writer.channels).map { _ in Int(random.next() % 256) })
         }

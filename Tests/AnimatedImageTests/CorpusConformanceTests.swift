@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import AnimatedImage
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 @testable import AnimatedImage
 import Testing
 

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 @testable import AnimatedImage
 import Testing
 
@@ -32,11 +33,11 @@ struct PNGLayoutTests {
         var writer: PNGSampleWriter
         var palette: [UInt8] = []
         var transparency: [UInt8] = []
-        var random: SplitMix
+        var random: SplitMix64
 
         init(_ layout: Layout, interlaced: Bool, seed: UInt64) {
             writer = PNGSampleWriter(colorType: layout.colorType, bitDepth: layout.bitDepth, interlaced: interlaced)
-            random = SplitMix(seed: seed)
+            random = SplitMix64(seed: seed)
             let maximum = (1 << layout.bitDepth) - 1
             if layout.colorType == 3 {
                 let entries = 1 << layout.bitDepth

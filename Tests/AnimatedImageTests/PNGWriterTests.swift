@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 @testable import AnimatedImage
 import Dispatch
 import Synchronization
@@ -10,10 +11,10 @@ import Testing
 struct PNGWriterTests {
     let encoderTests = PNGEncoderTests()
 
-    /// A deterministic pseudo-random byte stream (``SplitMix`` underneath).
+    /// A deterministic pseudo-random byte stream (``SplitMix64`` underneath).
     struct Noise {
-        var generator: SplitMix
-        init(state: UInt64) { generator = SplitMix(seed: state) }
+        var generator: SplitMix64
+        init(state: UInt64) { generator = SplitMix64(seed: state) }
         mutating func next() -> UInt64 { generator.next() }
         mutating func bytes(_ count: Int) -> [UInt8] {
             var out: [UInt8] = []

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 @testable import AnimatedImage
 import Testing
 
@@ -35,7 +36,7 @@ struct RandomAccessTests {
         let image = try AnimatedImage(bytes: try Corpus.bytes(path))
         let expected = try Self.sequentialFrames(image)
         let renderer = FrameRenderer(image: image, checkpointInterval: 4)
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         for _ in 0..<(image.frameCount * 3) {
             let k = Int(generator.next() % UInt64(image.frameCount))
             #expect(try renderer.render(k) == expected[k], "\(path) frame \(k)")
@@ -121,7 +122,7 @@ struct RandomAccessTests {
         #expect(renderer.decodeCount == image.frameCount)
         #expect(renderer.checkpointIndices == [16, 32, 48, 64, 80, 96])
         // Afterwards any frame costs at most 16 decodes, and is right.
-        var generator = SplitMix(seed: 42)
+        var generator = SplitMix64(seed: 42)
         for _ in 0..<300 {
             let k = Int(generator.next() % 100)
             let before = renderer.decodeCount
@@ -180,18 +181,5 @@ struct RandomAccessTests {
         #expect(throws: AnimatedImageError.frameOutOfRange(index: -1, frameCount: 100)) {
             try FrameRenderer(image: image).render(-1)
         }
-    }
-}
-
-/// A small deterministic random generator for reproducible test orders.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

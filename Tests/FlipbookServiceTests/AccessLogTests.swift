@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Dispatch
 import Foundation
 import HTTPServer
@@ -29,14 +30,14 @@ struct AccessLogTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for connection in 0..<4 {
                 group.addTask {
-                    let raw = try RawConnection(port: port)
+                    let raw = try RawHTTPClient(port: port, timeoutSeconds: 10)
                     var burst = ""
                     for n in 0..<perConnection {
                         let path = n % 5 == 4 ? "/nope" : "/healthz"
                         burst += "GET \(path) HTTP/1.1\r\nHost: t\r\nX-Request-ID: burst-\(connection)-\(n)\r\n\r\n"
                     }
                     try raw.send(burst)
-                    for _ in 0..<perConnection { _ = try raw.readHead() }
+                    for _ in 0..<perConnection { _ = try raw.readResponse() }
                 }
             }
             try await group.waitForAll()

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Foundation
 import Testing
 @testable import FlipbookService

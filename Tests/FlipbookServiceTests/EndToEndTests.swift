@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import AnimatedImage
 @testable import FlipbookService
 import Foundation
@@ -199,7 +200,7 @@ struct EndToEndTests {
         }
         let c = service.client
         let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
-        func expectProblem(_ response: HTTPTestClient.Response, _ status: Int, _ what: String) {
+        func expectProblem(_ response: HTTPTestResponse, _ status: Int, _ what: String) {
             #expect(response.status == status, "\(what): \(response.status) \(response.text)")
             #expect(response.header("Content-Type") == "application/problem+json", "\(what)")
             let json = response.json

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 @testable import FlipbookService
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Foundation
 import Testing
 @testable import FlipbookService
@@ -35,7 +36,7 @@ struct ResponseHookLiveTests {
         var ids: [Int: String] = [:]
         for (request, status, echoed) in Self.cases {
             let raw = try service.client.exchange(Array(request.utf8))
-            let response = try HTTPTestClient.parse(raw, method: "GET")
+            let response = try RawHTTPClient.parse(raw, method: "GET")
             #expect(response.status == status, "\(request.prefix(24))")
             #expect(response.header("X-Served-By") == "test-instance", "\(status)")
             let id = try #require(response.header("X-Request-ID"), "\(status)")
@@ -73,63 +74,22 @@ struct ResponseHookLiveTests {
             settings.log.accessLogFile = logPath
             settings.server.maxConnections = 2
         }
-        let held = try (0..<2).map { _ in try RawConnection(port: service.server.port) }
+        let held = try (0..<2).map { _ in try RawHTTPClient(port: service.server.port, timeoutSeconds: 10) }
         // Both held connections are registered once a request on them has been answered.
         for connection in held {
             try connection.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(try connection.readHead().hasPrefix("HTTP/1.1 200"))
+            #expect(try connection.readResponse().status == 200)
         }
-        let refused = try RawConnection(port: service.server.port)
-        let head = try refused.readHead()
-        #expect(head.hasPrefix("HTTP/1.1 503"))
-        #expect(head.contains("X-Served-By: test-instance\r\n"))
-        let id = try #require(head.split(separator: "\r\n").first { $0.hasPrefix("X-Request-ID: ") }?.dropFirst(14))
+        let refused = try RawHTTPClient(port: service.server.port, timeoutSeconds: 10)
+        let response = try refused.readResponse()
+        #expect(response.status == 503)
+        #expect(response.header("X-Served-By") == "test-instance")
+        let id = try #require(response.header("X-Request-ID"))
         withExtendedLifetime(held) {}
         await service.stop()
         let log = try String(contentsOfFile: logPath, encoding: .utf8)
         let line = try #require(log.split(separator: "\n").first { $0.contains("requestID=\(id) ") })
         #expect(line.contains("status=503"))
         #expect(line.contains(" method=- ") && line.contains(" path=- "))
-    }
-}
-
-/// A raw keep-alive connection that reads response heads.
-final class RawConnection {
-    let fd: Int32
-    private var buffer: [UInt8] = []
-
-    init(port: Int) throws {
-        fd = try HTTPTestClient.connect(port: port, timeoutSeconds: 10)
-    }
-
-    deinit { close(fd) }
-
-    func send(_ text: String) throws {
-        let bytes = Array(text.utf8)
-        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        guard sent == bytes.count else { throw HTTPTestClient.Failure(description: "send: errno \(errno)") }
-    }
-
-    /// The next response's head (status line and fields); its body, if any, is skipped by length.
-    func readHead() throws -> String {
-        while true {
-            if let end = (0..<max(0, buffer.count - 3)).first(where: {
-                buffer[$0] == 13 && buffer[$0 + 1] == 10 && buffer[$0 + 2] == 13 && buffer[$0 + 3] == 10 }) {
-                let head = String(decoding: buffer[0..<end + 2], as: UTF8.self)
-                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
-                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
-                while buffer.count < end + 4 + length { try fill() }
-                buffer.removeFirst(end + 4 + length)
-                return head
-            }
-            try fill()
-        }
-    }
-
-    private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { throw HTTPTestClient.Failure(description: "recv: \(n), errno \(errno)") }
-        buffer += chunk[0..<n]
     }
 }

@@ -1,3 +1,5 @@
+import FlipbookTestSupport
+import SystemResources
 import AnimatedImage
 @testable import FrameCache
 import Foundation
@@ -5,7 +7,7 @@ import Testing
 
 @Suite("Frame cache", .serialized)
 struct FrameCacheTests {
-    func cache(budget: Int, threads: Int = 2, clock: any CacheClock = SystemCacheClock(),
+    func cache(budget: Int, threads: Int = 2, clock: any MonotonicClock = SystemMonotonicClock(),
                wholeAnimationBytes: Int = 10_000_000) -> FrameCache {
         FrameCache(configuration: FrameCacheConfiguration(
             budgetBytes: budget, decodeThreads: threads,
@@ -97,7 +99,7 @@ struct FrameCacheTests {
         let budget = 300_000
         let cache = cache(budget: budget, threads: 2, wholeAnimationBytes: 50_000)
         defer { cache.shutdown() }
-        var generator = SeededGenerator(seed: 20261123)
+        var generator = SplitMix64(seed: 20261123)
         var pending: [Results] = []
         for step in 0..<600 {
             let n = Int.random(in: 0..<images.count, using: &generator)

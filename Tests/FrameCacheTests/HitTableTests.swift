@@ -1,3 +1,5 @@
+import FlipbookTestSupport
+import SystemResources
 import AnimatedImage
 import Dispatch
 import Foundation
@@ -11,7 +13,7 @@ import Testing
 @Suite("Frame cache: hits without the lock")
 struct HitTableTests {
     func cache(budget: Int, tables: Int = 2, wholeAnimationBytes: Int = 10_000_000,
-               clock: any CacheClock = SystemCacheClock()) -> FrameCache {
+               clock: any MonotonicClock = SystemMonotonicClock()) -> FrameCache {
         var configuration = FrameCacheConfiguration(
             budgetBytes: budget, decodeThreads: 2,
             window: WindowPolicy(wholeAnimationBytes: wholeAnimationBytes, minimumWindow: 2))
@@ -121,7 +123,7 @@ struct HitTableTests {
             #expect(tables.holds("small", index: 0, reader: reader), "the poster stays")
             #expect(!(1..<image.frameCount).contains { tables.holds("small", index: $0, reader: reader) })
         }
-        clock.advance(10)  // the windows have regrown, but nobody asked for the image since
+        clock.advance(by: 10)  // the windows have regrown, but nobody asked for the image since
         cache.waitUntilIdle()
         #expect(cache.cachedFrameIndices(of: "small") == [0])
         // The poster asked for through a table: asked for since the purge, so decoded for again.
@@ -144,7 +146,7 @@ struct HitTableTests {
         defer { cache.shutdown() }
         _ = cache.fetch(CacheableImage(id: "medium", image: image), 0)
         cache.waitUntilIdle()
-        clock.advance(60)  // idle: the decode threads' next look at the windows takes its window
+        clock.advance(by: 60)  // idle: the decode threads' next look at the windows takes its window
         #expect(eventually { cache.residency(of: "medium")?.window == 0 })
         #expect(cache.cachedFrame(id: "medium", index: 1, reader: 0) != nil)
         #expect(eventually { (cache.residency(of: "medium")?.window ?? 0) > 0 })
@@ -163,7 +165,7 @@ struct HitTableTests {
         let wrong = Atomic<Int>(0)
         let served = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 4) { reader in
-            var generator = SeededGenerator(seed: UInt64(reader + 1))
+            var generator = SplitMix64(seed: UInt64(reader + 1))
             for _ in 0..<400 {
                 let k = Int.random(in: 0..<image.frameCount, using: &generator)
                 var frame = cache.cachedFrame(id: "medium", index: k, reader: reader)

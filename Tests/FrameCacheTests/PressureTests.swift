@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import AnimatedImage
 import Foundation
 @testable import FrameCache
@@ -60,14 +61,14 @@ struct PressureTests {
         #expect(stats.purges.last!.freedBytes > 0)
 
         // Within 2 s: window 1, nothing is decoded ahead.
-        clock.advance(1.5)
+        clock.advance(by: 1.5)
         _ = cache.fetch(entry, 11)
         cache.waitUntilIdle()
         #expect(cache.stats().images[0].window == 1)
         #expect(cache.cachedFrameIndices(of: "m").contains(12) == false)
 
         // After 2 s: window 2.
-        clock.advance(1)
+        clock.advance(by: 1)
         _ = cache.fetch(entry, 12)
         cache.waitUntilIdle()
         #expect(cache.stats().images[0].window == 2)
@@ -75,7 +76,7 @@ struct PressureTests {
         #expect(cache.cachedFrameIndices(of: "m").contains(14) == false)
 
         // Three seconds later: the full window again.
-        clock.advance(3)
+        clock.advance(by: 3)
         _ = cache.fetch(entry, 13)
         cache.waitUntilIdle()
         stats = cache.stats()
@@ -115,7 +116,7 @@ struct PressureTests {
         cache.memoryPressure(.critical, source: "test")
         let decodesAtPurge = cache.stats().decodes
         for step in [0.5, 2.0, 3.0, 10.0] {  // capped at 1, then 2, then unrestricted
-            clock.advance(step)
+            clock.advance(by: step)
             cache.waitUntilIdle()
             let stats = cache.stats()
             #expect(cache.cachedFrameIndices(of: "i0") == [0], "\(step) s on")
@@ -144,12 +145,12 @@ struct PressureTests {
         cache.waitUntilIdle()
         cache.memoryPressure(.warning, source: "test")
         #expect(cache.cachedFrameIndices(of: "b") == [0, 5])
-        clock.advance(2.5)  // windows of 2 now
+        clock.advance(by: 2.5)  // windows of 2 now
         _ = cache.fetch(images[0], 6)
         cache.waitUntilIdle()
         #expect(cache.cachedFrameIndices(of: "a").contains(7))
         #expect(cache.cachedFrameIndices(of: "b") == [0, 5])
-        clock.advance(3)  // unrestricted
+        clock.advance(by: 3)  // unrestricted
         cache.waitUntilIdle()
         #expect(cache.cachedFrameIndices(of: "b") == [0, 5])
     }

@@ -1,33 +1,12 @@
+import FlipbookTestSupport
 import AnimatedImage
 import FrameCache
 import Foundation
 
-/// A clock the test moves by hand.
-final class ManualClock: CacheClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var seconds: Double = 1000
-
-    func now() -> Double {
-        lock.lock()
-        defer { lock.unlock() }
-        return seconds
-    }
-
-    func advance(_ delta: Double) {
-        lock.lock()
-        seconds += delta
-        lock.unlock()
-    }
-}
-
 /// Corpus animations used as cache workloads.
 enum TestImages {
-    static let corpus = URL(fileURLWithPath: ProcessInfo.processInfo.environment["FLIPBOOK_CORPUS"]
-        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/corpus").path)
-
     static func load(_ path: String) throws -> AnimatedImage {
-        try AnimatedImage(bytes: [UInt8](Data(contentsOf: corpus.appendingPathComponent(path))))
+        try AnimatedImage(bytes: [UInt8](Data(contentsOf: Corpus.root.appendingPathComponent(path))))
     }
 
     /// 128 frames of 64×64 (16 KiB decoded each).
@@ -75,22 +54,5 @@ extension FrameCache {
         if let frame = frame(image, index: index, completion: results.completion) { return (true, frame) }
         let values = results.wait(for: 1)
         return (false, try? values.first?.get())
-    }
-}
-
-/// SplitMix64: a seeded generator, so a randomized workload that fails can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

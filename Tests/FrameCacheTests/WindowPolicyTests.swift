@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 @testable import FrameCache
 import Testing
 
@@ -81,7 +82,7 @@ struct WindowPolicyTests {
     }
 
     @Test func windowsStayInsideTheBudgetWheneverTheLookaheadsFit() {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let policy = WindowPolicy(lookaheadMs: 500)
         for _ in 0..<500 {
             let demands = (0..<Int.random(in: 1...60, using: &generator)).map { _ in

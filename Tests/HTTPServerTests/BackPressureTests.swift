@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlipbookTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -30,8 +31,8 @@ import Testing
 
     /// Lets a client be used from a helper thread while the test waits on it.
     final class Shared: @unchecked Sendable {
-        let client: TestClient
-        init(_ client: TestClient) { self.client = client }
+        let client: RawHTTPClient
+        init(_ client: RawHTTPClient) { self.client = client }
     }
 
     /// A socket that sends without blocking and whose receive buffer is small, so that the
@@ -82,7 +83,7 @@ import Testing
             $0.outputHighWaterBytes = high
             $0.outputLowWaterBytes = low
         }, hook: hook) { server in
-            let client = TestClient(adopting: try Self.nonReadingSocket(port: server.port))
+            let client = RawHTTPClient(adopting: try Self.nonReadingSocket(port: server.port))
             let fd = client.fd
             let request = Array("GET /big HTTP/1.1\r\nHost: t\r\n\r\n".utf8)
             let total = 1000  // 64 MiB of answers if the server took them all
@@ -102,7 +103,7 @@ import Testing
                     "queued \(statistics.peakQueuedOutputBytes) bytes for a \(high)-byte mark")
 
             // Meanwhile another client on the same loop is answered.
-            let other = try TestClient(port: server.port)
+            let other = try RawHTTPClient(port: server.port)
             try other.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try other.readResponse().text == "hello")
             #expect(server.statistics.pausedConnections == 1)
@@ -133,13 +134,13 @@ import Testing
             $0.eventLoopThreads = 1
             $0.requestsPerTurn = 32
         }, hook: hook) { server in
-            let holder = try TestClient(port: server.port)
+            let holder = try RawHTTPClient(port: server.port)
             try holder.send("GET /block HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(entered.wait(timeout: .now() + 10) == .success)
 
             let count = 1000  // about 45 KB: it fits in the socket buffers of a connection not yet accepted
             let batch = (0..<count).flatMap { Array("GET /echo-path/a\($0) HTTP/1.1\r\nHost: t\r\n\r\n".utf8) }
-            let busy = Shared(try TestClient(port: server.port, timeoutSeconds: 20))
+            let busy = Shared(try RawHTTPClient(port: server.port, timeoutSeconds: 20))
             let sent = DispatchSemaphore(value: 0), read = DispatchSemaphore(value: 0)
             let answered = Atomic<Int>(0)
             Thread {
@@ -156,7 +157,7 @@ import Testing
             // All of A's requests are waiting in the kernel before B connects (the server only
             // accepts again once the handler lets go).
             #expect(sent.wait(timeout: .now() + 20) == .success)
-            let single = try TestClient(port: server.port)
+            let single = try RawHTTPClient(port: server.port)
             try single.send("GET /echo-path/b HTTP/1.1\r\nHost: t\r\n\r\n")
             release.signal()
 

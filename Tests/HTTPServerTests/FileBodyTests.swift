@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlipbookTestSupport
 import Foundation
 import Testing
 @testable import HTTPServer
@@ -17,7 +18,7 @@ struct FileBodyTests {
             fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
             unlink(path)
             guard fd >= 0, bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
-                throw TestError("temp file")
+                throw TestFailure("temp file")
             }
         }
         deinit { close(fd) }
@@ -39,7 +40,7 @@ struct FileBodyTests {
                                                                    count: large.count, owner: file))
         router.get("/large") { _, _ in .now(HTTPResponse(prepared)) }
         try await withTestServer(router) { server in
-            let client = try TestClient(port: server.port, timeoutSeconds: 20)
+            let client = try RawHTTPClient(port: server.port, timeoutSeconds: 20)
             try client.send("GET /small HTTP/1.1\r\nHost: t\r\n\r\nGET /large HTTP/1.1\r\nHost: t\r\n\r\n"
                 + "HEAD /large HTTP/1.1\r\nHost: t\r\n\r\nGET /small HTTP/1.1\r\nHost: t\r\n\r\n")
             let first = try client.readResponse()
@@ -53,12 +54,12 @@ struct FileBodyTests {
 
             // A client that leaves in the middle of a large file body costs its connection only.
             for _ in 0..<5 {
-                let leaving = try TestClient(port: server.port)
+                let leaving = try RawHTTPClient(port: server.port)
                 try leaving.send("GET /large HTTP/1.1\r\nHost: t\r\n\r\n")
                 var linger = linger(l_onoff: 1, l_linger: 0)  // close with a reset, at once
                 setsockopt(leaving.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
             }
-            let after = try TestClient(port: server.port)
+            let after = try RawHTTPClient(port: server.port)
             try after.send("GET /small HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try after.readResponse().body == small)
         }

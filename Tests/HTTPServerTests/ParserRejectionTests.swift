@@ -64,6 +64,19 @@ import Testing
         #expect(firstError(events) == expected, "\(name): \(events)")
     }
 
+    /// README: bad input never gets a 5xx, except RFC 9110's own answers for a request the server
+    /// understands but does not implement: 501 (a transfer coding other than chunked, §15.6.2)
+    /// and 505 (an HTTP version other than 1.x, §15.6.6).
+    @Test func badInputGets4xxBut501And505() {
+        for error in HTTPParseError.allCases {
+            switch error {
+            case .unsupportedTransferEncoding: #expect(error.statusCode == 501)
+            case .unsupportedVersion: #expect(error.statusCode == 505)
+            default: #expect((400..<500).contains(error.statusCode), "\(error): \(error.statusCode)")
+            }
+        }
+    }
+
     @Test func errorsMapToStatuses() {
         #expect(HTTPParseError.requestLineTooLong.statusCode == 414)
         #expect(HTTPParseError.headerSectionTooLarge.statusCode == 431)

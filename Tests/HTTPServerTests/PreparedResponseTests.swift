@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Foundation
 import Testing
 @testable import HTTPServer
@@ -25,7 +26,7 @@ struct PreparedResponseTests {
 
     @Test func aPreparedResponseIsSentWithItsEncodedHead() async throws {
         try await withTestServer(Self.router()) { server in
-            let client = try TestClient(port: server.port)
+            let client = try RawHTTPClient(port: server.port)
             try client.send("GET /prepared HTTP/1.1\r\nHost: t\r\n\r\nHEAD /prepared HTTP/1.1\r\nHost: t\r\n\r\n"
                 + "GET /prepared-extra HTTP/1.1\r\nHost: t\r\n\r\nGET /unprepared HTTP/1.1\r\nHost: t\r\n\r\n")
             let get = try client.readResponse()

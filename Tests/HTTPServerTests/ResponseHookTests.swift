@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlipbookTestSupport
 import Foundation
 import Testing
 @testable import HTTPServer
@@ -11,8 +12,8 @@ import Testing
 @Suite("Response hook")
 struct ResponseHookTests {
     /// One raw exchange on a fresh connection: the response, read whole.
-    func exchange(_ port: Int, _ request: String) throws -> ClientResponse {
-        let client = try TestClient(port: port)
+    func exchange(_ port: Int, _ request: String) throws -> HTTPTestResponse {
+        let client = try RawHTTPClient(port: port)
         try client.send(request)
         return try client.readResponse()
     }
@@ -49,7 +50,7 @@ struct ResponseHookTests {
                 }
             }
             // A request whose head never completes: 408.
-            let slow = try TestClient(port: server.port)
+            let slow = try RawHTTPClient(port: server.port)
             try slow.send("GET /hello HTTP/1.1\r\nHost: t\r\n")
             let timedOut = try slow.readResponse()
             #expect(timedOut.status == 408)
@@ -76,9 +77,9 @@ struct ResponseHookTests {
             configuration.maxConnections = 2
             configuration.eventLoopThreads = 1
         }, hook: hook) { server in
-            let held = try (0..<2).map { _ in try TestClient(port: server.port) }
+            let held = try (0..<2).map { _ in try RawHTTPClient(port: server.port) }
             #expect(eventually(within: 10) { server.openConnections == 2 })
-            let refused = try TestClient(port: server.port)
+            let refused = try RawHTTPClient(port: server.port)
             let response = try refused.readResponse()
             #expect(response.status == 503)
             #expect(response.header("X-Served-By") == "unit")

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Synchronization
 @testable import SystemResources
 import Testing
@@ -5,19 +6,13 @@ import Testing
 /// The one rule for handing freed memory back: after every `thresholdBytes` freed, at most every
 /// `minimumInterval`, once per crossing whoever frees.
 @Suite struct ReleasedMemoryTests {
-    /// A clock the test moves by hand.
-    final class ManualClock: Sendable {
-        let now = Atomic<Int64>(0)
-        func advance(milliseconds: Int64) { now.add(milliseconds * 1_000_000, ordering: .relaxed) }
-    }
-
     final class Counter: Sendable {
         let value = Atomic<Int>(0)
     }
 
     static func rule(_ clock: ManualClock) -> ReleasedMemory.Rule {
         ReleasedMemory.Rule(thresholdBytes: 1 << 20, minimumInterval: .milliseconds(20),
-                            clock: { clock.now.load(ordering: .relaxed) })
+                            clock: clock)
     }
 
     @Test func dueOnceAMiBWasFreedAndNotTooSoonAfterTheLastReturn() {
@@ -26,20 +21,20 @@ import Testing
         #expect(!rule.noteIsDue(600 << 10))
         #expect(rule.noteIsDue(600 << 10))          // 1.2 MiB: due
         #expect(!rule.noteIsDue(2 << 20))           // 2 MiB more, but within 20 ms of that return
-        clock.advance(milliseconds: 25)
+        clock.advance(by: 0.025)
         #expect(rule.noteIsDue(0))                  // what was counted meanwhile is due now
         #expect(!rule.noteIsDue(100))               // counted afresh after the return
-        clock.advance(milliseconds: 25)
+        clock.advance(by: 0.025)
         #expect(!rule.noteIsDue(100))               // time alone is not enough
         rule.markReturned()                         // a purge returned everything
         #expect(!rule.noteIsDue((1 << 20) - 1))
-        clock.advance(milliseconds: 25)
+        clock.advance(by: 0.025)
         #expect(rule.noteIsDue(1))
     }
 
     @Test func concurrentFreersGetOneReturnPerCrossing() async {
         let clock = ManualClock()
-        clock.advance(milliseconds: 1000)
+        clock.advance(by: 1)
         let rule = Self.rule(clock)
         let dues = Counter()
         await withTaskGroup(of: Void.self) { group in

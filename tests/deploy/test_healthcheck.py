@@ -4,7 +4,6 @@ import os
 import socket
 import subprocess
 import threading
-import time
 
 import pytest
 
@@ -13,11 +12,7 @@ from conftest import REPO
 
 def binary():
     path = os.environ.get("FLIPBOOK_BIN") or os.path.join(REPO, ".build", "debug", "flipbook")
-    if not os.path.exists(path):
-        pytest.skip(f"{path} not built (make test builds it)")
-    probe = subprocess.run([path, "healthcheck", "--help"], capture_output=True, text=True)
-    if "USAGE: flipbook healthcheck" not in probe.stdout:
-        pytest.skip("this flipbook has no healthcheck subcommand registered yet")
+    assert os.path.exists(path), f"{path} not built (make test builds it; FLIPBOOK_BIN names another)"
     return path
 
 
@@ -70,11 +65,13 @@ def test_refused_bad_url_and_silence_are_unhealthy():
     assert run("--url", f"http://127.0.0.1:{free}/healthz").returncode == 1
     assert run("--url", "https://127.0.0.1/healthz").returncode == 1
     assert run("--url", "http://127.0.0.1:99999/").returncode == 1
+    assert run("--url", "http://example.com:80/healthz").returncode == 1  # loopback only
+    assert run("--timeout", "0").returncode == 1
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen()
-    start = time.monotonic()
+    # The listener accepts (backlog) but never answers: only --timeout ends the wait, and the
+    # message says so (run()'s 30 s subprocess timeout only keeps a broken build from hanging).
     result = run("--url", f"http://127.0.0.1:{silent.getsockname()[1]}/healthz", "--timeout", "1")
     silent.close()
     assert result.returncode == 1 and "timed out" in result.stderr
-    assert time.monotonic() - start < 10

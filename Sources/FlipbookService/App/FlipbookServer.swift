@@ -32,7 +32,7 @@ public final class FlipbookServer: Sendable {
     /// - Parameter clock: what the store's record rechecks are timed by (tests drive it).
     public init(settings: FlipbookSettings, logger: Logger = Logger(label: "flipbook"),
                 registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
-                clock: any CacheClock = SystemCacheClock()) throws {
+                clock: any MonotonicClock = SystemMonotonicClock()) throws {
         self.settings = settings
         self.logger = logger
         self.registry = registry

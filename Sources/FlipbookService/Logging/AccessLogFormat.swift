@@ -109,32 +109,22 @@ public enum AccessLogFormat: Sendable {
         text.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0), json: json, to: &out) }
     }
 
-    /// JSON: `"` and `\` escaped, control characters as `\n`, `\r`, `\t` or `\u00XX`. Text: the
-    /// same control characters escaped (`\n`, `\xXX`), so one record is always one line.
+    /// JSON: ``JSONString``'s escapes. Text: control characters and DEL escaped (`\n`, `\r`,
+    /// `\t`, `\xXX`), so one record is always one line.
     private static func appendEscaped(_ bytes: UnsafeRawBufferPointer, json: Bool, to out: inout [UInt8]) {
+        if json { return JSONString.appendEscaped(bytes, to: &out) }
         // Most values need no escape: copy the clean prefix in one go.
         var clean = 0
-        while clean < bytes.count {
-            let byte = bytes[clean]
-            if byte < 0x20 || byte == 0x7F || (json && (byte == 0x22 || byte == 0x5C)) { break }
-            clean += 1
-        }
+        while clean < bytes.count, bytes[clean] >= 0x20, bytes[clean] != 0x7F { clean += 1 }
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<clean]))
         guard clean < bytes.count else { return }
         for byte in bytes[clean...] {
             switch byte {
-            case 0x22 where json: out.append(contentsOf: [0x5C, 0x22])
-            case 0x5C where json: out.append(contentsOf: [0x5C, 0x5C])
             case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
             case 0x0D: out.append(contentsOf: [0x5C, 0x72])
             case 0x09: out.append(contentsOf: [0x5C, 0x74])
             case 0..<0x20, 0x7F:
-                let hex = Self.hexDigits
-                if json {
-                    out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-                } else {
-                    out.append(contentsOf: [0x5C, 0x78, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-                }
+                out.append(contentsOf: [0x5C, 0x78, Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xF)]])
             default: out.append(byte)
             }
         }

@@ -1,5 +1,7 @@
 import Foundation
+import HTTPServer
 import Logging
+import Synchronization
 
 /// A swift-log handler that writes one JSON object per line to standard error — what log
 /// collectors in container platforms parse without configuration. Fields: `ts` (ISO 8601),
@@ -24,9 +26,9 @@ public struct JSONLogHandler: LogHandler {
         for (key, value) in metadata { fields[key] = "\(value)" }
         for (key, value) in event.metadata ?? [:] { fields[key] = "\(value)" }
         var line = "{\"ts\":\"\(Self.timestamp())\",\"level\":\"\(event.level.rawValue)\","
-            + "\"label\":\(Self.quote(label)),\"msg\":\(Self.quote("\(event.message)"))"
+            + "\"label\":\(JSONString.quoted(label)),\"msg\":\(JSONString.quoted("\(event.message)"))"
         for key in fields.keys.sorted() {
-            line += ",\(Self.quote(key)):\(Self.quote(fields[key]!))"
+            line += ",\(JSONString.quoted(key)):\(JSONString.quoted(fields[key]!))"
         }
         line += "}\n"
         Self.output.write(line)
@@ -38,33 +40,11 @@ public struct JSONLogHandler: LogHandler {
         Date().formatted(timestampStyle)
     }
 
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-
     /// Keeps concurrent lines whole.
-    private final class OutputLock: @unchecked Sendable {
-        private let lock = NSLock()
+    private final class OutputLock: Sendable {
+        private let lock = Mutex(())
         func write(_ line: String) {
-            lock.lock()
-            FileHandle.standardError.write(Data(line.utf8))
-            lock.unlock()
+            lock.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) }
         }
     }
 }

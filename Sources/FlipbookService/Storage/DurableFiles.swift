@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -65,15 +66,12 @@ enum DurableFiles {
         }
     }
 
+    /// All of `buffer` (swift-system retries short writes and `EINTR`).
     static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
-        var offset = 0
-        while offset < buffer.count {
-            let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure("cannot write", path)
-            }
-            offset += n
+        do {
+            _ = try FileDescriptor(rawValue: fd).writeAll(buffer)
+        } catch let error as Errno {
+            throw IOFailure(description: "cannot write \(path): \(error)")
         }
     }
 
@@ -99,12 +97,14 @@ enum DurableFiles {
 
     /// Reads from `fd` until `buffer` is full or the file ends; returns the bytes read.
     static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
+        let file = FileDescriptor(rawValue: fd)
         var offset = 0
         while offset < buffer.count {
-            let n = Glibc.read(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure("cannot read", path)
+            let n: Int
+            do {
+                n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]))  // retries EINTR
+            } catch let error as Errno {
+                throw IOFailure(description: "cannot read \(path): \(error)")
             }
             if n == 0 { break }
             offset += n

@@ -1,6 +1,7 @@
 import FrameCache
 import Logging
 import Metrics
+import SystemResources
 
 extension ImageStore {
     /// The store `storage.*` describes: over the data directory (`fs`) or over an S3 bucket with
@@ -9,7 +10,7 @@ extension ImageStore {
     ///
     /// `decodeBudget`: the decode-memory budget verification reserves from; its capacity is the
     /// most one decode may need (``DecodeLimits/maxDecodeBytes``). nil: neither is bounded.
-    public static func open(settings: FlipbookSettings, clock: any CacheClock = SystemCacheClock(), readers: Int = 1,
+    public static func open(settings: FlipbookSettings, clock: any MonotonicClock = SystemMonotonicClock(), readers: Int = 1,
                             decodeBudget: DecodeMemoryBudget? = nil,
                             metricsFactory: any MetricsFactory, logger: Logger) throws -> ImageStore {
         let storage = settings.storage

@@ -3,6 +3,7 @@ import Dispatch
 import FrameCache
 import Foundation
 import Logging
+import SystemResources
 import Synchronization
 
 /// The images Flipbook serves: uploads and named images kept by a ``StorageBackend`` (a data
@@ -65,7 +66,7 @@ public final class ImageStore: Sendable {
     public let limits: DecodeLimits
     /// Another replica's replace or delete is seen within this many seconds.
     public let recheckSeconds: Double
-    private let clock: any CacheClock
+    private let clock: any MonotonicClock
     private let logger: Logger
     /// Records in memory, one copy per event loop (``RecordTable``): lookups by id from the loops
     /// take no lock another thread takes.
@@ -86,7 +87,7 @@ public final class ImageStore: Sendable {
     public convenience init(dataDirectory: String, libraryDirectories: [String] = [], limits: DecodeLimits = .default,
                             maxLoadedImages: Int = ImageStore.defaultMaxLoadedImages,
                             recheckSeconds: Double = ImageStore.defaultRecheckSeconds,
-                            clock: any CacheClock = SystemCacheClock(), readers: Int = 1,
+                            clock: any MonotonicClock = SystemMonotonicClock(), readers: Int = 1,
                             decodeBudget: DecodeMemoryBudget? = nil,
                             logger: Logger = Logger(label: "flipbook.storage")) throws {
         let backend: FileSystemBackend
@@ -111,7 +112,7 @@ public final class ImageStore: Sendable {
     /// - Parameter decodeBudget: what upload verification reserves its decoding memory from (nil:
     ///   not bounded).
     init(backend: any StorageBackend, libraryDirectories: [String], limits: DecodeLimits, maxLoadedImages: Int,
-         recheckSeconds: Double, clock: any CacheClock, readers: Int = 1, decodeBudget: DecodeMemoryBudget? = nil,
+         recheckSeconds: Double, clock: any MonotonicClock, readers: Int = 1, decodeBudget: DecodeMemoryBudget? = nil,
          logger: Logger) {
         self.backend = backend
         self.decodeBudget = decodeBudget
@@ -155,7 +156,7 @@ public final class ImageStore: Sendable {
             return .found(cached.record, metadataJSON: cached.metadataJSON)
         }
         guard let cached = records.value(id, reader: reader) else { return .needsStorage }
-        let age = clock.now() - cached.checkedAt
+        let age = clock.seconds() - cached.checkedAt
         if age < recheckSeconds {
             if age >= recheckSeconds * 0.75 { refreshInBackground(id) }
             return .found(cached.record, metadataJSON: cached.metadataJSON)
@@ -177,7 +178,7 @@ public final class ImageStore: Sendable {
 
     /// ``resolve(_:reader:)`` for an id already checked, and known not to be a library image.
     private func resolveWellFormed(_ id: String, reader: Int?) throws(StorageFailure) -> Cached? {
-        let now = clock.now()
+        let now = clock.seconds()
         let cached = records.value(id, reader: reader)
         if let cached, now - cached.checkedAt < recheckSeconds { return cached }
         do {
@@ -383,7 +384,7 @@ public final class ImageStore: Sendable {
             } catch {
                 throw Self.storeError(error)
             }
-            _ = try? remember(id, FetchedRecord(record: record, version: version), at: clock.now())
+            _ = try? remember(id, FetchedRecord(record: record, version: version), at: clock.seconds())
             loaded.keep(image, id: id, sha256: sha256)
             logger.info("image stored", metadata: ["id": "\(id)", "bytes": "\(bytes.count)",
                                                    "frames": "\(image.frameCount)", "replaced": "\(current != nil)"])

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import AnimatedImage
 @testable import FlipbookService
 import Foundation

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlipbookTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -117,7 +118,6 @@ struct CurlResult {
     var status: Int32
     var stdout: String
     var stderr: String
-    var seconds: Double
 }
 
 /// Whether a `curl` binary is on the PATH.
@@ -132,7 +132,7 @@ func curlPath() -> String? {
 /// Runs `curl` with `arguments` (blocking) and collects its output.
 func runCurl(_ arguments: [String]) throws -> CurlResult {
     guard let path = curlPath() else {
-        throw TestError("curl is not installed (scripts/install-deps.sh topology installs it)")
+        throw TestFailure("curl is not installed (scripts/install-deps.sh topology installs it)")
     }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
@@ -141,7 +141,6 @@ func runCurl(_ arguments: [String]) throws -> CurlResult {
     let err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    let start = Date()
     try process.run()
     // Read both pipes before waiting so that a chatty curl never blocks on a full pipe.
     let errData = Mutex(Data())
@@ -157,8 +156,24 @@ func runCurl(_ arguments: [String]) throws -> CurlResult {
     process.waitUntilExit()
     return CurlResult(status: process.terminationStatus,
                       stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self),
-                      seconds: Date().timeIntervalSince(start))
+                      stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
+}
+
+/// Runs `body` and waits for it at most `seconds`: false when it has not finished by then, so a
+/// test that would hang fails instead (the bound is never the thing asserted).
+func finishes(within seconds: Double, _ body: @escaping @Sendable () async -> Void) async -> Bool {
+    let done = DoneFlag()
+    Task { await body(); done.value.store(true, ordering: .releasing) }
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !done.value.load(ordering: .acquiring), ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return done.value.load(ordering: .acquiring)
+}
+
+/// Set once by whoever finishes.
+final class DoneFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }
 
 /// Waits (polling) until `condition` holds or `seconds` pass; returns whether it held.
