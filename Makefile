@@ -23,7 +23,8 @@ test:
 	@scripts/install-deps.sh build test
 	@$(MAKE) --no-print-directory s3-test-tools
 	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	$(TIMEOUT) $(TEST_LIMIT) $(SWIFT) test --skip-build $(SWIFT_FLAGS)
+	$(TIMEOUT) $(TEST_LIMIT) $(SWIFT) test --skip-build --xunit-output .build/test-results.xml $(SWIFT_FLAGS)
+	@python3 scripts/test-counts.py Package.swift .build/test-results-swift-testing.xml
 
 # Serves on :8080 (override: make run ARGS="--port 9000"); Samples/ are registered at start-up.
 run: release

@@ -30,25 +30,11 @@ cd "$(dirname "$0")/.."
 
 OUT="${FUZZ_OUT:-.build-fuzz}"
 CORPUS_ROOT="${FLIPBOOK_CORPUS:-../shared/corpus}"
-SWIFT_FLAGS=(-O -g -swift-version 6 -parse-as-library -sanitize=fuzzer,address)
+# -package-name: the libraries' `package` declarations (HTTPParsing's, for HTTPServer) reach the targets.
+SWIFT_FLAGS=(-O -g -swift-version 6 -parse-as-library -package-name flipbook -sanitize=fuzzer,address)
 C_MODULES=(-I Sources/CGIF -I Sources/CWebP -I Sources/CPNG -I Sources/CZlib -I Sources/CDeflate
   -I Sources/CLinux -I Sources/CMalloc)
 C_LIBRARIES=(-lgif -lwebp -lwebpdemux -lpng16 -lz -ldeflate)
-
-# The HTTP request parser's core compiles with the standard library alone (each file says so in
-# its first line).
-HTTP_PARSER_CORE=(
-  Sources/HTTPServer/HTTPRequestParser.swift
-  Sources/HTTPServer/HTTPRequestParser+Chunked.swift
-  Sources/HTTPServer/HTTPRequestParser+FieldValues.swift
-  Sources/HTTPServer/HTTPParseError.swift
-  Sources/HTTPServer/HTTPParserLimits.swift
-  Sources/HTTPServer/HTTPRequestHead.swift
-  Sources/HTTPServer/HTTPVersion.swift
-  Sources/HTTPServer/HTTPHeaders.swift
-  Sources/HTTPServer/HTTPMethod.swift
-  Sources/HTTPServer/RequestTarget.swift
-)
 
 die() { echo "fuzz: $*" >&2; exit 2; }
 
@@ -71,12 +57,7 @@ library_sources() {
   case "$1" in
     SystemResources) find Sources/SystemResources -name '*.swift' | LC_ALL=C sort ;;
     AnimatedImage) find Sources/AnimatedImage -name '*.swift' | LC_ALL=C sort ;;
-    HTTPParserCore)
-      local file
-      for file in "${HTTP_PARSER_CORE[@]}"; do
-        head -1 "$file" | grep -q "Parser-core file" || die "$file is not marked parser-core"
-        echo "$file"
-      done ;;
+    HTTPParsing) find Sources/HTTPParsing -name '*.swift' | LC_ALL=C sort ;;
     *) die "unknown library '$1'" ;;
   esac
 }

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+// The server's API speaks in the parser's types (HTTPHeaders, HTTPMethod, HTTPRequestHead, …).
+@_exported import HTTPParsing
 import Logging
 import ServiceLifecycle
 import Synchronization

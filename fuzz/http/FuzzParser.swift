@@ -1,5 +1,5 @@
-// libFuzzer entry for HTTPRequestParser, linked with the parser-core sources of Sources/HTTPServer
-// built as the library HTTPParserCore (see fuzz/run.sh); not part of the Swift package.
+// libFuzzer entry for HTTPRequestParser, linked with the HTTPParsing target's sources built as a
+// library (see fuzz/run.sh); not part of the Swift package.
 //
 // Input layout: byte 0 picks the parser limits, byte 1 the read-piece size; the rest is the
 // connection's byte stream. Each input is parsed twice — all at once and in pieces the way a
@@ -10,7 +10,7 @@
 //   - the two runs disagree (framing must not depend on how reads split the stream);
 //   - anything in the head (headers, target splitting, percent-decoding) crashes.
 
-@testable import HTTPParserCore
+@testable import HTTPParsing
 
 /// One parser event, flattened so that runs can be compared.
 enum FlatEvent: Equatable {

@@ -1,5 +1,3 @@
-// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
-
 /// Why the request parser rejected a request; each case maps to the status the server answers.
 public enum HTTPParseError: Error, Hashable, Sendable, CaseIterable {
     /// The request line is not `method SP request-target SP HTTP-version`.

@@ -1,5 +1,3 @@
-// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
-
 /// An incremental HTTP/1.1 request parser: a pure state machine, bytes in, events out.
 ///
 /// Feed it whatever bytes have arrived with `parse(_:)`; each call consumes a prefix of the input
@@ -25,7 +23,7 @@ public struct HTTPRequestParser: Sendable {
         case error(HTTPParseError)
     }
 
-    enum State: Sendable {
+    package enum State: Sendable {
         case requestLine
         case headerLines
         case endPending
@@ -43,21 +41,21 @@ public struct HTTPRequestParser: Sendable {
     /// The limits this parser enforces.
     public let limits: HTTPParserLimits
 
-    var state: State = .requestLine
+    package var state: State = .requestLine
     /// The bytes of the current head (request line and field lines), or of the current trailer line.
-    var buffer: [UInt8] = []
+    package var buffer: [UInt8] = []
     /// Where the line being collected starts in `buffer`.
     private var lineStart = 0
     /// Where the header section (after the request line) starts in `buffer`.
     private var headerSectionStart = 0
     private var fields: [HTTPHeaders.Field] = []
     private var requestLine: (method: HTTPMethod, target: String, version: HTTPVersion)?
-    var chunkSizeValue = 0
-    var chunkSizeDigits = 0
-    var chunkLineBytes = 0
-    var chunkExtensionStarted = false
-    var trailerBytes = 0
-    var trailerFields = 0
+    package var chunkSizeValue = 0
+    package var chunkSizeDigits = 0
+    package var chunkLineBytes = 0
+    package var chunkExtensionStarted = false
+    package var trailerBytes = 0
+    package var trailerFields = 0
 
     // What the header fields said so far.
     private var contentLength: Int?
@@ -268,7 +266,7 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// Splits `name: value` (no CRLF) into offsets: name end, trimmed value start and end.
-    static func splitFieldLine(_ line: UnsafeRawBufferPointer)
+    package static func splitFieldLine(_ line: UnsafeRawBufferPointer)
         -> Result<(nameEnd: Int, valueStart: Int, valueEnd: Int), HTTPParseError> {
         guard let first = line.first else { return .failure(.invalidHeaderField) }
         if ASCII.isWhitespace(first) { return .failure(.obsoleteLineFolding) }

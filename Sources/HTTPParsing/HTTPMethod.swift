@@ -1,5 +1,3 @@
-// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
-
 /// An HTTP request method token (`GET`, `POST`, …), compared case-sensitively as RFC 9110 requires.
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The method token exactly as it appeared on the request line.
@@ -21,7 +19,7 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let CONNECT = HTTPMethod(rawValue: "CONNECT")
 
     /// Maps the bytes of a method token to a method, reusing the common constants.
-    static func from(_ bytes: UnsafeRawBufferPointer) -> HTTPMethod {
+    package static func from(_ bytes: UnsafeRawBufferPointer) -> HTTPMethod {
         switch bytes.count {
         case 3:
             if bytes[0] == 0x47, bytes[1] == 0x45, bytes[2] == 0x54 { return .GET }

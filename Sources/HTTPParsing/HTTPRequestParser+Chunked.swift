@@ -1,9 +1,7 @@
-// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
-
 /// The chunked transfer coding (RFC 9112 §7.1) of ``HTTPRequestParser``: chunk-size lines with
 /// their extensions, and the trailer section, byte by byte, inside the parser's limits.
 extension HTTPRequestParser {
-    mutating func beginChunkLine() {
+    package mutating func beginChunkLine() {
         state = .chunkSize
         chunkSizeValue = 0
         chunkSizeDigits = 0
@@ -12,7 +10,7 @@ extension HTTPRequestParser {
     }
 
     /// One byte of `chunk-size [ chunk-ext ] CRLF`.
-    mutating func chunkLineByte(_ byte: UInt8) -> HTTPParseError? {
+    package mutating func chunkLineByte(_ byte: UInt8) -> HTTPParseError? {
         chunkLineBytes += 1
         if chunkLineBytes > limits.maxChunkLineBytes { return .invalidChunk }
         switch state {
@@ -55,7 +53,7 @@ extension HTTPRequestParser {
     }
 
     /// One byte of the trailer section, which is validated like header fields and discarded.
-    mutating func trailerByte(_ byte: UInt8) -> HTTPParseError? {
+    package mutating func trailerByte(_ byte: UInt8) -> HTTPParseError? {
         trailerBytes += 1
         if trailerBytes > limits.maxHeaderBytes { return .headerSectionTooLarge }
         guard byte == 0x0A else {

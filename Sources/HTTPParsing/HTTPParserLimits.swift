@@ -1,5 +1,3 @@
-// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
-
 /// Size limits the request parser enforces while reading a request head and chunked framing.
 public struct HTTPParserLimits: Hashable, Sendable {
     /// The longest request line accepted, CRLF included; longer → 414.

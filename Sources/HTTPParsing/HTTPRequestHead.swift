@@ -1,5 +1,3 @@
-// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
-
 /// How the body of a request is delimited (RFC 9112 §6).
 public enum HTTPBodyFraming: Hashable, Sendable {
     /// No body (no `Content-Length` and no `Transfer-Encoding`, or `Content-Length: 0`).

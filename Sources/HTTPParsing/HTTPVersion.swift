@@ -1,5 +1,3 @@
-// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
-
 /// The HTTP version of a request (`HTTP/1.0` or `HTTP/1.1`; the parser answers 505 to others).
 public struct HTTPVersion: Hashable, Sendable, CustomStringConvertible {
     /// The major version digit.

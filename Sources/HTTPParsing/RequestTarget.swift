@@ -1,11 +1,9 @@
-// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
-
 /// Validation, splitting and percent-decoding of request targets (RFC 9112 §3.2, RFC 3986 §2.1).
-enum RequestTarget {
+package enum RequestTarget {
     /// Whether `bytes` is an acceptable target for `method`: origin-form (`/…`), absolute-form
     /// (`http://…` or `https://…`), or asterisk-form (`*`, OPTIONS only); visible ASCII only, every
     /// `%` followed by two hex digits.
-    static func isValid(_ bytes: UnsafeRawBufferPointer, method: HTTPMethod) -> Bool {
+    package static func isValid(_ bytes: UnsafeRawBufferPointer, method: HTTPMethod) -> Bool {
         guard let first = bytes.first else { return false }
         if first == 0x2A { return bytes.count == 1 && method == .OPTIONS }
         if first != 0x2F && absolutePathStart(bytes) == nil { return false }
@@ -27,7 +25,7 @@ enum RequestTarget {
 
     /// For an absolute-form target, the offset where its path (or query) starts; `count` if it has
     /// neither. Nil when `bytes` is not `http://authority…` or `https://authority…`.
-    static func absolutePathStart(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    package static func absolutePathStart(_ bytes: UnsafeRawBufferPointer) -> Int? {
         let prefixLength: Int
         if hasPrefix(bytes, "http://") {
             prefixLength = 7
@@ -50,7 +48,7 @@ enum RequestTarget {
 
     /// Splits a target into its raw path (always starting with `/`, or `*`) and raw query (after `?`,
     /// without any `#fragment`).
-    static func split(_ target: String) -> (path: Substring, query: Substring?) {
+    package static func split(_ target: String) -> (path: Substring, query: Substring?) {
         // Scans the UTF-8 bytes in place; offsets become indices of the UTF-8 view (valid for
         // slicing), without Character iteration on the hot path.
         var text = target
@@ -78,7 +76,7 @@ enum RequestTarget {
 
     /// Percent-decodes `text`; with `plusAsSpace`, `+` decodes to a space (query strings).
     /// Malformed escapes are kept literally. Invalid UTF-8 becomes U+FFFD.
-    static func percentDecode(_ text: Substring, plusAsSpace: Bool = false) -> String {
+    package static func percentDecode(_ text: Substring, plusAsSpace: Bool = false) -> String {
         var copy = text
         let plain = copy.withUTF8 { !$0.contains(0x25) && !(plusAsSpace && $0.contains(0x2B)) }
         // Nothing to decode: a copy of the (already valid) text, without validating it again.
@@ -87,7 +85,7 @@ enum RequestTarget {
     }
 
     /// Percent-decodes UTF-8 `bytes` (see ``percentDecode(_:plusAsSpace:)``).
-    static func percentDecode(_ bytes: UnsafeRawBufferPointer, plusAsSpace: Bool = false) -> String {
+    package static func percentDecode(_ bytes: UnsafeRawBufferPointer, plusAsSpace: Bool = false) -> String {
         if !bytes.contains(0x25) && !(plusAsSpace && bytes.contains(0x2B)) {
             return String(decoding: bytes, as: UTF8.self)
         }
@@ -110,7 +108,7 @@ enum RequestTarget {
 
     /// Decoded `name=value` pairs of a query string, in order, duplicates kept; a pair without `=`
     /// has an empty value; empty pairs (`a=1&&b=2`) are skipped.
-    static func queryItems(_ query: Substring) -> [(name: String, value: String)] {
+    package static func queryItems(_ query: Substring) -> [(name: String, value: String)] {
         var items: [(name: String, value: String)] = []
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             if let equals = pair.firstIndex(of: "=") {

@@ -1,5 +1,3 @@
-// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
-
 /// An ordered list of HTTP header fields with case-insensitive name lookup.
 ///
 /// Order and duplicates are preserved exactly as received or added. Request headers share one
@@ -7,17 +5,17 @@
 /// ready-to-send `Name: value\r\n` lines, so writing them is a single copy.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     /// Byte offsets of one field inside `storage`.
-    struct Field: Sendable {
-        var nameStart: Int32
-        var nameEnd: Int32
-        var valueStart: Int32
-        var valueEnd: Int32
+    package struct Field: Sendable {
+        package var nameStart: Int32
+        package var nameEnd: Int32
+        package var valueStart: Int32
+        package var valueEnd: Int32
     }
 
-    var storage: [UInt8]
-    var fields: [Field]
+    package var storage: [UInt8]
+    package var fields: [Field]
     /// True when `storage` is exactly the fields as `Name: value\r\n` lines, in order.
-    var isSerialized: Bool
+    package var isSerialized: Bool
 
     /// An empty header list.
     public init() {
@@ -37,7 +35,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// Headers that index into a parsed request head.
-    init(parsedStorage: [UInt8], fields: [Field]) {
+    package init(parsedStorage: [UInt8], fields: [Field]) {
         storage = parsedStorage
         self.fields = fields
         isSerialized = false
@@ -111,12 +109,12 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 
     // MARK: - Internals
 
-    func name(at index: Int) -> String {
+    package func name(at index: Int) -> String {
         let field = fields[index]
         return string(Int(field.nameStart), Int(field.nameEnd))
     }
 
-    func value(at index: Int) -> String {
+    package func value(at index: Int) -> String {
         let field = fields[index]
         return string(Int(field.valueStart), Int(field.valueEnd))
     }
@@ -129,7 +127,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 
     /// The byte range in ``storage`` of the first value of the field whose name, lower-cased,
     /// is `lowercasedName` (no allocation; the hot path's look-ups).
-    func firstValueRange(lowercasedName: [UInt8]) -> Range<Int>? {
+    package func firstValueRange(lowercasedName: [UInt8]) -> Range<Int>? {
         storage.withUnsafeBufferPointer { buffer in
             for field in fields {
                 let length = Int(field.nameEnd - field.nameStart)
@@ -146,12 +144,12 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         }
     }
 
-    func firstIndex(of name: String) -> Int? {
+    package func firstIndex(of name: String) -> Int? {
         for index in fields.indices where nameEquals(index, name) { return index }
         return nil
     }
 
-    func nameEquals(_ index: Int, _ name: String) -> Bool {
+    package func nameEquals(_ index: Int, _ name: String) -> Bool {
         let field = fields[index]
         let length = Int(field.nameEnd - field.nameStart)
         var name = name
@@ -169,7 +167,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// Appends the fields as `Name: value\r\n` lines to `out`.
-    func serialize(into out: inout [UInt8]) {
+    package func serialize(into out: inout [UInt8]) {
         if isSerialized {
             out.append(contentsOf: storage)
             return
@@ -198,7 +196,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         }
     }
 
-    static func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
+    package static func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
         let x = a.utf8, y = b.utf8
         guard x.count == y.count else { return false }
         return zip(x, y).allSatisfy { ASCII.lower($0) == ASCII.lower($1) }
@@ -206,15 +204,15 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 }
 
 /// Byte classes used by the parser and header lookup.
-enum ASCII {
+package enum ASCII {
     @inline(__always)
-    static func lower(_ byte: UInt8) -> UInt8 {
+    package static func lower(_ byte: UInt8) -> UInt8 {
         (byte &- 0x41) < 26 ? byte | 0x20 : byte
     }
 
     /// RFC 9110 `tchar`: the bytes allowed in a method or field name.
     @inline(__always)
-    static func isTokenChar(_ byte: UInt8) -> Bool {
+    package static func isTokenChar(_ byte: UInt8) -> Bool {
         switch byte {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
         case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E:
@@ -225,16 +223,16 @@ enum ASCII {
 
     /// RFC 9110 `field-vchar` / SP / HTAB: the bytes allowed in a field value.
     @inline(__always)
-    static func isFieldValueChar(_ byte: UInt8) -> Bool {
+    package static func isFieldValueChar(_ byte: UInt8) -> Bool {
         byte >= 0x20 ? byte != 0x7F : byte == 0x09
     }
 
     @inline(__always)
-    static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+    package static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
 
     /// The value of a hexadecimal digit, or nil.
     @inline(__always)
-    static func hexValue(_ byte: UInt8) -> Int? {
+    package static func hexValue(_ byte: UInt8) -> Int? {
         switch byte {
         case 0x30...0x39: return Int(byte - 0x30)
         case 0x41...0x46: return Int(byte - 0x41 + 10)

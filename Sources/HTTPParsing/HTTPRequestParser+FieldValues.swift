@@ -1,10 +1,8 @@
-// Parser-core file: compiles standalone (stdlib only) for the fuzz target.
-
 /// Byte-level helpers of ``HTTPRequestParser`` for field names and list-valued field values
 /// (`Connection`, `Transfer-Encoding`, `Expect`).
 extension HTTPRequestParser {
     /// ASCII case-insensitive comparison of `bytes` with a lowercase literal.
-    static func nameIs(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+    package static func nameIs(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
         let literal = lowercase.utf8Start
         for index in 0..<bytes.count where ASCII.lower(bytes[index]) != literal[index] { return false }
@@ -12,7 +10,7 @@ extension HTTPRequestParser {
     }
 
     /// Calls `body` with each comma-separated element of `value`, whitespace trimmed.
-    static func forEachListElement(_ value: UnsafeRawBufferPointer, keepEmpty: Bool = false,
+    package static func forEachListElement(_ value: UnsafeRawBufferPointer, keepEmpty: Bool = false,
                                    _ body: (UnsafeRawBufferPointer) -> Void) {
         var start = 0
         var index = 0
