@@ -11,20 +11,8 @@ import Testing
 /// (it says so in its log), and resume accepting once descriptors are free again. The server is `http-bench-server`, which
 /// `swift build` puts next to the test bundle.
 @Suite(.serialized) struct DescriptorExhaustionTests {
-    static func benchServerPath() -> String? {
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = bundle.deletingLastPathComponent()
-        // Depending on the runner, arguments[0] is the .xctest binary or something inside it.
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("http-bench-server").path
-            if access(candidate, X_OK) == 0 { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
-
     @Test func acceptBacksOffWhenOutOfDescriptorsAndRecovers() throws {
-        guard let server = Self.benchServerPath() else {
+        guard let server = builtProduct("http-bench-server") else {
             Issue.record("http-bench-server not found next to \(CommandLine.arguments[0]); run `swift build` first")
             return
         }
