@@ -12,11 +12,11 @@ DEPLOY_STATIC ?= .build-deploy-static
 topology-test:
 	scripts/topology-test.sh $(if $(FAKE),--fake)
 
-$(DEPLOY_VENV)/.stamp: tests/deploy/requirements.txt
+$(DEPLOY_VENV)/.stamp: Tests/deploy/requirements.txt
 	@scripts/install-deps.sh deploy
 	rm -rf $(DEPLOY_VENV)
 	python3 -m venv $(DEPLOY_VENV)
-	$(DEPLOY_VENV)/bin/pip install -q --disable-pip-version-check -r tests/deploy/requirements.txt
+	$(DEPLOY_VENV)/bin/pip install -q --disable-pip-version-check -r Tests/deploy/requirements.txt
 	touch $@
 
 # The release binary exactly as the Dockerfile builds it, so `ldd` can prove the runtime package
@@ -29,7 +29,7 @@ deploy-lint: $(DEPLOY_VENV)/.stamp
 	$(if $(DEPLOY_STATIC_BIN)$(DEPLOY_SKIP_STATIC),,$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build -c release \
 		--static-swift-stdlib --product flipbook --scratch-path $(DEPLOY_STATIC))
 	PATH="$(CURDIR)/$(DEPLOY_VENV)/bin:$$PATH" FLIPBOOK_STATIC_BIN="$(DEPLOY_STATIC_BIN_USED)" \
-		$(DEPLOY_VENV)/bin/python -m pytest -q -rs -p no:cacheprovider tests/deploy
+		$(DEPLOY_VENV)/bin/python -m pytest -q -rs -p no:cacheprovider Tests/deploy
 
 docker-runtime-check: $(DEPLOY_VENV)/.stamp
 	@scripts/install-deps.sh rootfs

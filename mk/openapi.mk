@@ -12,5 +12,5 @@ OPENAPI_BIN = $(or $(FLIPBOOK_BIN),$(if $(OPENAPI_BUILD),$(OPENAPI_SCRATCH)/debu
 openapi-check:
 	$(if $(OPENAPI_BUILD),@scripts/install-deps.sh build)
 	$(if $(OPENAPI_BUILD),$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build --scratch-path $(OPENAPI_SCRATCH) --product flipbook $(SWIFT_FLAGS))
-	tests/openapi/check.sh $(if $(OPENAPI_BIN),--flipbook $(OPENAPI_BIN) \
+	Tests/openapi/check.sh $(if $(OPENAPI_BIN),--flipbook $(OPENAPI_BIN) \
 		--max-examples $(or $(OPENAPI_EXAMPLES),50) --seed $(or $(OPENAPI_SEED),1))

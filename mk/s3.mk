@@ -7,10 +7,10 @@ S3_VENV ?= .build-s3-venv
 
 s3-test-tools: $(S3_VENV)/.stamp
 
-$(S3_VENV)/.stamp: tests/s3/requirements.txt
+$(S3_VENV)/.stamp: Tests/s3/requirements.txt
 	rm -rf $(S3_VENV)
 	python3 -m venv $(S3_VENV)
-	$(S3_VENV)/bin/pip install -q --disable-pip-version-check -r tests/s3/requirements.txt
+	$(S3_VENV)/bin/pip install -q --disable-pip-version-check -r Tests/s3/requirements.txt
 	touch $@
 
 # `make bench-cold-replica`: a replica's first frame of an image it never saw, storage.backend=s3

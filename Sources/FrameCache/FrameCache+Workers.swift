@@ -39,12 +39,9 @@ extension FrameCache {
         var seconds = 0.0
     }
 
-    /// The nice value of the decode threads. Answering from the cache takes tens of
-    /// microseconds, a decode milliseconds: when the cores are busy, an answer that is ready
-    /// should not wait behind decode-ahead for its turn on a core. At 10 the kernel gives the
-    /// HTTP threads about nine times a decode thread's share while both want to run; decoding
-    /// still gets every cycle nobody else wants. (In bench-playback at 25% of the frames, 30 s:
-    /// answers within 5 ms as the client sees them 99.0% at 0, 99.3% at 5, 99.4% at 10.)
+    /// The decode threads' nice value: on busy cores a ready answer (microseconds) does not wait
+    /// behind decode-ahead (milliseconds), while decoding still gets every idle cycle (measured:
+    /// BENCHMARKS.md, "Playback through the frame cache").
     static let decodeThreadNice: Int32 = 10
 
     private func workerLoop() {

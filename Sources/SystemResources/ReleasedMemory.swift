@@ -15,11 +15,10 @@ import Synchronization
 /// walks the free lists: well under a millisecond for the heaps here). Lock-free: callable from
 /// any thread, the event loops included.
 public enum ReleasedMemory {
-    /// Returned once this much was freed. Lower is closer to the accounting and costs more trims;
-    /// in bench-playback (≈ 400 frames made and evicted a second) 1 MiB every 20 ms at most kept
-    /// peak RSS 5 MiB lower than 4 MiB every 250 ms, for at most 0.1 ms more CPU per decode
-    /// (within the noise of the run).
+    /// Returned once this much was freed: lower keeps RSS closer to the budgets' accounting and
+    /// costs more trims (measured: BENCHMARKS.md, "Playback through the frame cache").
     public static let thresholdBytes = 1 << 20
+    /// At most this often, so a burst of frees costs one trim.
     public static let minimumInterval: Duration = .milliseconds(20)
 
     /// The process's one count.

@@ -7,7 +7,7 @@ import Testing
 /// Served frames carry the source's colour-space information (PNG `cICP`, `iCCP`, `sRGB`,
 /// `gAMA`, `cHRM`; a still WebP's `ICCP` as `iCCP`) with pixel values unchanged, so a browser
 /// converts a frame as it converts the original. (That Chromium then shows the same colours is checked in
-/// a real browser by tests/browser/colour_check.py.)
+/// a real browser by Tests/browser/colour_check.py.)
 @Suite("Colour-space chunks")
 struct ColorSpaceTests {
     /// A profile-shaped blob: what matters here is that its bytes arrive unchanged.

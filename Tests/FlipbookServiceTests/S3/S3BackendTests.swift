@@ -12,14 +12,14 @@ import Testing
 struct S3BackendTests {
     static func sha(_ bytes: [UInt8]) -> String { ContentHash.sha256Hex(bytes) }
 
-    /// Runs tests/s3/read_back.py (boto3) against the service's bucket; fails the test with its
+    /// Runs Tests/s3/read_back.py (boto3) against the service's bucket; fails the test with its
     /// output when it finds a mismatch.
     static func readBack(_ service: TestService, _ arguments: [String]) throws {
         let python = try #require(MotoServer.tool("python3", environment: "FLIPBOOK_S3_PYTHON"),
                                   "no python3 with boto3: run `make test` (it makes .build-s3-venv)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [MotoServer.repository.appendingPathComponent("tests/s3/read_back.py").path,
+        process.arguments = [MotoServer.repository.appendingPathComponent("Tests/s3/read_back.py").path,
                              "--endpoint", service.moto!.endpoint, "--bucket", service.bucket!, "--prefix", "flipbook/"]
             + arguments
         let output = Pipe()

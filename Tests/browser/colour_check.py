@@ -22,7 +22,7 @@ profile colour_inputs.py makes (P3 primaries, gamma 2.6), and the colour cases o
 corpus (../shared/corpus/flipbook-cases, or $FLIPBOOK_CORPUS).
 
 Run:  make colour-check   (builds .build/debug/flipbook; installs chromium, webp and pytest)
-      FLIPBOOK_BIN=path/to/flipbook python -m pytest --noconftest tests/browser/colour_check.py
+      FLIPBOOK_BIN=path/to/flipbook python -m pytest --noconftest Tests/browser/colour_check.py
 Self-contained: it starts its own server and its own headless Chromium (no WebDriver, none of
 the fixtures of the other browser tests; --noconftest keeps their conftest out).
 """

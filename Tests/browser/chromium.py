@@ -1,6 +1,6 @@
 """Headless Chromium from Debian, driven by Selenium through Debian's chromedriver.
 
-One way to start the browser for every test under tests/browser: `launch()` returns a WebDriver
+One way to start the browser for every test under Tests/browser: `launch()` returns a WebDriver
 whose console log can be read (`console_errors`), with scripts that may be installed in every new
 document before the page's own (`on_new_document`, through the DevTools protocol: such scripts
 are not subject to the page's Content-Security-Policy, so they can watch for its violations).

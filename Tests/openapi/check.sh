@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Checks openapi.yaml: always validates it (openapi-spec-validator, OpenAPI 3.1); given a flipbook
-# binary, also checks it against running servers: tests/openapi/conformance.py (hand-made cases:
+# binary, also checks it against running servers: Tests/openapi/conformance.py (hand-made cases:
 # uploads, tokens, 304s, HTTP-layer errors) and schemathesis (generated requests) on a fresh
 # server with the samples uploaded.
 #
-#   tests/openapi/check.sh                                  validate the spec only
-#   tests/openapi/check.sh --flipbook .build/debug/flipbook validate, then check the server
+#   Tests/openapi/check.sh                                  validate the spec only
+#   Tests/openapi/check.sh --flipbook .build/debug/flipbook validate, then check the server
 #
 # Options after --flipbook: --max-examples N (schemathesis, per operation; default 50),
 # --seed N (default 1; "random" for a new one).
@@ -38,12 +38,12 @@ if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
 fi
 case "$venv" in /|"$root"|"$HOME") echo "check.sh: refusing to use $venv as the virtual environment" >&2; exit 2 ;; esac
 stamp="$venv/.openapi-stamp"
-want="$(sha256sum tests/openapi/requirements.txt | cut -d' ' -f1)"
+want="$(sha256sum Tests/openapi/requirements.txt | cut -d' ' -f1)"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "openapi-check: creating $venv" >&2
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check -r tests/openapi/requirements.txt
+  "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/openapi/requirements.txt
   echo "$want" > "$stamp"
 fi
 py="$venv/bin/python"
@@ -56,7 +56,7 @@ flipbook="$(cd "$(dirname "$flipbook")" && pwd)/$(basename "$flipbook")"
 
 # --- hand-made cases ----------------------------------------------------------------------------
 status=0
-"$py" tests/openapi/conformance.py --spec openapi.yaml --flipbook "$flipbook" --samples Samples || status=1
+"$py" Tests/openapi/conformance.py --spec openapi.yaml --flipbook "$flipbook" --samples Samples || status=1
 
 # --- schemathesis against a fresh server ----------------------------------------------------
 work="$(mktemp -d /tmp/flipbook-openapi-st.XXXXXX)"
