@@ -1,0 +1,117 @@
+import FlipbookTestSupport
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `flipbook serve` as a process: SIGKILL in the middle of uploads loses no acknowledged upload,
+/// and SIGUSR1 raises memory pressure. Waits are bounded only to fail instead of hang.
+@Suite("Serve process", .serialized)
+struct ServeProcessTests {
+    /// A `flipbook serve` on a free loopback port over `dataDirectory`.
+    final class Server {
+        let process = Process()
+        let port: Int
+        let client: HTTPTestClient
+
+        init(dataDirectory: String) throws {
+            let flipbook = try #require(builtProduct("flipbook"), "flipbook not built next to the tests")
+            port = try Self.freePort()
+            process.executableURL = URL(fileURLWithPath: flipbook)
+            process.arguments = ["serve", "--host", "127.0.0.1", "--port", "\(port)", "--data-dir", dataDirectory,
+                                 "--log-level", "warning", "--set", "log.accessLog=false"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            client = HTTPTestClient(port: port)
+            let deadline = Date().addingTimeInterval(60)
+            while (try? client.get("/healthz").status) != 200 {
+                guard Date() < deadline, process.isRunning else { throw TestFailure("flipbook serve did not start") }
+                usleep(50_000)
+            }
+        }
+
+        func kill(_ signal: Int32 = SIGKILL) { Glibc.kill(process.processIdentifier, signal) }
+
+        deinit {
+            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+
+        static func freePort() throws -> Int {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                }
+            }
+            guard bound else { throw TestFailure("no free port: errno \(errno)") }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+    }
+
+    @Test func everyAcknowledgedUploadSurvivesSIGKILL() async throws {
+        let data = NSTemporaryDirectory() + "flipbook-kill-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let inputs = Corpus.entries.filter { !$0.negative && $0.format == "gif" }.prefix(40).map(\.path)
+        #expect(inputs.count == 40)
+        let acknowledged = Acknowledged()
+        do {
+            let server = try Server(dataDirectory: data)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<4 {
+                    group.addTask { [client = server.client, acknowledged] in
+                        for path in inputs.enumerated().filter({ $0.offset % 4 == worker }).map(\.element) {
+                            guard let bytes = try? Corpus.bytes(path),
+                                  let response = try? client.send("POST", "/images", body: bytes),
+                                  response.status == 201 || response.status == 200,
+                                  let id = response.json["id"] as? String else { continue }
+                            acknowledged.ids.withLock { $0.append(id) }
+                        }
+                    }
+                }
+                // Killed once some uploads were acknowledged, while others are on their way.
+                let deadline = Date().addingTimeInterval(60)
+                while acknowledged.ids.withLock({ $0.count }) < 8, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+                server.kill()
+                try await group.waitForAll()
+            }
+        }
+        let ids = acknowledged.ids.withLock { $0 }
+        #expect(ids.count >= 8)
+        let restarted = try Server(dataDirectory: data)
+        for id in ids {
+            let metadata = try restarted.client.get("/images/\(id)")
+            #expect(metadata.status == 200, "\(id)")
+            #expect(try restarted.client.get("/frames/\(id)/0").status == 200, "\(id)")
+        }
+    }
+
+    /// The ids the server answered 201/200 for, from every uploading task.
+    final class Acknowledged: Sendable {
+        let ids = Mutex<[String]>([])
+    }
+
+    @Test func sigusr1RaisesMemoryPressure() throws {
+        let data = NSTemporaryDirectory() + "flipbook-usr1-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let server = try Server(dataDirectory: data)
+        #expect(!(try server.client.get("/stats").text.contains("\"signal\"")))
+        server.kill(SIGUSR1)
+        let deadline = Date().addingTimeInterval(30)
+        var seen = false
+        while !seen, Date() < deadline {
+            seen = (try? server.client.get("/stats").text.contains("\"signal\"")) == true  // the purge's source
+            if !seen { usleep(20_000) }
+        }
+        #expect(seen, "/stats never showed the SIGUSR1 purge")
+        #expect(server.process.isRunning)
+    }
+}
