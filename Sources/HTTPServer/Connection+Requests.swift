@@ -135,6 +135,9 @@ extension Connection {
         guard let incoming = current else { return }
         current = nil
         bodyActivityAt = 0
+        // An answer written before the parser saw this request end (a GET answered at its head)
+        // left the connection with nothing to do: its keep-alive idle time starts now.
+        if inFlight.isEmpty && output.isEmpty { idleSince = loop.now }
         if let index = inFlight.lastIndex(where: { $0.sequence == incoming.sequence }), !inFlight[index].keepAlive {
             stopParsing = true
         }

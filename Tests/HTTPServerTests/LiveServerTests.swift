@@ -331,6 +331,28 @@ import Testing
         }
     }
 
+    @Test func aConnectionInUseOutlivesTheIdleTimeoutCountedFromItsOpening() async throws {
+        // Requests every 20 ms for well over twice the idle timeout: the connection is never idle
+        // for a whole timeout, so every request is answered on it. (It used to be closed one
+        // timeout after it opened, between two requests, when each answer was written before the
+        // request's end was parsed.) The clock only decides how long the client keeps going.
+        try await withTestServer(liveRouter(), configure: { $0.keepAliveIdleTimeout = .seconds(3) }) { server in
+            let client = try RawHTTPClient(port: server.port)
+            let opened = ContinuousClock.now
+            var answered = 0
+            while ContinuousClock.now - opened < .seconds(8) {
+                try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+                let response = try client.readResponse()
+                #expect(response.status == 200)
+                guard response.status == 200 else { break }
+                answered += 1
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(answered > 10)
+            #expect(server.openConnections == 1)
+        }
+    }
+
     @Test func slowBodiesAre408() async throws {
         try await withTestServer(liveRouter(), configure: { $0.bodyReadIdleTimeout = .milliseconds(300) }) { server in
             let client = try RawHTTPClient(port: server.port)
