@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""make soak MINUTES=N: a mixed load against one `flipbook serve` on loopback for N minutes
+(default 30), reported minute by minute.
+
+The server runs with Flipbook's defaults (access log on, to a file) except: a cache budget of
+SOAK_CACHE_MB (default 64) MiB, a decode-memory budget of SOAK_DECODE_MB (default 1024) MiB
+(`limits.maxDecodeBytes`: a 49 MP frame needs about 790 MB), an admin token (for deletes and
+the pressure signal), and SERVER_ARGS. Before the clock starts, 16 animations made by the playback benchmark's generator
+(scripts/bench/playback/make_inputs.py: GIF, WebP and APNG from real encoders) are uploaded; they
+stay for the whole run. Then, all at once (scripts/soak/clients.py):
+
+- 16 players, each playing a random one of those animations in real time for 15–45 s, then
+  another (half the time on a new connection);
+- 4 metadata pollers, every second, with If-None-Match (and the delay table every fifth time);
+- 2 clients asking for the frame at a random time (`?t=`), four times a second;
+- an uploader, every 2 s: new valid GIF/APNG/WebP files (some as named images, replaced as the
+  names cycle), damaged copies of them (cut short, bytes overwritten), bombs (an IDAT that
+  inflates to 64 MiB past a 64×64 image, a 65535×65535 canvas, 12,000 frames, 2.4 G pixels in
+  all) and, every 60th upload, a legal 7000×7000 (49 MP) frame; each accepted upload is then asked
+  for its first and last frames;
+- a deleter removing uploads older than 60 s, and asking for deleted ones (404);
+- a memory-pressure warning every 20 s;
+- one pipelining client that never reads its answers, and 8 slowloris connections sending a
+  request head one byte every 2 s (both reconnect whenever the server closes them).
+
+Each minute: well-behaved requests, errors (5xx, an answer the client did not expect, a
+connection that failed), frame latency p50/p99 (players) and p99 of everything well-behaved,
+the server's peak and end-of-minute RSS (polled every 250 ms from /proc), its CPU, and the
+cache's bytes (/stats). The limit RSS is held against is baseline (after the 16 uploads, idle)
++ cache budget × 1.1 + the decode-memory budget (`decodeMemory.capacityBytes` in /stats; 0 before it
+existed). Goals: no 5xx and no error for well-behaved clients; after warm-up RSS flat (the
+end-of-minute RSS of the last 10 minutes within 5% of each other: the 49 MP decodes come and
+go within a minute) and every minute's peak within the limit; p99 flat.
+
+Writes bench-out/soak/result.json and bench-out/soak/soak.png (matplotlib); with BENCH_WRITE=1
+(the default) copies the plot to docs/soak.png and writes the "## Soak" section of BENCHMARKS.md.
+RENDER_ONLY=1 rewrites those from result.json. Environment: MINUTES, SOAK_CACHE_MB, SERVER_ARGS,
+SOAK_DECODE_MB, SKIP_BUILD=1 (reuse .build-playback/release/flipbook), BENCH_WRITE, SOAK_SEED.
+"""
+import asyncio
+import datetime
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "bench", "playback"))
+sys.path.insert(0, os.path.join(HERE, "soak"))
+import flipbook_bench as fb  # noqa: E402
+from clients import ADMIN_TOKEN, Recorder, Soak  # noqa: E402
+
+OUT = os.path.join(fb.REPO, "bench-out", "soak")
+PLAYBACK_INPUTS = os.path.join(fb.REPO, "bench-out", "playback", "inputs")
+MINUTES = float(os.environ.get("MINUTES", "30"))
+CACHE_MB = int(os.environ.get("SOAK_CACHE_MB", "64"))
+DECODE_MB = int(os.environ.get("SOAK_DECODE_MB", "1024"))
+SERVER_ARGS = os.environ.get("SERVER_ARGS", "").split()
+SEED = int(os.environ.get("SOAK_SEED", "1"))
+WRITE = os.environ.get("BENCH_WRITE", "1") == "1"
+LIBRARY_SIZE = 16
+WARMUP_MINUTES = 5
+
+
+class Sampler(threading.Thread):
+    """The server's RSS every 250 ms and its CPU and /stats every 5 s, bucketed by minute."""
+
+    def __init__(self, server, start):
+        super().__init__(daemon=True)
+        self.server = server
+        self.start_time = start
+        self.minutes = {}
+        self.stop_flag = threading.Event()
+
+    def bucket(self):
+        minute = int((time.monotonic() - self.start_time) // 60)
+        return self.minutes.setdefault(minute, {"rssPeak": 0, "rssEnd": 0, "anonEnd": 0, "fileEnd": 0,
+                                                "cpuStart": None, "cpuEnd": None, "cacheUsed": 0,
+                                                "decodeUsed": 0, "decodeWaits": None})
+
+    def run(self):
+        n = 0
+        while not self.stop_flag.is_set():
+            try:
+                mem = fb.proc_memory(self.server.pid)
+                cpu = fb.cpu_seconds(self.server.pid)
+            except (OSError, KeyError):
+                break
+            b = self.bucket()
+            b["rssPeak"] = max(b["rssPeak"], mem["VmRSS"])
+            b["rssEnd"], b["anonEnd"], b["fileEnd"] = mem["VmRSS"], mem.get("RssAnon", 0), mem.get("RssFile", 0)
+            if b["cpuStart"] is None:
+                b["cpuStart"] = cpu
+            b["cpuEnd"] = cpu
+            if n % 20 == 0:
+                try:
+                    stats = self.server.json("/stats")
+                    b["cacheUsed"] = max(b["cacheUsed"], stats["usedBytes"])
+                    decode = (stats.get("decodeMemory") or {}).get("usedBytes")
+                    if decode is not None:
+                        b["decodeUsed"] = max(b["decodeUsed"], decode)
+                except (OSError, RuntimeError, KeyError, ValueError):
+                    pass
+            n += 1
+            time.sleep(0.25)
+
+
+def library(server):
+    subprocess.run([sys.executable, os.path.join(HERE, "bench", "playback", "make_inputs.py"), PLAYBACK_INPUTS],
+                   check=True)
+    with open(os.path.join(PLAYBACK_INPUTS, "MANIFEST.json")) as f:
+        manifest = json.load(f)
+    rng = random.Random(SEED)
+    chosen = rng.sample(manifest, LIBRARY_SIZE)
+    metas = []
+    for item in chosen:
+        meta, _ = server.upload(os.path.join(PLAYBACK_INPUTS, item["name"]))
+        metas.append(server.json(f"/images/{meta['id']}"))
+    return metas
+
+
+def run():
+    os.makedirs(OUT, exist_ok=True)
+    fb.build()
+    data = os.path.join(OUT, "data")
+    shutil.rmtree(data, ignore_errors=True)
+    load_before, busy_before = fb.loadavg(), fb.busy_processes()
+    extra = ["--set", "log.accessLog=true", "--set", "log.level=notice",
+             "--set", f"limits.maxDecodeBytes={DECODE_MB << 20}",
+             "--set", f"auth.adminToken={ADMIN_TOKEN}"] + SERVER_ARGS
+    server = fb.Server(data, budget=CACHE_MB << 20, extra=extra, log_path=os.path.join(OUT, "server.log"))
+    try:
+        metas = library(server)
+        time.sleep(2)
+        baseline = server.memory()["VmRSS"]
+        stats = server.json("/stats")
+        budget = stats["budgetBytes"]
+        decode_budget = (stats.get("decodeMemory") or {}).get("capacityBytes", 0)
+        limit = baseline + budget * 1.1 + decode_budget
+        fb.log(f"soak: {MINUTES:g} minutes; baseline RSS {fb.mib(baseline)} MiB, limit {fb.mib(limit)} MiB")
+        start = time.monotonic()
+        recorder = Recorder(start)
+        sampler = Sampler(server, start)
+        sampler.start()
+        cpu_before = fb.cpu_seconds(server.pid)
+
+        async def main():
+            loop = asyncio.get_running_loop()
+            end = loop.time() + MINUTES * 60
+            await Soak(server.port, metas, recorder, end, OUT, seed=SEED).run()
+        asyncio.run(main())
+        wall = time.monotonic() - start
+        cpu = fb.cpu_seconds(server.pid) - cpu_before
+        sampler.stop_flag.set()
+        sampler.join()
+        final_stats = server.json("/stats")
+        alive = server.proc.poll() is None
+    finally:
+        server.stop()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=fb.REPO, capture_output=True,
+                            text=True).stdout.strip()
+    minutes = []
+    for m in range(int(MINUTES)):
+        r = recorder.minutes.get(m)
+        s = sampler.minutes.get(m, {})
+        if r is None:
+            continue
+        frames = r["latencyMs"].get("frame", [])
+        every = [x for values in r["latencyMs"].values() for x in values]
+        cpu_minute = (s.get("cpuEnd") or 0) - (s.get("cpuStart") or 0)
+        minutes.append({
+            "minute": m + 1, "requests": r["requests"], "errors": r["errors"], "status5xx": r["status5xx"],
+            "connectionFailures": r["connectionFailures"], "unexpected": r["unexpected"],
+            "frames": len(frames), "frameP50": fb.percentile(frames, 50), "frameP99": fb.percentile(frames, 99),
+            "allP99": fb.percentile(every, 99),
+            "uploadP50": fb.percentile(r["latencyMs"].get("upload", []), 50),
+            "rssPeak": s.get("rssPeak", 0), "rssEnd": s.get("rssEnd", 0), "anonEnd": s.get("anonEnd", 0),
+            "fileEnd": s.get("fileEnd", 0), "cpuPercent": cpu_minute / 60 * 100,
+            "cacheUsed": s.get("cacheUsed", 0), "decodeUsed": s.get("decodeUsed", 0),
+            "statuses": {str(k): v for k, v in sorted(r["statuses"].items())},
+        })
+    return {
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": commit, "machine": fb.machine(),
+        "minutes": MINUTES, "wallS": wall, "serverCpuS": cpu, "serverAlive": alive,
+        "cacheBudget": budget, "decodeBudget": decode_budget, "baseline": baseline, "limit": limit,
+        "serverArgs": SERVER_ARGS, "seed": SEED, "perMinute": minutes,
+        "uploads": dict(recorder.uploads), "hostile": dict(recorder.hostile),
+        "errorSamples": recorder.error_samples,
+        "statsAfter": {k: final_stats.get(k) for k in ("usedBytes", "hits", "misses", "decodes", "evictions",
+                                                                "refusedQueueFull", "framesDecoded")},
+        "load": {"before": load_before, "after": fb.loadavg(), "busyBefore": busy_before,
+                 "busyAfter": fb.busy_processes()},
+    }
+
+
+def goals(result):
+    rows = result["perMinute"]
+    after = [r for r in rows if r["minute"] > WARMUP_MINUTES]
+    last = rows[-10:] if len(rows) >= 10 else after
+    total5xx = sum(r["status5xx"] for r in rows)
+    errors = sum(r["errors"] for r in rows)
+    rss = [r["rssEnd"] for r in last]
+    spread = (max(rss) - min(rss)) / min(rss) if rss and min(rss) else float("nan")
+    within = max(r["rssPeak"] for r in rows) <= result["limit"] if rows else False
+    third = max(1, len(after) // 3)
+    early = [r["frameP99"] for r in after[:third]]
+    late = [r["frameP99"] for r in after[-third:]]
+    trend = (sum(late) / len(late)) / (sum(early) / len(early)) if early and late and sum(early) else float("nan")
+    return [
+        ("no 5xx", f"{total5xx}", total5xx == 0),
+        ("no error for well-behaved clients (5xx, unexpected answer, failed connection)", f"{errors}", errors == 0),
+        ("RSS flat: the last 10 minutes' end-of-minute RSS within 5% of each other", f"{spread * 100:.1f}%",
+         spread <= 0.05),
+        ("RSS within the limit every minute", f"peak {fb.mib(max(r['rssPeak'] for r in rows))} of "
+         f"{fb.mib(result['limit'])} MiB", within),
+        ("p99 flat: frame p99 of the last third after warm-up ≤ 1.5× the first third's", f"{trend:.2f}×",
+         trend <= 1.5),
+    ]
+
+
+def plot(result, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = result["perMinute"]
+    x = [r["minute"] for r in rows]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 7), sharex=True)
+    top.plot(x, [r["frameP50"] for r in rows], marker="o", ms=3, label="frame p50")
+    top.plot(x, [r["frameP99"] for r in rows], marker="o", ms=3, label="frame p99")
+    top.plot(x, [r["allP99"] for r in rows], ls="--", label="p99, every well-behaved request")
+    top.set_yscale("log")
+    top.set_ylabel("latency (ms)")
+    top.legend(loc="upper left", fontsize=8)
+    top.grid(True, which="both", alpha=0.3)
+    errors = [r["errors"] for r in rows]
+    if any(errors):
+        twin = top.twinx()
+        twin.bar(x, errors, color="red", alpha=0.3, label="errors")
+        twin.set_ylabel("errors")
+    mib = 1 << 20
+    bottom.plot(x, [r["rssPeak"] / mib for r in rows], marker="o", ms=3, label="RSS, peak in the minute")
+    bottom.plot(x, [r["rssEnd"] / mib for r in rows], label="RSS at the minute's end")
+    bottom.plot(x, [r["cacheUsed"] / mib for r in rows], label="frame cache bytes")
+    bottom.axhline(result["limit"] / mib, color="red", ls="--",
+                   label="limit: baseline + cache budget × 1.1 + decode budget")
+    bottom.axvline(WARMUP_MINUTES + 0.5, color="gray", ls=":", label="end of warm-up")
+    bottom.set_ylim(bottom=0)
+    bottom.set_ylabel("MiB")
+    bottom.set_xlabel("minute")
+    bottom.legend(loc="lower right", fontsize=8)
+    bottom.grid(True, alpha=0.3)
+    fig.suptitle(f"flipbook soak, {result['minutes']:g} min at {result['commit']} ({result['date']})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def render(result):
+    mib = fb.mib
+    lines = [
+        f"`make soak MINUTES={result['minutes']:g}` at {result['commit']} ({result['date']}; {result['machine']}; "
+        f"load average {result['load']['before']} before, {result['load']['after']} after; other work before: "
+        f"{result['load']['busyBefore']}). One `flipbook serve` with its defaults (access log on, to a file), "
+        f"a {mib(result['cacheBudget'])} MiB cache budget"
+        + (f", a {mib(result['decodeBudget'])} MiB decode-memory budget" if result["decodeBudget"] else "")
+        + (f", `{' '.join(result['serverArgs'])}`" if result["serverArgs"] else "")
+        + "; the load mix is described at the top of `scripts/soak.py` (players, metadata polling, `?t=`, uploads "
+        "of valid, damaged and bomb files, deletes, a pressure warning every 20 s, a pipelining client that never "
+        "reads, 8 slowloris connections).",
+        "",
+        "![soak: latency and RSS per minute](docs/soak.png)",
+        "",
+        "| goal | result | met |",
+        "|---|---|---|",
+    ]
+    for name, value, met in goals(result):
+        lines.append(f"| {name} | {value} | {'yes' if met else '**no**'} |")
+    lines += [
+        "",
+        f"Baseline RSS {mib(result['baseline'])} MiB (16 animations uploaded, idle); limit "
+        f"{mib(result['limit'])} MiB. Server CPU {result['serverCpuS']:.0f} s in {result['wallS'] / 60:.1f} min. "
+        f"Uploads by kind: " + ", ".join(f"{k} {v}" for k, v in sorted(result["uploads"].items())) + ". Hostile "
+        "clients: " + ", ".join(f"{k} {v}" for k, v in sorted(result["hostile"].items())) + ".",
+        "",
+        "| minute | requests | errors | 5xx | frames | frame p50 ms | frame p99 ms | all p99 ms | RSS peak MiB "
+        "| RSS end MiB | cache MiB | server CPU |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["perMinute"]:
+        lines.append(f"| {r['minute']} | {r['requests']:,} | {r['errors']} | {r['status5xx']} | {r['frames']:,} | "
+                     f"{r['frameP50']:.2f} | {r['frameP99']:.1f} | {r['allP99']:.1f} | {mib(r['rssPeak'])} | "
+                     f"{mib(r['rssEnd'])} | {mib(r['cacheUsed'])} | {r['cpuPercent']:.0f}% |")
+    if result["errorSamples"]:
+        lines += ["", "Errors seen (first 50):", ""] + [f"- {e}" for e in result["errorSamples"]]
+    return "\n".join(lines)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    path = os.path.join(OUT, "result.json")
+    if os.environ.get("RENDER_ONLY") == "1":
+        with open(path) as f:
+            result = json.load(f)
+    else:
+        result = run()
+        with open(path, "w") as f:
+            json.dump(result, f, indent=1)
+    plot(result, os.path.join(OUT, "soak.png"))
+    report = render(result)
+    print(report)
+    if WRITE:
+        os.makedirs(os.path.join(fb.REPO, "docs"), exist_ok=True)
+        shutil.copy(os.path.join(OUT, "soak.png"), os.path.join(fb.REPO, "docs", "soak.png"))
+        fb.replace_section(os.path.join(fb.REPO, "BENCHMARKS.md"), "Soak", report)
+    failed = [name for name, _, met in goals(result) if not met]
+    if failed:
+        fb.log("soak: goals not met: " + "; ".join(failed))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
