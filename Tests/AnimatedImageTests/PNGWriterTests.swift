@@ -165,6 +165,25 @@ struct PNGWriterTests {
         #expect(throws: PNGEncodingError.self) { try PNGEncoder().encode(Canvas(width: 5, height: 0)) }
     }
 
+    /// The png-writer fuzz target's finding (fuzz/png-writer/seeds/tall-1x33794-palette): a
+    /// 1×33,794 canvas of four translucent colours. The writer writes it and libpng reads the
+    /// same pixels; Flipbook's reader refuses a side past `maxDimension` (32,767, Chromium's
+    /// limit) naming it, and with the limit raised reads the same pixels back.
+    @Test func aCanvasTallerThanMaxDimensionIsWrittenAndRefusedByTheReaderNamingTheLimit() throws {
+        let canvas = Self.paletteCanvas(width: 1, height: 33_794, colors: 4, translucent: true)
+        let png = try PNGEncoder(compressionLevel: 6).encode(canvas)
+        #expect(png[25] == 3)  // palette
+        #expect(try APNGFrameDecoder.decodeRGBA(png, width: 1, height: 33_794) == canvas.pixels)
+        #expect(throws: AnimatedImageError.limitExceeded(.maxDimension, value: 33_794, limit: 32_767)) {
+            try AnimatedImage(bytes: png, limits: .default, verification: .structural)
+        }
+        var limits = DecodeLimits.default
+        limits.maxDimension = 33_794
+        let image = try AnimatedImage(bytes: png, limits: limits, verification: .full)
+        #expect(image.canvasWidth == 1 && image.canvasHeight == 33_794 && image.frameCount == 1)
+        #expect(try FrameRenderer(image: image).render(0) == canvas)
+    }
+
     /// Encoders on several threads share the compressor pool: every result equals the one made
     /// alone, at every level.
     @Test func concurrentEncodesMatchSerialOnes() throws {

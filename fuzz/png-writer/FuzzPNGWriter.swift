@@ -9,7 +9,8 @@
 //   - writing fails or crashes;
 //   - libpng does not read back the same pixels, byte for byte (alpha-0 colours included);
 //   - Flipbook's own reader (indexer, libpng, compositor) does not see a one-frame still PNG of
-//     the same size and pixels;
+//     the same size and pixels (a side past DecodeLimits.maxDimension must be refused naming
+//     that limit, and is read with the limit raised);
 //   - the colour type is not the one the writer promises: palette when ≤ 256 colours, else RGB
 //     when every pixel is opaque, else RGBA.
 
@@ -94,8 +95,24 @@ func roundTrip(_ canvas: Canvas, level: Int) {
     } catch {
         fatalError("fuzz invariant: libpng cannot read the PNG written: \(error)")
     }
+    // Flipbook's reader refuses a side past `maxDimension` (Chromium's 32,767) before reading a
+    // pixel; the writer has no such bound and a raw canvas one pixel wide can be taller, so such
+    // a PNG must be refused naming that limit, then read with the limit raised to its size.
+    var limits = DecodeLimits.default
+    let side = max(canvas.width, canvas.height)
+    if side > limits.maxDimension {
+        do {
+            _ = try AnimatedImage(bytes: png, limits: limits, verification: .structural)
+            fatalError("fuzz invariant: a \(canvas.width)×\(canvas.height) PNG passed maxDimension")
+        } catch AnimatedImageError.limitExceeded(.maxDimension, let value, _) {
+            check(value == side, "maxDimension refused \(value), the side is \(side)")
+        } catch {
+            fatalError("fuzz invariant: a \(canvas.width)×\(canvas.height) PNG refused with \(error)")
+        }
+        limits.maxDimension = side
+    }
     do {
-        let image = try AnimatedImage(bytes: png, limits: .default, verification: .full)
+        let image = try AnimatedImage(bytes: png, limits: limits, verification: .full)
         check(image.format == .png && image.frameCount == 1 && image.canvasWidth == canvas.width
               && image.canvasHeight == canvas.height, "the PNG reads as \(image.format) \(image.canvasWidth)×\(image.canvasHeight) with \(image.frameCount) frames")
         check(try FrameRenderer(image: image).render(0) == canvas, "Flipbook reads other pixels than it wrote")
