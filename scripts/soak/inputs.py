@@ -266,7 +266,9 @@ class Generator:
     def next(self):
         self.count += 1
         if self.large_every and self.count % self.large_every == 0:
-            return "large 49 MP frame", large_frame_gif(color=1 + self.count % 2 * 0), OK_NEW | {429}
+            # Bytes after the trailer (not read) make each one a new image: the same bytes again
+            # would bring back an id the deleter removed, and its 404 check would see a 200.
+            return "large 49 MP frame", large_frame_gif() + struct.pack(">I", self.count), OK_NEW | {429}
         roll = self.rng.random()
         if roll < 0.6:
             kind, data = self.valid()
