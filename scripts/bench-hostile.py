@@ -192,10 +192,11 @@ def render(result):
             f"{c.get('first frame 200', 0)}/{c.get('first frame 429', 0)} | "
             f"{mib(d.get('peakBytes', 0))} MiB / {d.get('waits', 0)} | {mib(r['peak'])} | {mib(r['limit'])} | "
             f"{'yes' if r['peak'] <= r['limit'] else '**no**'} | {r['load']['before']}–{r['load']['after']} |")
-    lines += ["", "Other answers: " + "; ".join(
-        f"{r['threads']} threads: " + ", ".join(f"{k} ×{v}" for k, v in sorted(r["counts"].items())
-                                               if not k.endswith((" 200", " 201", " 429")))
-        for r in result["runs"]) + "."]
+    others = [f"{r['threads']} threads: " + ", ".join(f"{k} ×{v}" for k, v in sorted(r["counts"].items())
+                                                     if not k.endswith((" 200", " 201", " 429")))
+              for r in result["runs"]
+              if any(not k.endswith((" 200", " 201", " 429")) for k in r["counts"])]
+    lines += ["", "Other answers: " + ("; ".join(others) if others else "none") + "."]
     return "\n".join(lines)
 
 
