@@ -3,7 +3,9 @@
 # payloads (5–60 KB) from tmpfs / memory, measured with wrk on loopback, side by side.
 # Each concurrency is measured REPEAT times, alternating which server goes first; the table has
 # the medians, and the servers' CPU time per request (from /proc) as a load-independent measure.
-#   DURATION=10 CONNECTIONS="8 64 512" WRK_THREADS=2 REPEAT=3 scripts/bench-http.sh
+# BODIES=file (default) sends the server's bodies with sendfile from a tmpfs file, as Flipbook
+# sends cached frames; BODIES=memory copies them from [UInt8] into the socket.
+#   DURATION=10 CONNECTIONS="8 64 512" WRK_THREADS=2 REPEAT=3 BODIES=file scripts/bench-http.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +16,7 @@ REPEAT="${REPEAT:-3}"
 NGINX_PORT="${NGINX_PORT:-18480}"
 FLIPBOOK_PORT="${FLIPBOOK_PORT:-18481}"
 LOOPS="${LOOPS:-2}"
+BODIES="${BODIES:-file}"
 OUT="${OUT:-bench-out/http.md}"
 
 command -v nginx >/dev/null && command -v wrk >/dev/null || scripts/install-deps.sh bench
@@ -105,7 +108,7 @@ chmod -R a+rX "$WORK"
 "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -g "daemon off;" &
 NGINX_PID=$!
 pids+=($!)
-"$SERVER_BIN" "$PAYLOADS" "$FLIPBOOK_PORT" "$LOOPS" >"$WORK/server.log" 2>&1 &
+"$SERVER_BIN" "$PAYLOADS" "$FLIPBOOK_PORT" "$LOOPS" "$BODIES" >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 pids+=($!)
 
@@ -185,5 +188,5 @@ for c in $CONNECTIONS; do
 done
 
 echo
-echo "HTTP serving: median of $REPEAT rounds of ${DURATION}s, wrk -t$WRK_THREADS, keep-alive, 100 payloads of 5–60 KB; $(nproc) cores ($(lscpu | awk -F: '/Model name/ { gsub(/^ +/, "", $2); print $2; exit }'))"
+echo "HTTP serving: median of $REPEAT rounds of ${DURATION}s, wrk -t$WRK_THREADS, keep-alive, 100 payloads of 5–60 KB, flipbook's bodies from $BODIES, nginx with open_file_cache; $(nproc) cores ($(lscpu | awk -F: '/Model name/ { gsub(/^ +/, "", $2); print $2; exit }'))"
 cat "$OUT"

@@ -1,7 +1,11 @@
 // http-bench-server: serves every file of a directory from memory at `/<name>` through
 // HTTPServer, for `make bench-http` (side by side with nginx serving the same files).
 //
-//   http-bench-server DIR [PORT] [THREADS]
+//   http-bench-server DIR [PORT] [THREADS] [BODIES]
+//
+// BODIES is `file` (the default: the payloads are kept in one unlinked tmpfs file and sent with
+// sendfile, as Flipbook sends cached frames from its memory-file arena) or `memory` (each payload
+// an [UInt8], copied into the socket).
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,12 +49,38 @@ func listDirectory(_ path: String) -> [String] {
     return names.sorted()
 }
 
+let fileBodies = arguments.count > 4 ? arguments[4] != "memory" : true
+/// The tmpfs file that holds every payload when they are sent with sendfile (unlinked: it lives
+/// as long as the process).
+let bodyFile: Int32 = {
+    guard fileBodies else { return -1 }
+    let path = "/dev/shm/http-bench-server.\(getpid())"
+    let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard fd >= 0 else {
+        print("http-bench-server: cannot create \(path)")
+        exit(1)
+    }
+    unlink(path)
+    return fd
+}()
+var bodyFileEnd = 0
 var payloads: [String: HTTPResponse] = [:]
 for name in listDirectory(directory) {
     guard let bytes = readFile(directory + "/" + name) else { continue }
     var headers = HTTPHeaders()
     headers.add(name: "Content-Type", value: name.hasSuffix(".png") ? "image/png" : "application/octet-stream")
-    payloads["/" + name] = HTTPResponse(status: .ok, headers: headers, body: bytes)
+    if fileBodies {
+        let written = bytes.withUnsafeBytes { pwrite(bodyFile, $0.baseAddress, $0.count, off_t(bodyFileEnd)) }
+        guard written == bytes.count else {
+            print("http-bench-server: cannot write \(name) to the body file")
+            exit(1)
+        }
+        let body = HTTPFileBody(descriptor: bodyFile, offset: bodyFileEnd, count: bytes.count, owner: nil)
+        payloads["/" + name] = HTTPResponse(status: .ok, headers: headers, fileBody: body)
+        bodyFileEnd += (bytes.count + 4095) & ~4095
+    } else {
+        payloads["/" + name] = HTTPResponse(status: .ok, headers: headers, body: bytes)
+    }
 }
 let cache = payloads
 var router = Router()
@@ -65,7 +95,8 @@ do {
     print("http-bench-server: \(error)")
     exit(1)
 }
-print("http-bench-server: \(cache.count) payloads on port \(server.port), \(configuration.eventLoopThreads) loops")
+print("http-bench-server: \(cache.count) payloads on port \(server.port), \(configuration.eventLoopThreads) loops, "
+      + (fileBodies ? "bodies sent with sendfile" : "bodies copied from memory"))
 fflush(nil)
 signal(SIGPIPE, SIG_IGN)
 // A parent may have spawned us with signals blocked (Foundation's Process inherits the spawning
