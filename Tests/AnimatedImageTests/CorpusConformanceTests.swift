@@ -26,12 +26,27 @@ struct CorpusConformanceTests {
             let entries = Corpus.entries.filter { $0.manifest == manifest }
             var passed = 0
             for entry in entries {
-                if try Self.check(entry).failures.isEmpty { passed += 1 } else { failed.append(entry.path) }
+                // A missing reference throws: a failure here, never a rejection.
+                if (try? Self.check(entry))?.failures.isEmpty == true { passed += 1 } else { failed.append(entry.path) }
             }
             print("Chromium conformance, \(manifest): \(passed)/\(entries.count) corpus inputs match (frames, frame counts, raw delays, repetition counts, rejections)")
             #expect(!entries.isEmpty, "\(manifest) lists no input")
         }
         #expect(failed.isEmpty, "failing: \(failed)")
+    }
+
+    @Test("an input without meta.json or error.txt fails, and is not counted as a rejection")
+    func aMissingReferenceIsNoRejection() throws {
+        let corpus = FileManager.default.temporaryDirectory.appendingPathComponent("corpus-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: corpus) }
+        let refused = corpus.appendingPathComponent("chromium/refused.webp")
+        let missing = corpus.appendingPathComponent("chromium/missing.webp")
+        for directory in [refused, missing] {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        try Data("EncodingError: cannot decode".utf8).write(to: refused.appendingPathComponent("error.txt"))
+        #expect(try Corpus.reference("refused.webp", in: corpus) == nil)
+        #expect(throws: Corpus.MissingReference.self) { try Corpus.reference("missing.webp", in: corpus) }
     }
 
     struct Result { var failures: [String] = [] }
