@@ -23,12 +23,17 @@ def _first(env, candidates, name):
     return path
 
 
+def binary():
+    """The Chromium binary: $CHROMIUM_BIN, Debian's, or the one on PATH (RuntimeError if none)."""
+    return _first("CHROMIUM_BIN", BINARY_CANDIDATES, "chromium")
+
+
 def launch(width=1280, height=900, extra_arguments=()):
     """A headless Chromium window of `width`×`height` CSS pixels at device scale 1, with colour
     management pinned to sRGB (screenshots do not depend on the machine), autoplay allowed, and
     the browser console kept for `console_errors`."""
     options = webdriver.ChromeOptions()
-    options.binary_location = _first("CHROMIUM_BIN", BINARY_CANDIDATES, "chromium")
+    options.binary_location = binary()
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                      "--force-color-profile=srgb", "--force-device-scale-factor=1", "--hide-scrollbars",
                      "--no-first-run", "--no-default-browser-check", "--disable-extensions",

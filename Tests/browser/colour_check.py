@@ -45,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
+import chromium  # noqa: E402
 import colour_inputs  # noqa: E402
 
 CORPUS = os.environ.get("FLIPBOOK_CORPUS") or os.path.join(os.path.dirname(REPO), "shared", "corpus")
@@ -130,13 +131,6 @@ run().catch(e => post('/results', JSON.stringify({error: String(e)})));
 </script></body></html>"""
 
 
-def find_chromium():
-    for candidate in (os.environ.get("CHROMIUM_BIN"), "/usr/bin/chromium", "/usr/bin/chromium-browser"):
-        if candidate and os.path.exists(candidate):
-            return candidate
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 class Server:
     """A `flipbook serve` of its own on a free loopback port."""
 
@@ -214,7 +208,7 @@ def run_page(server, cases, originals, timeout=180):
     httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     profile = tempfile.mkdtemp(prefix="flipbook-colour-chromium-")
-    browser = subprocess.Popen([find_chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+    browser = subprocess.Popen([chromium.binary(), "--headless", "--no-sandbox", "--disable-gpu",
                                 "--disable-dev-shm-usage", "--no-first-run", "--user-data-dir=" + profile,
                                 f"http://127.0.0.1:{httpd.server_address[1]}/"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -250,8 +244,10 @@ CASE_NAMES = WIDE_GAMUT_CASES + [os.path.basename(p) for p in CORPUS_CASES]
 @pytest.fixture(scope="module")
 def outcome():
     """Every case run once in one browser: {name: {"frameCount", "servedChunks", "frames", ...}}."""
-    if not find_chromium():
-        pytest.fail("chromium not found: apt-get install chromium (make colour-check installs it)")
+    try:
+        chromium.binary()
+    except RuntimeError as error:
+        pytest.fail(f"{error} (make colour-check installs it)")
     binary = os.path.abspath(os.environ.get("FLIPBOOK_BIN") or os.path.join(REPO, ".build", "debug", "flipbook"))
     if not os.access(binary, os.X_OK):
         pytest.fail(f"no flipbook binary at {binary}: build it (make colour-check does) or set FLIPBOOK_BIN")
