@@ -26,7 +26,9 @@ public struct AnimatedImage: Sendable {
     /// validators, so HTTP caches never mix what two revisions made of one file.
     /// 2: 16-bit samples keep their high byte; interlaced PNGs decoded by libpng's full API;
     /// a WebP cut short is rejected. 3: frames carry the source's colour-space chunks.
-    public static let outputRevision = 3
+    /// 4: WebP frames blend with Chromium's integer arithmetic; damaged APNG and GIF files keep
+    /// the frames Chromium shows (CRCs, cut frames, undefined LZW codes).
+    public static let outputRevision = 4
 
     /// The file's bytes, on the heap or mapped (see ``ImageBytes/storage``).
     public let bytes: ImageBytes

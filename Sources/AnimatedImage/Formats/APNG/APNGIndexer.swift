@@ -16,8 +16,14 @@
 /// - CRCs (measured in Chromium 156): a mismatch in IHDR, PLTE or any IDAT rejects the file; an
 ///   `acTL` with a bad CRC is ignored (a still PNG), an `fcTL` with one ends the frame list;
 ///   `tRNS` and the colour chunks with bad CRCs are ignored; `fdAT` data is used whatever its CRC.
-/// - A frame's image data counts only once a complete chunk follows it: a file that ends right
-///   after a frame's last data chunk (or inside the next chunk) does not show that frame.
+/// - A frame's image data is one run of data chunks (`IDAT` for frame 0 and the still image,
+///   `fdAT` for the others); the first other chunk ends it, as soon as its 8-byte header is
+///   in the file (its payload may be cut off or its CRC wrong). A file that ends right after a
+///   frame's last data chunk, or inside the next chunk's header, does not show that frame.
+/// - A data chunk after its run has ended (`fdAT` after a `tEXt` or an unknown chunk, whatever
+///   its sequence number) ends the frame list; the frame before it stands on the data its run
+///   had (measured in Chromium 156; an `IDAT` run split by another chunk leaves frame 0
+///   incomplete, so the file shows nothing).
 enum APNGIndexer {
     static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         var walker = PNGChunkWalker(bytes)
@@ -39,9 +45,12 @@ enum APNGIndexer {
         let format: ImageFormat = animation == nil ? .png : .apng
         // The last complete chunk held image data, and nothing complete has come after it yet.
         var dataIsLast = false
+        // Another chunk came after the current frame's (or the still image's) data run.
+        var runEnded = false
         var sawEnd = false
 
         chunks: while let chunk = walker.next() {
+            if dataIsLast && chunk.type != PNGChunk.IDAT && chunk.type != PNGChunk.fdAT { runEnded = true }
             dataIsLast = false
             switch chunk.type {
             case PNGChunk.PLTE where !seenImageData:
@@ -59,6 +68,13 @@ enum APNGIndexer {
                 guard walker.crcMatches(chunk) else {
                     throw AnimatedImageError.noCompleteFrame(format, "an IDAT chunk's CRC does not match its data")
                 }
+                if runEnded && (animation == nil || builder.acceptsDefaultImageData) {
+                    // The image data was interrupted: what came before the interruption is all
+                    // of it (frame 0 or the still image; decoding tells whether it is whole).
+                    builder.finishPendingFrame()
+                    stoppedEarly = true
+                    break chunks
+                }
                 dataIsLast = true
                 seenImageData = true
                 if animation != nil, builder.acceptsDefaultImageData {
@@ -73,6 +89,7 @@ enum APNGIndexer {
                     stoppedEarly = true
                     break chunks
                 }
+                runEnded = false
                 do {
                     try builder.control(bytes, chunk.data, limits: limits)
                 } catch let error as AnimatedImageError {
@@ -81,6 +98,12 @@ enum APNGIndexer {
                     break chunks
                 }
             case PNGChunk.fdAT where animation != nil:
+                if runEnded {
+                    // The frame's data run ended at another chunk: the frame stands on it.
+                    builder.finishPendingFrame()
+                    stoppedEarly = true
+                    break chunks
+                }
                 guard builder.appendSequencedData(chunk.data, bytes: bytes) else { stoppedEarly = true; break chunks }
                 dataIsLast = true
             case PNGChunk.IEND:
@@ -95,8 +118,10 @@ enum APNGIndexer {
         guard seenImageData else {
             throw AnimatedImageError.malformed(.png, "no IDAT chunk")
         }
-        // The file ends right after (or inside the chunk after) image data: that data may go on.
-        let lastDataUnfinished = dataIsLast && !sawEnd
+        // The file ends right after image data, or inside the header of the chunk after it: that
+        // data may go on. A cut chunk whose header names another type ends the data run.
+        let nextIsOther = walker.cutShortType.map { $0 != PNGChunk.IDAT && $0 != PNGChunk.fdAT } ?? false
+        let lastDataUnfinished = dataIsLast && !sawEnd && !nextIsOther
         if header.colorType == 3 && header.palette == nil {
             throw AnimatedImageError.malformed(.png, "a palette image without a PLTE chunk")
         }
@@ -123,7 +148,7 @@ enum APNGIndexer {
                                     disposal: .none, blend: .source, rawDelayMs: 0,
                                     isOpaque: header.isOpaque, source: .png(dataRanges: defaultImage))
         return ImageIndex(format: .png, canvasWidth: header.width, canvasHeight: header.height,
-                          frames: [still], playCount: 1, truncated: walker.isCutShort,
+                          frames: [still], playCount: 1, truncated: walker.isCutShort || stoppedEarly,
                           colorSpace: colorSpace, header: .png(header))
     }
 }

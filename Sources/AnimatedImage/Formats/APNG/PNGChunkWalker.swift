@@ -27,20 +27,26 @@ struct PNGChunk {
 }
 
 /// Walks the chunks of a PNG without looking inside them. Iteration ends at the first chunk
-/// whose header or payload (with its CRC) does not fit in the file; `isCutShort` tells.
+/// whose header or payload (with its CRC) does not fit in the file; `isCutShort` tells, and
+/// `cutShortType` is that chunk's type when its 8-byte header did fit.
 struct PNGChunkWalker: Sequence, IteratorProtocol {
     private let bytes: ImageBytes
     private var offset = 8
     private(set) var isCutShort = false
+    private(set) var cutShortType: UInt32? = nil
 
     init(_ bytes: ImageBytes) { self.bytes = bytes }
 
     mutating func next() -> PNGChunk? {
         var reader = ByteReader(bytes, offset: offset)
         guard !reader.isAtEnd else { return nil }
-        guard let length = reader.u32be(), let type = reader.u32be(), length <= Int32.max,
-              reader.remaining >= Int(length) + 4 else {
+        guard let length = reader.u32be(), let type = reader.u32be() else {
             isCutShort = true
+            return nil
+        }
+        guard length <= Int32.max, reader.remaining >= Int(length) + 4 else {
+            isCutShort = true
+            cutShortType = type
             return nil
         }
         let start = reader.offset
