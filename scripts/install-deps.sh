@@ -11,6 +11,7 @@
 #                                        of `make deploy-lint`
 #   scripts/install-deps.sh rootfs     + debootstrap for `make docker-runtime-check`
 #   scripts/install-deps.sh browser    + headless Chromium and its WebDriver for `make browser-test`
+#   scripts/install-deps.sh conformance + Chromium and every encoder `make conformance-matrix` runs
 set -euo pipefail
 
 build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev pkg-config)
@@ -21,6 +22,7 @@ soak=(ffmpeg gifsicle webp apngasm python3 python3-matplotlib)
 deploy=(nginx python3 python3-venv docker-compose binutils libcurl4-openssl-dev)
 rootfs=(debootstrap python3 python3-venv)
 browser=(chromium chromium-driver python3 python3-venv)
+conformance=(chromium imagemagick graphicsmagick gifsicle ffmpeg webp apngasm apngopt python3-pil python3-numpy libvips-tools)
 
 want=("${build[@]}")
 for group in "$@"; do
@@ -33,7 +35,8 @@ for group in "$@"; do
     deploy) want+=("${deploy[@]}") ;;
     rootfs) want+=("${rootfs[@]}") ;;
     browser) want+=("${browser[@]}") ;;
-    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, soak, deploy, rootfs, browser)" >&2; exit 2 ;;
+    conformance) want+=("${conformance[@]}") ;;
+    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, soak, deploy, rootfs, browser, conformance)" >&2; exit 2 ;;
   esac
 done
 
