@@ -100,25 +100,22 @@ def raw_exchange(port, data, timeout=10.0, head=False):
     """Sends raw request bytes, reads one response (Content-Length framing, or to EOF)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(data)
-        buffer = b""
-        while b"\r\n\r\n" not in buffer:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buffer += chunk
-        head_bytes, _, rest = buffer.partition(b"\r\n\r\n")
-        lines = head_bytes.decode("latin-1").split("\r\n")
-        status_line = lines[0]
-        while status_line.startswith("HTTP/1.1 100"):
-            # 100 Continue: the real response follows.
-            buffer = rest
+
+        def read_head(buffer):
+            """Reads until a blank line ends a head; returns its lines and the bytes after it."""
             while b"\r\n\r\n" not in buffer:
                 chunk = s.recv(65536)
                 if not chunk:
                     break
                 buffer += chunk
-            head_bytes, _, rest = buffer.partition(b"\r\n\r\n")
-            lines = head_bytes.decode("latin-1").split("\r\n")
+            head_bytes, _, after = buffer.partition(b"\r\n\r\n")
+            return head_bytes.decode("latin-1").split("\r\n"), after
+
+        lines, rest = read_head(b"")
+        status_line = lines[0]
+        while status_line.startswith("HTTP/1.1 100"):
+            # 100 Continue: the real response follows.
+            lines, rest = read_head(rest)
             status_line = lines[0]
         match = re.match(r"HTTP/1\.[01] ([0-9]{3})", status_line)
         if not match:
