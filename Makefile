@@ -39,5 +39,8 @@ samples:
 clean:
 	rm -rf .build
 
-# Per-area targets (bench-*, fuzz-*, topology-test) live in mk/*.mk.
+# Per-area targets (bench-*, fuzz-*, topology-test) live in mk/*.mk. The Python under scripts/
+# runs with scripts/ on its import path (the benchmarks as `python3 -m bench.NAME`, sharing
+# scripts/benchlib); nothing there inserts into sys.path.
+SCRIPTS_PATH = PYTHONPATH="$(CURDIR)/scripts"
 -include mk/*.mk

@@ -11,13 +11,17 @@
 bench-playback:
 	@command -v ffmpeg >/dev/null && command -v gifsicle >/dev/null && command -v img2webp >/dev/null \
 	  && command -v apngasm >/dev/null || scripts/install-deps.sh bench
-	python3 scripts/bench-playback.py
+	$(SCRIPTS_PATH) python3 -m bench.playback
+
+# bench-serve also needs the encoders of scripts/make-bench-inputs.sh.
+BENCH_SERVE_TOOLS = nginx wrk convert vips ffmpeg gifsicle img2webp apngasm cc
 
 bench-serve:
-	@command -v nginx >/dev/null && command -v wrk >/dev/null && command -v convert >/dev/null \
-	  && command -v vips >/dev/null || scripts/install-deps.sh bench
-	scripts/bench-serve.sh
+	@for tool in $(BENCH_SERVE_TOOLS); do PATH="$$PATH:/usr/sbin" command -v $$tool >/dev/null \
+	  || { scripts/install-deps.sh bench; break; }; done
+	$(SCRIPTS_PATH) python3 -m bench.serve
 
 bench-body-paths:
-	@command -v wrk >/dev/null && command -v cc >/dev/null || scripts/install-deps.sh bench
-	SKIP_BUILD=1 scripts/bench-serve.sh --body-paths
+	@for tool in $(BENCH_SERVE_TOOLS); do PATH="$$PATH:/usr/sbin" command -v $$tool >/dev/null \
+	  || { scripts/install-deps.sh bench; break; }; done
+	SKIP_BUILD=1 $(SCRIPTS_PATH) python3 -m bench.serve.body_paths

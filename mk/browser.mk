@@ -18,5 +18,5 @@ $(BROWSER_VENV)/.stamp: Tests/browser/requirements.txt
 browser-test: $(BROWSER_VENV)/.stamp
 	@scripts/install-deps.sh build browser
 	$(if $(FLIPBOOK_BIN),,$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build --product flipbook $(SWIFT_FLAGS))
-	FLIPBOOK_BIN="$(or $(FLIPBOOK_BIN),.build/debug/flipbook)" SCREENSHOTS_DIR="$(CURDIR)/build/screenshots" \
+	FLIPBOOK_BIN="$(or $(FLIPBOOK_BIN),.build/debug/flipbook)" SCREENSHOTS_DIR="$(CURDIR)/build/screenshots" $(SCRIPTS_PATH) \
 		$(TIMEOUT) 15m $(BROWSER_VENV)/bin/python -m pytest -q -rs -p no:cacheprovider Tests/browser $(BROWSER_TESTS)

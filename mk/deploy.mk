@@ -35,5 +35,5 @@ docker-runtime-check: $(DEPLOY_VENV)/.stamp
 	@scripts/install-deps.sh rootfs
 	$(if $(DEPLOY_STATIC_BIN),,$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build -c release \
 		--static-swift-stdlib --product flipbook --scratch-path $(DEPLOY_STATIC))
-	$(DEPLOY_VENV)/bin/python scripts/topology/runtime_rootfs_check.py \
+	PYTHONPATH="$(CURDIR)/Tests/deploy" $(DEPLOY_VENV)/bin/python scripts/topology/runtime_rootfs_check.py \
 		--binary "$(or $(DEPLOY_STATIC_BIN),$(DEPLOY_STATIC)/release/flipbook)"

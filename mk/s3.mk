@@ -21,5 +21,5 @@ bench-cold-replica: s3-test-tools
 	@scripts/install-deps.sh build
 	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build -c release --product flipbook $(SWIFT_FLAGS)
 	@[ -f bench-out/inputs/large.gif ] || scripts/make-bench-inputs.sh
-	python3 scripts/bench-cold-replica.py --binary .build/release/flipbook --moto $(S3_VENV)/bin/moto_server \
+	$(SCRIPTS_PATH) python3 -m bench.cold_replica --binary .build/release/flipbook --moto $(S3_VENV)/bin/moto_server \
 		--runs $(or $(RUNS),15)

@@ -18,6 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh topology
+# The harness shares scripts/benchlib (gifgen, free ports) with the benchmarks.
+export PYTHONPATH="$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}"
 
 fake=0
 loopback=1

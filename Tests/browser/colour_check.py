@@ -29,24 +29,20 @@ the fixtures of the other browser tests; --noconftest keeps their conftest out).
 import http.server
 import json
 import os
-import re
 import shutil
 import socketserver
 import subprocess
-import sys
 import tempfile
 import threading
-import time
-import urllib.request
 
 import pytest
 
+import chromium
+import colour_inputs
+from flipbook_server import FlipbookServer
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-
-import chromium  # noqa: E402
-import colour_inputs  # noqa: E402
 
 CORPUS = os.environ.get("FLIPBOOK_CORPUS") or os.path.join(os.path.dirname(REPO), "shared", "corpus")
 CORPUS_CASES = ["flipbook-cases/apng_iccp.png", "flipbook-cases/apng_gama10.png", "flipbook-cases/apng_chrm_p3.png",
@@ -129,47 +125,6 @@ async function run() {
 }
 run().catch(e => post('/results', JSON.stringify({error: String(e)})));
 </script></body></html>"""
-
-
-class Server:
-    """A `flipbook serve` of its own on a free loopback port."""
-
-    def __init__(self, binary):
-        self.work = tempfile.mkdtemp(prefix="flipbook-colour-")
-        self.log = open(os.path.join(self.work, "server.log"), "w+")
-        self.process = subprocess.Popen(
-            [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", os.path.join(self.work, "data"),
-             "--set", "storage.libraryDirs=", "--set", "log.accessLog=false"],
-            stdout=self.log, stderr=subprocess.STDOUT, cwd=self.work)
-        deadline = time.monotonic() + 60
-        while True:
-            self.log.seek(0)
-            match = re.search(r"port=(\d+) .*HTTP server listening", self.log.read())
-            if match:
-                self.base = f"http://127.0.0.1:{match.group(1)}"
-                break
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.log.seek(0)
-                raise RuntimeError("flipbook serve did not start:\n" + self.log.read())
-            time.sleep(0.1)
-
-    def get(self, path):
-        with urllib.request.urlopen(self.base + path, timeout=60) as response:
-            return response.read()
-
-    def upload(self, data):
-        request = urllib.request.Request(self.base + "/images", data=data, method="POST")
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return json.loads(response.read())
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self.log.close()
-        shutil.rmtree(self.work, ignore_errors=True)
 
 
 def run_page(server, cases, originals, timeout=180):
@@ -265,7 +220,7 @@ def outcome():
             pytest.fail(f"no corpus file {full}: clone ../shared beside the repository or set FLIPBOOK_CORPUS")
         with open(full, "rb") as f:
             inputs[os.path.basename(path)] = (f.read(), "image/webp" if path.endswith(".webp") else "image/png")
-    server = Server(binary)
+    server = FlipbookServer(binary, ["--set", "storage.libraryDirs="], prefix="flipbook-colour-")
     try:
         cases, originals, facts = [], {}, {}
         for n, (name, (data, kind)) in enumerate(inputs.items()):

@@ -4,24 +4,17 @@ and what the tests record in the page.
   FLIPBOOK_BIN       the flipbook to run (default .build/debug/flipbook)
   SCREENSHOTS_DIR    where screenshots go (default build/screenshots)
 """
-import json
 import os
-import re
-import shutil
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.request
 
 import pytest
 
+import chromium
+from flipbook_server import FlipbookServer
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(REPO, "scripts", "topology"))
-
-import chromium  # noqa: E402
 
 # Installed in every document before the page's scripts: records the player's events (a
 # capturing listener on the document sees every element's events, bubbling or not), every
@@ -48,61 +41,12 @@ RECORDER = r"""
 """
 
 
-def wait_for_port(log_path, process, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(log_path, encoding="utf-8", errors="replace") as f:
-            match = re.search(r"port=(\d+) .*HTTP server listening", f.read())
-        if match:
-            return int(match.group(1))
-        if process.poll() is not None:
-            break
-        time.sleep(0.1)
-    with open(log_path, encoding="utf-8", errors="replace") as f:
-        raise RuntimeError(f"flipbook serve did not start:\n{f.read()}")
-
-
-class Flipbook:
-    """A running `flipbook serve` on a free loopback port."""
+class Flipbook(FlipbookServer):
+    """A running `flipbook serve` with the samples as its library and the repository's web UI."""
 
     def __init__(self, binary, extra_arguments=()):
-        self.work = tempfile.mkdtemp(prefix="flipbook-browser-")
-        self.log_path = os.path.join(self.work, "server.log")
-        self.log = open(self.log_path, "w")
-        self.process = subprocess.Popen(
-            [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", os.path.join(self.work, "data"),
-             "--library-dir", os.path.join(REPO, "Samples"), "--instance-name", "browser-test",
-             "--set", f"ui.dir={os.path.join(REPO, 'web')}", "--set", "log.accessLog=false", *extra_arguments],
-            stdout=self.log, stderr=subprocess.STDOUT, cwd=self.work)
-        self.port = wait_for_port(self.log_path, self.process)
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def request(self, method, path, body=None):
-        request = urllib.request.Request(self.base + path, data=body, method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return response.status, dict(response.headers), response.read()
-        except urllib.error.HTTPError as error:
-            return error.code, dict(error.headers), error.read()
-
-    def json(self, path):
-        status, _, body = self.request("GET", path)
-        assert status == 200, (path, status, body[:300])
-        return json.loads(body)
-
-    def upload(self, data):
-        status, _, body = self.request("POST", "/images", data)
-        assert status in (200, 201), (status, body[:300])
-        return json.loads(body)
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self.log.close()
-        shutil.rmtree(self.work, ignore_errors=True)
+        super().__init__(binary, ["--library-dir", os.path.join(REPO, "Samples"), "--instance-name", "browser-test",
+                                  "--set", f"ui.dir={os.path.join(REPO, 'web')}", *extra_arguments])
 
 
 def flipbook_binary():

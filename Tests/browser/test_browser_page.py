@@ -5,7 +5,7 @@ import json
 import os
 import tempfile
 
-import gifgen
+from benchlib import gifgen
 
 import chromium
 from conftest import wait_until

@@ -1,9 +1,9 @@
 """Group 4: a stall. The page is loaded through a proxy that holds one frame's request until the
 test lets it go; the player must hold the frame before it and emit `stall`, show nothing early,
 skip nothing, and give the late frame its whole delay once it is on the canvas."""
-import gifgen
 import pytest
 
+from benchlib import gifgen
 from conftest import open_player, wait_until
 from slow_proxy import SlowProxy
 from test_player_pixels import check_frame

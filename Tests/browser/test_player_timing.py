@@ -2,7 +2,7 @@
 (each on the first animation frame at or after it is due — see timing.py), loops are counted
 per `playCount`, the last frame stays after the last play, and a 10 ms-delay GIF plays at
 100 ms per frame (what browsers do with delays of 10 ms or less)."""
-import gifgen
+from benchlib import gifgen
 
 from conftest import open_player, wait_until
 from timing import check_changes

@@ -1,12 +1,10 @@
 import os
 import shutil
-import sys
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 
 
 def read(relative):

@@ -13,7 +13,7 @@ HARNESS = os.path.join(REPO, "scripts", "topology", "topology_test.py")
 
 def run_harness(phases, misbehave="", images=6, drain_timeout=2):
     tool("nginx")
-    env = dict(os.environ, FAKE_MISBEHAVE=misbehave)
+    env = dict(os.environ, FAKE_MISBEHAVE=misbehave, PYTHONPATH=os.path.join(REPO, "scripts"))
     return subprocess.run([sys.executable, HARNESS, "--fake", "--binary", "none", "--phases", phases,
                            "--images", str(images), "--drain-timeout", str(drain_timeout)],
                           capture_output=True, text=True, env=env, timeout=300)

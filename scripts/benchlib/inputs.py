@@ -11,106 +11,14 @@ import subprocess
 import tempfile
 import zlib
 
+from benchlib.gifgen import gif, lzw_plain, lzw_uniform
+
 OK_NEW = {201, 200}
 DAMAGED = {201, 200, 415, 422}
 REFUSED = {422}
 
 
-# ---- GIF ------------------------------------------------------------------------------------
-
-class _Bits:
-    """LSB-first bit writer for GIF LZW codes."""
-
-    def __init__(self):
-        self.out = bytearray()
-        self.acc = 0
-        self.n = 0
-
-    def put(self, code, width):
-        self.acc |= code << self.n
-        self.n += width
-        while self.n >= 8:
-            self.out.append(self.acc & 0xFF)
-            self.acc >>= 8
-            self.n -= 8
-
-    def done(self):
-        if self.n:
-            self.out.append(self.acc & 0xFF)
-        return bytes(self.out)
-
-
-def _sub_blocks(data):
-    out = bytearray()
-    for i in range(0, len(data), 255):
-        piece = data[i:i + 255]
-        out.append(len(piece))
-        out += piece
-    out.append(0)
-    return bytes(out)
-
-
-def lzw_plain(indices):
-    """LZW data (minimum code size 8) that a GIF decoder reads as `indices`: every pixel its own
-    code, with a clear code before the table would widen, so no dictionary is needed."""
-    bits = _Bits()
-    clear, end = 256, 257
-    bits.put(clear, 9)
-    since_clear = 0
-    for value in indices:
-        if since_clear == 254:  # the next code would be 512: start over at 9 bits
-            bits.put(clear, 9)
-            since_clear = 0
-        bits.put(value, 9)
-        since_clear += 1
-    bits.put(end, 9)
-    return bits.done()
-
-
-def lzw_uniform(value, count):
-    """LZW data (minimum code size 8) for `count` pixels of one index, compact: the codes spell
-    runs of 1, 2, 3, … pixels, so a 49 MP frame is a few tens of kilobytes."""
-    bits = _Bits()
-    clear, end = 256, 257
-    left = count
-    width = 9
-    while left > 0:
-        bits.put(clear, width)  # at the width the table had grown to
-        next_code, width = 258, 9
-        bits.put(value, width)
-        left -= 1
-        run = 2
-        while left > 0 and next_code < 4095:
-            if run > left:
-                # the rest one pixel at a time; each code still adds an entry to the table
-                bits.put(value, width)
-                left -= 1
-            else:
-                bits.put(next_code, width)
-                left -= run
-                run += 1
-            next_code += 1
-            if next_code == (1 << width) and width < 12:
-                width += 1
-    bits.put(end, width)
-    return bits.done()
-
-
-def gif(width, height, frames, palette, delay_cs=5, loops=0, screen=None):
-    """A GIF89a of full-canvas frames; `frames` is a list of LZW data (min code size 8)."""
-    sw, sh = screen or (width, height)
-    pal = bytearray()
-    for r, g, b in palette[:256]:
-        pal += bytes((r, g, b))
-    pal += b"\0" * (768 - len(pal))
-    out = bytearray(b"GIF89a" + struct.pack("<HHBBB", sw, sh, 0xF7, 0, 0) + pal)
-    out += b"\x21\xff\x0bNETSCAPE2.0\x03\x01" + struct.pack("<H", loops) + b"\0"
-    for data in frames:
-        out += b"\x21\xf9\x04\x00" + struct.pack("<H", delay_cs) + b"\x00\x00"
-        out += b"\x2c" + struct.pack("<HHHHB", 0, 0, width, height, 0) + b"\x08" + _sub_blocks(data)
-    out += b"\x3b"
-    return bytes(out)
-
+# ---- GIF (written by benchlib.gifgen) ------------------------------------------------------
 
 def _pattern(rng, width, height, colors, frame):
     """Indices of a moving stripe pattern: cheap to make, different for every seed."""
@@ -128,7 +36,8 @@ def valid_gif(rng):
 
 # ---- PNG / APNG -----------------------------------------------------------------------------
 
-def _chunk(kind, payload):
+def png_chunk(kind, payload):
+    """One PNG chunk: length, type, payload, CRC."""
     body = kind + payload
     return struct.pack(">I", len(payload)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
 
@@ -151,19 +60,19 @@ def _rgba_rows(rng, w, h, frame):
 def apng(width, height, raw_frames, delay=(1, 20), extra_zlib=b""):
     """An APNG of full-canvas RGBA frames; raw_frames are filtered scanlines (filter byte 0)."""
     out = bytearray(png_signature())
-    out += _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
-    out += _chunk(b"acTL", struct.pack(">II", len(raw_frames), 0))
+    out += png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
+    out += png_chunk(b"acTL", struct.pack(">II", len(raw_frames), 0))
     seq = 0
     for k, raw in enumerate(raw_frames):
-        out += _chunk(b"fcTL", struct.pack(">IIIIIHHBB", seq, width, height, 0, 0, delay[0], delay[1], 0, 0))
+        out += png_chunk(b"fcTL", struct.pack(">IIIIIHHBB", seq, width, height, 0, 0, delay[0], delay[1], 0, 0))
         seq += 1
         data = zlib.compress(raw, 6)
         if k == 0:
-            out += _chunk(b"IDAT", data)
+            out += png_chunk(b"IDAT", data)
         else:
-            out += _chunk(b"fdAT", struct.pack(">I", seq) + data)
+            out += png_chunk(b"fdAT", struct.pack(">I", seq) + data)
             seq += 1
-    out += _chunk(b"IEND", b"")
+    out += png_chunk(b"IEND", b"")
     return bytes(out)
 
 
@@ -188,9 +97,9 @@ def idat_bomb(inflated=64 << 20):
         data += compressor.compress(zeros)
     data += compressor.flush()
     out = bytearray(png_signature())
-    out += _chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
-    out += _chunk(b"IDAT", data)
-    out += _chunk(b"IEND", b"")
+    out += png_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
+    out += png_chunk(b"IDAT", data)
+    out += png_chunk(b"IEND", b"")
     return bytes(out)
 
 

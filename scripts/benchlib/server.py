@@ -1,22 +1,18 @@
-"""Helpers shared by scripts/bench-playback.py and scripts/bench/serve/*.py: start and stop a
-`flipbook serve`, talk HTTP/1.1 to it, read its memory from /proc, describe the machine, and
-replace one section of BENCHMARKS.md."""
+"""A `flipbook serve` process for benchmarks: started on a free loopback port with a data
+directory of its own, talked to over HTTP/1.1, stopped; and the release binary they run
+(.build-playback, or $FLIPBOOK_BIN)."""
 import http.client
 import json
 import os
-import re
-import shutil
-import socket
 import subprocess
 import sys
 import time
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+from benchlib import REPO, log
+from benchlib.ports import free_port
+from benchlib.process import proc_memory
+
 BINARY = os.environ.get("FLIPBOOK_BIN") or os.path.join(REPO, ".build-playback", "release", "flipbook")
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 def build():
@@ -28,12 +24,6 @@ def build():
     subprocess.run(["timeout", "1800", "swift", "build", "-c", "release", "--scratch-path", ".build-playback",
                     "--product", "flipbook"], cwd=REPO, check=True, stdout=sys.stderr)
     return BINARY
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -122,126 +112,3 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self.log_file.close()
-
-
-def proc_memory(pid):
-    """{'VmRSS', 'VmHWM', 'RssAnon', 'RssFile': bytes} from /proc/PID/status (RssAnon is the heap
-    and stacks; RssFile the pages of mapped files — the binary, its libraries, mapped images)."""
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
-                key, value = line.split(":", 1)
-                out[key] = int(value.split()[0]) * 1024
-    return out
-
-
-def cpu_seconds(pid):
-    """User + system CPU time of a process so far."""
-    with open(f"/proc/{pid}/stat") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def machine():
-    model = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = 0
-    for line in open("/proc/meminfo"):
-        if line.startswith("MemTotal:"):
-            mem = int(line.split()[1]) * 1024
-    osname = "?"
-    try:
-        for line in open("/etc/os-release"):
-            if line.startswith("PRETTY_NAME="):
-                osname = line.split("=", 1)[1].strip().strip('"')
-    except OSError:
-        pass
-    return f"{osname}, {os.cpu_count()} cores ({model}), {mem / 2**30:.0f} GiB"
-
-
-def _cpu_ticks():
-    ticks = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1:stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
-        ticks[int(pid)] = (name, int(fields[11]) + int(fields[12]))
-    return ticks
-
-
-def busy_processes(exclude=(), limit=5, seconds=1.0):
-    """The processes using the most CPU over the next second (from /proc), as one line, leaving
-    out `exclude` (our own): the machine is shared with other work."""
-    a = _cpu_ticks()
-    time.sleep(seconds)
-    b = _cpu_ticks()
-    hz = os.sysconf("SC_CLK_TCK")
-    rows = []
-    for pid, (name, t) in b.items():
-        if pid in exclude or pid == os.getpid() or pid not in a:
-            continue
-        pct = (t - a[pid][1]) / hz / seconds * 100
-        if pct >= 5:
-            rows.append((pct, name))
-    rows.sort(reverse=True)
-    total = sum(p for p, _ in rows)
-    if not rows:
-        return "none above 5% of a core"
-    return f"{total:.0f}% of a core in all: " + ", ".join(f"{n} {p:.0f}%" for p, n in rows[:limit])
-
-
-def loadavg():
-    return open("/proc/loadavg").read().split()[0]
-
-
-def replace_section(path, heading, body):
-    """Replaces the body of `## heading` in BENCHMARKS.md (up to the next `## `), nothing else."""
-    with open(path) as f:
-        text = f.read()
-    lines = text.split("\n")
-    start = None
-    for i, line in enumerate(lines):
-        if line.strip() == f"## {heading}":
-            start = i
-            break
-    if start is None:
-        raise RuntimeError(f"{path} has no '## {heading}' section")
-    end = len(lines)
-    for j in range(start + 1, len(lines)):
-        if lines[j].startswith("## "):
-            end = j
-            break
-    new = lines[:start + 1] + [""] + body.strip("\n").split("\n") + [""] + lines[end:]
-    if end == len(lines):
-        new = lines[:start + 1] + [""] + body.strip("\n").split("\n") + [""]
-    with open(path + ".tmp", "w") as f:
-        f.write("\n".join(new))
-    os.replace(path + ".tmp", path)
-
-
-def percentile(values, p):
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    k = (len(s) - 1) * p / 100
-    lo = int(k)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
-
-def mib(n):
-    return f"{n / 2**20:.1f}"

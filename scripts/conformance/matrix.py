@@ -19,11 +19,10 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 
-import compare  # noqa: E402
-import encoders  # noqa: E402
-import scenes  # noqa: E402
+import compare
+import encoders
+import scenes
 
 BEGIN, END = "<!-- conformance-matrix:begin -->", "<!-- conformance-matrix:end -->"
 

@@ -36,10 +36,10 @@ import tempfile
 import threading
 import time
 
+from benchlib import gifgen
+from topology_test import FAIL_TIMEOUT_S, Failures, Load, describe, kill_under_load, report, request
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import gifgen  # noqa: E402
-from topology_test import FAIL_TIMEOUT_S, Failures, Load, describe, failed, owners_by_image, report, request  # noqa: E402
 
 REPLICA_PORT = 8080
 NGINX_PORT = 8080
@@ -297,28 +297,13 @@ def main():
         print(f"\n[3/5] SIGKILL {victim.name} (owner of {len(victim_images)} images) under load through nginx", flush=True)
         uploads = [unique_gif(5000 + i, size=(96, 64), frames=3)[0] for i in range(4)]
         load = Load(NGINX_PORT, images, args.threads, "frames", uploads=uploads, host=lb)
-        load.start()
-        time.sleep(1.5)
-        kill_at = time.monotonic()
-        victim.kill()
-        time.sleep(3.0)
-        victim.start()
-        wait_until(f"{victim.name} ready again", lambda: ready(victim), 90)
-        restarted_at = time.monotonic()
-        back_at = None
-        deadline = restarted_at + FAIL_TIMEOUT_S + 15
-        while time.monotonic() < deadline and back_at is None:
-            time.sleep(0.25)
-            recent = owners_by_image(load.snapshot(), since=time.monotonic() - 0.5)
-            if any(victim.name in recent.get(s, {}) for s in victim_images):
-                back_at = time.monotonic()
-        time.sleep(1.0)
-        load.stop()
-        results = load.snapshot()
-        in_flight = [r for r in results if r[0] < kill_at < r[1]]
-        bad = [r for r in results if failed(r)]
-        bad_beyond = [r for r in bad if not (r[0] < kill_at < r[1])]
-        after = owners_by_image(results, since=kill_at + 0.2, until=restarted_at)
+
+        def restart():
+            victim.start()
+            wait_until(f"{victim.name} ready again", lambda: ready(victim), 90)
+        run = kill_under_load(load, victim.name, victim_images, victim.kill, restart)
+        results, kill_at, restarted_at, back_at = run.results, run.kill_at, run.restarted_at, run.back_at
+        in_flight, bad, bad_beyond, after = run.in_flight, run.bad, run.bad_beyond, run.after
         moved = sum(1 for s in after if s in victim_images and victim.name not in after[s])
         stayed = sum(1 for s in after if s not in victim_images and list(after[s]) == [owner[s]])
         others = sum(1 for s in after if s not in victim_images)

@@ -21,8 +21,7 @@ import tempfile
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "deploy"))
-from deploy_rules import parse_dockerfile  # noqa: E402
+from deploy_rules import parse_dockerfile  # Tests/deploy, on PYTHONPATH (make docker-runtime-check)
 
 
 def sh(argv, **kw):

@@ -21,16 +21,17 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import types
+
+from benchlib import gifgen
+from benchlib.ports import free_ports
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import gifgen  # noqa: E402
 
 FAIL_TIMEOUT_S = 5  # deploy/nginx.conf: fail_timeout=5s
 
@@ -44,18 +45,6 @@ class Failures:
             self.items.append(message)
             print(f"  FAIL: {message}", flush=True)
         return ok
-
-
-def free_ports(count):
-    sockets, ports = [], []
-    for _ in range(count):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        sockets.append(s)
-        ports.append(s.getsockname()[1])
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def request(port, method, path, body=None, headers=None, timeout=30, source=None, host="127.0.0.1"):
@@ -278,6 +267,39 @@ def owners_by_image(results, since=None, until=None):
     return seen
 
 
+def kill_under_load(load, victim_name, victim_images, kill, restart):
+    """Starts `load`; 1.5 s later `kill()`s the victim (SIGKILL), 3 s later `restart()`s it (start
+    and wait until ready), then watches until one of `victim_images` is served by `victim_name`
+    again (at most fail_timeout + 15 s), and stops the load 1 s after. Returns the run: results,
+    kill_at, restarted_at, back_at (None: its images never came back), in_flight (requests open
+    at the kill), bad (failed), bad_beyond (failed and not in flight at the kill), after (who
+    served each image between the kill and the restart)."""
+    load.start()
+    time.sleep(1.5)
+    kill_at = time.monotonic()
+    kill()
+    time.sleep(3.0)
+    restart()
+    restarted_at = time.monotonic()
+    # After fail_timeout nginx tries the replica again and its images return to it.
+    back_at = None
+    deadline = restarted_at + FAIL_TIMEOUT_S + 15
+    while time.monotonic() < deadline and back_at is None:
+        time.sleep(0.25)
+        recent = owners_by_image(load.snapshot(), since=time.monotonic() - 0.5)
+        if any(victim_name in recent.get(i, {}) for i in victim_images):
+            back_at = time.monotonic()
+    time.sleep(1.0)
+    load.stop()
+    results = load.snapshot()
+    bad = [r for r in results if failed(r)]
+    return types.SimpleNamespace(
+        results=results, kill_at=kill_at, restarted_at=restarted_at, back_at=back_at,
+        in_flight=[r for r in results if r[0] < kill_at < r[1]], bad=bad,
+        bad_beyond=[r for r in bad if not (r[0] < kill_at < r[1])],
+        after=owners_by_image(results, since=kill_at + 0.2, until=restarted_at))
+
+
 def pct(part, whole):
     return f"{100.0 * part / whole:.1f}%" if whole else "n/a"
 
@@ -459,31 +481,17 @@ def main():
             victim_images = {i for i, o in owner.items() if o == victim.name}
             print(f"\n[3/4] SIGKILL {victim.name} (owner of {len(victim_images)} images) under load", flush=True)
             load = Load(nginx.port, images, args.threads, "frames", uploads=big)
-            load.start()
-            time.sleep(1.5)
-            kill_at = time.monotonic()
-            victim.proc.send_signal(signal.SIGKILL)
-            victim.proc.wait()
-            time.sleep(3.0)
-            victim.start()
-            victim.wait_ready()
-            restarted_at = time.monotonic()
-            # After fail_timeout nginx tries the replica again and its images return to it.
-            back_at = None
-            deadline = restarted_at + FAIL_TIMEOUT_S + 15
-            while time.monotonic() < deadline:
-                time.sleep(0.25)
-                recent = owners_by_image(load.snapshot(), since=time.monotonic() - 0.5)
-                if any(victim.name in recent.get(i, {}) for i in victim_images):
-                    back_at = time.monotonic()
-                    break
-            time.sleep(1.0)
-            load.stop()
-            results = load.snapshot()
-            in_flight = [r for r in results if r[0] < kill_at < r[1]]
-            bad = [r for r in results if failed(r)]
-            bad_beyond = [r for r in bad if not (r[0] < kill_at < r[1])]
-            after = owners_by_image(results, since=kill_at + 0.2, until=restarted_at)
+
+            def kill():
+                victim.proc.send_signal(signal.SIGKILL)
+                victim.proc.wait()
+
+            def restart():
+                victim.start()
+                victim.wait_ready()
+            run = kill_under_load(load, victim.name, victim_images, kill, restart)
+            results, kill_at, restarted_at, back_at = run.results, run.kill_at, run.restarted_at, run.back_at
+            in_flight, bad, bad_beyond, after = run.in_flight, run.bad, run.bad_beyond, run.after
             moved_to = collections.Counter()
             stayed = 0
             for image_id, counter in after.items():
@@ -518,7 +526,7 @@ def main():
                 time.sleep(FAIL_TIMEOUT_S)  # let nginx forget the failure before the next phase
 
             # 4. Rolling restart under playback.
-            print(f"\n[4/4] rolling restart (SIGTERM, drain, restart each replica in turn) under playback", flush=True)
+            print("\n[4/4] rolling restart (SIGTERM, drain, restart each replica in turn) under playback", flush=True)
             log_mark = len(nginx.log_entries())
             load = Load(nginx.port, images, args.threads, "play", uploads=big)
             load.start()

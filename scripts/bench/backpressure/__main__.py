@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """make bench-backpressure: clients that pipeline requests and never read the answers, against
 `flipbook serve` with its defaults (access log on, to a file) and a 64 MiB cache budget.
 
@@ -23,16 +22,17 @@ import datetime
 import json
 import os
 import socket
-import subprocess
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "bench", "playback"))
-import flipbook_bench as fb  # noqa: E402
+from benchlib import REPO, animations, head_commit
+from benchlib.machine import loadavg, machine
+from benchlib.sampler import busy_processes
+from benchlib.server import Server, build
+from benchlib.splice import replace_section
+from benchlib.stats import mib, percentile
 
-OUT = os.path.join(fb.REPO, "bench-out", "backpressure")
-INPUTS = os.path.join(fb.REPO, "bench-out", "playback", "inputs")
+OUT = os.path.join(REPO, "bench-out", "backpressure")
+INPUTS = os.path.join(REPO, "bench-out", "playback", "inputs")
 CLIENTS = int(os.environ.get("CLIENTS", "50"))
 REQUESTS = int(os.environ.get("REQUESTS", "3000"))
 WRITE = os.environ.get("BENCH_WRITE", "1") == "1"
@@ -40,9 +40,7 @@ SERVER_ARGS = os.environ.get("SERVER_ARGS", "").split()
 
 
 def pick_input():
-    subprocess.run([sys.executable, os.path.join(HERE, "bench", "playback", "make_inputs.py"), INPUTS], check=True)
-    with open(os.path.join(INPUTS, "MANIFEST.json")) as f:
-        manifest = json.load(f)
+    manifest = animations.inputs(INPUTS)
     for item in manifest:
         if item["format"] == "gif" and item.get("width") == 640:
             return os.path.join(INPUTS, item["name"])
@@ -112,13 +110,13 @@ def non_readers(port, image_id, frames, count):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    fb.build()
+    build()
     path = pick_input()
     data = os.path.join(OUT, "data")
     import shutil
     shutil.rmtree(data, ignore_errors=True)
-    load_before, busy_before = fb.loadavg(), fb.busy_processes()
-    server = fb.Server(data, budget=64 << 20, log_path=os.path.join(OUT, "server.log"),
+    load_before, busy_before = loadavg(), busy_processes()
+    server = Server(data, budget=64 << 20, log_path=os.path.join(OUT, "server.log"),
                        extra=["--set", "log.accessLog=true", "--set", "log.level=notice"] + SERVER_ARGS)
     try:
         meta, _ = server.upload(path)
@@ -148,32 +146,30 @@ def main():
         png_bytes = len(server.request("GET", f"/frames/{meta['id']}/0")[2])
     finally:
         server.stop()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=fb.REPO, capture_output=True,
-                            text=True).stdout.strip()
+    commit = head_commit()
     result = {
-        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": commit, "machine": fb.machine(),
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": commit, "machine": machine(),
         "clients": CLIENTS, "requests": REQUESTS, "input": os.path.basename(path), "frames": frames,
         "framePngBytes": png_bytes,
-        "unloadedMs": {"p50": fb.percentile(unloaded, 50), "p99": fb.percentile(unloaded, 99), "max": max(unloaded)},
-        "loadedMs": {"p50": fb.percentile(loaded, 50), "p99": fb.percentile(loaded, 99), "max": max(loaded)},
+        "unloadedMs": {"p50": percentile(unloaded, 50), "p99": percentile(unloaded, 99), "max": max(unloaded)},
+        "loadedMs": {"p50": percentile(loaded, 50), "p99": percentile(loaded, 99), "max": max(loaded)},
         "pausedBeforeRun": paused, "pausedAfterRun": still_paused, "pauses": pauses,
         "requestBytesSentPerNonReader": sorted(sent)[len(sent) // 2],
         "rss": {"before": rss_before, "loaded": rss_loaded, "afterClose": rss_after, "hwm": hwm},
-        "load": {"before": load_before, "after": fb.loadavg(), "busyBefore": busy_before,
-                 "busyAfter": fb.busy_processes()},
+        "load": {"before": load_before, "after": loadavg(), "busyBefore": busy_before,
+                 "busyAfter": busy_processes()},
     }
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f, indent=1)
     report = render(result)
     print(report)
     if WRITE:
-        fb.replace_section(os.path.join(fb.REPO, "BENCHMARKS.md"), "Clients that never read", report)
+        replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Clients that never read", report)
 
 
 def render(r):
     ratio = r["loadedMs"]["p99"] / r["unloadedMs"]["p99"]
     growth = (r["rss"]["loaded"] - r["rss"]["before"]) / r["clients"]
-    mib = fb.mib
     return "\n".join([
         f"`make bench-backpressure` at {r['commit']} ({r['date']}; {r['machine']}; load average "
         f"{r['load']['before']} before, {r['load']['after']} after; other work: {r['load']['busyBefore']}). "

@@ -1,5 +1,5 @@
-#!/usr/bin/env python3
-"""Cold first frame on a replica that has never seen the image, `s3` against `fs`.
+"""`make bench-cold-replica`: cold first frame on a replica that has never seen the image, `s3`
+against `fs`.
 
 An image is uploaded through replica A; the time of `GET /frames/{id}/0` on replica B is taken.
   fs: A and B share one data directory (B reads the record, maps the original, decodes);
@@ -9,8 +9,8 @@ Every trial uploads new bytes (the GIF with a comment extension of its own: a ne
 the same frames), fs and s3 trials alternate, and the medians are compared. Then B serves the
 frames of one image again and again: the S3 calls that costs are read from its /metrics.
 
-  scripts/bench-cold-replica.py --binary .build-…/release/flipbook --moto .build-s3-venv/bin/moto_server \
-      [--runs 15] [--inputs FILE ...]
+  PYTHONPATH=scripts python3 -m bench.cold_replica --binary .build-…/release/flipbook \
+      --moto .build-s3-venv/bin/moto_server [--runs 15] [--inputs FILE ...]
 """
 import argparse
 import hashlib
@@ -18,20 +18,14 @@ import http.client
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+from benchlib import REPO
+from benchlib.ports import free_port
 
 
 def call(port, method, path, body=None):
@@ -70,10 +64,9 @@ def main():
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--inputs", nargs="*")
     args = ap.parse_args()
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    inputs = args.inputs or [p for p in [os.path.join(repo, "bench-out/inputs/small.gif"),
-                                         os.path.join(repo, "bench-out/inputs/large.gif"),
-                                         os.path.join(repo, "../shared/corpus/pillow/gif/iss634.gif")]
+    inputs = args.inputs or [p for p in [os.path.join(REPO, "bench-out/inputs/small.gif"),
+                                         os.path.join(REPO, "bench-out/inputs/large.gif"),
+                                         os.path.join(REPO, "../shared/corpus/pillow/gif/iss634.gif")]
                              if os.path.exists(p)]
     work = tempfile.mkdtemp(prefix="flipbook-cold-")
     procs = []

@@ -2,8 +2,8 @@
 # `make bench-decode`: flipbook side by side with ImageMagick, libvips, ffmpeg and Pillow on
 # GIF, animated WebP and APNG inputs; writes the "## Decoding" section of BENCHMARKS.md.
 #
-#   scripts/bench-decode.sh                 everything (≈ 1 h on 2 cores)
-#   BENCH_RUNS=3 scripts/bench-decode.sh    fewer timed runs per command (default 5)
+#   make bench-decode                       everything (≈ 1 h on 2 cores)
+#   BENCH_RUNS=3 ...                        fewer timed runs per command (default 5)
 #   BENCH_SLOW_RUNS=2 ...                   timed runs of commands slower than 20 s (default 3)
 #   BENCH_ONLY=small.gif,small.apng ...     a subset of the inputs (file names in bench-out/inputs)
 #   BENCH_WRITE=0 ...                       print the section without touching BENCHMARKS.md
@@ -11,7 +11,7 @@
 # Non-interactive; safe to re-run (inputs and the build are reused when up to date).
 set -euo pipefail
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 cd "$repo"
 die() { echo "bench-decode: $*" >&2; exit 1; }
 
@@ -47,4 +47,4 @@ export MAGICK_CONFIGURE_PATH="$repo/scripts/bench/imagemagick"
 args=(--flipbook "$bin" --inputs "$inputs" --work "$work" --runs "$runs" --slow-runs "$slow_runs")
 [ -n "$only" ] && args+=(--only "$only")
 [ "$write" = 1 ] && args+=(--benchmarks "$repo/BENCHMARKS.md")
-/usr/bin/python3 scripts/bench/decode_bench.py "${args[@]}"
+PYTHONPATH="$repo/scripts" /usr/bin/python3 -m bench.decode.decode_bench "${args[@]}"

@@ -1,5 +1,5 @@
-#!/usr/bin/python3
-"""Side-by-side decoding benchmark of `make bench-decode` (called by scripts/bench-decode.sh).
+"""Side-by-side decoding benchmark of `make bench-decode` (run by bench-decode.sh, beside it, as
+`/usr/bin/python3 -m bench.decode.decode_bench` with PYTHONPATH=scripts).
 
 For every input it runs flipbook and the peers a user would otherwise pick (ImageMagick, libvips,
 ffmpeg, Pillow) on two jobs:
@@ -25,7 +25,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import shlex
 import shutil
 import statistics
@@ -38,12 +37,16 @@ from pathlib import Path
 
 from PIL import Image, ImageChops
 
+from benchlib.machine import cpu_model, memory_bytes, os_name
+from benchlib.sampler import cpu_ticks
+from benchlib.splice import replace_section
+
 Image.MAX_IMAGE_PIXELS = None  # vips's strip of 300 720p frames is 276 MP: ours, not a bomb
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
+REPO = HERE.parents[2]
 PILLOW_SCRIPT = HERE / "pillow_frames.py"
-NOTES = HERE / "decode-notes.md"  # hand-written analysis, copied into the section after the goals
+NOTES = HERE / "notes.md"  # hand-written analysis, copied into the section after the goals
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-pil (not whatever python3 is first on PATH)
 CONVERT = "/usr/bin/convert"  # ImageMagick itself, not a wrapper earlier on PATH
 GNU_TIME = "/usr/bin/time"
@@ -90,7 +93,7 @@ def shown(argv: list[str], source: Path, out: Path, flipbook: str) -> str:
     """A command line for the report, with IN, OUT and `flipbook` in place of local paths."""
     text = " ".join(shlex.quote(a) for a in argv)
     text = text.replace(str(source), "IN").replace(str(out), "OUT")
-    text = text.replace(flipbook, "flipbook").replace(str(PILLOW_SCRIPT), "scripts/bench/pillow_frames.py")
+    text = text.replace(flipbook, "flipbook").replace(str(PILLOW_SCRIPT), "scripts/bench/decode/pillow_frames.py")
     text = text.replace(PYTHON + " ", "python3 ").replace(CONVERT + " ", "convert ")
     return text.replace("|", "\\|")
 
@@ -220,46 +223,19 @@ def tool_version(argv: list[str], pattern: str = "") -> str:
 
 
 def machine_lines() -> list[str]:
-    model = "?"
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-    os_name = "?"
-    try:
-        for line in Path("/etc/os-release").read_text().splitlines():
-            if line.startswith("PRETTY_NAME="):
-                os_name = line.split("=", 1)[1].strip('"')
-    except OSError:
-        pass
     return [
-        f"- CPU: {model}, `nproc` = {nproc}; {mem_gib:.0f} GiB RAM; {os_name}, Linux {platform.release()}",
+        f"- CPU: {cpu_model()}, `nproc` = {nproc}; {memory_bytes() / 2**30:.0f} GiB RAM; {os_name()}, "
+        f"Linux {platform.release()}",
     ]
 
 
 def busiest_others(seconds: float = 2.0) -> str:
     """The other processes using most CPU over the next SECONDS, as a clause for the report: on a
     2-core machine one busy neighbour halves what a multi-threaded tool can use."""
-    def sample() -> dict[int, tuple[str, int]]:
-        ticks = {}
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                text = (entry / "stat").read_text()
-            except OSError:
-                continue
-            name = text[text.index("(") + 1:text.rindex(")")]
-            fields = text[text.rindex(")") + 2:].split()
-            ticks[int(entry.name)] = (name, int(fields[11]) + int(fields[12]))  # utime + stime
-        return ticks
-    before = sample()
+    before = cpu_ticks()
     time.sleep(seconds)
-    after = sample()
+    after = cpu_ticks()
     hz = os.sysconf("SC_CLK_TCK")
     mine = {os.getpid()}
     by_name: dict[str, float] = {}
@@ -423,23 +399,6 @@ def bench_input(args, source: Path, description: str, sections: list[str], goals
                       f"{fb_all.png_bytes / im_all.png_bytes:.2f}×"))
 
 
-def splice(path: Path, section: str) -> None:
-    """Replaces the '## Decoding' section of PATH (up to the next '## ' heading) with SECTION."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, l in enumerate(lines) if l.rstrip() == "## Decoding"), None)
-    body = section.rstrip("\n") + "\n"
-    if start is None:
-        new = text.rstrip("\n") + "\n\n" + body
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        tail = "".join(lines[end:])
-        new = "".join(lines[:start]) + body + ("\n" + tail if tail else "")
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(new)
-    os.replace(tmp, path)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--flipbook", required=True, help="the release flipbook binary")
@@ -457,7 +416,7 @@ def main() -> int:
         if not tool or not os.access(tool, os.X_OK):
             print(f"decode_bench: {tool or 'vips/ffmpeg'} is missing (scripts/install-deps.sh bench)", file=sys.stderr)
             return 1
-    os.environ.setdefault("MAGICK_CONFIGURE_PATH", str(HERE / "imagemagick"))
+    os.environ.setdefault("MAGICK_CONFIGURE_PATH", str(HERE.parent / "imagemagick"))
 
     inputs_dir = Path(args.inputs)
     chosen = [i for i in INPUTS if not args.only or i[0] in args.only.split(",")]
@@ -482,7 +441,7 @@ def main() -> int:
             print(section)
         if args.benchmarks:
             # Written after every input, so that a run cut short leaves what it measured.
-            splice(Path(args.benchmarks), section)
+            replace_section(args.benchmarks, "Decoding", section.split("\n", 1)[1])
             print(f"decode_bench: wrote the '## Decoding' section of {args.benchmarks}"
                   f"{'' if final else f' ({done} of {len(chosen)} inputs so far)'}", file=sys.stderr)
     return 0
@@ -503,9 +462,9 @@ def report(args, started, load_before, busy_before, sections: list[str], goals: 
                   (("BENCH_RUNS", args.runs, 5), ("BENCH_SLOW_RUNS", args.slow_runs, 3),
                    ("BENCH_ONLY", args.only, "")) if value != default)
     out += [
-           f"Made by `{env}make bench-decode` (`scripts/bench-decode.sh`: installs the peers, builds flipbook in "
-           "release, makes the inputs with `scripts/make-bench-inputs.sh`, then runs "
-           "`scripts/bench/decode_bench.py`). "
+           f"Made by `{env}make bench-decode` (`scripts/bench/decode/bench-decode.sh`: installs the peers, builds "
+           "flipbook in release, makes the inputs with `scripts/make-bench-inputs.sh`, then runs "
+           "`scripts/bench/decode/decode_bench.py`). "
            f"Run {started:%Y-%m-%d %H:%M} UTC, {elapsed.seconds // 60} min.", "",
            "Machine and tools:", ""]
     out += machine_lines()
@@ -538,7 +497,7 @@ def report(args, started, load_before, busy_before, sections: list[str], goals: 
             "- **ffmpeg** 5.1 cannot decode animated WebP (its decoder rejects ANIM/ANMF). "
             "`-fps_mode passthrough` keeps it from duplicating or dropping frames; the last frame uses "
             "`select` (GIF and APNG cannot be seeked to a composited frame).",
-            "- **Pillow** seeks frame by frame and saves each (`scripts/bench/pillow_frames.py`), PNG at "
+            "- **Pillow** seeks frame by frame and saves each (`scripts/bench/decode/pillow_frames.py`), PNG at "
             "its default zlib level 6.",
             "",
             ]

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Where flipbook's time goes: perf profile of `flipbook frames` (or `frame IN LAST`) on one input.
-#   scripts/bench/profile-decode.sh IN [frames|last] [FLIPBOOK]
+#   scripts/bench/decode/profile-decode.sh IN [frames|last] [FLIPBOOK]
 # Prints the share of CPU samples per library and the top functions (Swift names demangled).
 # Needs perf (linux-perf); run `make bench-decode` (or scripts/make-bench-inputs.sh) first.
 set -euo pipefail
 in="${1:?usage: profile-decode.sh IN [frames|last] [FLIPBOOK]}"
 mode="${2:-frames}"
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 fb="${3:-$repo/.build-bench/release/flipbook}"
 command -v perf >/dev/null || { echo "profile-decode: perf is missing (apt-get install linux-perf)" >&2; exit 1; }
 [ -x "$fb" ] || { echo "profile-decode: no flipbook at $fb (make bench-decode builds it)" >&2; exit 1; }

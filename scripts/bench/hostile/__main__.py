@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """make bench-hostile: uploads and first-frame requests of legal 49 MP frames (7000×7000, under
 limits.maxFramePixels) against `flipbook serve`, with the decode threads at 4× and 16× this
 machine's cores, to check that memory is bounded by configuration, not by the thread count:
@@ -30,13 +29,14 @@ import threading
 import time
 import zlib
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "bench", "playback"))
-sys.path.insert(0, os.path.join(HERE, "soak"))
-import flipbook_bench as fb  # noqa: E402
-import inputs  # noqa: E402
+from benchlib import REPO, head_commit, inputs
+from benchlib.machine import loadavg, machine
+from benchlib.sampler import RSSPoller
+from benchlib.server import Server, build
+from benchlib.splice import replace_section
+from benchlib.stats import mib
 
-OUT = os.path.join(fb.REPO, "bench-out", "hostile")
+OUT = os.path.join(REPO, "bench-out", "hostile")
 SIDE = 7000
 DURATION = float(os.environ.get("SECONDS", "60"))
 CLIENTS = int(os.environ.get("CLIENTS", "6"))
@@ -60,11 +60,11 @@ def make_inputs():
     if not os.path.exists(path):
         row = b"\x00" + bytes((40, 90, 160, 255)) * SIDE
         out = bytearray(inputs.png_signature())
-        out += inputs._chunk(b"IHDR", struct.pack(">IIBBBBB", SIDE, SIDE, 8, 6, 0, 0, 0))
-        out += inputs._chunk(b"acTL", struct.pack(">II", 1, 0))
-        out += inputs._chunk(b"fcTL", struct.pack(">IIIIIHHBB", 0, SIDE, SIDE, 0, 0, 1, 10, 0, 0))
-        out += inputs._chunk(b"IDAT", zlib.compress(row * SIDE, 1))
-        out += inputs._chunk(b"IEND", b"")
+        out += inputs.png_chunk(b"IHDR", struct.pack(">IIBBBBB", SIDE, SIDE, 8, 6, 0, 0, 0))
+        out += inputs.png_chunk(b"acTL", struct.pack(">II", 1, 0))
+        out += inputs.png_chunk(b"fcTL", struct.pack(">IIIIIHHBB", 0, SIDE, SIDE, 0, 0, 1, 10, 0, 0))
+        out += inputs.png_chunk(b"IDAT", zlib.compress(row * SIDE, 1))
+        out += inputs.png_chunk(b"IEND", b"")
         with open(path, "wb") as f:
             f.write(out)
     files["apng"] = path
@@ -77,22 +77,6 @@ def make_inputs():
             subprocess.run(["cwebp", "-quiet", "-q", str(quality), source, "-o", path], check=True)
         files[f"webp-q{quality}"] = path
     return {name: open(path, "rb").read() for name, path in files.items()}
-
-
-class Poller(threading.Thread):
-    def __init__(self, pid):
-        super().__init__(daemon=True)
-        self.pid = pid
-        self.peak = 0
-        self.stop_flag = threading.Event()
-
-    def run(self):
-        while not self.stop_flag.is_set():
-            try:
-                self.peak = max(self.peak, fb.proc_memory(self.pid)["VmRSS"])
-            except (OSError, KeyError):
-                break
-            time.sleep(0.05)
 
 
 def request(port, method, path, body=None, timeout=600):
@@ -140,15 +124,15 @@ def client(port, files, end, counts, ids, lock, seed):
 def run_one(threads, files):
     data = os.path.join(OUT, "data")
     shutil.rmtree(data, ignore_errors=True)
-    load_before = fb.loadavg()
-    server = fb.Server(data, budget=CACHE_MB << 20, log_path=os.path.join(OUT, "server.log"),
+    load_before = loadavg()
+    server = Server(data, budget=CACHE_MB << 20, log_path=os.path.join(OUT, "server.log"),
                        extra=["--set", f"cache.decodeThreads={threads}",
                               "--set", f"limits.maxDecodeBytes={DECODE_MB << 20}",
                               "--set", "log.accessLog=true", "--set", "log.level=notice"])
     try:
         time.sleep(1)
         baseline = server.memory()["VmRSS"]
-        poller = Poller(server.pid)
+        poller = RSSPoller(server.pid)
         poller.start()
         counts, ids, lock = {}, [], threading.Lock()
         end = time.monotonic() + DURATION
@@ -158,8 +142,7 @@ def run_one(threads, files):
             w.start()
         for w in workers:
             w.join()
-        poller.stop_flag.set()
-        poller.join()
+        poller.stop()
         stats = server.json("/stats")
         hwm = server.memory()["VmHWM"]
     finally:
@@ -167,11 +150,10 @@ def run_one(threads, files):
     limit = baseline + (CACHE_MB << 20) * 1.1 + (DECODE_MB << 20)
     return {"threads": threads, "baseline": baseline, "peak": max(poller.peak, hwm), "limit": limit,
             "counts": counts, "decodeMemory": stats.get("decodeMemory"), "cacheUsed": stats["usedBytes"],
-            "load": {"before": load_before, "after": fb.loadavg()}}
+            "load": {"before": load_before, "after": loadavg()}}
 
 
 def render(result):
-    mib = fb.mib
     lines = [
         f"`make bench-hostile` at {result['commit']} ({result['date']}; {result['machine']}). Legal 7000×7000 "
         f"frames (49 MP; GIF, 8-bit RGBA APNG, lossy WebP), {CLIENTS} clients each uploading a new one, then "
@@ -202,20 +184,19 @@ def render(result):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    fb.build()
+    build()
     files = make_inputs()
     cores = os.cpu_count()
     runs = [run_one(cores * m, files) for m in MULTIPLIERS]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=fb.REPO, capture_output=True,
-                            text=True).stdout.strip()
+    commit = head_commit()
     result = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": commit,
-              "machine": fb.machine(), "seconds": DURATION, "decodeMb": DECODE_MB, "runs": runs}
+              "machine": machine(), "seconds": DURATION, "decodeMb": DECODE_MB, "runs": runs}
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f, indent=1)
     report = render(result)
     print(report)
     if WRITE:
-        fb.replace_section(os.path.join(fb.REPO, "BENCHMARKS.md"), "Hostile files", report)
+        replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Hostile files", report)
     if any(r["peak"] > r["limit"] for r in runs):
         sys.exit(1)
 

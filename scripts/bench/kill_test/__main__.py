@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """make kill-test ROUNDS=20: uploads under SIGKILL. Each round starts `flipbook serve` on the same
 data directory, runs 6 concurrent uploaders (new valid GIF/APNG/WebP files from the soak's
 generator, some of them megabytes so that kills land mid-body, and non-images that are refused),
@@ -22,13 +21,10 @@ import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "bench", "playback"))
-sys.path.insert(0, os.path.join(HERE, "soak"))
-import flipbook_bench as fb  # noqa: E402
-import inputs  # noqa: E402
+from benchlib import REPO, gifgen, inputs
+from benchlib.server import Server, build
 
-OUT = os.path.join(fb.REPO, "bench-out", "kill-test")
+OUT = os.path.join(REPO, "bench-out", "kill-test")
 ROUNDS = int(os.environ.get("ROUNDS", "20"))
 SEED = int(os.environ.get("KILL_SEED", "1"))
 UPLOADERS = 6
@@ -47,7 +43,7 @@ def large_gif(rng):
     """A 1000×1000 GIF of about 1.1 MB (one code per pixel), to be made unique per upload."""
     side = 1000
     row = bytes((x // 7 + rng.randrange(2)) % 4 for x in range(side))
-    return inputs.gif(side, side, [inputs.lzw_plain(row * side)], [(0, 0, 0), (255, 0, 0), (0, 255, 0), (0, 0, 255)])
+    return gifgen.gif(side, side, [gifgen.lzw_plain(row * side)], [(0, 0, 0), (255, 0, 0), (0, 255, 0), (0, 0, 255)])
 
 
 def uploader(port, rng, workdir, acknowledged, stop, large):
@@ -98,7 +94,7 @@ def check(server, acknowledged):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    fb.build()
+    build()
     data = os.path.join(OUT, "data")
     shutil.rmtree(data, ignore_errors=True)
     rng = random.Random(SEED)
@@ -107,7 +103,7 @@ def main():
     totals = {"leftObjects": 0, "leftTemporary": 0, "lost": 0, "orphansAfterStart": 0}
     failures = []
     for round_number in range(1, ROUNDS + 1):
-        server = fb.Server(data, log_path=os.path.join(OUT, "server.log"))
+        server = Server(data, log_path=os.path.join(OUT, "server.log"))
         # Whatever the last kill left has been reconciled by this start.
         orphans, temporary = leftovers(data)
         if round_number > 1:
@@ -138,7 +134,7 @@ def main():
         print(f"round {round_number:3}: {len(acknowledged) - before:4} uploads acknowledged before the kill; "
               f"it left {len(orphans)} object(s) without a record and {len(temporary)} tmp file(s)", flush=True)
     # A last start: everything acknowledged is there, nothing is left over.
-    server = fb.Server(data, log_path=os.path.join(OUT, "server.log"))
+    server = Server(data, log_path=os.path.join(OUT, "server.log"))
     try:
         orphans, temporary = leftovers(data)
         totals["orphansAfterStart"] += len(orphans) + len(temporary)

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """make bench-playback: 50 simulated frontend players against `flipbook serve` with a frame-cache
 budget that holds only a fraction of all frames.
 
-1. Makes 50 different animations with real encoders (scripts/bench/playback/make_inputs.py).
+1. Makes 50 different animations with real encoders (scripts/benchlib/animations.py).
 2. Sizing pass (cached in bench-out/playback/frame-bytes.json): a server with an unlimited budget
    gets every file uploaded and every frame fetched once; the sum of the PNG sizes is what the
    cache would hold for all frames.
@@ -35,15 +34,19 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench", "playback"))
-import flipbook_bench as fb  # noqa: E402
+from benchlib import REPO, animations, log
+from benchlib.machine import loadavg, machine
+from benchlib.process import cpu_seconds
+from benchlib.sampler import RSSPoller, busy_processes
+from benchlib.server import BINARY, Server, build
+from benchlib.splice import replace_section
+from benchlib.stats import mib, percentile
 
-OUT = os.path.join(fb.REPO, "bench-out", "playback")
+OUT = os.path.join(REPO, "bench-out", "playback")
 INPUTS = os.path.join(OUT, "inputs")
 DURATION = float(os.environ.get("DURATION", "60"))
 CLIENTS = int(os.environ.get("CLIENTS", "50"))
@@ -58,20 +61,13 @@ GRACE = 10.0  # a request still unanswered this long after the end is given up (
 WRITE = os.environ.get("BENCH_WRITE", "1") == "1"
 
 
-def make_inputs():
-    subprocess.run([sys.executable, os.path.join(fb.REPO, "scripts", "bench", "playback", "make_inputs.py"), INPUTS],
-                   check=True)
-    with open(os.path.join(INPUTS, "MANIFEST.json")) as f:
-        return json.load(f)
-
-
 def file_digest(manifest):
     import hashlib
     h = hashlib.sha256()
     for item in manifest:
         with open(os.path.join(INPUTS, item["name"]), "rb") as f:
             h.update(hashlib.sha256(f.read()).digest())
-    h.update(open(fb.BINARY, "rb").read(1 << 20))  # the binary's head: rebuilt binaries re-size
+    h.update(open(BINARY, "rb").read(1 << 20))  # the binary's head: rebuilt binaries re-size
     return h.hexdigest()[:16]
 
 
@@ -83,12 +79,12 @@ def sizing_pass(manifest):
         with open(cache_path) as f:
             cached = json.load(f)
         if cached.get("digest") == digest and "cpuSeconds" in cached:
-            fb.log(f"bench-playback: frame sizes from {cache_path}")
+            log(f"bench-playback: frame sizes from {cache_path}")
             return cached
-    fb.log("bench-playback: sizing pass (every frame fetched once from a server with an unlimited budget)")
+    log("bench-playback: sizing pass (every frame fetched once from a server with an unlimited budget)")
     data = os.path.join(OUT, "sizing-data")
     shutil.rmtree(data, ignore_errors=True)
-    server = fb.Server(data, budget=16 << 30, log_path=os.path.join(OUT, "sizing-server.log"))
+    server = Server(data, budget=16 << 30, log_path=os.path.join(OUT, "sizing-server.log"))
     try:
         per_image = {}
         total_png = total_raw = frames = 0
@@ -96,7 +92,7 @@ def sizing_pass(manifest):
         for item in manifest:
             meta, _ = server.upload(os.path.join(INPUTS, item["name"]))
             png = 0
-            cpu_before = fb.cpu_seconds(server.pid)
+            cpu_before = cpu_seconds(server.pid)
             import http.client
             conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
             for k in range(meta["frameCount"]):
@@ -107,7 +103,7 @@ def sizing_pass(manifest):
                     raise RuntimeError(f"{item['name']} frame {k}: {r.status}")
                 png += len(body)
             conn.close()
-            cpu += fb.cpu_seconds(server.pid) - cpu_before
+            cpu += cpu_seconds(server.pid) - cpu_before
             raw = meta["width"] * meta["height"] * 4 * meta["frameCount"]
             per_image[item["name"]] = {"pngBytes": png, "rawBytes": raw, "frames": meta["frameCount"]}
             total_png += png
@@ -121,31 +117,6 @@ def sizing_pass(manifest):
     with open(cache_path, "w") as f:
         json.dump(result, f, indent=1)
     return result
-
-
-class MemoryPoller(threading.Thread):
-    def __init__(self, pid):
-        super().__init__(daemon=True)
-        self.pid = pid
-        self.peak = 0
-        self.peak_anon = 0
-        self.file_at_peak = 0
-        self.samples = 0
-        self.stop_flag = threading.Event()
-
-    def run(self):
-        while not self.stop_flag.is_set():
-            try:
-                mem = fb.proc_memory(self.pid)
-                rss = mem["VmRSS"]
-            except (OSError, KeyError):
-                break
-            if rss > self.peak:
-                self.peak = rss
-                self.file_at_peak = mem.get("RssFile", 0)
-            self.peak_anon = max(self.peak_anon, mem.get("RssAnon", 0))
-            self.samples += 1
-            time.sleep(0.05)
 
 
 async def read_response(reader):
@@ -229,12 +200,12 @@ def budget_for(spec, sizes):
 
 def run_one(spec, sizes, manifest):
     budget = budget_for(spec, sizes)
-    fb.log(f"bench-playback: budget {spec} = {fb.mib(budget)} MiB")
+    log(f"bench-playback: budget {spec} = {mib(budget)} MiB")
     data = os.path.join(OUT, "data")
     shutil.rmtree(data, ignore_errors=True)
-    load_before = fb.loadavg()
-    busy_before = fb.busy_processes()
-    server = fb.Server(data, budget=budget, log_path=os.path.join(OUT, "server.log"), extra=SERVER_ARGS)
+    load_before = loadavg()
+    busy_before = busy_processes()
+    server = Server(data, budget=budget, log_path=os.path.join(OUT, "server.log"), extra=SERVER_ARGS)
     try:
         rss_start = server.memory()["VmRSS"]
         metas = []
@@ -249,11 +220,11 @@ def run_one(spec, sizes, manifest):
         baseline_anon, baseline_file = mem.get("RssAnon", 0), mem.get("RssFile", 0)
         hwm_after_upload = mem["VmHWM"]
         before = server.json("/stats")
-        poller = MemoryPoller(server.pid)
+        poller = RSSPoller(server.pid)
         poller.start()
-        fb.log(f"bench-playback: {CLIENTS} players for {DURATION:.0f} s (baseline RSS {fb.mib(baseline)} MiB)")
+        log(f"bench-playback: {CLIENTS} players for {DURATION:.0f} s (baseline RSS {mib(baseline)} MiB)")
         t = time.monotonic()
-        cpu_before = fb.cpu_seconds(server.pid)
+        cpu_before = cpu_seconds(server.pid)
         mid = {}
 
         def snapshot():
@@ -264,13 +235,12 @@ def run_one(spec, sizes, manifest):
         records, unanswered, behind = asyncio.run(play_all(server.port, metas, DURATION))
         snap.join()
         wall = time.monotonic() - t
-        cpu = fb.cpu_seconds(server.pid) - cpu_before
+        cpu = cpu_seconds(server.pid) - cpu_before
         after = server.json("/stats")
-        poller.stop_flag.set()
-        poller.join()
+        poller.stop()
         hwm_end = server.memory()["VmHWM"]
-        load_after = fb.loadavg()
-        busy_after = fb.busy_processes(exclude=(server.pid,))
+        load_after = loadavg()
+        busy_after = busy_processes(exclude=(server.pid,))
     finally:
         server.stop()
         shutil.rmtree(data, ignore_errors=True)
@@ -290,7 +260,7 @@ def run_one(spec, sizes, manifest):
     limit = baseline + budget * 1.1
     frame_rate = sum(1000 / (m["durationMs"] / m["frameCount"]) for m in metas)
     result = {
-        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "machine": fb.machine(),
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "machine": machine(),
         "clients": CLIENTS, "durationS": DURATION, "wallS": wall,
         "inputs": {"images": len(metas), "frames": sum(m["frameCount"] for m in metas),
                    "pngBytes": sizes["pngBytes"], "rawBytes": sizes["rawBytes"],
@@ -298,16 +268,16 @@ def run_one(spec, sizes, manifest):
                    "fileBytes": sum(i["bytes"] for i in manifest[:CLIENTS]),
                    "framesPerSecondAsked": frame_rate},
         "budgetBytes": budget, "budgetSpec": spec,
-        "uploadSeconds": {"total": sum(upload_s), "median": fb.percentile(upload_s, 50), "max": max(upload_s)},
+        "uploadSeconds": {"total": sum(upload_s), "median": percentile(upload_s, 50), "max": max(upload_s)},
         "serverCpuSeconds": cpu,
         "served": served, "ok": ok, "errors": served - ok, "unanswered": len(unanswered),
         "behind": behind,
         "midway": {k: mid.get(k) for k in ("usedBytes", "frameBytes", "decoderBytes", "cachedFrames", "queueDepth")},
         "stats": delta, "statsAfter": {k: after[k] for k in ("usedBytes", "budgetBytes", "cachedFrames", "entries")},
         "serverShareNoWait": server_share, "clientShareFast": client_share, "hitMs": HIT_MS,
-        "latencyMs": {"p50": fb.percentile(lat_ms, 50), "p90": fb.percentile(lat_ms, 90),
-                      "p99": fb.percentile(lat_ms, 99), "p999": fb.percentile(lat_ms, 99.9), "max": max(lat_ms)},
-        "sendLatenessMs": {"p50": fb.percentile(late_send, 50), "p99": fb.percentile(late_send, 99),
+        "latencyMs": {"p50": percentile(lat_ms, 50), "p90": percentile(lat_ms, 90),
+                      "p99": percentile(lat_ms, 99), "p999": percentile(lat_ms, 99.9), "max": max(lat_ms)},
+        "sendLatenessMs": {"p50": percentile(late_send, 50), "p99": percentile(late_send, 99),
                            "max": max(late_send)},
         "arrivedAfterNextFrameDue": after_next,
         "rss": {"start": rss_start, "baseline": baseline, "peakPlayback": poller.peak, "samples": poller.samples,
@@ -329,24 +299,24 @@ def main():
             report = render(json.load(f))
         print(report)
         if WRITE:
-            fb.replace_section(os.path.join(fb.REPO, "BENCHMARKS.md"), "Playback through the frame cache", report)
+            replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Playback through the frame cache", report)
         return
-    fb.build()
-    manifest = make_inputs()
+    build()
+    manifest = animations.inputs(INPUTS)
     if len(manifest) < CLIENTS:
         sys.exit(f"bench-playback: {len(manifest)} inputs for {CLIENTS} clients")
     sizes = sizing_pass(manifest)
     SIZES.update(sizes)
-    fb.log(f"bench-playback: {sizes['frames']} frames, {fb.mib(sizes['pngBytes'])} MiB of PNGs "
-           f"({fb.mib(sizes['rawBytes'])} MiB RGBA)")
+    log(f"bench-playback: {sizes['frames']} frames, {mib(sizes['pngBytes'])} MiB of PNGs "
+           f"({mib(sizes['rawBytes'])} MiB RGBA)")
     results = [run_one(spec, sizes, manifest) for spec in BUDGETS]
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(results, f, indent=1)
     report = render(results)
     print(report)
     if WRITE:
-        fb.replace_section(os.path.join(fb.REPO, "BENCHMARKS.md"), "Playback through the frame cache", report)
-        fb.log("bench-playback: BENCHMARKS.md section written")
+        replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Playback through the frame cache", report)
+        log("bench-playback: BENCHMARKS.md section written")
 
 
 def label(spec):
@@ -362,25 +332,25 @@ def render(results):
     fmts = ", ".join(f"{n} {f.upper()}" for f, n in i["formats"].items())
     canv = budget_for("0+canvases", {"pngBytes": 0, "images": SIZES["images"]})
     lines = [
-        f"`make bench-playback` (scripts/bench-playback.py), {r0['date']}, {r0['machine']}.",
+        f"`make bench-playback` (scripts/bench/playback), {r0['date']}, {r0['machine']}.",
         "",
         f"{r0['clients']} simulated players, one keep-alive HTTP/1.1 connection each (Python asyncio, on the same "
         f"machine), each playing a different animation at real-time speed by its delay table for "
         f"{r0['durationS']:.0f} s (frame k of loop L asked for at start + L × duration + timestampMs[k]; when the "
         f"previous answer comes later than that, the next request goes out at once — frames are never skipped; "
-        f"starts spread over 1 s). {i['images']} animations made by scripts/bench/playback/make_inputs.py ({fmts}; "
+        f"starts spread over 1 s). {i['images']} animations made by scripts/benchlib/animations.py ({fmts}; "
         f"ffmpeg testsrc/testsrc2/mandelbrot/life/cellauto/sierpinski/gradients scenes, 320×240 to 640×360, 11–120 "
-        f"frames, 40–100 ms per frame): {i['frames']:,} frames, {fb.mib(i['fileBytes'])} MiB of files, "
-        f"{fb.mib(i['rawBytes'])} MiB as RGBA canvases, {fb.mib(i['pngBytes'])} MiB as the server's PNGs (what its "
+        f"frames, 40–100 ms per frame): {i['frames']:,} frames, {mib(i['fileBytes'])} MiB of files, "
+        f"{mib(i['rawBytes'])} MiB as RGBA canvases, {mib(i['pngBytes'])} MiB as the server's PNGs (what its "
         f"cache holds per frame); {i['framesPerSecondAsked']:.0f} frames/s asked for by all players together. "
         f"One RGBA canvas per animation (the decoder state the cache also counts against its budget) is "
-        f"{fb.mib(canv)} MiB for the 50. Sizing pass (every frame of every animation asked for once, in order, "
+        f"{mib(canv)} MiB for the 50. Sizing pass (every frame of every animation asked for once, in order, "
         f"one at a time, unlimited budget): {SIZES['cpuSeconds'] * 1000 / SIZES['frames']:.1f} ms of server CPU "
         f"per frame, so real-time playback of all 50 needs ≈ "
         f"{SIZES['cpuSeconds'] / SIZES['frames'] * i['framesPerSecondAsked']:.1f} cores of decoding alone. Each column is a fresh server with that `--cache-max-bytes`; the same "
         f"files uploaded first (timed), then 2 s idle, then the baseline RSS.",
         "",
-        "| measure | " + " | ".join(f"budget {fb.mib(r['budgetBytes'])} MiB ({label(r['budgetSpec'])})" for r in results)
+        "| measure | " + " | ".join(f"budget {mib(r['budgetBytes'])} MiB ({label(r['budgetSpec'])})" for r in results)
         + " | goal |",
         "|---|" + "---:|" * len(results) + "---|",
     ]
@@ -410,25 +380,25 @@ def render(results):
         lambda r: f"{r['serverCpuSeconds'] / r['wallS']:.2f} / "
                   f"{r['serverCpuSeconds'] * 1000 / max(1, r['stats']['decodes']):.1f}")
     row("cache halfway: frames / decoders (canvases + checkpoints), MiB; frames cached; requests waiting",
-        lambda r: f"{fb.mib(r['midway']['frameBytes'] or 0)} / {fb.mib(r['midway']['decoderBytes'] or 0)}; "
+        lambda r: f"{mib(r['midway']['frameBytes'] or 0)} / {mib(r['midway']['decoderBytes'] or 0)}; "
                   f"{r['midway']['cachedFrames']}; {r['midway']['queueDepth']}")
     row("server RSS at start / after upload (baseline), MiB",
-        lambda r: f"{fb.mib(r['rss']['start'])} / {fb.mib(r['rss']['baseline'])}")
+        lambda r: f"{mib(r['rss']['start'])} / {mib(r['rss']['baseline'])}")
     row("server RSS peak during playback (VmRSS every 50 ms), MiB",
-        lambda r: f"{fb.mib(r['rss']['peakPlayback'])} (limit {fb.mib(r['rss']['limit'])}) "
+        lambda r: f"{mib(r['rss']['peakPlayback'])} (limit {mib(r['rss']['limit'])}) "
                   f"{met(r['rss']['peakPlayback'] <= r['rss']['limit'])}", "≤ baseline + budget × 1.1")
     row("of which anonymous (heap) / file-backed (binary, libraries, mapped images), MiB: baseline; peak",
-        lambda r: f"{fb.mib(r['rss'].get('baselineAnon', 0))} / {fb.mib(r['rss'].get('baselineFile', 0))}; "
-                  f"{fb.mib(r['rss'].get('peakAnon', 0))} / {fb.mib(r['rss'].get('fileAtPeak', 0))}")
+        lambda r: f"{mib(r['rss'].get('baselineAnon', 0))} / {mib(r['rss'].get('baselineFile', 0))}; "
+                  f"{mib(r['rss'].get('peakAnon', 0))} / {mib(r['rss'].get('fileAtPeak', 0))}")
     row("VmHWM after upload / at the end, MiB",
-        lambda r: f"{fb.mib(r['rss']['hwmAfterUpload'])} / {fb.mib(r['rss']['hwmEnd'])}")
+        lambda r: f"{mib(r['rss']['hwmAfterUpload'])} / {mib(r['rss']['hwmEnd'])}")
     row("50 uploads (each verifies every frame): total s / median ms / max ms",
         lambda r: f"{r['uploadSeconds']['total']:.1f} / {r['uploadSeconds']['median'] * 1000:.0f} / "
                   f"{r['uploadSeconds']['max'] * 1000:.0f}")
     row("load average before / after", lambda r: f"{r['load']['before']} / {r['load']['after']}")
     lines += ["", "CPU of other processes over 1 s before each run (the machine is shared): "
-              + "; ".join(f"{fb.mib(r['budgetBytes'])} MiB run: {r['load']['busyBefore']}" for r in results) + "."]
-    notes = os.path.join(fb.REPO, "scripts", "bench", "playback", "notes.md")
+              + "; ".join(f"{mib(r['budgetBytes'])} MiB run: {r['load']['busyBefore']}" for r in results) + "."]
+    notes = os.path.join(REPO, "scripts", "bench", "playback", "notes.md")
     if os.path.exists(notes):
         lines += ["", open(notes).read().strip()]
     return "\n".join(lines)

@@ -1,6 +1,5 @@
-#!/usr/bin/env python3
-"""The measurements of `make bench-serve` (run by scripts/bench-serve.sh, which builds flipbook and
-makes bench-out/inputs first).
+"""`make bench-serve` (python3 -m bench.serve, PYTHONPATH=scripts): builds flipbook (release,
+.build-playback; SKIP_BUILD=1 reuses it) and makes bench-out/inputs (prepare.py), then measures:
 
 (a) Cached frames against nginx as operators run it (open_file_cache, sendfile), access logs on
     and off, GET 200 / GET 304 / HEAD at each connection count: see cached_frames.py.
@@ -22,22 +21,22 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "playback"))
-import flipbook_bench as fb  # noqa: E402
+from benchlib import REPO, head_commit, log
+from benchlib.machine import machine
+from benchlib.server import Server
+from benchlib.splice import replace_section
+from benchlib.stats import percentile
+from bench.serve import cached_frames
+from bench.serve.prepare import INPUTS, prepare
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cached_frames  # noqa: E402
-
-OUT = os.path.join(fb.REPO, "bench-out", "serve")
-INPUTS = os.path.join(fb.REPO, "bench-out", "inputs")
+OUT = os.path.join(REPO, "bench-out", "serve")
 RUNS = int(os.environ.get("RUNS", "5"))
 WRITE = os.environ.get("BENCH_WRITE", "1") == "1"
 ONLY = os.environ.get("ONLY", "")
-MAGICK_ENV = dict(os.environ, MAGICK_CONFIGURE_PATH=os.path.join(fb.REPO, "scripts", "bench", "imagemagick"))
+MAGICK_ENV = dict(os.environ, MAGICK_CONFIGURE_PATH=os.path.join(REPO, "scripts", "bench", "imagemagick"))
 
 COLD_INPUTS = ["small.gif", "large.gif", "small-lossy.webp", "large-lossy.webp", "small-lossless.webp",
                "small.apng", "large.apng"]
@@ -61,7 +60,7 @@ def cold(work):
         for run in range(RUNS):
             data = os.path.join(work, f"cold-{run}")
             shutil.rmtree(data, ignore_errors=True)
-            server = fb.Server(data, log_path=os.path.join(OUT, "server-cold.log"))
+            server = Server(data, log_path=os.path.join(OUT, "server-cold.log"))
             try:
                 meta, up = server.upload(src)
                 st = server.json("/stats")
@@ -93,8 +92,8 @@ def cold(work):
                 r["vips"].append(s)
             else:
                 r["vipsError"] = err.strip().splitlines()[-1] if err.strip() else f"exit {rc}"
-        fb.log(f"bench-serve: cold {name}: upload {fb.percentile(r['upload'], 50) * 1000:.0f} ms, "
-               f"first frame {fb.percentile(r['first'], 50) * 1000:.1f} ms")
+        log(f"bench-serve: cold {name}: upload {percentile(r['upload'], 50) * 1000:.0f} ms, "
+               f"first frame {percentile(r['first'], 50) * 1000:.1f} ms")
         results[name] = r
     return results
 
@@ -106,13 +105,13 @@ COLD_SECTION = "Cold first frames after upload"
 
 
 def header(res):
-    return (f"`make bench-serve` (scripts/bench-serve.sh → scripts/bench/serve/serve_bench.py), {res['date']}, "
+    return (f"`make bench-serve` (scripts/bench/serve), {res['date']}, "
             f"commit {res.get('commit', '?')}, {res['machine']}. Everything (servers, load generators, the peers) "
             "runs on the same machine, over loopback.")
 
 
 def notes(name):
-    path = os.path.join(fb.REPO, "scripts", "bench", "serve", name)
+    path = os.path.join(REPO, "scripts", "bench", "serve", name)
     return ["", open(path).read().strip()] if os.path.exists(path) else []
 
 
@@ -135,10 +134,10 @@ def render_cold(res):
     ]
     vips_note = ""
     for name, r in res["cold"].items():
-        up = fb.percentile(r["upload"], 50) * 1000
-        first = fb.percentile(r["first"], 50) * 1000
-        cv = fb.percentile(r["convert"], 50) * 1000 if r["convert"] else None
-        vp = fb.percentile(r["vips"], 50) * 1000 if r["vips"] else None
+        up = percentile(r["upload"], 50) * 1000
+        first = percentile(r["first"], 50) * 1000
+        cv = percentile(r["convert"], 50) * 1000 if r["convert"] else None
+        vp = percentile(r["vips"], 50) * 1000 if r["vips"] else None
         cvs = f"{cv:.0f}" if cv else f"fails ({r['convertError'][:60]})"
         vps = f"{vp:.0f}" if vp else f"fails ({r['vipsError'][:60]})"
         if vp and r.get("vipsNote"):
@@ -165,24 +164,22 @@ def write_sections(res):
         report = render(res)
         print(f"## {section}\n\n{report}\n")
         if WRITE:
-            fb.replace_section(os.path.join(fb.REPO, "BENCHMARKS.md"), section, report)
-            fb.log(f"bench-serve: BENCHMARKS.md section '{section}' written")
+            replace_section(os.path.join(REPO, "BENCHMARKS.md"), section, report)
+            log(f"bench-serve: BENCHMARKS.md section '{section}' written")
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    if not os.path.exists(fb.BINARY):
-        sys.exit(f"bench-serve: {fb.BINARY} is missing (run scripts/bench-serve.sh)")
     result_path = os.path.join(OUT, "result.json")
     if os.environ.get("RENDER_ONLY") == "1":
         # Rewrite the sections from the last result.json (after editing the notes).
         with open(result_path) as f:
             write_sections(json.load(f))
         return
+    prepare()
     work = tempfile.mkdtemp(prefix="flipbook-bench-serve.", dir="/dev/shm")
-    commit = subprocess.run(["git", "-C", fb.REPO, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
-                            text=True).stdout.strip()
-    res = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "machine": fb.machine(), "commit": commit}
+    commit = head_commit()
+    res = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "machine": machine(), "commit": commit}
     try:
         if ONLY in ("", "a"):
             res["cached"] = cached_frames.run(work, INPUTS, OUT)

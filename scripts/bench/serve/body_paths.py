@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""`make bench-body-paths`: the three ways of sending a cached frame's body, measured alone.
+"""`make bench-body-paths` (python3 -m bench.serve.body_paths, PYTHONPATH=scripts): the three ways of sending a cached frame's body, measured alone.
 
 The 100 frames of `make bench-serve` (asked once from a flipbook server, written to a tmpfs
 directory) are served by bodypath.c — a minimal 2-thread epoll server, so that nothing but the
@@ -13,21 +12,23 @@ req/s) and of req/s.
 Prints the table and writes it (BENCH_WRITE=0 to skip), with body-paths-notes.md, as the section
 "Sending a cached frame's body" of BENCHMARKS.md.
 
-  DURATION=5 ROUNDS=5 CONNECTIONS=64 BENCH_WRITE=1 python3 scripts/bench/serve/body_paths.py
+  make bench-body-paths DURATION=5 ROUNDS=5 CONNECTIONS=64 BENCH_WRITE=1
 """
 import datetime
 import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "playback"))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import flipbook_bench as fb  # noqa: E402
-import cached_frames  # noqa: E402
+from benchlib import REPO, head_commit, log, wrk
+from benchlib.machine import loadavg, machine
+from benchlib.ports import free_port
+from benchlib.server import Server
+from benchlib.splice import replace_section
+from bench.serve import cached_frames
+from bench.serve.prepare import INPUTS, prepare
 
 DURATION = int(os.environ.get("DURATION", "5"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
@@ -43,45 +44,45 @@ LABELS = {
 
 
 def main():
+    prepare()
     here = os.path.dirname(os.path.abspath(__file__))
     work = tempfile.mkdtemp(prefix="flipbook-body-paths.", dir="/dev/shm")
     try:
         binary = os.path.join(work, "bodypath")
         subprocess.run(["cc", "-O2", "-o", binary, os.path.join(here, "bodypath.c"), "-lpthread"], check=True)
         root = os.path.join(work, "root")
-        server = fb.Server(os.path.join(work, "data"), budget=1 << 30, log_path=os.path.join(work, "server.log"))
+        server = Server(os.path.join(work, "data"), budget=1 << 30, log_path=os.path.join(work, "server.log"))
         try:
-            paths, sizes = cached_frames.warm(server, os.path.join(fb.REPO, "bench-out", "inputs"), root)
+            paths, sizes = cached_frames.warm(server, INPUTS, root)
         finally:
             server.stop()
         lua = cached_frames.load_for(work, "bodypath", "200", paths, {p: "" for p in paths}, None)
         results = {mode: [] for mode in MODES}
-        load_before = fb.loadavg()
+        load_before = loadavg()
         for round_ in range(ROUNDS):
             order = MODES[round_ % len(MODES):] + MODES[:round_ % len(MODES)]
             for mode in order:
-                port = fb.free_port()
+                port = free_port()
                 proc = subprocess.Popen([binary, root, str(port), mode], stderr=subprocess.DEVNULL)
                 time.sleep(0.5)
                 try:
-                    row = cached_frames.run_wrk(port, CONNECTIONS, lua, os.path.join(work, f"wrk-{mode}.txt"), proc.pid,
-                                                duration=DURATION)
+                    row = wrk.run(port, CONNECTIONS, lua, os.path.join(work, f"wrk-{mode}.txt"), proc.pid,
+                                  DURATION, cached_frames.WRK_THREADS)
                 finally:
                     proc.kill()
                     proc.wait()
                 results[mode].append(row)
-                fb.log(f"body paths: round {round_ + 1} {mode}: {row['rps']:,.0f} req/s, "
+                log(f"body paths: round {round_ + 1} {mode}: {row['rps']:,.0f} req/s, "
                        f"{row['cpuUsPerRequest']:.1f} µs CPU per request")
-        commit = subprocess.run(["git", "-C", fb.REPO, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
-                                text=True).stdout.strip()
+        commit = head_commit()
         lines = [
             f"`make bench-body-paths` (scripts/bench/serve/body_paths.py → bodypath.c), "
-            f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, commit {commit}, {fb.machine()}. The "
+            f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, commit {commit}, {machine()}. The "
             f"{len(paths)} frames of `make bench-serve` ({min(sizes) // 1024}–{max(sizes) // 1024} KiB, median "
             f"{sorted(sizes)[len(sizes) // 2] // 1024} KiB) served by a minimal 2-thread epoll server in C, so that "
             f"nothing but the body path differs; wrk -t{cached_frames.WRK_THREADS} -c{CONNECTIONS}, {ROUNDS} rounds of "
             f"a 2 s warm-up then {DURATION} s per path, the order rotated each round; medians (min–max). Load average "
-            f"{load_before} before, {fb.loadavg()} after.",
+            f"{load_before} before, {loadavg()} after.",
             "",
             "| body path | server CPU µs per request | req/s |",
             "|---|---:|---:|",
@@ -97,8 +98,8 @@ def main():
         report = "\n".join(lines)
         print(report)
         if WRITE:
-            fb.replace_section(os.path.join(fb.REPO, "BENCHMARKS.md"), SECTION, report)
-            fb.log(f"body paths: BENCHMARKS.md section '{SECTION}' written")
+            replace_section(os.path.join(REPO, "BENCHMARKS.md"), SECTION, report)
+            log(f"body paths: BENCHMARKS.md section '{SECTION}' written")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -31,20 +31,19 @@ too), KINDS ("200 304 HEAD").
 """
 import http.client
 import os
-import re
-import shutil
-import signal
 import subprocess
-import time
 
-import flipbook_bench as fb
+from benchlib import log, wrk
+from benchlib.machine import loadavg
+from benchlib.nginx import Nginx
+from benchlib.sampler import busy_processes
+from benchlib.server import Server
 
 DURATION = int(os.environ.get("DURATION", "5"))
 CONNECTIONS = [int(c) for c in os.environ.get("CONNECTIONS", "8 64 256").split()]
 WRK_THREADS = int(os.environ.get("WRK_THREADS", "2"))
 MODES = os.environ.get("MODES", "on off").split()
 KINDS = os.environ.get("KINDS", "200 304 HEAD").split()
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 CACHED_SET = [("small.gif", 34), ("small-lossy.webp", 33), ("small.apng", 33)]
 
 GOALS = {
@@ -58,33 +57,6 @@ MODE_SETTINGS = {
     "off": ([], "off"),
     "heap": (["--set", "cache.frameArena=false"], "off"),
 }
-
-NGINX_CONF = """worker_processes 2;
-pid {work}/nginx-{mode}.pid;
-error_log {work}/nginx-{mode}-error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-  types {{ }}
-  default_type image/png;
-  {access_log}
-  sendfile on;
-  tcp_nopush on;
-  tcp_nodelay on;
-  open_file_cache max=1000 inactive=60s;
-  keepalive_timeout 65;
-  keepalive_requests 100000000;
-  client_body_temp_path {work}/tmp/body;
-  proxy_temp_path {work}/tmp/proxy;
-  fastcgi_temp_path {work}/tmp/fastcgi;
-  uwsgi_temp_path {work}/tmp/uwsgi;
-  scgi_temp_path {work}/tmp/scgi;
-  server {{
-    listen 127.0.0.1:{port} reuseport backlog=4096;
-    root {root};
-    location / {{ }}
-  }}
-}}
-"""
 
 LUA = """-- Rotates over the 100 frame URLs ({kind}); each wrk thread starts at a different one.
 local paths = {{ {paths} }}
@@ -111,59 +83,8 @@ REQUESTS = {
 }
 
 
-def parse_ms(text):
-    m = re.match(r"([\d.]+)(us|ms|s)$", text)
-    if not m:
-        return float("nan")
-    v = float(m.group(1))
-    return {"us": v / 1000, "ms": v, "s": v * 1000}[m.group(2)]
-
-
-def tree_cpu(pid):
-    """(user, system) CPU seconds of a process and its children (nginx's workers), from
-    /proc/PID/stat."""
-    with open(f"/proc/{pid}/stat") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(")") + 2:].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    user, system = int(fields[11]) / tick, int(fields[12]) / tick
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            for child in f.read().split():
-                u, s = tree_cpu(int(child))
-                user, system = user + u, system + s
-    except OSError:
-        pass
-    return user, system
-
-
-def load_command(port, conns, load, seconds):
-    """wrk with a Lua script, or httpload (HEAD) with a paths file: `load` is ("wrk", lua) or
-    ("httpload", binary, paths)."""
-    if load[0] == "wrk":
-        return ["wrk", f"-t{WRK_THREADS}", f"-c{conns}", f"-d{seconds}s", "--latency", "-s", load[1],
-                f"http://127.0.0.1:{port}/"]
-    return [load[1], "127.0.0.1", str(port), str(conns), str(WRK_THREADS), str(seconds), "HEAD", load[2]]
-
-
-def run_wrk(port, conns, load, log_path, pid, duration=None):
-    subprocess.run(load_command(port, conns, load, 2), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    before = tree_cpu(pid)
-    p = subprocess.run(load_command(port, conns, load, duration or DURATION), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    after = tree_cpu(pid)
-    user, system = after[0] - before[0], after[1] - before[1]
-    with open(log_path, "w") as f:
-        f.write(p.stdout)
-    out = p.stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    p50 = parse_ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))
-    p99 = parse_ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))
-    errors = "; ".join(m.group(0).strip() for m in re.finditer(r"(Socket errors:.*|Non-2xx or 3xx responses:.*)", out))
-    requests = int(re.search(r"(\d+) requests in", out).group(1))
-    return {"rps": rps, "p50": p50, "p99": p99, "errors": errors,
-            "cpuUsPerRequest": (user + system) * 1e6 / max(1, requests),
-            "userUsPerRequest": user * 1e6 / max(1, requests)}
+def run_wrk(port, conns, load, log_path, pid):
+    return wrk.run(port, conns, load, log_path, pid, DURATION, WRK_THREADS)
 
 
 def mean_runs(a, b):
@@ -183,51 +104,27 @@ def get(port, path, headers=None, method="GET"):
         c.close()
 
 
-def start_nginx(work, mode, root):
-    port = fb.free_port()
-    access_log = f"access_log {work}/nginx-access.log combined;" if mode == "on" else "access_log off;"
-    conf = os.path.join(work, f"nginx-{mode}.conf")
-    with open(conf, "w") as f:
-        f.write(NGINX_CONF.format(work=work, mode=mode, port=port, root=root, access_log=access_log))
-    subprocess.run(["chmod", "-R", "a+rX", work])
-    proc = subprocess.Popen([NGINX, "-p", work, "-c", conf, "-g", "daemon off;"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            get(port, "/")
-            break
-        except OSError:
-            time.sleep(0.1)
-    return proc, port
-
-
-def stop_nginx(proc):
-    proc.send_signal(signal.SIGQUIT)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-
-
-def warm(server, inputs, root=None):
-    """Uploads the inputs, asks for the 100 frames once (writing them under `root`), waits out the
-    decode-ahead; returns the paths and their sizes."""
+def warm(server, inputs, root=None, etags=None, timeout=60, poll=0.5):
+    """Uploads the inputs, asks for the 100 frames once (writing them under `root`, their ETags
+    into `etags`), waits out the decode-ahead; returns the paths and their sizes."""
     paths, sizes = [], []
     for name, count in CACHED_SET:
         meta, _ = server.upload(os.path.join(inputs, name))
         n = meta["frameCount"]
         for j in range(count):
             path = f"/frames/{meta['id']}/{j * n // count}"
-            status, _, body = server.request("GET", path)
+            status, headers, body = server.request("GET", path, timeout=timeout)
             if status != 200:
                 raise RuntimeError(f"{path}: {status}")
+            if etags is not None:
+                etags[path] = headers.get("ETag") or headers.get("Etag")
             if root:
                 os.makedirs(os.path.dirname(root + path), exist_ok=True)
                 with open(root + path, "wb") as f:
                     f.write(body)
             paths.append(path)
             sizes.append(len(body))
-    server.wait_for_decodes()
+    server.wait_for_decodes(poll=poll)
     return paths, sizes
 
 
@@ -257,18 +154,18 @@ def run(work, inputs, out):
     try:
         for mode in MODES:
             extra = MODE_SETTINGS[mode][0]
-            servers[mode] = fb.Server(os.path.join(work, f"data-{mode}"), budget=1 << 30, extra=extra,
+            servers[mode] = Server(os.path.join(work, f"data-{mode}"), budget=1 << 30, extra=extra,
                                       log_path=os.path.join(work, f"flipbook-{mode}.stderr"))
         paths, sizes = None, None
         for mode in MODES:
             paths, sizes = warm(servers[mode], inputs, root if paths is None else None)
         for logging in sorted({MODE_SETTINGS[mode][1] for mode in MODES}):
-            nginxes[logging] = start_nginx(work, logging, root)
+            nginxes[logging] = Nginx(work, logging, root, access_log=logging == "on")
         # Same bytes from both; each server's own ETags for the 304 rows.
         etags = {}
         for mode in MODES:
             server = servers[mode]
-            nginx_port = nginxes[MODE_SETTINGS[mode][1]][1]
+            nginx_port = nginxes[MODE_SETTINGS[mode][1]].port
             etags[mode] = {"nginx": {}, "flipbook": {}}
             for path in paths:
                 ns, nh, nb = get(nginx_port, path)
@@ -283,18 +180,19 @@ def run(work, inputs, out):
                     raise RuntimeError(f"{name} answered {status} to a matching If-None-Match")
         result["frameBytes"] = {"min": min(sizes), "median": sorted(sizes)[len(sizes) // 2], "max": max(sizes),
                                 "count": len(sizes)}
-        result["load"] = {"before": fb.loadavg(), "busyBefore": fb.busy_processes(
+        result["load"] = {"before": loadavg(), "busyBefore": busy_processes(
             exclude=tuple(s.pid for s in servers.values()))}
         for mode in MODES:
             server = servers[mode]
-            nginx, nginx_port = nginxes[MODE_SETTINGS[mode][1]]
+            nginx = nginxes[MODE_SETTINGS[mode][1]]
+            nginx_port = nginx.port
             stats_before = server.json("/stats")
             rows = []
             for kind in KINDS:
                 luas = {name: load_for(work, f"{name}-{mode}", kind, paths, etags[mode][name], httpload)
                         for name in ("nginx", "flipbook")}
                 for conns in CONNECTIONS:
-                    fb.log(f"bench-serve: logs {mode}, {kind}, wrk -c{conns}: nginx, flipbook, flipbook, nginx")
+                    log(f"bench-serve: logs {mode}, {kind}, wrk -c{conns}: nginx, flipbook, flipbook, nginx")
                     stem = os.path.join(out, f"wrk-{mode}-{kind}-{conns}")
                     n1 = run_wrk(nginx_port, conns, luas["nginx"], stem + "-nginx-1.txt", nginx.pid)
                     f1 = run_wrk(server.port, conns, luas["flipbook"], stem + "-flipbook-1.txt", server.pid)
@@ -308,14 +206,14 @@ def run(work, inputs, out):
                 "misses": stats_after["misses"] - stats_before["misses"],
                 "accessLog": stats_after.get("accessLog"),
             }
-        result["load"].update(after=fb.loadavg(), busyAfter=fb.busy_processes(
+        result["load"].update(after=loadavg(), busyAfter=busy_processes(
             exclude=tuple(s.pid for s in servers.values())))
         return result
     finally:
         for server in servers.values():
             server.stop()
-        for proc, _ in nginxes.values():
-            stop_nginx(proc)
+        for nginx in nginxes.values():
+            nginx.stop()
 
 
 def render(c):

@@ -10,7 +10,7 @@ instructions (user space: every thread of the process; the kernel's share is not
 request, for GET (200), GET with a matching If-None-Match (304) and HEAD.
 
   FLIPBOOK_BIN=.build-playback/release/flipbook REQUESTS=2000 ACCESS_LOG=1 \
-      python3 scripts/bench/serve/callgrind_requests.py
+      PYTHONPATH=scripts python3 -m bench.serve.callgrind_requests
 """
 import glob
 import os
@@ -18,17 +18,17 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "playback"))
-import flipbook_bench as fb  # noqa: E402
+from benchlib import REPO, log
+from benchlib.ports import free_port
+from benchlib.server import BINARY, Server
+from bench.serve.cached_frames import warm
 
-INPUTS = os.path.join(fb.REPO, "bench-out", "inputs")
+INPUTS = os.path.join(REPO, "bench-out", "inputs")
 REQUESTS = int(os.environ.get("REQUESTS", "2000"))
 ACCESS_LOG = os.environ.get("ACCESS_LOG", "1") == "1"
-CACHED_SET = [("small.gif", 34), ("small-lossy.webp", 33), ("small.apng", 33)]
 
 # valgrind 3.19 (Debian 12) rewrites the signal mask given to sigsuspend in place; libdispatch's
 # signal thread passes one in read-only memory, which crashes valgrind itself. This preload hands
@@ -100,20 +100,20 @@ def main():
     # Debian 12's valgrind (3.19) cannot read the DWARF 5 debug information Swift 6 writes: count
     # instructions on a copy without it (symbols stay, so callgrind_annotate still names functions).
     binary = os.path.join(work, "flipbook")
-    shutil.copy(fb.BINARY, binary)
+    shutil.copy(BINARY, binary)
     subprocess.run(["strip", "--strip-debug", binary], check=True)
     shim = os.path.join(work, "sigsuspend_shim.so")
     with open(shim + ".c", "w") as f:
         f.write(SIGSUSPEND_SHIM)
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", shim, shim + ".c"], check=True)
-    port = fb.free_port()
+    port = free_port()
     out_dir = os.path.join(work, "cg")
     os.makedirs(out_dir)
     args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_dir}/callgrind.out.%p.%n",
             binary, "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", os.path.join(work, "data"),
             "--cache-max-bytes", str(1 << 30), "--set", f"log.accessLog={'true' if ACCESS_LOG else 'false'}"]
-    log = open(os.path.join(work, "server.log"), "wb")
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=fb.REPO,
+    server_log = open(os.path.join(work, "server.log"), "wb")
+    proc = subprocess.Popen(args, stdout=server_log, stderr=subprocess.STDOUT, cwd=REPO,
                             env=dict(os.environ, LD_PRELOAD=shim))
     try:
         deadline = time.time() + 300
@@ -123,21 +123,12 @@ def main():
                 break
             except OSError:
                 if proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("server did not start; see " + log.name)
+                    raise RuntimeError("server did not start; see " + server_log.name)
                 time.sleep(0.5)
-        server = fb.Server.__new__(fb.Server)
+        server = Server.__new__(Server)
         server.port = port
-        paths, etags = [], {}
-        for name, count in CACHED_SET:
-            meta, _ = server.upload(os.path.join(INPUTS, name))
-            n = meta["frameCount"]
-            for j in range(count):
-                path = f"/frames/{meta['id']}/{j * n // count}"
-                status, headers, _ = server.request("GET", path, timeout=600)
-                assert status == 200, (path, status)
-                paths.append(path)
-                etags[path] = headers.get("ETag") or headers.get("Etag")
-        server.wait_for_decodes(poll=1)
+        etags = {}
+        paths, _ = warm(server, INPUTS, etags=etags, timeout=600, poll=1)
         run_requests(port, paths, 200)  # warm the connection path
         results = {}
         for label, method, tags in (("GET 200", "GET", None), ("GET 304", "GET", etags), ("HEAD", "HEAD", None)):
@@ -150,8 +141,8 @@ def main():
             time.sleep(1)
             total, files = total_instructions(out_dir, before)
             results[label] = (total / REQUESTS, statuses)
-            fb.log(f"callgrind: {label}: {total / REQUESTS:,.0f} instructions per request ({statuses}; {len(files)} dump files)")
-        print(f"binary {fb.BINARY}, access log {'on' if ACCESS_LOG else 'off'}, {REQUESTS} requests each:")
+            log(f"callgrind: {label}: {total / REQUESTS:,.0f} instructions per request ({statuses}; {len(files)} dump files)")
+        print(f"binary {BINARY}, access log {'on' if ACCESS_LOG else 'off'}, {REQUESTS} requests each:")
         for label, (per, statuses) in results.items():
             print(f"  {label}: {per:,.0f} instructions per request  {statuses}")
     finally:
@@ -160,11 +151,11 @@ def main():
             proc.wait(timeout=120)
         except subprocess.TimeoutExpired:
             proc.kill()
-        log.close()
+        server_log.close()
         if os.environ.get("KEEP") != "1":
             shutil.rmtree(work, ignore_errors=True)
         else:
-            fb.log(f"callgrind: kept {work}")
+            log(f"callgrind: kept {work}")
 
 
 if __name__ == "__main__":

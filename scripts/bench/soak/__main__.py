@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """make soak MINUTES=N: a mixed load against one `flipbook serve` on loopback for N minutes
 (default 30), reported minute by minute.
 
@@ -6,8 +5,8 @@ The server runs with Flipbook's defaults (access log on, to a file) except: a ca
 SOAK_CACHE_MB (default 64) MiB, a decode-memory budget of SOAK_DECODE_MB (default 1024) MiB
 (`limits.maxDecodeBytes`: a 49 MP frame needs about 790 MB), an admin token (for deletes and
 the pressure signal), and SERVER_ARGS. Before the clock starts, 16 animations made by the playback benchmark's generator
-(scripts/bench/playback/make_inputs.py: GIF, WebP and APNG from real encoders) are uploaded; they
-stay for the whole run. Then, all at once (scripts/soak/clients.py):
+(scripts/benchlib/animations.py: GIF, WebP and APNG from real encoders) are uploaded; they
+stay for the whole run. Then, all at once (clients.py):
 
 - 16 players, each playing a random one of those animations in real time for 15–45 s, then
   another (half the time on a new connection);
@@ -43,19 +42,21 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "bench", "playback"))
-sys.path.insert(0, os.path.join(HERE, "soak"))
-import flipbook_bench as fb  # noqa: E402
-from clients import ADMIN_TOKEN, Recorder, Soak  # noqa: E402
+from benchlib import REPO, animations, head_commit, log
+from benchlib.machine import loadavg, machine
+from benchlib.process import cpu_seconds, proc_memory
+from benchlib.sampler import busy_processes
+from benchlib.server import Server, build
+from benchlib.splice import replace_section
+from benchlib.stats import mib, percentile
+from bench.soak.clients import ADMIN_TOKEN, Recorder, Soak
 
-OUT = os.path.join(fb.REPO, "bench-out", "soak")
-PLAYBACK_INPUTS = os.path.join(fb.REPO, "bench-out", "playback", "inputs")
+OUT = os.path.join(REPO, "bench-out", "soak")
+PLAYBACK_INPUTS = os.path.join(REPO, "bench-out", "playback", "inputs")
 MINUTES = float(os.environ.get("MINUTES", "30"))
 CACHE_MB = int(os.environ.get("SOAK_CACHE_MB", "64"))
 DECODE_MB = int(os.environ.get("SOAK_DECODE_MB", "1024"))
@@ -86,8 +87,8 @@ class Sampler(threading.Thread):
         n = 0
         while not self.stop_flag.is_set():
             try:
-                mem = fb.proc_memory(self.server.pid)
-                cpu = fb.cpu_seconds(self.server.pid)
+                mem = proc_memory(self.server.pid)
+                cpu = cpu_seconds(self.server.pid)
             except (OSError, KeyError):
                 break
             b = self.bucket()
@@ -110,10 +111,7 @@ class Sampler(threading.Thread):
 
 
 def library(server):
-    subprocess.run([sys.executable, os.path.join(HERE, "bench", "playback", "make_inputs.py"), PLAYBACK_INPUTS],
-                   check=True)
-    with open(os.path.join(PLAYBACK_INPUTS, "MANIFEST.json")) as f:
-        manifest = json.load(f)
+    manifest = animations.inputs(PLAYBACK_INPUTS)
     rng = random.Random(SEED)
     chosen = rng.sample(manifest, LIBRARY_SIZE)
     metas = []
@@ -125,14 +123,14 @@ def library(server):
 
 def run():
     os.makedirs(OUT, exist_ok=True)
-    fb.build()
+    build()
     data = os.path.join(OUT, "data")
     shutil.rmtree(data, ignore_errors=True)
-    load_before, busy_before = fb.loadavg(), fb.busy_processes()
+    load_before, busy_before = loadavg(), busy_processes()
     extra = ["--set", "log.accessLog=true", "--set", "log.level=notice",
              "--set", f"limits.maxDecodeBytes={DECODE_MB << 20}",
              "--set", f"auth.adminToken={ADMIN_TOKEN}"] + SERVER_ARGS
-    server = fb.Server(data, budget=CACHE_MB << 20, extra=extra, log_path=os.path.join(OUT, "server.log"))
+    server = Server(data, budget=CACHE_MB << 20, extra=extra, log_path=os.path.join(OUT, "server.log"))
     try:
         metas = library(server)
         time.sleep(2)
@@ -141,12 +139,12 @@ def run():
         budget = stats["budgetBytes"]
         decode_budget = (stats.get("decodeMemory") or {}).get("capacityBytes", 0)
         limit = baseline + budget * 1.1 + decode_budget
-        fb.log(f"soak: {MINUTES:g} minutes; baseline RSS {fb.mib(baseline)} MiB, limit {fb.mib(limit)} MiB")
+        log(f"soak: {MINUTES:g} minutes; baseline RSS {mib(baseline)} MiB, limit {mib(limit)} MiB")
         start = time.monotonic()
         recorder = Recorder(start)
         sampler = Sampler(server, start)
         sampler.start()
-        cpu_before = fb.cpu_seconds(server.pid)
+        cpu_before = cpu_seconds(server.pid)
 
         async def main():
             loop = asyncio.get_running_loop()
@@ -154,15 +152,14 @@ def run():
             await Soak(server.port, metas, recorder, end, OUT, seed=SEED).run()
         asyncio.run(main())
         wall = time.monotonic() - start
-        cpu = fb.cpu_seconds(server.pid) - cpu_before
+        cpu = cpu_seconds(server.pid) - cpu_before
         sampler.stop_flag.set()
         sampler.join()
         final_stats = server.json("/stats")
         alive = server.proc.poll() is None
     finally:
         server.stop()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=fb.REPO, capture_output=True,
-                            text=True).stdout.strip()
+    commit = head_commit()
     minutes = []
     for m in range(int(MINUTES)):
         r = recorder.minutes.get(m)
@@ -175,16 +172,16 @@ def run():
         minutes.append({
             "minute": m + 1, "requests": r["requests"], "errors": r["errors"], "status5xx": r["status5xx"],
             "connectionFailures": r["connectionFailures"], "unexpected": r["unexpected"],
-            "frames": len(frames), "frameP50": fb.percentile(frames, 50), "frameP99": fb.percentile(frames, 99),
-            "allP99": fb.percentile(every, 99),
-            "uploadP50": fb.percentile(r["latencyMs"].get("upload", []), 50),
+            "frames": len(frames), "frameP50": percentile(frames, 50), "frameP99": percentile(frames, 99),
+            "allP99": percentile(every, 99),
+            "uploadP50": percentile(r["latencyMs"].get("upload", []), 50),
             "rssPeak": s.get("rssPeak", 0), "rssEnd": s.get("rssEnd", 0), "anonEnd": s.get("anonEnd", 0),
             "fileEnd": s.get("fileEnd", 0), "cpuPercent": cpu_minute / 60 * 100,
             "cacheUsed": s.get("cacheUsed", 0), "decodeUsed": s.get("decodeUsed", 0),
             "statuses": {str(k): v for k, v in sorted(r["statuses"].items())},
         })
     return {
-        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": commit, "machine": fb.machine(),
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": commit, "machine": machine(),
         "minutes": MINUTES, "wallS": wall, "serverCpuS": cpu, "serverAlive": alive,
         "cacheBudget": budget, "decodeBudget": decode_budget, "baseline": baseline, "limit": limit,
         "serverArgs": SERVER_ARGS, "seed": SEED, "perMinute": minutes,
@@ -192,8 +189,8 @@ def run():
         "errorSamples": recorder.error_samples,
         "statsAfter": {k: final_stats.get(k) for k in ("usedBytes", "hits", "misses", "decodes", "evictions",
                                                                 "refusedQueueFull", "framesDecoded")},
-        "load": {"before": load_before, "after": fb.loadavg(), "busyBefore": busy_before,
-                 "busyAfter": fb.busy_processes()},
+        "load": {"before": load_before, "after": loadavg(), "busyBefore": busy_before,
+                 "busyAfter": busy_processes()},
     }
 
 
@@ -215,8 +212,8 @@ def goals(result):
         ("no error for well-behaved clients (5xx, unexpected answer, failed connection)", f"{errors}", errors == 0),
         ("RSS flat: the last 10 minutes' end-of-minute RSS within 5% of each other", f"{spread * 100:.1f}%",
          spread <= 0.05),
-        ("RSS within the limit every minute", f"peak {fb.mib(max(r['rssPeak'] for r in rows))} of "
-         f"{fb.mib(result['limit'])} MiB", within),
+        ("RSS within the limit every minute", f"peak {mib(max(r['rssPeak'] for r in rows))} of "
+         f"{mib(result['limit'])} MiB", within),
         ("p99 flat: frame p99 of the last third after warm-up ≤ 1.5× the first third's", f"{trend:.2f}×",
          trend <= 1.5),
     ]
@@ -260,7 +257,6 @@ def plot(result, path):
 
 
 def render(result):
-    mib = fb.mib
     lines = [
         f"`make soak MINUTES={result['minutes']:g}` at {result['commit']} ({result['date']}; {result['machine']}; "
         f"load average {result['load']['before']} before, {result['load']['after']} after; other work before: "
@@ -268,7 +264,7 @@ def render(result):
         f"a {mib(result['cacheBudget'])} MiB cache budget"
         + (f", a {mib(result['decodeBudget'])} MiB decode-memory budget" if result["decodeBudget"] else "")
         + (f", `{' '.join(result['serverArgs'])}`" if result["serverArgs"] else "")
-        + "; the load mix is described at the top of `scripts/soak.py` (players, metadata polling, `?t=`, uploads "
+        + "; the load mix is described at the top of `scripts/bench/soak/__main__.py` (players, metadata polling, `?t=`, uploads "
         "of valid, damaged and bomb files, deletes, a pressure warning every 20 s, a pipelining client that never "
         "reads, 8 slowloris connections).",
         "",
@@ -313,12 +309,12 @@ def main():
     report = render(result)
     print(report)
     if WRITE:
-        os.makedirs(os.path.join(fb.REPO, "docs"), exist_ok=True)
-        shutil.copy(os.path.join(OUT, "soak.png"), os.path.join(fb.REPO, "docs", "soak.png"))
-        fb.replace_section(os.path.join(fb.REPO, "BENCHMARKS.md"), "Soak", report)
+        os.makedirs(os.path.join(REPO, "docs"), exist_ok=True)
+        shutil.copy(os.path.join(OUT, "soak.png"), os.path.join(REPO, "docs", "soak.png"))
+        replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Soak", report)
     failed = [name for name, _, met in goals(result) if not met]
     if failed:
-        fb.log("soak: goals not met: " + "; ".join(failed))
+        log("soak: goals not met: " + "; ".join(failed))
         sys.exit(1)
 
 

@@ -13,7 +13,7 @@ import random
 import socket
 import time
 
-from inputs import Generator
+from benchlib.inputs import Generator
 
 ADMIN_TOKEN = "soak-admin"
 

@@ -1,5 +1,5 @@
-#!/usr/bin/env python3
-"""Makes the 50 animations of `make bench-playback`, deterministically, with real encoders.
+"""Makes the 50 animations of `make bench-playback` (also uploaded by `make soak` and `make
+bench-backpressure`), deterministically, with real encoders.
 
 Each animation is a different ffmpeg lavfi scene (testsrc, testsrc2, mandelbrot zooms, life,
 cellauto, sierpinski, gradients, a moving test card over a still fractal), 320x240 to 640x360,
@@ -9,8 +9,9 @@ paletteuse with one of three dithers, then gifsicle -O3 with the delay), 8 are a
 and 60 frames, as apngasm takes minutes on larger ones). Frame sources and settings come from a
 seeded RNG, so the same script and encoders make the same set.
 
-Usage: make_inputs.py OUTDIR      (idempotent: skips the work when OUTDIR/.fingerprint matches)
-Writes OUTDIR/MANIFEST.json: one entry per file (name, format, size, frames, delay, scene).
+`inputs(OUTDIR)` (or `python3 -m benchlib.animations OUTDIR`) is idempotent: it skips the work when
+OUTDIR/.fingerprint matches. It writes and returns OUTDIR/MANIFEST.json: one entry per file (name,
+format, size, frames, delay, scene).
 """
 import concurrent.futures as cf
 import hashlib
@@ -147,8 +148,9 @@ def versions():
     return "\n".join(out)
 
 
-def main():
-    out = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "bench-out/playback/inputs")
+def inputs(out):
+    """Makes the animations in `out` unless they are there already; returns the manifest."""
+    out = os.path.abspath(out)
     os.makedirs(out, exist_ok=True)
     items = plan()
     with open(__file__, "rb") as f:
@@ -159,8 +161,9 @@ def main():
             and all(os.path.getsize(os.path.join(out, i["name"])) > 0 for i in items
                     if os.path.exists(os.path.join(out, i["name"])))
             and all(os.path.exists(os.path.join(out, i["name"])) for i in items)):
-        print(f"make_inputs: {len(items)} inputs in {out} are up to date", file=sys.stderr)
-        return
+        print(f"animations: {len(items)} inputs in {out} are up to date", file=sys.stderr)
+        with open(manifest) as f:
+            return json.load(f)
     if os.path.exists(stamp):
         os.remove(stamp)
     for f in os.listdir(out):
@@ -171,7 +174,7 @@ def main():
     try:
         with cf.ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
             for item in pool.map(lambda it: make(it, out, work), items):
-                print(f"make_inputs: {item['name']} {item['bytes']} bytes", file=sys.stderr)
+                print(f"animations: {item['name']} {item['bytes']} bytes", file=sys.stderr)
                 done.append(item)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -179,8 +182,9 @@ def main():
         json.dump(done, f, indent=1)
     with open(stamp, "w") as f:
         f.write(fingerprint + "\n")
-    print(f"make_inputs: {len(done)} inputs written to {out}", file=sys.stderr)
+    print(f"animations: {len(done)} inputs written to {out}", file=sys.stderr)
+    return done
 
 
 if __name__ == "__main__":
-    main()
+    inputs(sys.argv[1] if len(sys.argv) > 1 else "bench-out/playback/inputs")

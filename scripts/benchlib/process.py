@@ -1,0 +1,46 @@
+"""One process's memory and CPU time, read from /proc (a measure the rest of a shared machine
+disturbs far less than wall-clock rates)."""
+import os
+
+
+def proc_memory(pid):
+    """{'VmRSS', 'VmHWM', 'RssAnon', 'RssFile': bytes} from /proc/PID/status (RssAnon is the heap
+    and stacks; RssFile the pages of mapped files — the binary, its libraries, mapped images)."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
+                key, value = line.split(":", 1)
+                out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def stat_fields(text):
+    """The fields of a /proc/PID/stat line after the command name (field 3 onwards)."""
+    return text[text.rindex(")") + 2:].split()
+
+
+def cpu_times(pid):
+    """(user, system) CPU seconds of a process so far, every thread included."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = stat_fields(f.read())
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far."""
+    return sum(cpu_times(pid))
+
+
+def tree_cpu(pid):
+    """(user, system) CPU seconds of a process and its children (nginx's workers)."""
+    user, system = cpu_times(pid)
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            for child in f.read().split():
+                u, s = tree_cpu(int(child))
+                user, system = user + u, system + s
+    except OSError:
+        pass
+    return user, system

@@ -1,0 +1,29 @@
+"""Writes a benchmark's report into its own section of BENCHMARKS.md and touches nothing else."""
+import os
+
+
+def replace_section(path, heading, body):
+    """Replaces the body of `## heading` in `path` (up to the next `## `) with `body`, framed by
+    one blank line on each side; the file is replaced atomically. RuntimeError when the file has
+    no such section."""
+    with open(path) as f:
+        text = f.read()
+    lines = text.split("\n")
+    start = None
+    for i, line in enumerate(lines):
+        if line.strip() == f"## {heading}":
+            start = i
+            break
+    if start is None:
+        raise RuntimeError(f"{path} has no '## {heading}' section")
+    end = len(lines)
+    for j in range(start + 1, len(lines)):
+        if lines[j].startswith("## "):
+            end = j
+            break
+    new = lines[:start + 1] + [""] + body.strip("\n").split("\n") + [""] + lines[end:]
+    if end == len(lines):
+        new = lines[:start + 1] + [""] + body.strip("\n").split("\n") + [""]
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(new))
+    os.replace(path + ".tmp", path)
