@@ -39,23 +39,30 @@ public final class RawHTTPClient {
     public private(set) var sawEOF = false
 
     public init(port: Int, timeoutSeconds: Int = 5) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
+        // The descriptor becomes `fd` only once connected. A throw after every stored property is
+        // set runs `deinit`, whose close would come after this init's own: a second close of the
+        // same number, which by then may be another thread's file or socket (a server's
+        // connection, a log file). Tests that poll a port until a server listens fail to
+        // connect many times, while other tests run in the same process.
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw TestFailure("socket: errno \(errno)") }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socketFD, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
         guard result == 0 else {
-            close(fd)
-            throw TestFailure("connect: errno \(errno)")
+            let code = errno
+            close(socketFD)
+            throw TestFailure("connect: errno \(code)")
         }
+        fd = socketFD
     }
 
     /// A client over a socket that is already connected; it closes the socket when done.
