@@ -9,8 +9,10 @@ extension FlipbookAPI {
     /// Metadata may be polled: `no-cache` makes clients revalidate, and the ETag makes that a 304.
     static let metadataCacheControl = "no-cache"
 
+    /// Names the metadata document: the image's content and the output revision that derived it
+    /// (a record re-indexed after an upgrade gets a new tag, so a client's copy is not kept).
     static func metadataETag(_ record: StoredImage) -> String {
-        "\"m-\(record.sha256.prefix(32))\""
+        "\"m-\(record.sha256.prefix(32))-r\(record.outputRevision ?? 0)\""
     }
 
     func listImages(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
@@ -73,7 +75,7 @@ extension FlipbookAPI {
     }
 
     static func delaysResponse(_ request: HTTPRequest, id: String, record: StoredImage) -> HTTPResponse {
-        let etag = "\"d-\(record.sha256.prefix(32))\""
+        let etag = "\"d-\(record.sha256.prefix(32))-r\(record.outputRevision ?? 0)\""
         if Self.matches(request, etag: etag) {
             return Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl)
         }
@@ -143,7 +145,7 @@ extension FlipbookAPI {
         let (store, cache, logger) = (self.store, self.cache, self.logger)
         return offLoop(responder) {
             do {
-                let record = store.record(id)
+                let record = store.record(id, reindexing: false)
                 guard try store.delete(id) else { return Self.unknownImage(id) }
                 if let record { cache.remove(id: Self.cacheKey(record)) }
                 return HTTPResponse(status: .noContent)

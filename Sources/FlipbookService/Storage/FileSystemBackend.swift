@@ -9,7 +9,10 @@ import Glibc
 /// - `objects/<id>` — the image's bytes, exactly as uploaded;
 /// - `meta/<id>.json` — its ``StoredImage`` record; its presence is what makes an image exist
 ///   (written last on upload, removed first on delete), so a crash never leaves a half image;
-/// - `tmp/` — uploads in progress and files being replaced.
+/// - `tmp/` — uploads in progress and files being replaced;
+/// - `locks/` — 64 lock files; a record is written or removed only under its id's lock
+///   (``withRecordLock(_:_:)``), so a conditional rewrite (``rewrite(_:over:)``) sees every other
+///   writer's change, across the replicas sharing the directory.
 ///
 /// Every write goes through ``DurableFiles`` (temporary file, `fsync`, `rename`, `fsync` of the
 /// directory), so a file under its final name is complete. What a crash can leave behind — an
@@ -20,6 +23,7 @@ final class FileSystemBackend: StorageBackend {
     let objectsDirectory: String
     let metaDirectory: String
     let temporaryDirectory: String
+    let locksDirectory: String
 
     /// What start-up reconciliation removed.
     let startupReconciliation: Reconciliation
@@ -32,7 +36,8 @@ final class FileSystemBackend: StorageBackend {
         objectsDirectory = dataDirectory + "/objects"
         metaDirectory = dataDirectory + "/meta"
         temporaryDirectory = dataDirectory + "/tmp"
-        for directory in [dataDirectory, objectsDirectory, metaDirectory, temporaryDirectory] {
+        locksDirectory = dataDirectory + "/locks"
+        for directory in [dataDirectory, objectsDirectory, metaDirectory, temporaryDirectory, locksDirectory] {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
@@ -98,9 +103,11 @@ final class FileSystemBackend: StorageBackend {
                replacing previous: StoredImage?) throws(StorageFailure) -> RecordVersion {
         let meta = metaPath(record.id)
         do {
-            // The bytes first, then the record that makes them an image.
-            try DurableFiles.moveIntoPlace(uploadPath, objectPath(record.id))
-            try DurableFiles.write(Array(record.encoded()), to: meta, temporaryDirectory: temporaryDirectory)
+            try withRecordLock(record.id) {
+                // The bytes first, then the record that makes them an image.
+                try DurableFiles.moveIntoPlace(uploadPath, objectPath(record.id))
+                try DurableFiles.write(Array(record.encoded()), to: meta, temporaryDirectory: temporaryDirectory)
+            }
         } catch {
             throw .failed("\(error)")
         }
@@ -108,15 +115,38 @@ final class FileSystemBackend: StorageBackend {
         return .file(stamp)
     }
 
-    func delete(_ record: StoredImage) throws(StorageFailure) -> Bool {
+    func rewrite(_ record: StoredImage, over version: RecordVersion) throws(StorageFailure) -> RecordVersion? {
+        let meta = metaPath(record.id)
         do {
-            // The record first: without it the object is invisible, whatever happens next.
-            let removed = try DurableFiles.remove(metaPath(record.id))
-            try DurableFiles.remove(objectPath(record.id))
-            return removed
+            return try withRecordLock(record.id) { () throws -> RecordVersion? in
+                guard let stamp = FileStamp(path: meta), version == .file(stamp) else { return nil }
+                try DurableFiles.write(Array(record.encoded()), to: meta, temporaryDirectory: temporaryDirectory)
+                return FileStamp(path: meta).map { .file($0) }
+            }
         } catch {
             throw .failed("\(error)")
         }
+    }
+
+    func delete(_ record: StoredImage) throws(StorageFailure) -> Bool {
+        do {
+            return try withRecordLock(record.id) {
+                // The record first: without it the object is invisible, whatever happens next.
+                let removed = try DurableFiles.remove(metaPath(record.id))
+                try DurableFiles.remove(objectPath(record.id))
+                return removed
+            }
+        } catch {
+            throw .failed("\(error)")
+        }
+    }
+
+    /// Runs `body` holding the lock of `id`'s record: one of 64 lock files, chosen by a hash of
+    /// the id (writes are rare; ids sharing a lock only wait for each other).
+    func withRecordLock<Result>(_ id: String, _ body: () throws -> Result) throws -> Result {
+        var hash: UInt32 = 2_166_136_261  // FNV-1a
+        for byte in id.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return try FileLocks.holding(locksDirectory + "/record-\(hash % 64)", body)
     }
 
     func forgetOriginal(_ sha256: String) {}

@@ -42,6 +42,9 @@ public final class ImageStore: Sendable {
         var metadataJSON: [UInt8]
         var version: RecordVersion?
         var checkedAt: Double
+        /// The record is of another output revision and has not been re-indexed yet
+        /// (``reindexed(_:_:)``): only a lookup off the event loops serves it, re-indexing first.
+        var needsReindex = false
     }
 
     /// What can be said about an id without waiting on storage.
@@ -67,7 +70,7 @@ public final class ImageStore: Sendable {
     /// Another replica's replace or delete is seen within this many seconds.
     public let recheckSeconds: Double
     private let clock: any MonotonicClock
-    private let logger: Logger
+    let logger: Logger
     /// Records in memory, one copy per event loop (``RecordTable``): lookups by id from the loops
     /// take no lock another thread takes.
     private let records: RecordTable
@@ -78,7 +81,11 @@ public final class ImageStore: Sendable {
     /// Ids being rechecked in the background (at most one recheck per id at a time).
     private let refreshing = Mutex<Set<String>>([])
     private let refreshQueue = DispatchQueue(label: "flipbook.storage.refresh", attributes: .concurrent)
-    private let loaded: LoadedImages
+    /// Re-indexes records of other output revisions that a listing came across, one at a time.
+    private let reindexQueue = DispatchQueue(label: "flipbook.storage.reindex")
+    /// Ids being re-indexed: a second lookup waits for the first instead of decoding again.
+    private let reindexInProgress = Mutex<[String: DispatchGroup]>([:])
+    let loaded: LoadedImages
     /// The decode-memory budget upload verification reserves from (shared with the frame cache).
     let decodeBudget: DecodeMemoryBudget?
 
@@ -127,9 +134,11 @@ public final class ImageStore: Sendable {
 
     // MARK: Reading
 
-    /// The record of `id`, or nil when there is none (or storage cannot say right now).
-    public func record(_ id: String) -> StoredImage? {
-        (try? resolve(id))?.record
+    /// The record of `id`, or nil when there is none (or storage cannot say right now). With
+    /// `reindexing` (off the event loops), a record of another output revision is re-indexed
+    /// first; without, it is returned as stored.
+    public func record(_ id: String, reindexing: Bool = true) -> StoredImage? {
+        (try? resolve(id, reindexing: reindexing))?.record
     }
 
     /// The record and its encoded metadata document.
@@ -152,10 +161,12 @@ public final class ImageStore: Sendable {
         guard isContentID || ImageID.isWellFormed(id) else { return .missing }
         if !isContentID, let image = library.cached(id) { return .found(image.record, metadataJSON: image.metadataJSON) }
         if backend.lookupsAreLocal {
-            guard let cached = try? resolveWellFormed(id, reader: reader) else { return .missing }
+            guard let cached = try? resolveWellFormed(id, reader: reader, reindexing: false) else { return .missing }
+            // Re-indexing decodes the image: not on an event loop.
+            if cached.needsReindex { return .needsStorage }
             return .found(cached.record, metadataJSON: cached.metadataJSON)
         }
-        guard let cached = records.value(id, reader: reader) else { return .needsStorage }
+        guard let cached = records.value(id, reader: reader), !cached.needsReindex else { return .needsStorage }
         let age = clock.seconds() - cached.checkedAt
         if age < recheckSeconds {
             if age >= recheckSeconds * 0.75 { refreshInBackground(id) }
@@ -169,15 +180,41 @@ public final class ImageStore: Sendable {
     }
 
     /// The record of `id`, asking storage when the cached one is missing or due for a recheck.
-    /// May wait on the network. Throws when storage cannot be reached and nothing is known.
-    func resolve(_ id: String, reader: Int? = nil) throws(StorageFailure) -> Cached? {
+    /// May wait on the network, and with `reindexing` (the default) re-indexes a record of
+    /// another output revision (decoding the image): call it off the event loops. Throws when
+    /// storage cannot be reached and nothing is known.
+    func resolve(_ id: String, reader: Int? = nil, reindexing: Bool = true) throws(StorageFailure) -> Cached? {
         guard ImageID.isWellFormed(id) else { return nil }
         if let image = library.cached(id) { return image }
-        return try resolveWellFormed(id, reader: reader)
+        return try resolveWellFormed(id, reader: reader, reindexing: reindexing)
     }
 
-    /// ``resolve(_:reader:)`` for an id already checked, and known not to be a library image.
-    private func resolveWellFormed(_ id: String, reader: Int?) throws(StorageFailure) -> Cached? {
+    /// ``resolve(_:reader:reindexing:)`` for an id already checked, and known not to be a
+    /// library image.
+    private func resolveWellFormed(_ id: String, reader: Int?, reindexing: Bool) throws(StorageFailure) -> Cached? {
+        let found = try readThrough(id, reader: reader, reindexing: reindexing)
+        guard reindexing, let found, found.needsReindex, let version = found.version else { return found }
+        let (group, first) = reindexInProgress.withLock { inProgress -> (DispatchGroup, Bool) in
+            if let group = inProgress[id] { return (group, false) }
+            let group = DispatchGroup()
+            group.enter()
+            inProgress[id] = group
+            return (group, true)
+        }
+        guard first else {
+            group.wait()
+            return records.value(id, reader: reader) ?? found
+        }
+        defer {
+            reindexInProgress.withLock { $0[id] = nil }
+            group.leave()
+        }
+        return try remember(id, FetchedRecord(record: found.record, version: version), at: found.checkedAt,
+                            reindexing: true)
+    }
+
+    /// The cached record of `id` while it is trusted, else what storage holds now.
+    private func readThrough(_ id: String, reader: Int?, reindexing: Bool) throws(StorageFailure) -> Cached? {
         let now = clock.seconds()
         let cached = records.value(id, reader: reader)
         if let cached, now - cached.checkedAt < recheckSeconds { return cached }
@@ -187,7 +224,7 @@ public final class ImageStore: Sendable {
                 case .unchanged:
                     return update(id) { $0?.checkedAt = now }
                 case .changed(let fresh):
-                    return try remember(id, fresh, at: now)
+                    return try remember(id, fresh, at: now, reindexing: reindexing)
                 case .gone:
                     forget(id)
                     return nil
@@ -197,7 +234,7 @@ public final class ImageStore: Sendable {
                 forget(id)
                 return nil
             }
-            return try remember(id, fresh, at: now)
+            return try remember(id, fresh, at: now, reindexing: reindexing)
         } catch {
             // Storage cannot say: what was known stays served (a delete elsewhere is seen
             // once storage answers again).
@@ -206,14 +243,21 @@ public final class ImageStore: Sendable {
         }
     }
 
-    private func remember(_ id: String, _ fetched: FetchedRecord, at now: Double) throws(StorageFailure) -> Cached {
+    /// Caches what storage holds for `id`; a record of another output revision is re-indexed
+    /// first with `reindexing`, else marked as needing it.
+    private func remember(_ id: String, _ fetched: FetchedRecord, at now: Double,
+                          reindexing: Bool) throws(StorageFailure) -> Cached {
+        var fetched = fetched
+        var needsReindex = !fetched.record.isCurrentRevision
+        if needsReindex && reindexing { (fetched, needsReindex) = reindexed(id, fetched) }
         let json: [UInt8]
         do {
             json = try Self.encodeMetadata(fetched.record.metadata)
         } catch {
             throw .failed("cannot encode the metadata of \(id): \(error)")
         }
-        let fresh = Cached(record: fetched.record, metadataJSON: json, version: fetched.version, checkedAt: now)
+        let fresh = Cached(record: fetched.record, metadataJSON: json, version: fetched.version, checkedAt: now,
+                           needsReindex: needsReindex)
         records.set(id, fresh)
         loaded.forget(id, unless: fetched.record.sha256)  // replaced, perhaps by another replica
         return fresh
@@ -240,22 +284,36 @@ public final class ImageStore: Sendable {
         }
     }
 
+    /// Re-indexes `id` on the re-indexing queue unless that is already under way.
+    private func reindexInBackground(_ id: String) {
+        guard refreshing.withLock({ $0.insert("reindex:" + id).inserted }) else { return }
+        reindexQueue.async { [self] in
+            defer { _ = refreshing.withLock { $0.remove("reindex:" + id) } }
+            _ = try? resolve(id)
+        }
+    }
+
     /// Ids in order, from after `cursor`, at most `limit`, and the cursor of the next page.
     func list(after cursor: String?, limit: Int) throws(StorageFailure) -> (images: [StoredImage], next: String?) {
         let stored = try backend.listIDs(after: cursor, limit: limit)
         let merged = Array(Set(stored.ids + library.ids(after: cursor)).sorted())
         let page = Array(merged.prefix(limit))
         let more = stored.more || merged.count > limit
+        // A page is not held up by re-indexing: records of another output revision are listed as
+        // stored and re-indexed in the background.
         var found = [StoredImage?](repeating: nil, count: page.count)
         if backend.lookupsAreLocal {
-            for (i, id) in page.enumerated() { found[i] = record(id) }
+            for (i, id) in page.enumerated() { found[i] = record(id, reindexing: false) }
         } else {
             let results = Mutex(found)
             DispatchQueue.concurrentPerform(iterations: page.count) { i in
-                let record = self.record(page[i])
+                let record = self.record(page[i], reindexing: false)
                 results.withLock { $0[i] = record }
             }
             found = results.withLock { $0 }
+        }
+        for record in found.compactMap({ $0 }) where record.source != .library && !record.isCurrentRevision {
+            reindexInBackground(record.id)
         }
         return (found.compactMap { $0 }, more ? page.last : nil)
     }
@@ -355,7 +413,7 @@ public final class ImageStore: Sendable {
         if let name, library.path(name) != nil {
             throw StoreError.readOnly("\(name) is a library image and cannot be replaced")
         }
-        if let existing = try storeResolve(id), existing.record.sha256 == sha256 {
+        if let existing = try storeResolve(id, reindexing: true), existing.record.sha256 == sha256 {
             return (existing.record, false)
         }
         let bytes: ImageBytes
@@ -372,19 +430,20 @@ public final class ImageStore: Sendable {
         return try commitLock.withLock { _ throws -> (StoredImage, created: Bool) in
             // Decide from storage, not from a record another replica may have deleted.
             records.set(id, nil)
-            let current = try storeResolve(id)
+            let current = try storeResolve(id, reindexing: false)
             if let current, current.record.sha256 == sha256 {
                 return (current.record, false)
             }
             let record = StoredImage(id: id, sha256: sha256, source: name == nil ? .upload : .named,
-                                     storedAt: Date(), metadata: ImageMetadata(image: image, id: id))
+                                     storedAt: Date(), metadata: ImageMetadata(image: image, id: id),
+                                     outputRevision: AnimatedImage.outputRevision)
             let version: RecordVersion
             do throws(StorageFailure) {
                 version = try backend.store(record, uploadPath: upload.path, replacing: current?.record)
             } catch {
                 throw Self.storeError(error)
             }
-            _ = try? remember(id, FetchedRecord(record: record, version: version), at: clock.seconds())
+            _ = try? remember(id, FetchedRecord(record: record, version: version), at: clock.seconds(), reindexing: false)
             loaded.keep(image, id: id, sha256: sha256)
             logger.info("image stored", metadata: ["id": "\(id)", "bytes": "\(bytes.count)",
                                                    "frames": "\(image.frameCount)", "replaced": "\(current != nil)"])
@@ -423,7 +482,7 @@ public final class ImageStore: Sendable {
         guard ImageID.isWellFormed(id) else { return false }
         if library.path(id) != nil { throw StoreError.readOnly("\(id) is a library image and cannot be deleted") }
         records.set(id, nil)  // decide from storage
-        guard let cached = try storeResolve(id) else { return false }
+        guard let cached = try storeResolve(id, reindexing: false) else { return false }
         let removed: Bool
         do throws(StorageFailure) {
             removed = try backend.delete(cached.record)
@@ -435,9 +494,9 @@ public final class ImageStore: Sendable {
         return removed
     }
 
-    private func storeResolve(_ id: String) throws(StoreError) -> Cached? {
+    private func storeResolve(_ id: String, reindexing: Bool) throws(StoreError) -> Cached? {
         do {
-            return try resolve(id)
+            return try resolve(id, reindexing: reindexing)
         } catch {
             throw Self.storeError(error)
         }

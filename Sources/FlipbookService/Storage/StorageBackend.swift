@@ -43,6 +43,11 @@ protocol StorageBackend: Sendable {
     /// is the backend's afterwards (moved or removed).
     func store(_ record: StoredImage, uploadPath: String, replacing previous: StoredImage?) throws(StorageFailure) -> RecordVersion
 
+    /// Replaces the stored record of `record.id` with `record` (same original, metadata derived
+    /// again) if it is still the one read at `version`; the version written, or nil (nothing
+    /// written) when it was replaced or deleted meanwhile, by this or another replica.
+    func rewrite(_ record: StoredImage, over version: RecordVersion) throws(StorageFailure) -> RecordVersion?
+
     /// Removes `record` (and its original, unless something else still uses it); false when it
     /// was already gone.
     func delete(_ record: StoredImage) throws(StorageFailure) -> Bool

@@ -21,6 +21,13 @@ public struct StoredImage: Sendable, Codable, Equatable {
     public var storedAt: Date
     /// The metadata document (`id` filled in).
     public var metadata: ImageMetadata
+    /// The ``AnimatedImage/outputRevision`` that derived `metadata` (nil in records written
+    /// before revisions were recorded). A record of another revision is re-indexed from its
+    /// original when it is loaded (``ImageStore``), since frame counts and timing may differ.
+    public var outputRevision: Int?
+
+    /// Whether `metadata` is what this build derives from the original.
+    public var isCurrentRevision: Bool { outputRevision == AnimatedImage.outputRevision }
 
     /// Frames and metadata of this image can never change under its id.
     public var isImmutable: Bool { source == .upload }

@@ -275,6 +275,29 @@ final class S3Backend: StorageBackend {
         }
     }
 
+    /// A PUT with `If-Match` on the ETag the record was read at: S3 refuses it (412, or 404 when
+    /// the record is gone, 409 when another conditional write is under way) if anything wrote or
+    /// deleted the record meanwhile.
+    func rewrite(_ record: StoredImage, over version: RecordVersion) throws(StorageFailure) -> RecordVersion? {
+        guard case .etag(let etag) = version, !etag.isEmpty else { return nil }
+        let document: [UInt8]
+        do {
+            document = Array(try record.encoded())
+        } catch {
+            throw .failed("cannot encode the record of \(record.id): \(error)")
+        }
+        let key = recordKey(record.id)
+        let body = S3Client.Body.bytes(document)
+        let response = try client.send("PutObject", method: "PUT", key: key, headers: [
+            ("Content-MD5", S3Client.md5Base64(of: body)), ("Content-Type", "application/json"), ("If-Match", etag),
+        ], body: body)
+        switch response.status {
+        case 200: return .etag(response.etag ?? "")
+        case 404, 409, 412: return nil
+        default: throw Self.refusal("PutObject", key, response)
+        }
+    }
+
     func delete(_ record: StoredImage) throws(StorageFailure) -> Bool {
         let key = recordKey(record.id)
         let head = try client.send("HeadObject", method: "HEAD", key: key)
