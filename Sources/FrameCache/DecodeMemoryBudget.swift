@@ -1,5 +1,6 @@
-import Foundation
+import Dispatch
 import SystemResources
+import Synchronization
 
 /// The decode-memory budget (`limits.maxDecodeBytes`): what decoding may hold at once besides the
 /// frame cache — every render and encode of the cache's decode threads, every upload's
@@ -17,9 +18,7 @@ import SystemResources
 /// defer { reservation.release() }
 /// let verified = try image.verifyingFrames()
 /// ```
-public final class DecodeMemoryBudget: @unchecked Sendable {
-    // @unchecked: every mutable property is guarded by `condition`.
-
+public final class DecodeMemoryBudget: Sendable {
     /// Why a reservation was not made.
     public enum Refusal: Error, Sendable, Equatable {
         /// More than the whole budget: it could never be made.
@@ -47,19 +46,56 @@ public final class DecodeMemoryBudget: @unchecked Sendable {
         public var refusedTooLarge: Int
     }
 
+    /// A reservation that waits: its thread sleeps on `wake`, signalled exactly once, after the
+    /// reservation was either made for it (its ticket is in `State.granted`) or refused by
+    /// ``close()``. A signal given before its thread sleeps is kept by the semaphore, so no
+    /// wake-up is lost.
+    private struct Waiter: Sendable {
+        var ticket: UInt64
+        var bytes: Int
+        var wake: DispatchSemaphore
+    }
+
+    private struct State {
+        var used = 0
+        var peak = 0
+        /// The waiting reservations, in arrival order.
+        var queue: [Waiter] = []
+        /// Tickets of waiters whose reservation was made, until their thread picks it up.
+        var granted: Set<UInt64> = []
+        var nextTicket: UInt64 = 0
+        var reservations = 0
+        var waits = 0
+        var refusedQueueFull = 0
+        var refusedTooLarge = 0
+        var closed = false
+
+        mutating func grant(_ bytes: Int) {
+            used += bytes
+            peak = max(peak, used)
+            reservations += 1
+        }
+
+        /// Makes the reservations at the head of the queue that fit now, first come first served
+        /// (one that does not fit keeps those behind it waiting); returns the threads to wake.
+        mutating func admitWaiters() -> [DispatchSemaphore] {
+            var woken: [DispatchSemaphore] = []
+            while let head = queue.first, used + head.bytes <= capacityBytes {
+                queue.removeFirst()
+                grant(head.bytes)
+                granted.insert(head.ticket)
+                woken.append(head.wake)
+            }
+            return woken
+        }
+
+        let capacityBytes: Int
+        init(capacityBytes: Int) { self.capacityBytes = capacityBytes }
+    }
+
     public let capacityBytes: Int
     public let maxWaiting: Int
-    private let condition = NSCondition()
-    private var used = 0
-    private var peak = 0
-    /// Tickets of the waiting reservations, in arrival order.
-    private var queue: [UInt64] = []
-    private var nextTicket: UInt64 = 0
-    private var reservations = 0
-    private var waits = 0
-    private var refusedQueueFull = 0
-    private var refusedTooLarge = 0
-    private var closed = false
+    private let state: Mutex<State>
 
     /// - Parameters:
     ///   - capacityBytes: the budget.
@@ -67,71 +103,67 @@ public final class DecodeMemoryBudget: @unchecked Sendable {
     public init(capacityBytes: Int, maxWaiting: Int = 4096) {
         self.capacityBytes = max(0, capacityBytes)
         self.maxWaiting = max(0, maxWaiting)
+        self.state = Mutex(State(capacityBytes: self.capacityBytes))
     }
 
     /// Reserves `bytes`, waiting while the budget cannot hold them (behind reservations that came
     /// first). Give them back with ``DecodeReservation/release()`` (or by dropping the reservation).
     public func reserve(_ bytes: Int) throws(Refusal) -> DecodeReservation {
         let bytes = max(0, bytes)
-        condition.lock()
-        defer { condition.unlock() }
-        guard bytes <= capacityBytes else {
-            refusedTooLarge += 1
-            throw .tooLarge(needed: bytes, capacity: capacityBytes)
+        let (capacityBytes, maxWaiting) = (self.capacityBytes, self.maxWaiting)
+        let waiter = try state.withLock { state throws(Refusal) -> Waiter? in
+            guard bytes <= capacityBytes else {
+                state.refusedTooLarge += 1
+                throw .tooLarge(needed: bytes, capacity: capacityBytes)
+            }
+            if state.closed { throw .closed }
+            if state.queue.isEmpty && state.used + bytes <= capacityBytes {
+                state.grant(bytes)
+                return nil
+            }
+            guard state.queue.count < maxWaiting else {
+                state.refusedQueueFull += 1
+                throw .queueFull
+            }
+            let waiter = Waiter(ticket: state.nextTicket, bytes: bytes, wake: DispatchSemaphore(value: 0))
+            state.nextTicket += 1
+            state.queue.append(waiter)
+            state.waits += 1
+            return waiter
         }
-        if closed { throw .closed }
-        if queue.isEmpty && used + bytes <= capacityBytes {
-            return grant(bytes)
+        if let waiter {
+            waiter.wake.wait()
+            let made = state.withLock { $0.granted.remove(waiter.ticket) != nil }
+            guard made else { throw .closed }
         }
-        guard queue.count < maxWaiting else {
-            refusedQueueFull += 1
-            throw .queueFull
-        }
-        let ticket = nextTicket
-        nextTicket += 1
-        queue.append(ticket)
-        waits += 1
-        while !closed && !(queue.first == ticket && used + bytes <= capacityBytes) {
-            condition.wait()
-        }
-        queue.removeAll { $0 == ticket }
-        if closed {
-            condition.broadcast()
-            throw .closed
-        }
-        condition.broadcast()  // the next in line may fit too
-        return grant(bytes)
+        return DecodeReservation(budget: self, bytes: bytes)
     }
 
     /// Wakes every waiting reservation with ``Refusal/closed``; later ones are refused too.
     public func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
+        let woken = state.withLock { state -> [DispatchSemaphore] in
+            state.closed = true
+            defer { state.queue.removeAll() }
+            return state.queue.map(\.wake)
+        }
+        for wake in woken { wake.signal() }
     }
 
     public func stats() -> Stats {
-        condition.lock()
-        defer { condition.unlock() }
-        return Stats(capacityBytes: capacityBytes, usedBytes: used, peakBytes: peak, waiting: queue.count,
-                     reservations: reservations, waits: waits, refusedQueueFull: refusedQueueFull,
-                     refusedTooLarge: refusedTooLarge)
-    }
-
-    /// Under the lock.
-    private func grant(_ bytes: Int) -> DecodeReservation {
-        used += bytes
-        peak = max(peak, used)
-        reservations += 1
-        return DecodeReservation(budget: self, bytes: bytes)
+        let capacityBytes = self.capacityBytes
+        return state.withLock { state in
+            Stats(capacityBytes: capacityBytes, usedBytes: state.used, peakBytes: state.peak,
+                  waiting: state.queue.count, reservations: state.reservations, waits: state.waits,
+                  refusedQueueFull: state.refusedQueueFull, refusedTooLarge: state.refusedTooLarge)
+        }
     }
 
     fileprivate func giveBack(_ bytes: Int) {
-        condition.lock()
-        used -= bytes
-        condition.broadcast()
-        condition.unlock()
+        let woken = state.withLock { state -> [DispatchSemaphore] in
+            state.used -= bytes
+            return state.admitWaiters()
+        }
+        for wake in woken { wake.signal() }
         // What the work allocated is free now: counted on the rule evictions follow.
         ReleasedMemory.note(bytes)
     }
@@ -139,12 +171,10 @@ public final class DecodeMemoryBudget: @unchecked Sendable {
 
 /// Bytes of a ``DecodeMemoryBudget`` held by one piece of work; given back once, by
 /// ``release()`` or when the last reference goes.
-public final class DecodeReservation: @unchecked Sendable {
-    // @unchecked: `released` is only touched under `lock`.
+public final class DecodeReservation: Sendable {
     public let bytes: Int
     private let budget: DecodeMemoryBudget
-    private let lock = NSLock()
-    private var released = false
+    private let released = Mutex(false)
 
     fileprivate init(budget: DecodeMemoryBudget, bytes: Int) {
         self.budget = budget
@@ -154,10 +184,10 @@ public final class DecodeReservation: @unchecked Sendable {
     deinit { release() }
 
     public func release() {
-        lock.lock()
-        let first = !released
-        released = true
-        lock.unlock()
+        let first = released.withLock { released in
+            defer { released = true }
+            return !released
+        }
         if first { budget.giveBack(bytes) }
     }
 }

@@ -2,6 +2,7 @@ import FlipbookTestSupport
 import Dispatch
 import Foundation
 import HTTPServer
+import Synchronization
 import Testing
 @testable import FlipbookService
 
@@ -147,9 +148,8 @@ struct AccessLogTests {
 }
 
 /// Reads a pipe on its own thread until every writer has closed it.
-final class DrainedBytes: @unchecked Sendable {
-    private let lock = NSLock()
-    private var bytes: [UInt8] = []
+final class DrainedBytes: Sendable {
+    private let bytes = Mutex<[UInt8]>([])
     private let done = DispatchSemaphore(value: 0)
 
     func drain(_ fd: Int32) {
@@ -157,7 +157,7 @@ final class DrainedBytes: @unchecked Sendable {
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n > 0 {
-                lock.lock(); bytes += chunk[0..<n]; lock.unlock()
+                bytes.withLock { $0 += chunk[0..<n] }
             } else if n == 0 {
                 break  // end of file: the log closed its end
             } else {
@@ -173,7 +173,6 @@ final class DrainedBytes: @unchecked Sendable {
     }
 
     var text: String {
-        lock.lock(); defer { lock.unlock() }
-        return String(decoding: bytes, as: UTF8.self)
+        bytes.withLock { String(decoding: $0, as: UTF8.self) }
     }
 }

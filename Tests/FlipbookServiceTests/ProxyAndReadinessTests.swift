@@ -4,6 +4,7 @@ import FrameCache
 import Foundation
 import Logging
 import Prometheus
+import Synchronization
 import Testing
 
 /// Behaviour behind a proxy: client addresses, readiness while draining, errors of the cache.
@@ -72,11 +73,10 @@ struct ProxyAndReadinessTests {
     }
 }
 
-final class DrainFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var flag = false
+final class DrainFlag: Sendable {
+    private let flag = Mutex(false)
     var value: Bool {
-        get { lock.lock(); defer { lock.unlock() }; return flag }
-        set { lock.lock(); flag = newValue; lock.unlock() }
+        get { flag.withLock { $0 } }
+        set { flag.withLock { $0 = newValue } }
     }
 }

@@ -10,17 +10,14 @@ import Testing
 /// so a third concurrent decode of a 49 MP frame waits for one of the first two.
 @Suite struct DecodeMemoryBudgetTests {
     /// Runs `body` on a thread of its own (the budget blocks its caller).
-    final class Background: @unchecked Sendable {
+    final class Background: Sendable {
         private let done = DispatchSemaphore(value: 0)
-        private let lock = NSLock()
-        private var result: Result<DecodeReservation, DecodeMemoryBudget.Refusal>?
+        private let result = Mutex<Result<DecodeReservation, DecodeMemoryBudget.Refusal>?>(nil)
 
         init(_ body: @escaping @Sendable () -> Result<DecodeReservation, DecodeMemoryBudget.Refusal>) {
             Thread { [self] in
                 let outcome = body()
-                lock.lock()
-                result = outcome
-                lock.unlock()
+                result.withLock { $0 = outcome }
                 done.signal()
             }.start()
         }
@@ -28,15 +25,11 @@ import Testing
         /// The outcome, waiting at most `seconds` for it.
         func outcome(within seconds: Double) -> Result<DecodeReservation, DecodeMemoryBudget.Refusal>? {
             guard done.wait(timeout: .now() + seconds) == .success else { return nil }
-            lock.lock()
-            defer { lock.unlock() }
-            return result
+            return result.withLock { $0 }
         }
 
         var isFinished: Bool {
-            lock.lock()
-            defer { lock.unlock() }
-            return result != nil
+            result.withLock { $0 != nil }
         }
     }
 

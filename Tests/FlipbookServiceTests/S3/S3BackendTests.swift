@@ -3,6 +3,7 @@ import AnimatedImage
 @testable import FlipbookService
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 /// `storage.backend = s3` beyond the shared API contract (which ``EndToEndTests`` runs on both
@@ -252,11 +253,10 @@ struct S3BackendTests {
 }
 
 /// Log lines kept in memory.
-final class LogLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func append(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
-    var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
 }
 
 /// A log handler that keeps every message with its metadata, for checking what is logged.
