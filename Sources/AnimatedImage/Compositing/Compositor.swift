@@ -127,57 +127,54 @@ public struct Compositor: Sendable {
     }
 
     private mutating func drawReplacing(_ pixels: [UInt8], patch: PixelRect, area: PixelRect) {
-        let width = canvas.width
-        canvas.pixels.withUnsafeMutableBytes { dst in
-            pixels.withUnsafeBytes { src in
-                for y in area.y..<area.maxY {
-                    let from = ((y - patch.y) * patch.width + (area.x - patch.x)) * 4
-                    let to = (y * width + area.x) * 4
-                    (dst.baseAddress! + to).copyMemory(from: src.baseAddress! + from, byteCount: area.width * 4)
-                }
-            }
+        let rowBytes = area.width * 4
+        forEachRow(of: pixels, patch: patch, area: area) { dst, src, _, s, d in
+            (dst.baseAddress! + d).update(from: src.baseAddress! + s, count: rowBytes)
         }
     }
 
     private mutating func drawBlending(_ pixels: [UInt8], patch: PixelRect, area: PixelRect) {
-        let width = canvas.width
-        canvas.pixels.withUnsafeMutableBufferPointer { dst in
-            pixels.withUnsafeBufferPointer { src in
-                for y in area.y..<area.maxY {
-                    var s = ((y - patch.y) * patch.width + (area.x - patch.x)) * 4
-                    var d = (y * width + area.x) * 4
-                    for _ in 0..<area.width {
-                        AlphaBlend.sourceOver(src, s, onto: dst, d)
-                        s += 4
-                        d += 4
-                    }
-                }
+        forEachRow(of: pixels, patch: patch, area: area) { dst, src, _, rowStart, canvasStart in
+            var (s, d) = (rowStart, canvasStart)
+            for _ in 0..<area.width {
+                AlphaBlend.sourceOver(src, s, onto: dst, d)
+                s += 4
+                d += 4
             }
         }
     }
-}
 
-extension Compositor {
     /// Chromium's WebP blending: opaque pixels replace; inside `unblended` every pixel replaces
     /// (the canvas there is clean); elsewhere translucent pixels go over the canvas with
     /// ``AlphaBlend/webpSourceOver(_:_:onto:_:)``.
     private mutating func drawBlendingWebP(_ pixels: [UInt8], patch: PixelRect, area: PixelRect, unblended: PixelRect) {
+        forEachRow(of: pixels, patch: patch, area: area) { dst, src, y, rowStart, canvasStart in
+            var (s, d) = (rowStart, canvasStart)
+            let rowUnblended = y >= unblended.y && y < unblended.maxY
+            for x in area.x..<area.maxX {
+                if src[s + 3] == 255 || (rowUnblended && x >= unblended.x && x < unblended.maxX) {
+                    dst[d] = src[s]; dst[d + 1] = src[s + 1]; dst[d + 2] = src[s + 2]; dst[d + 3] = src[s + 3]
+                } else {
+                    AlphaBlend.webpSourceOver(src, s, onto: dst, d)
+                }
+                s += 4
+                d += 4
+            }
+        }
+    }
+
+    /// Calls `body` for each row `y` of `area` with the canvas's bytes, the RGBA patch's bytes, and
+    /// the byte offsets of the row's first pixel in the patch (`s`) and on the canvas (`d`).
+    @inline(__always)
+    private mutating func forEachRow(
+        of pixels: [UInt8], patch: PixelRect, area: PixelRect,
+        _ body: (UnsafeMutableBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>, _ y: Int, _ s: Int, _ d: Int) -> Void
+    ) {
         let width = canvas.width
         canvas.pixels.withUnsafeMutableBufferPointer { dst in
             pixels.withUnsafeBufferPointer { src in
                 for y in area.y..<area.maxY {
-                    var s = ((y - patch.y) * patch.width + (area.x - patch.x)) * 4
-                    var d = (y * width + area.x) * 4
-                    let rowUnblended = y >= unblended.y && y < unblended.maxY
-                    for x in area.x..<area.maxX {
-                        if src[s + 3] == 255 || (rowUnblended && x >= unblended.x && x < unblended.maxX) {
-                            dst[d] = src[s]; dst[d + 1] = src[s + 1]; dst[d + 2] = src[s + 2]; dst[d + 3] = src[s + 3]
-                        } else {
-                            AlphaBlend.webpSourceOver(src, s, onto: dst, d)
-                        }
-                        s += 4
-                        d += 4
-                    }
+                    body(dst, src, y, ((y - patch.y) * patch.width + (area.x - patch.x)) * 4, (y * width + area.x) * 4)
                 }
             }
         }
