@@ -61,8 +61,9 @@ public enum Corpus {
     public struct Reference {
         /// `repetitionCount` as Chromium's meta.json spells it (a number, or "Infinity").
         public var repetitionCount: String
-        /// Per complete frame: duration in µs (nil for stills), pixel layout, and the PNG path.
-        public var frames: [(durationUs: Int?, format: String, png: URL)]
+        /// Per complete frame: duration in µs (nil for stills), pixel layout, size (the canvas's),
+        /// and the PNG path.
+        public var frames: [(durationUs: Int?, format: String, width: Int, height: Int, png: URL)]
     }
 
     /// Chromium's reference for `path`: nil when Chromium rejected the file (its reference
@@ -76,11 +77,12 @@ public enum Corpus {
         }
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: metaURL)) as! [String: Any]
         let frameList = json["frames"] as? [[String: Any]] ?? []
-        var frames: [(Int?, String, URL)] = []
+        var frames: [(Int?, String, Int, Int, URL)] = []
         for (i, frame) in frameList.enumerated() {
             let png = dir.appendingPathComponent(String(format: "frame_%04d.png", i))
             guard FileManager.default.fileExists(atPath: png.path), frame["error"] == nil else { break }
-            frames.append(((frame["duration"] as? NSNumber)?.intValue, frame["format"] as? String ?? "", png))
+            frames.append(((frame["duration"] as? NSNumber)?.intValue, frame["format"] as? String ?? "",
+                           (frame["width"] as? NSNumber)?.intValue ?? 0, (frame["height"] as? NSNumber)?.intValue ?? 0, png))
         }
         let repetition = json["repetitionCount"].map { "\($0)" } ?? ""
         return Reference(repetitionCount: repetition, frames: frames)
