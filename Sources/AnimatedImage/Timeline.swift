@@ -74,7 +74,7 @@ public struct Timeline: Sendable, Equatable {
 }
 
 /// How many times an animation repeats after its first play, as WebCodecs reports it.
-public enum RepetitionCount: Sendable, Equatable, Codable, CustomStringConvertible {
+public enum RepetitionCount: Sendable, Equatable, CustomStringConvertible {
     case infinite
     case count(Int)
 
@@ -83,18 +83,5 @@ public enum RepetitionCount: Sendable, Equatable, Codable, CustomStringConvertib
         case .infinite: return "infinite"
         case let .count(n): return String(n)
         }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .infinite: try container.encode("infinite")
-        case let .count(n): try container.encode(n)
-        }
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let n = try? container.decode(Int.self) { self = .count(n) } else { self = .infinite }
     }
 }

@@ -1,5 +1,6 @@
 import AnimatedImage
 import ArgumentParser
+import FlipbookService
 import Foundation
 
 /// `flipbook info FILE`: the image's metadata JSON (as the API serves it, without `id`).
@@ -19,7 +20,7 @@ struct InfoCommand: ParsableCommand {
         let image = openImage(file, limits: limits, verification: .full)
         let encoder = JSONEncoder()
         encoder.outputFormatting = compact ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let json = try encoder.encode(ImageMetadata(image: image))
+        let json = try encoder.encode(MetadataDocument(id: nil, metadata: ImageMetadata(image: image)))
         FileHandle.standardOutput.write(json)
         FileHandle.standardOutput.write(Data("\n".utf8))
     }

@@ -47,7 +47,7 @@ import Testing
         let fromArray = try AnimatedImage(bytes: array)
         let fromMapping = try AnimatedImage(bytes: try MappedFile(path: path).bytes)
         #expect(fromMapping.index.frames == fromArray.index.frames)
-        #expect(ImageMetadata(image: fromMapping, id: "x") == ImageMetadata(image: fromArray, id: "x"))
+        #expect(ImageMetadata(image: fromMapping) == ImageMetadata(image: fromArray))
         let a = FrameRenderer(image: fromArray), b = FrameRenderer(image: fromMapping)
         for i in 0..<fromArray.frameCount {
             #expect(try a.render(i) == b.render(i), "frame \(i)")

@@ -1,17 +1,17 @@
-// libFuzzer entry for the Timeline and the metadata document (linked with AnimatedImage by
+// libFuzzer entry for the Timeline and the metadata model (linked with AnimatedImage by
 // fuzz/run.sh). An input that is an image file is indexed (structurally, under FuzzLimits.decoding)
-// and its metadata JSON encoded as the store encodes it and decoded back; any other input is a
-// raw delay table: byte 0 = play count, byte 1 = delay width (1–4 bytes, little-endian), the rest
-// the delays. The run traps when:
+// and its ImageMetadata built as the store builds it; any other input is a raw delay table:
+// byte 0 = play count, byte 1 = delay width (1–4 bytes, little-endian), the rest the delays.
+// (The metadata's JSON, field names and round trip, is FlipbookService's: MetadataDocument, checked
+// by MetadataDocumentTests over every corpus file and seeded random documents.) The run traps when:
 //   - effective delays are not the raw ones with ≤ 10 ms played as 100 ms, timestamps are not
 //     their running sum, the duration is not their sum, or the GCD does not divide every delay;
 //   - frameIndex(atMs:) gives a frame outside the table, a frame whose interval does not hold t
 //     (within a play), goes backwards within a play, or is not the last frame after the last play;
 //   - repetitionCount disagrees with playCount;
-//   - the metadata JSON does not decode to the same document, or its frames, delays and
-//     timestamps disagree with the image's index and timeline.
+//   - the metadata disagrees with the image's index and timeline: canvas, format, counts,
+//     timing, truncation, or a frame's rectangle, disposal, blend, delays or timestamp.
 
-import Foundation
 @testable import AnimatedImage
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -87,23 +87,20 @@ func checkTimeline(_ timeline: Timeline, probes: [UInt8]) {
 }
 
 func checkMetadata(_ image: AnimatedImage) {
-    let metadata = ImageMetadata(image: image, id: "fuzz")
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    do {
-        let json = try encoder.encode(metadata)
-        let decoded = try JSONDecoder().decode(ImageMetadata.self, from: json)
-        check(decoded == metadata, "the metadata JSON decodes to another document")
-    } catch {
-        fatalError("fuzz invariant: metadata JSON round trip threw \(error)")
-    }
+    let metadata = ImageMetadata(image: image)
+    check(metadata.format == image.format.rawValue && metadata.mimeType == image.format.mimeType, "format")
+    check(metadata.width == image.canvasWidth && metadata.height == image.canvasHeight, "canvas")
     check(metadata.frameCount == image.frameCount && metadata.frames.count == image.frameCount, "frame counts")
     check(metadata.animated == (image.frameCount > 1), "animated")
-    check(metadata.durationMs == image.timeline.durationMs && metadata.playCount == image.timeline.playCount, "timing")
+    check(metadata.durationMs == image.timeline.durationMs && metadata.playCount == image.timeline.playCount
+          && metadata.repetitionCount == image.timeline.repetitionCount
+          && metadata.delayGcdMs == image.timeline.delayGcdMs, "timing")
+    check(metadata.truncated == image.index.truncated, "truncated")
     check(metadata.fileBytes == image.bytes.count, "fileBytes")
     for (i, frame) in metadata.frames.enumerated() {
-        check(frame.index == i && frame.rect == image.index.frames[i].rect
-              && frame.rawDelayMs == image.index.frames[i].rawDelayMs
+        let indexed = image.index.frames[i]
+        check(frame.index == i && frame.rect == indexed.rect && frame.rawDelayMs == indexed.rawDelayMs
+              && frame.dispose == indexed.disposal && frame.blend == indexed.blend
               && frame.delayMs == image.timeline.delaysMs[i] && frame.timestampMs == image.timeline.timestampsMs[i],
               "frame \(i) of the metadata disagrees with the index")
     }

@@ -26,10 +26,10 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         return 0
     }
     checkIndex(verified.index, bytes: bytes, limits: limits)
-    let record = ImageMetadata(image: verified, id: "upload")
+    let record = ImageMetadata(image: verified)
     do {
         let twoStep = try AnimatedImage(bytes: bytes, limits: limits, verification: .structural).verifyingFrames()
-        check(ImageMetadata(image: twoStep, id: "upload") == record, "two-step verification keeps other frames")
+        check(ImageMetadata(image: twoStep) == record, "two-step verification keeps other frames")
     } catch {
         fatalError("fuzz invariant: two-step verification threw \(error) where .full did not")
     }
@@ -43,7 +43,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     } catch {
         fatalError("fuzz invariant: a verified upload does not load as stored: \(error)")
     }
-    check(ImageMetadata(image: stored, id: "upload") == record, "the stored image's metadata differs from the upload's")
+    check(ImageMetadata(image: stored) == record, "the stored image's metadata differs from the upload's")
 
     let renderer = FrameRenderer(image: stored)
     for i in 0..<stored.frameCount {

@@ -1,5 +1,5 @@
 /// What happens to a frame's area after it has been shown, before the next frame is drawn.
-public enum FrameDisposal: String, Sendable, Codable {
+public enum FrameDisposal: String, Sendable {
     /// Leave the frame's pixels in place.
     case none
     /// Clear the frame's rectangle to transparent black (GIF "restore to background",
@@ -10,7 +10,7 @@ public enum FrameDisposal: String, Sendable, Codable {
 }
 
 /// How a frame's pixels are combined with the canvas beneath.
-public enum FrameBlend: String, Sendable, Codable {
+public enum FrameBlend: String, Sendable {
     /// Replace the pixels of the frame's rectangle, alpha included.
     case source
     /// Alpha-composite the frame over the canvas ("source over", non-premultiplied).

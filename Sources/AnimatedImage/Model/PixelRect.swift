@@ -1,5 +1,5 @@
 /// A rectangle in canvas pixel coordinates: where a frame is drawn.
-public struct PixelRect: Sendable, Hashable, Codable {
+public struct PixelRect: Sendable, Hashable {
     public var x: Int
     public var y: Int
     public var width: Int

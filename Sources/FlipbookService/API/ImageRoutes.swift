@@ -34,14 +34,14 @@ extension FlipbookAPI {
             }
             var headers = HTTPHeaders()
             headers.add(name: "Cache-Control", value: "no-store")
-            return Self.json(Self.encodeJSON(ImagePage(images: page.images.map(\.summary), next: page.next)),
+            return Self.json(Self.encodeJSON(ImagePage(images: page.images.map(ImageSummaryDocument.init), next: page.next)),
                              headers: headers)
         }
     }
 
     /// One page of `GET /images`.
     struct ImagePage: Encodable {
-        var images: [StoredImage.Summary]
+        var images: [ImageSummaryDocument]
         var next: String?
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -87,14 +87,14 @@ extension FlipbookAPI {
             var timestampsMs: [Int]
             var durationMs: Int
             var playCount: Int
-            var repetitionCount: RepetitionCount
+            var repetitionCount: RepetitionCountJSON
             var delayGcdMs: Int
         }
         let frames = record.metadata.frames
         let body = Delays(id: id, frameCount: frames.count, delaysMs: frames.map(\.delayMs),
                           rawDelaysMs: frames.map(\.rawDelayMs), timestampsMs: frames.map(\.timestampMs),
                           durationMs: record.metadata.durationMs, playCount: record.metadata.playCount,
-                          repetitionCount: record.metadata.repetitionCount, delayGcdMs: record.metadata.delayGcdMs)
+                          repetitionCount: RepetitionCountJSON(record.metadata.repetitionCount), delayGcdMs: record.metadata.delayGcdMs)
         var headers = HTTPHeaders()
         headers.add(name: "ETag", value: etag)
         headers.add(name: "Cache-Control", value: Self.metadataCacheControl)

@@ -105,7 +105,7 @@ extension FlipbookAPI {
             var headers = HTTPHeaders()
             headers.add(name: "Location", value: "/images/\(record.id)")
             headers.add(name: "ETag", value: Self.metadataETag(record))
-            let body = store.recordAndMetadata(record.id)?.1 ?? (try? ImageStore.encodeMetadata(record.metadata)) ?? []
+            let body = store.recordAndMetadata(record.id)?.1 ?? (try? ImageStore.encodeMetadata(of: record)) ?? []
             return Self.json(body, status: created ? .created : .ok, headers: headers)
         } catch let error as ImageStore.StoreError {
             switch error {

@@ -42,7 +42,7 @@ extension ImageStore {
             return (fetched, false)
         }
         var record = stored
-        record.metadata = ImageMetadata(image: image, id: stored.id)
+        record.metadata = ImageMetadata(image: image)
         record.outputRevision = AnimatedImage.outputRevision
         loaded.keep(image, id: stored.id, sha256: stored.sha256)
         var version = fetched.version

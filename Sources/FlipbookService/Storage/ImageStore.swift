@@ -252,7 +252,7 @@ public final class ImageStore: Sendable {
         if needsReindex && reindexing { (fetched, needsReindex) = reindexed(id, fetched) }
         let json: [UInt8]
         do {
-            json = try Self.encodeMetadata(fetched.record.metadata)
+            json = try Self.encodeMetadata(of: fetched.record)
         } catch {
             throw .failed("cannot encode the metadata of \(id): \(error)")
         }
@@ -435,7 +435,7 @@ public final class ImageStore: Sendable {
                 return (current.record, false)
             }
             let record = StoredImage(id: id, sha256: sha256, source: name == nil ? .upload : .named,
-                                     storedAt: Date(), metadata: ImageMetadata(image: image, id: id),
+                                     storedAt: Date(), metadata: ImageMetadata(image: image),
                                      outputRevision: AnimatedImage.outputRevision)
             let version: RecordVersion
             do throws(StorageFailure) {
@@ -511,9 +511,10 @@ public final class ImageStore: Sendable {
 
     // MARK: Encoding
 
-    static func encodeMetadata(_ metadata: ImageMetadata) throws -> [UInt8] {
+    /// The metadata document `GET /images/{id}` serves for `record`.
+    static func encodeMetadata(of record: StoredImage) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(metadata))
+        return Array(try encoder.encode(MetadataDocument(id: record.id, metadata: record.metadata)))
     }
 }

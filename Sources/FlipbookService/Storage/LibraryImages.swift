@@ -28,10 +28,10 @@ struct LibraryImages: Sendable {
                     let bytes = try DurableFiles.read(path)
                     let image = try AnimatedImage(bytes: bytes, limits: limits, verification: .full)
                     let record = StoredImage(id: name, sha256: ContentHash.sha256Hex(bytes), source: .library,
-                                             storedAt: Date(), metadata: ImageMetadata(image: image, id: name),
+                                             storedAt: Date(), metadata: ImageMetadata(image: image),
                                              outputRevision: AnimatedImage.outputRevision)
                     images[name] = (path, ImageStore.Cached(record: record,
-                                                            metadataJSON: try ImageStore.encodeMetadata(record.metadata),
+                                                            metadataJSON: try ImageStore.encodeMetadata(of: record),
                                                             version: nil, checkedAt: 0))
                 } catch {
                     logger.warning("library file skipped", metadata: ["file": "\(path)", "error": "\(error)"])

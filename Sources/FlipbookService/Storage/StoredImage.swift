@@ -2,7 +2,8 @@ import AnimatedImage
 import Foundation
 
 /// What the store knows of one image without touching its pixels: where it came from, its
-/// content hash and its metadata document. Written beside the image as `meta/<id>.json`.
+/// content hash and its metadata. Written beside the image as `meta/<id>.json`, the metadata as
+/// its ``MetadataDocument`` (with `id`).
 public struct StoredImage: Sendable, Codable, Equatable {
     /// How an image entered the store.
     public enum Source: String, Sendable, Codable {
@@ -19,7 +20,6 @@ public struct StoredImage: Sendable, Codable, Equatable {
     public var sha256: String
     public var source: Source
     public var storedAt: Date
-    /// The metadata document (`id` filled in).
     public var metadata: ImageMetadata
     /// The ``AnimatedImage/outputRevision`` that derived `metadata` (nil in records written
     /// before revisions were recorded). A record of another revision is re-indexed from its
@@ -32,29 +32,26 @@ public struct StoredImage: Sendable, Codable, Equatable {
     /// Frames and metadata of this image can never change under its id.
     public var isImmutable: Bool { source == .upload }
 
-    /// The short entry of `GET /images`.
-    public var summary: Summary {
-        Summary(id: id, format: metadata.format, mimeType: metadata.mimeType, width: metadata.width,
-                height: metadata.height, frameCount: metadata.frameCount, animated: metadata.animated,
-                durationMs: metadata.durationMs, playCount: metadata.playCount, fileBytes: metadata.fileBytes,
-                source: source, sha256: sha256)
-    }
+    private enum CodingKeys: String, CodingKey { case id, sha256, source, storedAt, metadata, outputRevision }
 
-    /// One entry of the image list.
-    public struct Summary: Sendable, Codable, Equatable {
-        public var id: String
-        public var format: String
-        public var mimeType: String
-        public var width: Int
-        public var height: Int
-        public var frameCount: Int
-        public var animated: Bool
-        public var durationMs: Int
-        /// Plays in all; 0 = forever.
-        public var playCount: Int
-        public var fileBytes: Int
-        public var source: Source
-        public var sha256: String
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(sha256, forKey: .sha256)
+        try c.encode(source, forKey: .source)
+        try c.encode(storedAt, forKey: .storedAt)
+        try c.encode(MetadataDocument(id: id, metadata: metadata), forKey: .metadata)
+        try c.encodeIfPresent(outputRevision, forKey: .outputRevision)
+    }
+}
+
+extension StoredImage {
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(id: c.decode(String.self, forKey: .id), sha256: c.decode(String.self, forKey: .sha256),
+                      source: c.decode(Source.self, forKey: .source), storedAt: c.decode(Date.self, forKey: .storedAt),
+                      metadata: c.decode(MetadataDocument.self, forKey: .metadata).metadata,
+                      outputRevision: c.decodeIfPresent(Int.self, forKey: .outputRevision))
     }
 }
 
