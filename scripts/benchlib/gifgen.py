@@ -89,8 +89,9 @@ def lzw_uniform(value, count):
     return bits.done()
 
 
-def gif(width, height, frames, palette, delay_cs=5, loops=0, screen=None):
-    """A GIF89a of full-canvas frames; `frames` is a list of LZW data (min code size 8)."""
+def gif(width, height, frames, palette, delay_cs=5, loops=0, screen=None, comment=b""):
+    """A GIF89a of full-canvas frames; `frames` is a list of LZW data (min code size 8); a
+    comment extension before the frames when `comment` is given."""
     sw, sh = screen or (width, height)
     pal = bytearray()
     for r, g, b in palette[:256]:
@@ -98,6 +99,8 @@ def gif(width, height, frames, palette, delay_cs=5, loops=0, screen=None):
     pal += b"\0" * (768 - len(pal))
     out = bytearray(b"GIF89a" + struct.pack("<HHBBB", sw, sh, 0xF7, 0, 0) + pal)
     out += b"\x21\xff\x0bNETSCAPE2.0\x03\x01" + struct.pack("<H", loops) + b"\0"
+    if comment:
+        out += b"\x21\xfe" + sub_blocks(comment)
     for data in frames:
         out += b"\x21\xf9\x04\x00" + struct.pack("<H", delay_cs) + b"\x00\x00"
         out += b"\x2c" + struct.pack("<HHHHB", 0, 0, width, height, 0) + b"\x08" + sub_blocks(data)

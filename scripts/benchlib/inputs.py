@@ -26,12 +26,13 @@ def _pattern(rng, width, height, colors, frame):
     return bytes(((x * a + y * b + frame * 3 + c) // 4) % colors for y in range(height) for x in range(width))
 
 
-def valid_gif(rng):
+def valid_gif(rng, tag=b""):
+    """A random animated GIF; `tag` (in a comment extension before the frames) makes it unique."""
     w, h, n = rng.randrange(32, 129), rng.randrange(32, 129), rng.randrange(2, 9)
     colors = rng.choice([4, 16, 64])
     palette = [(rng.randrange(256), rng.randrange(256), rng.randrange(256)) for _ in range(colors)]
     return gif(w, h, [lzw_plain(_pattern(rng, w, h, colors, k)) for k in range(n)], palette,
-               delay_cs=rng.choice([4, 5, 8, 10]))
+               delay_cs=rng.choice([4, 5, 8, 10]), comment=tag)
 
 
 # ---- PNG / APNG -----------------------------------------------------------------------------
@@ -57,10 +58,13 @@ def _rgba_rows(rng, w, h, frame):
     return bytes(rows)
 
 
-def apng(width, height, raw_frames, delay=(1, 20), extra_zlib=b""):
-    """An APNG of full-canvas RGBA frames; raw_frames are filtered scanlines (filter byte 0)."""
+def apng(width, height, raw_frames, delay=(1, 20), comment=b""):
+    """An APNG of full-canvas RGBA frames; raw_frames are filtered scanlines (filter byte 0); a
+    tEXt comment after IHDR when `comment` is given."""
     out = bytearray(png_signature())
     out += png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
+    if comment:
+        out += png_chunk(b"tEXt", b"Comment\0" + comment)
     out += png_chunk(b"acTL", struct.pack(">II", len(raw_frames), 0))
     seq = 0
     for k, raw in enumerate(raw_frames):
@@ -76,9 +80,10 @@ def apng(width, height, raw_frames, delay=(1, 20), extra_zlib=b""):
     return bytes(out)
 
 
-def valid_apng(rng):
+def valid_apng(rng, tag=b""):
+    """A random APNG; `tag` (a tEXt comment) makes it unique."""
     w, h, n = rng.randrange(24, 97), rng.randrange(24, 97), rng.randrange(2, 7)
-    return apng(w, h, [_rgba_rows(rng, w, h, k) for k in range(n)], delay=(rng.choice([1, 2, 3]), 20))
+    return apng(w, h, [_rgba_rows(rng, w, h, k) for k in range(n)], delay=(rng.choice([1, 2, 3]), 20), comment=tag)
 
 
 def idat_bomb(inflated=64 << 20):
@@ -165,11 +170,14 @@ class Generator:
         self.bomb_cycle = 0
 
     def valid(self):
+        """A new valid file: GIF and APNG carry the upload's number (never the same bytes twice);
+        a WebP's pixels come from a random palette."""
         maker = self.rng.choice(["gif", "gif", "apng", "webp"])
+        tag = f"soak upload {self.count}".encode()
         if maker == "gif":
-            return "valid gif", valid_gif(self.rng)
+            return "valid gif", valid_gif(self.rng, tag)
         if maker == "apng":
-            return "valid apng", valid_apng(self.rng)
+            return "valid apng", valid_apng(self.rng, tag)
         return "valid webp", valid_webp(self.rng, self.workdir)
 
     def next(self):

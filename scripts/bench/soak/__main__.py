@@ -24,12 +24,29 @@ stay for the whole run. Then, all at once (clients.py):
 
 Each minute: well-behaved requests, errors (5xx, an answer the client did not expect, a
 connection that failed), frame latency p50/p99 (players) and p99 of everything well-behaved,
-the server's peak and end-of-minute RSS (polled every 250 ms from /proc), its CPU, and the
-cache's bytes (/stats). The limit RSS is held against is baseline (after the 16 uploads, idle)
-+ cache budget × 1.1 + the decode-memory budget (`decodeMemory.capacityBytes` in /stats; 0 before it
-existed). Goals: no 5xx and no error for well-behaved clients; after warm-up RSS flat (the
-end-of-minute RSS of the last 10 minutes within 5% of each other: the 49 MP decodes come and
-go within a minute) and every minute's peak within the limit; p99 flat.
+the server's RSS (VmRSS from /proc every 250 ms: the minute's floor, its peak and its last
+sample), its CPU, and the cache's bytes (/stats). The limit RSS is held against is baseline
+(after the 16 uploads, idle) + cache budget × 1.1 + the decode-memory budget
+(`decodeMemory.capacityBytes` in /stats; 0 before it existed).
+
+Goals: no 5xx and no error for well-behaved clients; p99 flat; after warm-up, RSS flat and
+within the limit:
+
+- flat: the FLOOR of each minute (the lowest of its ~240 samples) stays within 5% over the last
+  10 minutes (max/min − 1 ≤ 5%);
+- within the limit: every minute's PEAK (the highest sample) is under the limit.
+
+Why the floor: RSS in this mix is a saw-tooth. A 49 MP decode holds ~300 MiB for a few seconds
+and gives it back; a pressure warning every 20 s purges part of the cache and hands the freed
+pages to the kernel, and the cache refills until the next one. So any single sample — the
+minute's last one, say — lands at a random point of the tooth and swings by the size of the
+tooth (a loaded 30-minute run read 53.7% on the end-of-minute rule with no growth at all). The
+floor is what the process keeps between decodes and right after a purge; every minute holds
+about three purges, so each minute's floor is measured at the same point of the cycle, and a
+leak — memory that is never given back — shows in it as a rising floor, whatever the tooth
+does. The peak (transient memory) is held against the limit instead. For information, the
+table also gives the last 10 minutes' peak spread and the slope of the floor (least squares,
+MiB per minute), and the plot shows floor and peak.
 
 Writes bench-out/soak/result.json and bench-out/soak/soak.png (matplotlib); with BENCH_WRITE=1
 (the default) copies the plot to docs/soak.png and writes the "## Soak" section of BENCHMARKS.md.
@@ -68,7 +85,8 @@ WARMUP_MINUTES = 5
 
 
 class Sampler(threading.Thread):
-    """The server's RSS every 250 ms and its CPU and /stats every 5 s, bucketed by minute."""
+    """The server's RSS every 250 ms (each minute's floor, peak and last sample) and its CPU and
+    /stats every 5 s, bucketed by minute."""
 
     def __init__(self, server, start):
         super().__init__(daemon=True)
@@ -79,7 +97,8 @@ class Sampler(threading.Thread):
 
     def bucket(self):
         minute = int((time.monotonic() - self.start_time) // 60)
-        return self.minutes.setdefault(minute, {"rssPeak": 0, "rssEnd": 0, "anonEnd": 0, "fileEnd": 0,
+        return self.minutes.setdefault(minute, {"rssPeak": 0, "rssFloor": None, "rssEnd": 0, "anonEnd": 0,
+                                                "fileEnd": 0, "samples": 0,
                                                 "cpuStart": None, "cpuEnd": None, "cacheUsed": 0,
                                                 "decodeUsed": 0, "decodeWaits": None})
 
@@ -93,6 +112,8 @@ class Sampler(threading.Thread):
                 break
             b = self.bucket()
             b["rssPeak"] = max(b["rssPeak"], mem["VmRSS"])
+            b["rssFloor"] = mem["VmRSS"] if b["rssFloor"] is None else min(b["rssFloor"], mem["VmRSS"])
+            b["samples"] += 1
             b["rssEnd"], b["anonEnd"], b["fileEnd"] = mem["VmRSS"], mem.get("RssAnon", 0), mem.get("RssFile", 0)
             if b["cpuStart"] is None:
                 b["cpuStart"] = cpu
@@ -175,7 +196,8 @@ def run():
             "frames": len(frames), "frameP50": percentile(frames, 50), "frameP99": percentile(frames, 99),
             "allP99": percentile(every, 99),
             "uploadP50": percentile(r["latencyMs"].get("upload", []), 50),
-            "rssPeak": s.get("rssPeak", 0), "rssEnd": s.get("rssEnd", 0), "anonEnd": s.get("anonEnd", 0),
+            "rssPeak": s.get("rssPeak", 0), "rssFloor": s.get("rssFloor") or 0, "rssSamples": s.get("samples", 0),
+            "rssEnd": s.get("rssEnd", 0), "anonEnd": s.get("anonEnd", 0),
             "fileEnd": s.get("fileEnd", 0), "cpuPercent": cpu_minute / 60 * 100,
             "cacheUsed": s.get("cacheUsed", 0), "decodeUsed": s.get("decodeUsed", 0),
             "statuses": {str(k): v for k, v in sorted(r["statuses"].items())},
@@ -194,14 +216,31 @@ def run():
     }
 
 
+def slope(xs, ys):
+    """Least-squares slope of ys over xs (nan with fewer than two points)."""
+    if len(xs) < 2:
+        return float("nan")
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else float("nan")
+
+
+def spread(values):
+    """(max − min) / min, or nan."""
+    return (max(values) - min(values)) / min(values) if values and min(values) else float("nan")
+
+
 def goals(result):
+    """(name, value, met) rows; met is None for a row given for information only."""
     rows = result["perMinute"]
     after = [r for r in rows if r["minute"] > WARMUP_MINUTES]
     last = rows[-10:] if len(rows) >= 10 else after
     total5xx = sum(r["status5xx"] for r in rows)
     errors = sum(r["errors"] for r in rows)
-    rss = [r["rssEnd"] for r in last]
-    spread = (max(rss) - min(rss)) / min(rss) if rss and min(rss) else float("nan")
+    floors = [r.get("rssFloor", 0) for r in last]
+    floor_spread = spread(floors)
+    peak_spread = spread([r["rssPeak"] for r in last])
+    floor_slope = slope([r["minute"] for r in last], [f / 2**20 for f in floors])
     within = max(r["rssPeak"] for r in rows) <= result["limit"] if rows else False
     third = max(1, len(after) // 3)
     early = [r["frameP99"] for r in after[:third]]
@@ -210,10 +249,13 @@ def goals(result):
     return [
         ("no 5xx", f"{total5xx}", total5xx == 0),
         ("no error for well-behaved clients (5xx, unexpected answer, failed connection)", f"{errors}", errors == 0),
-        ("RSS flat: the last 10 minutes' end-of-minute RSS within 5% of each other", f"{spread * 100:.1f}%",
-         spread <= 0.05),
-        ("RSS within the limit every minute", f"peak {mib(max(r['rssPeak'] for r in rows))} of "
+        ("RSS flat: each minute's floor (lowest 250 ms sample) of the last 10 minutes within 5% of each other",
+         f"{floor_spread * 100:.1f}% ({mib(min(floors)) if floors else '-'}–{mib(max(floors)) if floors else '-'} MiB)",
+         floor_spread <= 0.05),
+        ("RSS within the limit: every minute's peak", f"peak {mib(max(r['rssPeak'] for r in rows))} of "
          f"{mib(result['limit'])} MiB", within),
+        ("(information) the last 10 minutes' peaks: spread", f"{peak_spread * 100:.1f}%", None),
+        ("(information) the last 10 minutes' floor: slope", f"{floor_slope:+.2f} MiB/minute", None),
         ("p99 flat: frame p99 of the last third after warm-up ≤ 1.5× the first third's", f"{trend:.2f}×",
          trend <= 1.5),
     ]
@@ -225,7 +267,7 @@ def plot(result, path):
     import matplotlib.pyplot as plt
     rows = result["perMinute"]
     x = [r["minute"] for r in rows]
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 7), sharex=True)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 8), sharex=True)
     top.plot(x, [r["frameP50"] for r in rows], marker="o", ms=3, label="frame p50")
     top.plot(x, [r["frameP99"] for r in rows], marker="o", ms=3, label="frame p99")
     top.plot(x, [r["allP99"] for r in rows], ls="--", label="p99, every well-behaved request")
@@ -239,16 +281,23 @@ def plot(result, path):
         twin.bar(x, errors, color="red", alpha=0.3, label="errors")
         twin.set_ylabel("errors")
     mib = 1 << 20
-    bottom.plot(x, [r["rssPeak"] / mib for r in rows], marker="o", ms=3, label="RSS, peak in the minute")
-    bottom.plot(x, [r["rssEnd"] / mib for r in rows], label="RSS at the minute's end")
+    bottom.plot(x, [r["rssPeak"] / mib for r in rows], marker="o", ms=3, label="RSS, peak of the minute")
+    bottom.plot(x, [r.get("rssFloor", 0) / mib for r in rows], marker="o", ms=3,
+                label="RSS, floor of the minute (what is kept between decodes and purges)")
     bottom.plot(x, [r["cacheUsed"] / mib for r in rows], label="frame cache bytes")
     bottom.axhline(result["limit"] / mib, color="red", ls="--",
                    label="limit: baseline + cache budget × 1.1 + decode budget")
     bottom.axvline(WARMUP_MINUTES + 0.5, color="gray", ls=":", label="end of warm-up")
+    last = rows[-10:]
+    floors = [r.get("rssFloor", 0) for r in last]
+    if floors and min(floors):
+        low = min(floors) / mib
+        bottom.fill_between([last[0]["minute"], last[-1]["minute"]], low, low * 1.05, color="tab:orange",
+                            alpha=0.25, label="flat: the last 10 floors within 5% of the lowest")
     bottom.set_ylim(bottom=0)
     bottom.set_ylabel("MiB")
     bottom.set_xlabel("minute")
-    bottom.legend(loc="lower right", fontsize=8)
+    bottom.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=8)
     bottom.grid(True, alpha=0.3)
     fig.suptitle(f"flipbook soak, {result['minutes']:g} min at {result['commit']} ({result['date']})", fontsize=10)
     fig.tight_layout()
@@ -274,22 +323,30 @@ def render(result):
         "|---|---|---|",
     ]
     for name, value, met in goals(result):
-        lines.append(f"| {name} | {value} | {'yes' if met else '**no**'} |")
+        lines.append(f"| {name} | {value} | {'—' if met is None else 'yes' if met else '**no**'} |")
     lines += [
+        "",
+        "RSS is judged by two numbers per minute, from VmRSS sampled every 250 ms: the floor (the lowest "
+        "sample) must stay within 5% over the last 10 minutes, and the peak (the highest) under the limit. "
+        "Single samples cannot tell growth: a 49 MP decode holds about 300 MiB for seconds and returns it, and "
+        "each pressure warning (three a minute) purges part of the cache, which then refills, so RSS is a "
+        "saw-tooth and a sample taken at a fixed time (the minute's end) lands anywhere on it. The floor is "
+        "what the process keeps between decodes and right after a purge, taken at the same point of that "
+        "cycle every minute: memory that is never returned raises it, whatever the tooth does.",
         "",
         f"Baseline RSS {mib(result['baseline'])} MiB (16 animations uploaded, idle); limit "
         f"{mib(result['limit'])} MiB. Server CPU {result['serverCpuS']:.0f} s in {result['wallS'] / 60:.1f} min. "
         f"Uploads by kind: " + ", ".join(f"{k} {v}" for k, v in sorted(result["uploads"].items())) + ". Hostile "
         "clients: " + ", ".join(f"{k} {v}" for k, v in sorted(result["hostile"].items())) + ".",
         "",
-        "| minute | requests | errors | 5xx | frames | frame p50 ms | frame p99 ms | all p99 ms | RSS peak MiB "
-        "| RSS end MiB | cache MiB | server CPU |",
+        "| minute | requests | errors | 5xx | frames | frame p50 ms | frame p99 ms | all p99 ms | RSS floor MiB "
+        "| RSS peak MiB | cache MiB | server CPU |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in result["perMinute"]:
         lines.append(f"| {r['minute']} | {r['requests']:,} | {r['errors']} | {r['status5xx']} | {r['frames']:,} | "
-                     f"{r['frameP50']:.2f} | {r['frameP99']:.1f} | {r['allP99']:.1f} | {mib(r['rssPeak'])} | "
-                     f"{mib(r['rssEnd'])} | {mib(r['cacheUsed'])} | {r['cpuPercent']:.0f}% |")
+                     f"{r['frameP50']:.2f} | {r['frameP99']:.1f} | {r['allP99']:.1f} | {mib(r.get('rssFloor', 0))} | "
+                     f"{mib(r['rssPeak'])} | {mib(r['cacheUsed'])} | {r['cpuPercent']:.0f}% |")
     if result["errorSamples"]:
         lines += ["", "Errors seen (first 50):", ""] + [f"- {e}" for e in result["errorSamples"]]
     return "\n".join(lines)
@@ -312,7 +369,7 @@ def main():
         os.makedirs(os.path.join(REPO, "docs"), exist_ok=True)
         shutil.copy(os.path.join(OUT, "soak.png"), os.path.join(REPO, "docs", "soak.png"))
         replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Soak", report)
-    failed = [name for name, _, met in goals(result) if not met]
+    failed = [name for name, _, met in goals(result) if met is False]
     if failed:
         log("soak: goals not met: " + "; ".join(failed))
         sys.exit(1)

@@ -9,6 +9,8 @@ to close them, and nothing they see counts as an error.
 """
 import asyncio
 import collections
+import contextlib
+import json
 import random
 import socket
 import time
@@ -58,14 +60,24 @@ class Recorder:
 
 
 class Connection:
-    """One keep-alive HTTP/1.1 connection of a well-behaved client."""
+    """One keep-alive HTTP/1.1 connection of a well-behaved client.
+
+    Like any well-behaved client, it does not reuse a connection that has been idle for longer
+    than IDLE_REUSE_SECONDS, half the server's keep-alive timeout (`server.keepAliveTimeoutSeconds`,
+    60 s by default): a request sent just as the server closes an idle connection fails through
+    no fault of the server."""
+
+    IDLE_REUSE_SECONDS = 30
 
     def __init__(self, port):
         self.port = port
         self.reader = self.writer = None
+        self.last_used = 0.0
 
     async def request(self, method, path, body=b"", headers=None, timeout=60):
         """(status, headers dict with lower-case names, body). Reconnects when needed."""
+        if self.writer is not None and time.monotonic() - self.last_used > self.IDLE_REUSE_SECONDS:
+            self.close()
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         head = f"{method} {path} HTTP/1.1\r\nHost: soak\r\n"
@@ -79,6 +91,8 @@ class Connection:
         except BaseException:
             self.close()
             raise
+        finally:
+            self.last_used = time.monotonic()
 
     async def _response(self, method):
         head = await self.reader.readuntil(b"\r\n\r\n")
@@ -117,8 +131,11 @@ class Soak:
         self.slowloris_connections = slowloris
         self.upload_every = upload_every
         self.generator = Generator(random.Random(seed + 1), workdir, large_every=large_every)
-        self.uploaded = collections.OrderedDict()  # id -> (time, metadata)
+        self.uploaded = collections.OrderedDict()  # id -> (time its first frames were read, metadata)
         self.deleted = collections.deque(maxlen=50)
+        # Held by the uploader while it writes and reads an image, and by the deleter while it
+        # deletes one: a named image being replaced is never deleted under the uploader's feet.
+        self.locks = collections.defaultdict(asyncio.Lock)
 
     def running(self):
         return asyncio.get_running_loop().time() < self.end
@@ -203,7 +220,9 @@ class Soak:
 
     async def uploader(self):
         """An upload every `upload_every` seconds from the generator's mix; a valid one is then
-        asked for its first and last frames (the first-frame request of a new image)."""
+        asked for its first and last frames (the first-frame request of a new image). The
+        deleter sees an image only once those are answered, so it never deletes one the uploader
+        is still reading (a 49 MP first frame can take a while on a loaded machine)."""
         conn = Connection(self.port)
         loop = asyncio.get_running_loop()
         named = 0
@@ -211,24 +230,34 @@ class Soak:
             await asyncio.sleep(self.upload_every)
             kind, data, expected = await loop.run_in_executor(None, self.generator.next)
             self.rec.uploads[kind] += 1
+            name = None
             if kind.startswith("valid") and self.rng.random() < 0.2:
                 named += 1
-                path, method = f"/images/soak-{named % 8}", "PUT"  # named, replaced as it cycles
+                name = f"soak-{named % 8}"  # named, replaced as it cycles
+                path, method = f"/images/{name}", "PUT"
             else:
                 path, method = "/images", "POST"
-            answer = await self.timed(conn, "upload", method, path, expected, body=data, timeout=300)
-            if not answer or answer[0] not in (200, 201):
-                continue
-            import json
-            meta = json.loads(answer[2])
-            self.uploaded[meta["id"]] = (loop.time(), meta)
-            for k in sorted({0, meta["frameCount"] - 1}):
-                await self.first_frame(conn, meta["id"], k)
+            async with self.locks[name] if name else contextlib.nullcontext():
+                answer = await self.timed(conn, "upload", method, path, expected, body=data, timeout=300)
+                if not answer or answer[0] not in (200, 201):
+                    continue
+                meta = json.loads(answer[2])
+                image_id = meta["id"]
+                if image_id in self.deleted:
+                    self.deleted.remove(image_id)  # back: no longer a deleted image
+                # A POST answered 200 is bytes that were there already (an image the deleter
+                # may be removing right now); a new image (201), or a name, cannot go meanwhile.
+                gone_ok = {404} if method == "POST" and answer[0] == 200 else set()
+                for k in sorted({0, meta["frameCount"] - 1}):
+                    await self.first_frame(conn, image_id, k, gone_ok)
+                self.uploaded[image_id] = (loop.time(), meta)
+                self.uploaded.move_to_end(image_id)
 
-    async def first_frame(self, conn, image_id, k):
+    async def first_frame(self, conn, image_id, k, also_expected=frozenset()):
         """GET a frame; a 429 (decode queue full) is retried after its Retry-After."""
         for _ in range(5):
-            answer = await self.timed(conn, "first frame", "GET", f"/frames/{image_id}/{k}", {200, 429}, timeout=300)
+            answer = await self.timed(conn, "first frame", "GET", f"/frames/{image_id}/{k}",
+                                      {200, 429} | set(also_expected), timeout=300)
             if not answer or answer[0] != 429:
                 return
             await asyncio.sleep(float(answer[1].get("retry-after", "1")))
@@ -243,9 +272,15 @@ class Soak:
             for image_id, (when, _) in list(self.uploaded.items()):
                 if loop.time() - when < 60:
                     break
-                del self.uploaded[image_id]
-                await self.timed(conn, "delete", "DELETE", f"/images/{image_id}", {204, 404}, headers=auth)
-                self.deleted.append(image_id)
+                async with self.locks[image_id]:
+                    entry = self.uploaded.get(image_id)
+                    if entry is None or loop.time() - entry[0] < 60:
+                        continue  # uploaded again (a name replaced) while the lock was held
+                    del self.uploaded[image_id]
+                    await self.timed(conn, "delete", "DELETE", f"/images/{image_id}", {204, 404}, headers=auth)
+                    self.deleted.append(image_id)
+                if not image_id.startswith("soak-"):
+                    self.locks.pop(image_id, None)
             if self.deleted:
                 gone = self.rng.choice(list(self.deleted))
                 if not gone.startswith("soak-"):
