@@ -186,8 +186,15 @@ public final class RawHTTPClient {
 /// to EOF), so tests see exactly the bytes the server sent.
 public struct HTTPTestClient: Sendable {
     public let port: Int
+    /// How long a read may wait before the exchange fails. Only there to turn a hang into a
+    /// failure: generous, because tests hold some requests waiting on purpose (for decode memory,
+    /// for a drain) while they do other things, on a machine that may be loaded.
+    public var timeoutSeconds: Int
 
-    public init(port: Int) { self.port = port }
+    public init(port: Int, timeoutSeconds: Int = 120) {
+        self.port = port
+        self.timeoutSeconds = timeoutSeconds
+    }
 
     public func get(_ path: String, headers: [String: String] = [:]) throws -> HTTPTestResponse {
         try send("GET", path, headers: headers)
@@ -202,10 +209,10 @@ public struct HTTPTestClient: Sendable {
         return try RawHTTPClient.parse(exchange(Array(head.utf8) + (body ?? [])), method: method)
     }
 
-    /// Sends `bytes` on a new connection and reads until the server closes (reads time out after
-    /// 30 s).
+    /// Sends `bytes` on a new connection and reads until the server closes (or a read waits
+    /// `timeoutSeconds`).
     public func exchange(_ bytes: [UInt8]) throws -> [UInt8] {
-        let connection = try RawHTTPClient(port: port, timeoutSeconds: 30)
+        let connection = try RawHTTPClient(port: port, timeoutSeconds: timeoutSeconds)
         connection.sendUntilClosed(bytes)
         return try connection.readToEOF()
     }
