@@ -234,7 +234,7 @@ def goals(result):
     """(name, value, met) rows; met is None for a row given for information only."""
     rows = result["perMinute"]
     after = [r for r in rows if r["minute"] > WARMUP_MINUTES]
-    last = rows[-10:] if len(rows) >= 10 else after
+    last = rows[-10:] if len(rows) >= 10 else (after or rows)  # a short check run: what there is
     total5xx = sum(r["status5xx"] for r in rows)
     errors = sum(r["errors"] for r in rows)
     floors = [r.get("rssFloor", 0) for r in last]
