@@ -1,4 +1,5 @@
 /// An HTTP request method token (`GET`, `POST`, …), compared case-sensitively as RFC 9110 requires.
+// swift-format-ignore: AlwaysUseLowerCamelCase
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The method token exactly as it appeared on the request line.
     public let rawValue: String

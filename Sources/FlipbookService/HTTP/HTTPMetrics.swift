@@ -103,7 +103,7 @@ final class HTTPMetrics: Sendable {
     /// The totals of every loop.
     func totals() -> Counts {
         var total = Counts()
-        loops.forEach { total.add($0) }
+        loops.withEachLock { total.add($0) }
         return total
     }
 

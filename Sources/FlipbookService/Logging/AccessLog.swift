@@ -171,7 +171,7 @@ public final class AccessLog: Sendable {
     /// Lines written and dropped so far.
     public var counts: Counts {
         var dropped = 0
-        loops.forEach { dropped += $0.dropped }
+        loops.withEachLock { dropped += $0.dropped }
         return shared.withLock { Counts(linesWritten: $0.written, linesDropped: dropped + $0.lost) }
     }
 
@@ -191,7 +191,7 @@ public final class AccessLog: Sendable {
                 defer { state.ready.removeAll(keepingCapacity: true) }
                 return state.ready
             }
-            loops.forEach { state in
+            loops.withEachLock { state in
                 guard !state.chunk.bytes.isEmpty else { return }
                 let fresh = takeFreeChunk() ?? Chunk(bytes: Self.emptyBytes(tuning.chunkBytes))
                 chunks.append(state.chunk)

@@ -23,13 +23,13 @@ final class RecordTable: Sendable {
 
     /// Sets (or, with nil, removes) the record of `id` everywhere.
     func set(_ id: String, _ value: ImageStore.Cached?) {
-        copies.forEach { $0[id] = value }
+        copies.withEachLock { $0[id] = value }
     }
 
     /// Applies `change` to the record of `id` everywhere; returns the result.
     func update(_ id: String, _ change: (inout ImageStore.Cached?) -> Void) -> ImageStore.Cached? {
         var result: ImageStore.Cached?
-        copies.forEach { records in
+        copies.withEachLock { records in
             var entry = records[id]
             change(&entry)
             records[id] = entry
@@ -43,7 +43,7 @@ final class RecordTable: Sendable {
     func remove(_ id: String) -> (removed: ImageStore.Cached?, contentStillUsed: Bool) {
         var removed: ImageStore.Cached?
         var stillUsed = false
-        copies.forEach { records in
+        copies.withEachLock { records in
             guard let gone = records.removeValue(forKey: id) else { return }
             if removed == nil {
                 removed = gone

@@ -25,7 +25,7 @@ final class PerLoop<Value: Sendable>: Sendable {
     }
 
     /// Runs `body` on every value in turn, each under its lock.
-    func forEach(_ body: (inout Value) -> Void) {
+    func withEachLock(_ body: (inout Value) -> Void) {
         for slot in slots { slot.value.withLock { body(&$0) } }
     }
 }

@@ -6,6 +6,7 @@ enum PNGSignature {
 }
 
 /// One chunk of a PNG: its four-letter type and where its payload lies in the file.
+// swift-format-ignore: AlwaysUseLowerCamelCase
 struct PNGChunk {
     var type: UInt32
     var data: Range<Int>
