@@ -25,13 +25,13 @@ extension Connection {
         }
         let requestID = loop.requestID(for: head.headers)
         let request = HTTPRequest(
-            method: head.method, target: head.target, path: RequestTarget.percentDecode(rawPath),
+            method: head.method, target: head.target,
             pathParameters: parameters, queryItems: rawQuery.map(RequestTarget.queryItems) ?? [],
             headers: head.headers, version: head.version, body: [], remoteAddress: peer,
             connectionID: id, requestNumber: requestCount, rawPath: rawPath, loop: loop.index,
             requestID: requestID, route: route)
         inFlight.append(Exchange(
-            sequence: sequence, method: head.method, path: request.path, route: route, routeIndex: routeIndex,
+            sequence: sequence, method: head.method, rawPath: rawPath, route: route, routeIndex: routeIndex,
             headers: head.headers, requestID: requestID, isHead: head.method == .HEAD,
             isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
             startNanoseconds: shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
@@ -166,12 +166,12 @@ extension Connection {
             if let index = inFlight.firstIndex(where: { $0.sequence == sequence }) {
                 inFlight[index].keepAlive = false
                 inFlight[index].pendingContinue = false
-                if inFlight[index].response != nil { return } // already answered (rejected early)
+                if inFlight[index].isAnswered { return } // already answered (rejected early)
             }
         } else {
             sequence = nextSequence
             nextSequence += 1
-            inFlight.append(Exchange(sequence: sequence, method: Self.unknownMethod, path: "-", route: nil,
+            inFlight.append(Exchange(sequence: sequence, method: Self.unknownMethod, rawPath: "-", route: nil,
                                      routeIndex: -1, headers: HTTPHeaders(), requestID: loop.requestID(for: nil),
                                      isHead: false, isHTTP10: false, keepAlive: false,
                                      startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
@@ -193,7 +193,7 @@ extension Connection {
     /// Records the answer for `sequence` (first answer wins) and sends every answer now in order.
     func setResponse(_ response: HTTPResponse, sequence: UInt64) {
         guard let index = inFlight.firstIndex(where: { $0.sequence == sequence }),
-              inFlight[index].response == nil else { return }
+              !inFlight[index].isAnswered else { return }
         if index == 0 {
             // The oldest request: its answer goes out now, without being stored first.
             let exchange = inFlight[0]
@@ -208,13 +208,13 @@ extension Connection {
 
     private func flushReady(sent alreadySent: Int = 0) {
         var sent = alreadySent
-        while let first = inFlight.first, let response = first.response {
+        while let first = inFlight.first, first.isAnswered, let response = first.response.take() {
             serialize(first, response)
             inFlight.removeFirst()
             sent += 1
             if phase != .active { inFlight.removeAll(); break }
         }
-        if let first = inFlight.first, first.pendingContinue, first.response == nil {
+        if let first = inFlight.first, first.pendingContinue, !first.isAnswered {
             inFlight[0].pendingContinue = false
             enqueueStaged { $0.append(contentsOf: ResponseSerializer.continueLine) }
         }
@@ -229,11 +229,11 @@ extension Connection {
         let sendsBody = !exchange.isHead && !response.status.forbidsBody
         let hook = loop.shared.hook
         let record = hook.map { _ in
-            HTTPAccessRecord(method: exchange.method, path: exchange.path, route: exchange.route,
+            HTTPAccessRecord(method: exchange.method, rawPath: exchange.rawPath, route: exchange.route,
                              routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
                              requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
                              status: response.status.code, bodyBytes: sendsBody ? response.bodyCount : 0,
-                             duration: .nanoseconds(Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds)))
+                             durationNanoseconds: Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds))
         }
         enqueueStaged { head in
             ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)

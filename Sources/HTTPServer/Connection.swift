@@ -28,7 +28,8 @@ final class Connection {
     final class Exchange {
         let sequence: UInt64
         let method: HTTPMethod
-        let path: String
+        /// The raw (percent-encoded) path; `-` when the request line could not be parsed.
+        let rawPath: Substring
         /// The matched route's pattern and position (nil and -1 when none matched).
         let route: String?
         let routeIndex: Int
@@ -38,14 +39,19 @@ final class Connection {
         let isHTTP10: Bool
         var keepAlive: Bool
         let startNanoseconds: UInt64
-        var response: HTTPResponse?
+        /// The answer, once it came while an earlier request's was still missing.
+        var response: HTTPResponse? {
+            didSet { isAnswered = response != nil }
+        }
+        /// Whether ``response`` is set (read without copying the response out).
+        private(set) var isAnswered = false
         var pendingContinue = false
 
-        init(sequence: UInt64, method: HTTPMethod, path: String, route: String?, routeIndex: Int, headers: HTTPHeaders,
+        init(sequence: UInt64, method: HTTPMethod, rawPath: Substring, route: String?, routeIndex: Int, headers: HTTPHeaders,
              requestID: HTTPRequestID, isHead: Bool, isHTTP10: Bool, keepAlive: Bool, startNanoseconds: UInt64) {
             self.sequence = sequence
             self.method = method
-            self.path = path
+            self.rawPath = rawPath
             self.route = route
             self.routeIndex = routeIndex
             self.headers = headers
@@ -57,14 +63,16 @@ final class Connection {
         }
     }
 
-    /// How the body of the request being received is handled.
+    /// How the body of the request being received is handled. The cases with payloads are
+    /// indirect, so that the mode of a bodiless request (`reject`, the hot path) is copied and
+    /// destroyed as a word instead of through the payloads' layout.
     enum BodyMode {
         /// The answer is already decided; the body (if any) is not read.
         case reject
         /// Collected in memory, then the handler runs.
-        case collect(maxBytes: Int, handler: Router.Handler, request: HTTPRequest, body: [UInt8])
+        indirect case collect(maxBytes: Int, handler: Router.Handler, request: HTTPRequest, body: [UInt8])
         /// Streamed to a sink.
-        case stream(maxBytes: Int, sink: any HTTPBodySink)
+        indirect case stream(maxBytes: Int, sink: any HTTPBodySink)
     }
 
     /// The request whose head was parsed but whose body has not ended.

@@ -15,23 +15,70 @@ public struct HTTPPeerAddress: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// The values a route pattern's `:name` segments matched, in pattern order.
+///
+/// Bound by the router, they are ranges of the request's raw path, percent-decoded only when a
+/// value is asked for (and copied only when it has a `%`): binding them allocates nothing.
 public struct HTTPPathParameters: Sendable, Sequence {
-    var storage: [(name: String, value: String)]
+    private enum Storage: Sendable {
+        /// Given as decoded pairs (tests of handlers, the router's OPTIONS answer).
+        case pairs([(name: String, value: String)])
+        /// Bound by the router: the route's parameter names and, for each, a range of UTF-8
+        /// offsets into `path` (raw); the first two inline, any further ones in `rest`.
+        case bound(names: [String], path: Substring, first: Range<Int>, second: Range<Int>, rest: [Range<Int>])
+    }
+
+    private var storage: Storage
 
     /// Parameters from name/value pairs (for tests of handlers).
-    public init(_ pairs: [(name: String, value: String)] = []) { storage = pairs }
+    public init(_ pairs: [(name: String, value: String)] = []) { storage = .pairs(pairs) }
+
+    /// Parameters bound by the router: `names[i]`'s value is the UTF-8 offsets `ranges[i]` of
+    /// `path`, still percent-encoded. `ranges` has as many elements as `names`.
+    init(names: [String], path: Substring, ranges: UnsafeBufferPointer<Range<Int>>) {
+        guard !names.isEmpty else {
+            storage = .pairs([])
+            return
+        }
+        storage = .bound(names: names, path: path, first: ranges[0], second: ranges.count > 1 ? ranges[1] : 0..<0,
+                         rest: ranges.count > 2 ? Array(ranges[2...]) : [])
+    }
 
     /// The percent-decoded value of the parameter called `name`.
     public subscript(name: String) -> String? {
-        for pair in storage where pair.name == name { return pair.value }
-        return nil
+        switch storage {
+        case .pairs(let pairs):
+            for pair in pairs where pair.name == name { return pair.value }
+            return nil
+        case .bound(let names, let path, let first, let second, let rest):
+            guard let position = names.firstIndex(of: name) else { return nil }
+            let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
+            return Self.decoded(path, range)
+        }
     }
 
     /// The number of parameters.
-    public var count: Int { storage.count }
+    public var count: Int {
+        switch storage {
+        case .pairs(let pairs): return pairs.count
+        case .bound(let names, _, _, _, _): return names.count
+        }
+    }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
-        storage.makeIterator()
+        switch storage {
+        case .pairs(let pairs):
+            return pairs.makeIterator()
+        case .bound(let names, let path, let first, let second, let rest):
+            let ranges = [first, second] + rest
+            return names.indices.map { (names[$0], Self.decoded(path, ranges[$0])) }.makeIterator()
+        }
+    }
+
+    private static func decoded(_ path: Substring, _ range: Range<Int>) -> String {
+        let utf8 = path.utf8
+        let lower = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
+        let upper = utf8.index(lower, offsetBy: range.count)
+        return RequestTarget.percentDecode(path[lower..<upper])
     }
 }
 
@@ -43,8 +90,13 @@ public struct HTTPRequest: Sendable {
     /// The request target exactly as sent.
     public var target: String
     /// The path of the target, percent-decoded (`%2F` becomes `/` here; route matching decodes
-    /// each segment separately, so a parameter may contain `/`).
-    public var path: String
+    /// each segment separately, so a parameter may contain `/`). Decoded when asked for.
+    public var path: String {
+        get { decodedPath ?? RequestTarget.percentDecode(rawPath) }
+        set { decodedPath = newValue }
+    }
+    /// The path as set, or nil while it is ``rawPath`` decoded.
+    private var decodedPath: String?
     /// The values of the matched route's `:name` segments.
     public var pathParameters: HTTPPathParameters
     /// The decoded query items, in order, duplicates kept (`+` decodes to a space).
@@ -82,7 +134,6 @@ public struct HTTPRequest: Sendable {
         self.method = method
         self.target = target
         self.rawPath = rawPath
-        self.path = RequestTarget.percentDecode(rawPath)
         self.queryItems = rawQuery.map(RequestTarget.queryItems) ?? []
         self.headers = headers
         self.version = version
@@ -97,13 +148,12 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The server's initializer: every part already parsed.
-    init(method: HTTPMethod, target: String, path: String, pathParameters: HTTPPathParameters,
+    init(method: HTTPMethod, target: String, pathParameters: HTTPPathParameters,
          queryItems: [(name: String, value: String)], headers: HTTPHeaders, version: HTTPVersion,
          body: [UInt8], remoteAddress: HTTPPeerAddress?, connectionID: UInt64, requestNumber: Int,
          rawPath: Substring, loop: Int, requestID: HTTPRequestID, route: String?) {
         self.method = method
         self.target = target
-        self.path = path
         self.pathParameters = pathParameters
         self.queryItems = queryItems
         self.headers = headers

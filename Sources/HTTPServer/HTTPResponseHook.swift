@@ -30,7 +30,17 @@ public struct HTTPAccessRecord: Sendable {
     /// The request method (`-` when the request line could not be parsed).
     public var method: HTTPMethod
     /// The request target's decoded path (`-` when the request line could not be parsed).
-    public var path: String
+    /// Decoded when asked for.
+    public var path: String {
+        get { decodedPath ?? RequestTarget.percentDecode(rawPath) }
+        set { decodedPath = newValue }
+    }
+    /// An upper bound of `path.utf8.count` found without decoding (decoding never lengthens).
+    public var pathByteCountBound: Int { decodedPath?.utf8.count ?? rawPath.utf8.count }
+    /// The path as set, or nil while it is `rawPath` decoded.
+    private var decodedPath: String?
+    /// The request target's raw (percent-encoded) path.
+    private var rawPath: Substring
     /// The pattern of the route that answered (`/frames/:id/:index`); nil when no route matched
     /// (404, 405) or the request never reached the router (parser errors, the 503 at the limit).
     public var route: String?
@@ -53,14 +63,24 @@ public struct HTTPAccessRecord: Sendable {
     public var bodyBytes: Int
     /// From the complete request head (or the start of the failed one) to the response being
     /// handed to the socket.
-    public var duration: Duration
+    public var duration: Duration {
+        get { .nanoseconds(durationNanoseconds) }
+        set {
+            let (seconds, attoseconds) = newValue.components
+            durationNanoseconds = seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+        }
+    }
+    /// ``duration`` in nanoseconds, as the server measured it (reading it needs no 128-bit
+    /// arithmetic).
+    public private(set) var durationNanoseconds: Int64
 
     /// A record from its parts (the server makes them; tests of hooks make their own).
     public init(method: HTTPMethod, path: String, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
                 requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
                 status: Int, bodyBytes: Int, duration: Duration) {
         self.method = method
-        self.path = path
+        rawPath = ""
+        decodedPath = path
         self.route = route
         self.routeIndex = routeIndex
         self.requestHeaders = requestHeaders
@@ -70,6 +90,26 @@ public struct HTTPAccessRecord: Sendable {
         self.loop = loop
         self.status = status
         self.bodyBytes = bodyBytes
+        durationNanoseconds = 0
         self.duration = duration
+    }
+
+    /// The server's record of a request whose raw path is `rawPath` (decoded only if read).
+    init(method: HTTPMethod, rawPath: Substring, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
+         requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
+         status: Int, bodyBytes: Int, durationNanoseconds: Int64) {
+        self.method = method
+        self.rawPath = rawPath
+        decodedPath = nil
+        self.route = route
+        self.routeIndex = routeIndex
+        self.requestHeaders = requestHeaders
+        self.requestID = requestID
+        self.remoteAddress = remoteAddress
+        self.connectionID = connectionID
+        self.loop = loop
+        self.status = status
+        self.bodyBytes = bodyBytes
+        self.durationNanoseconds = durationNanoseconds
     }
 }

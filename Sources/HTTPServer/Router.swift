@@ -30,6 +30,8 @@ public struct Router: Sendable {
         /// The route's position in ``Router/patterns``.
         let index: Int
         let segments: [Segment]
+        /// The names of the `:name` segments, in order.
+        let parameterNames: [String]
         let maxBodyBytes: Int?
         let action: Action
 
@@ -38,6 +40,7 @@ public struct Router: Sendable {
             self.pattern = pattern
             self.index = index
             self.segments = segments
+            parameterNames = segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
             self.maxBodyBytes = maxBodyBytes
             self.action = action
         }
@@ -124,8 +127,8 @@ public struct Router: Sendable {
     }
 
     /// Finds the route for `method` and a raw (percent-encoded) path. The path is split into
-    /// segments by byte offsets (on the stack for up to 32 segments) and literals are compared as
-    /// bytes, so matching allocates nothing but the bound parameters.
+    /// segments by byte offsets (on the stack) and literals are compared as bytes, and parameters
+    /// are bound as ranges of the path, so matching allocates nothing.
     func match(_ method: HTTPMethod, rawPath: Substring) -> Match {
         var path = rawPath
         return path.withUTF8 { bytes in
@@ -154,7 +157,7 @@ public struct Router: Sendable {
         var firstBound: Route?
         guard let candidates = routesBySegmentCount[segments.count] else { return .notFound }
         for route in candidates {
-            guard let parameters = Self.bind(route.segments, text, path, segments) else { continue }
+            guard let parameters = Self.bind(route.segments, route.parameterNames, text, path, segments) else { continue }
             if firstBound == nil { firstBound = route }
             if route.method == method { return .found(route, parameters) }
             if method == .HEAD && route.method == .GET && headFallback == nil {
@@ -177,9 +180,9 @@ public struct Router: Sendable {
     }
 
     /// The parameters of `pattern` bound to the path's segments, or nil when it does not match:
-    /// literals first (compared as bytes; decoded only when the segment has a `%`), then the
-    /// parameters, percent-decoded.
-    private static func bind(_ pattern: [Segment], _ text: Substring, _ path: UnsafeRawBufferPointer,
+    /// literals compared as bytes (decoded only when the segment has a `%`), the parameters kept as
+    /// ranges of the raw path (decoded when asked for).
+    private static func bind(_ pattern: [Segment], _ names: [String], _ text: Substring, _ path: UnsafeRawBufferPointer,
                              _ segments: UnsafeBufferPointer<Range<Int>>) -> HTTPPathParameters? {
         guard pattern.count == segments.count else { return nil }
         var parameterCount = 0
@@ -199,16 +202,16 @@ public struct Router: Sendable {
             }
         }
         guard parameterCount > 0 else { return HTTPPathParameters() }
-        var parameters: [(name: String, value: String)] = []
-        parameters.reserveCapacity(parameterCount)
-        let utf8 = text.utf8
-        for (part, range) in zip(pattern, segments) {
-            if case .parameter(let name) = part {
-                let lower = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
-                let upper = utf8.index(lower, offsetBy: range.count)
-                parameters.append((name, RequestTarget.percentDecode(text[lower..<upper])))
+        // The values stay ranges of the raw path; they are decoded when a handler asks for them.
+        return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: parameterCount) { ranges in
+            var bound = 0
+            for (part, range) in zip(pattern, segments) {
+                if case .parameter = part {
+                    ranges[bound] = range
+                    bound += 1
+                }
             }
+            return HTTPPathParameters(names: names, path: text, ranges: UnsafeBufferPointer(ranges))
         }
-        return HTTPPathParameters(parameters)
     }
 }

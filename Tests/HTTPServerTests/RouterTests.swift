@@ -22,6 +22,58 @@ import Testing
         #expect(parameters["missing"] == nil)
     }
 
+    @Test func boundParametersDecodeOnlyWhatHasEscapesAndIterateInPatternOrder() {
+        var router = Router()
+        router.get("/a/:one/b/:two/:three") { _, _ in .now(HTTPResponse(status: .ok)) }
+        router.get("/frames/:id/:index") { _, _ in .now(HTTPResponse(status: .ok)) }
+        let long = String(repeating: "0123456789abcdef", count: 4)
+        guard case .found(_, let plain) = router.match(.GET, rawPath: Substring("/frames/\(long)/7")) else {
+            Issue.record("no match"); return
+        }
+        #expect(plain["id"] == long)
+        #expect(plain["index"] == "7")
+        #expect(plain.count == 2)
+        // A percent-encoded id routes to the same frame route, decoded (UTF-8 included).
+        guard case .found(let route, let encoded) = router.match(.GET, rawPath: "/frames/%66%C3%A9%20x/0") else {
+            Issue.record("no match"); return
+        }
+        #expect(route.pattern == "/frames/:id/:index")
+        #expect(encoded["id"] == "fé x")
+        // More than two parameters, in the middle of literals; iteration decodes each value.
+        guard case .found(_, let three) = router.match(.GET, rawPath: "/a/x%2Fy/b/2/%7Ez") else {
+            Issue.record("no match"); return
+        }
+        #expect(three["one"] == "x/y")
+        #expect(three["two"] == "2")
+        #expect(three["three"] == "~z")
+        #expect(three.map(\.name) == ["one", "two", "three"])
+        #expect(three.map(\.value) == ["x/y", "2", "~z"])
+        // Parameters given by hand (tests of handlers) behave the same.
+        let given = HTTPPathParameters([(name: "id", value: "a/b")])
+        #expect(given["id"] == "a/b")
+        #expect(given["index"] == nil)
+        #expect(given.count == 1)
+    }
+
+    @Test func requestPathIsDecodedWhenAskedAndCanBeSet() {
+        var request = HTTPRequest(method: .GET, target: "/frames/%61b/1?t=2")
+        #expect(request.path == "/frames/ab/1")
+        request.path = "/other"
+        #expect(request.path == "/other")
+        var record = HTTPAccessRecord(method: .GET, rawPath: "/x%20y", route: nil, routeIndex: -1,
+                                      requestHeaders: HTTPHeaders(), requestID: .none, remoteAddress: nil,
+                                      connectionID: 1, loop: 0, status: 200, bodyBytes: 0,
+                                      durationNanoseconds: 1_500_000_123)
+        #expect(record.path == "/x y")
+        #expect(record.pathByteCountBound >= record.path.utf8.count)
+        record.path = "-"
+        #expect(record.path == "-")
+        #expect(record.pathByteCountBound == 1)
+        #expect(record.duration == .nanoseconds(1_500_000_123))
+        record.duration = .milliseconds(2)
+        #expect(record.durationNanoseconds == 2_000_000)
+    }
+
     @Test func unknownPathIsNotFound() {
         let router = Self.makeRouter()
         guard case .notFound = router.match(.GET, rawPath: "/frames/a") else { Issue.record("expected 404"); return }

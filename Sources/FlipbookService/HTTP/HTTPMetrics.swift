@@ -81,8 +81,7 @@ final class HTTPMetrics: Sendable {
         let route = record.route == nil ? 0 : record.routeIndex + 1
         let method = Self.methodIndex(record.method)
         let key = UInt64(route) << 32 | UInt64(method) << 16 | UInt64(UInt16(clamping: record.status))
-        let nanoseconds = Int64(record.duration.components.seconds) * 1_000_000_000
-            + record.duration.components.attoseconds / 1_000_000_000
+        let nanoseconds = record.durationNanoseconds
         loops.withLock(record.loop) { counts in
             counts.requests[key, default: 0] += 1
             if route >= counts.latency.count { counts.grow(to: route + 1) }

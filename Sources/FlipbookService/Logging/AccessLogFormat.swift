@@ -30,7 +30,7 @@ public enum AccessLogFormat: Sendable {
 
     /// The most bytes `append` can write for `line`.
     func maximumLength(of line: AccessLogLine) -> Int {
-        let path = min(line.record.path.utf8.count, Self.maximumPathBytes) + 3
+        let path = min(line.record.pathByteCountBound, Self.maximumPathBytes) + 3
         let variable = path + line.record.requestID.count + line.client.utf8.count + line.record.method.rawValue.utf8.count
         return 256 + 6 * variable
     }
@@ -50,7 +50,7 @@ public enum AccessLogFormat: Sendable {
             Self.appendText(" component=access method=", to: &out)
             Self.appendEscaped(record.method.rawValue, json: false, to: &out)
             Self.appendText(" ms=", to: &out)
-            Self.appendMilliseconds(record.duration, to: &out)
+            Self.appendMilliseconds(record.durationNanoseconds, to: &out)
             Self.appendText(" path=", to: &out)
             Self.appendPath(record.path, json: false, to: &out)
             Self.appendText(" requestID=", to: &out)
@@ -69,7 +69,7 @@ public enum AccessLogFormat: Sendable {
             Self.appendText("\",\"component\":\"access\",\"method\":\"", to: &out)
             Self.appendEscaped(record.method.rawValue, json: true, to: &out)
             Self.appendText("\",\"ms\":\"", to: &out)
-            Self.appendMilliseconds(record.duration, to: &out)
+            Self.appendMilliseconds(record.durationNanoseconds, to: &out)
             Self.appendText("\",\"path\":\"", to: &out)
             Self.appendPath(record.path, json: true, to: &out)
             Self.appendText("\",\"requestID\":\"", to: &out)
@@ -131,9 +131,7 @@ public enum AccessLogFormat: Sendable {
     }
 
     /// Milliseconds with two decimals, rounded (`0.05`, `12.30`).
-    private static func appendMilliseconds(_ duration: Duration, to out: inout [UInt8]) {
-        let (seconds, attoseconds) = duration.components  // once: each read divides 128-bit values
-        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    private static func appendMilliseconds(_ nanoseconds: Int64, to out: inout [UInt8]) {
         let hundredths = (max(0, nanoseconds) + 5_000) / 10_000
         appendDecimal(Int(hundredths / 100), to: &out)
         out.append(0x2E)
