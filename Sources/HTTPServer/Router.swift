@@ -152,21 +152,25 @@ public struct Router: Sendable {
 
     private func match(_ method: HTTPMethod, _ text: Substring, _ path: UnsafeRawBufferPointer,
                        _ segments: UnsafeBufferPointer<Range<Int>>) -> Match {
+        guard let candidates = routesBySegmentCount[segments.count] else { return .notFound }
+        // A route for the method — or for HEAD, the first GET route unless a HEAD route matches —
+        // found without building anything else.
+        let headFallsBack = method == .HEAD
         var headFallback: (Route, HTTPPathParameters)?
+        for route in candidates where route.method == method || (headFallsBack && route.method == .GET) {
+            guard let parameters = Self.bind(route.segments, route.parameterNames, text, path, segments) else { continue }
+            if route.method == method { return .found(route, parameters) }
+            if headFallback == nil { headFallback = (route, parameters) }
+        }
+        if let (route, parameters) = headFallback { return .found(route, parameters) }
+        // None: the methods the path allows (405), or 404.
         var allowed: [HTTPMethod] = []
         var firstBound: Route?
-        guard let candidates = routesBySegmentCount[segments.count] else { return .notFound }
-        for route in candidates {
-            guard let parameters = Self.bind(route.segments, route.parameterNames, text, path, segments) else { continue }
+        for route in candidates where Self.bind(route.segments, route.parameterNames, text, path, segments) != nil {
             if firstBound == nil { firstBound = route }
-            if route.method == method { return .found(route, parameters) }
-            if method == .HEAD && route.method == .GET && headFallback == nil {
-                headFallback = (route, parameters)
-            }
             if !allowed.contains(route.method) { allowed.append(route.method) }
             if route.method == .GET && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
         }
-        if let (route, parameters) = headFallback { return .found(route, parameters) }
         guard !allowed.isEmpty else { return .notFound }
         guard let optionsResponse else { return .methodNotAllowed(allowed) }
         allowed.append(.OPTIONS)

@@ -96,6 +96,24 @@ import Testing
         guard case .methodNotAllowed = router.match(.HEAD, rawPath: "/images/x") else { Issue.record("expected 405"); return }
     }
 
+    @Test func headPrefersItsOwnRouteEvenWhenRegisteredAfterTheGetRoute() {
+        var router = Router()
+        router.get("/things/:id") { _, _ in .now(HTTPResponse(status: .ok)) }
+        router.on(.HEAD, "/things/:id") { _, _ in .now(HTTPResponse(status: .noContent)) }
+        router.post("/posts/:id") { _, _ in .now(HTTPResponse(status: .created)) }
+        guard case .found(let head, let parameters) = router.match(.HEAD, rawPath: "/things/a%2Fb") else {
+            Issue.record("no match"); return
+        }
+        #expect(head.method == .HEAD)
+        #expect(parameters["id"] == "a/b")
+        guard case .found(let get, _) = router.match(.GET, rawPath: "/things/x") else { Issue.record("no match"); return }
+        #expect(get.method == .GET)
+        guard case .methodNotAllowed(let allowed) = router.match(.HEAD, rawPath: "/posts/1") else {
+            Issue.record("expected 405"); return
+        }
+        #expect(allowed == [.POST])
+    }
+
     @Test func literalSegmentsMatchPercentEncodedForms() {
         let router = Self.makeRouter()
         guard case .found = router.match(.GET, rawPath: "/%69mages") else { Issue.record("no match"); return }
