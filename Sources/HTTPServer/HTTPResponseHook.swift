@@ -78,19 +78,10 @@ public struct HTTPAccessRecord: Sendable {
     public init(method: HTTPMethod, path: String, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
                 requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
                 status: Int, bodyBytes: Int, duration: Duration) {
-        self.method = method
-        rawPath = ""
+        self.init(method: method, rawPath: "", route: route, routeIndex: routeIndex, requestHeaders: requestHeaders,
+                  requestID: requestID, remoteAddress: remoteAddress, connectionID: connectionID, loop: loop,
+                  status: status, bodyBytes: bodyBytes, durationNanoseconds: 0)
         decodedPath = path
-        self.route = route
-        self.routeIndex = routeIndex
-        self.requestHeaders = requestHeaders
-        self.requestID = requestID
-        self.remoteAddress = remoteAddress
-        self.connectionID = connectionID
-        self.loop = loop
-        self.status = status
-        self.bodyBytes = bodyBytes
-        durationNanoseconds = 0
         self.duration = duration
     }
 
