@@ -41,19 +41,7 @@ struct ServeProcessTests {
         }
 
         static func freePort() throws -> Int {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-                }
-            }
-            guard bound else { throw TestFailure("no free port: errno \(errno)") }
-            return Int(UInt16(bigEndian: address.sin_port))
+            try BoundLoopbackPort.free()
         }
     }
 

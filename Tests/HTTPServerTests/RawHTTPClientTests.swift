@@ -12,20 +12,10 @@ import Testing
 /// lines, a connection that ends without an answer).
 @Suite("Raw HTTP test client")
 struct RawHTTPClientTests {
-    /// A loopback port that refuses connections: bound, never listening, for as long as `body` runs.
+    /// A loopback port that refuses connections (bound, never listening) for as long as `body` runs.
     static func withRefusingPort(_ body: (Int) throws -> Void) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(bound)
-        try body(Int(UInt16(bigEndian: address.sin_port)))
+        let refusing = try BoundLoopbackPort()
+        try withExtendedLifetime(refusing) { try body(refusing.port) }
     }
 
     /// Failed connects on one thread while another keeps a file open and checks, each time, that
