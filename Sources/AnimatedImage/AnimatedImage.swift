@@ -110,13 +110,15 @@ public struct AnimatedImage: Sendable {
         try self.init(bytes: ImageBytes(bytes), limits: limits, verification: verification)
     }
 
+    /// A decoder for rendering. A verified image's frames are known to pass the checks that
+    /// only decide whether a frame decodes at all (``GIFCodeCheck``), so they are not run again.
     func makeDecoder() -> any FrameDecoder {
-        Self.decoder(for: index, bytes: bytes)
+        Self.decoder(for: index, bytes: bytes, checked: !isVerified)
     }
 
-    private static func decoder(for index: ImageIndex, bytes: ImageBytes) -> any FrameDecoder {
+    private static func decoder(for index: ImageIndex, bytes: ImageBytes, checked: Bool = true) -> any FrameDecoder {
         switch index.header {
-        case let .gif(header): return GIFFrameDecoder(bytes: bytes, header: header)
+        case let .gif(header): return GIFFrameDecoder(bytes: bytes, header: header, checksCodes: checked)
         case let .png(header): return APNGFrameDecoder(bytes: bytes, header: header)
         case let .webp(animated): return WebPFrameDecoder(bytes: bytes, isAnimated: animated)
         }

@@ -10,7 +10,7 @@ extension CacheState {
         let urgent: Bool
         /// A cached frame before `index` whose PNG the renderer may resume from, when replaying
         /// would cost more.
-        let resume: (frame: Int, png: [UInt8])?
+        let resume: (frame: Int, png: FrameBytes)?
     }
 
     /// The next job, with its image marked busy.

@@ -73,10 +73,11 @@ struct CacheState {
     }
 
     mutating func evict(_ entry: ImageEntry, frame i: Int) {
+        let heap = entry.frames[i].map(FreedMemory.heapBytes(of:)) ?? 0
         let bytes = entry.drop(i)
         if bytes > 0 {
             heldBytes -= bytes
-            freed.note(bytes)
+            freed.note(heapBytes: heap)
             counters.evictions += 1
         }
     }
@@ -89,7 +90,7 @@ struct CacheState {
         if releasingImage { entry.image = nil }
         heldBytes -= entry.rendererBytes
         decoderBytes -= entry.rendererBytes
-        freed.note(entry.rendererBytes)
+        freed.note(heapBytes: FreedMemory.heapBytes(ofCanvases: entry.rendererBytes, canvasBytes: entry.decodedFrameBytes))
         entry.rendererBytes = 0
     }
 
@@ -97,7 +98,7 @@ struct CacheState {
     /// accounts the difference.
     mutating func updateRendererBytes(_ entry: ImageEntry) {
         let now = entry.renderer.map { $0.image.index.bytesPerFrame + $0.checkpointBytes } ?? 0
-        freed.note(entry.rendererBytes - now)
+        freed.note(heapBytes: FreedMemory.heapBytes(ofCanvases: entry.rendererBytes - now, canvasBytes: entry.decodedFrameBytes))
         heldBytes += now - entry.rendererBytes
         decoderBytes += now - entry.rendererBytes
         entry.rendererBytes = now
@@ -108,7 +109,8 @@ struct CacheState {
         guard let entry = entries.removeValue(forKey: id) else { return [] }
         entry.hitTables?.remove(entry)
         heldBytes -= entry.heldBytes
-        freed.note(entry.heldBytes)
+        freed.note(heapBytes: entry.frames.reduce(0) { $0 + ($1.map(FreedMemory.heapBytes(of:)) ?? 0) }
+                   + FreedMemory.heapBytes(ofCanvases: entry.rendererBytes, canvasBytes: entry.decodedFrameBytes))
         decoderBytes -= entry.rendererBytes
         active.removeAll { $0 === entry }
         windowsStale = true

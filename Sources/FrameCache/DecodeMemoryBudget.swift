@@ -10,8 +10,7 @@ import Synchronization
 /// and gives it back when done; when the budget cannot hold a reservation, the work waits, first
 /// come first served (a large reservation is not starved by a stream of small ones). Work that
 /// could never fit (more than the whole budget) is refused at once, as is work beyond
-/// ``maxWaiting`` waiting reservations: the caller answers 422 or 429. What is given back is
-/// counted towards handing freed memory to the kernel (``ReleasedMemory``), as evictions are.
+/// ``maxWaiting`` waiting reservations: the caller answers 422 or 429.
 ///
 /// ```swift
 /// let reservation = try budget.reserve(image.decodeMemory.verificationBytes)
@@ -164,8 +163,9 @@ public final class DecodeMemoryBudget: Sendable {
             return state.admitWaiters()
         }
         for wake in woken { wake.signal() }
-        // What the work allocated is free now: counted on the rule evictions follow.
-        ReleasedMemory.note(bytes)
+        // Not counted towards handing memory back (``ReleasedMemory``): a reservation is a bound,
+        // not what went back to the heap. The work's large buffers are mappings of their own,
+        // unmapped as they are freed; its small ones stay in the heap for the next piece of work.
     }
 }
 

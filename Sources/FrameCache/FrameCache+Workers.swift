@@ -104,7 +104,7 @@ extension FrameCache {
             // Restoring the canvas from a cached frame's PNG costs about one frame decode.
             if plan.mayResume, let resume = work.job.resume, renderer.canResume(after: resume.frame),
                renderer.framesToDecode(for: work.job.index) > work.job.index - resume.frame + 1,
-               (try? renderer.resume(after: resume.frame, png: resume.png)) != nil {
+               (try? renderer.resume(after: resume.frame, png: resume.png.array)) != nil {
                 made.resumed = true
             }
             let canvas = try renderer.render(work.job.index)

@@ -215,13 +215,14 @@ final class ImageEntry: @unchecked Sendable {
     }
 
     /// The nearest cached frame before `index` (at most `reach` frames back) whose PNG can seed
-    /// the renderer (its disposal is not "previous"), with that PNG.
-    func resumePoint(before index: Int, reach: Int = 64) -> (frame: Int, png: [UInt8])? {
+    /// the renderer (its disposal is not "previous"), with that PNG (not copied: most jobs never
+    /// resume, and a frame in the memory file would be copied out under the cache's lock).
+    func resumePoint(before index: Int, reach: Int = 64) -> (frame: Int, png: FrameBytes)? {
         guard let image, index > 0 else { return nil }
         let descriptors = image.index.frames
         var j = index - 1
         while j >= 0 && index - j <= reach {
-            if let frame = frames[j], descriptors[j].disposal != .previous { return (j, frame.bytes.array) }
+            if let frame = frames[j], descriptors[j].disposal != .previous { return (j, frame.bytes) }
             j -= 1
         }
         return nil

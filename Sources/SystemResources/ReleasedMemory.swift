@@ -5,8 +5,9 @@ import Glibc
 import Synchronization
 
 /// Hands memory the process has let go of back to the kernel, on one rule for every part that
-/// frees in bulk: the frame cache (evicted frames and decoders), the HTTP server (closed
-/// connections' buffers) and decoding (a finished decode's or verification's scratch).
+/// frees heap memory in bulk: the frame cache (evicted frames and decoders on the heap) and the
+/// HTTP server (closed connections' buffers). Only bytes that went back to malloc's heap are
+/// counted: what was a mapping of its own (``ownMappingBytes``) went back to the kernel already.
 ///
 /// glibc's malloc keeps freed chunks in its arenas for reuse; buffers freed in the middle of a heap
 /// stay in the process's RSS although nobody counts them any more, so RSS would drift above what

@@ -10,6 +10,9 @@ import CGIF
 struct GIFFrameDecoder: FrameDecoder {
     let bytes: ImageBytes
     let header: GIFHeader
+    /// Runs ``GIFCodeCheck`` before decoding; off for the frames of a verified image, whose
+    /// verification ran it on every frame already (the bytes are the same).
+    var checksCodes = true
 
     func decode(_ frame: FrameDescriptor) throws -> FramePatch {
         guard case let .gif(descriptorOffset, end, transparentIndex) = frame.source else {
@@ -33,9 +36,11 @@ struct GIFFrameDecoder: FrameDecoder {
             return FramePatch(rect: rect, pixels: .indexed(indices: [], palette: palette,
                                                           transparentIndex: transparentIndex))
         }
-        try bytes.withUnsafeBufferPointer { file in
-            try GIFCodeCheck.check(file, minimumCodeSize: Int(minimumCodeSize), start: dataStart + 1, end: end,
-                                   pixels: rect.width * rect.height)
+        if checksCodes {
+            try bytes.withUnsafeBufferPointer { file in
+                try GIFCodeCheck.check(file, minimumCodeSize: Int(minimumCodeSize), start: dataStart + 1, end: end,
+                                       pixels: rect.width * rect.height)
+            }
         }
         let indices = try Self.decodeIndices(bytes, descriptorOffset: descriptorOffset, end: end,
                                              width: rect.width, height: rect.height,
