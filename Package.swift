@@ -16,9 +16,10 @@ let strictSettings: [SwiftSetting] = [
 // access to a connection's or parser's stored properties otherwise costs a call that records it
 // in a thread-local set (about 25 per request, 6% of a cached frame's instructions). Debug builds,
 // which the tests run, keep the checks, so an overlapping access still fails there.
-let requestPathSettings: [SwiftSetting] = strictSettings + [
-    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
-]
+let requestPathSettings: [SwiftSetting] =
+    strictSettings + [
+        .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))
+    ]
 
 let package = Package(
     name: "Flipbook",
@@ -42,17 +43,22 @@ let package = Package(
     targets: [
         // System libraries from Debian (libgif-dev, libwebp-dev, libpng-dev, zlib1g-dev,
         // libdeflate-dev).
-        .systemLibrary(name: "CGIF", path: "Sources/CGIF",
-                       providers: [.apt(["libgif-dev"])]),
-        .systemLibrary(name: "CWebP", path: "Sources/CWebP", pkgConfig: "libwebpdemux",
-                       providers: [.apt(["libwebp-dev"])]),
-        .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng16",
-                       providers: [.apt(["libpng-dev"])]),
-        .systemLibrary(name: "CZlib", path: "Sources/CZlib",
-                       providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
+            name: "CGIF", path: "Sources/CGIF",
+            providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(
+            name: "CWebP", path: "Sources/CWebP", pkgConfig: "libwebpdemux",
+            providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(
+            name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng16",
+            providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(
+            name: "CZlib", path: "Sources/CZlib",
+            providers: [.apt(["zlib1g-dev"])]),
         // libdeflate compresses the PNGs Flipbook writes (about twice as fast as zlib).
-        .systemLibrary(name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
-                       providers: [.apt(["libdeflate-dev"])]),
+        .systemLibrary(
+            name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]),
         // Linux system calls Glibc does not import: sched_getaffinity (the CPU limit), memfd_create
         // and hole punching (the frame cache's arena).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -61,92 +67,108 @@ let package = Package(
 
         // Facts about the machine and the container that sizes follow: the CPUs the process may
         // use (cgroup quota and affinity), where its cgroup lives; freed memory handed back.
-        .target(name: "SystemResources",
-                dependencies: ["CLinux", "CMalloc"],
-                swiftSettings: strictSettings),
+        .target(
+            name: "SystemResources",
+            dependencies: ["CLinux", "CMalloc"],
+            swiftSettings: strictSettings),
 
         // Formats → frame descriptors; decoders; one compositor; timeline; PNG encoding.
-        .target(name: "AnimatedImage",
-                dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate", "SystemResources"],
-                swiftSettings: strictSettings),
+        .target(
+            name: "AnimatedImage",
+            dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate", "SystemResources"],
+            swiftSettings: strictSettings),
 
         // The shared frame cache: one byte budget, decode-ahead windows, background decoding,
         // memory pressure.
-        .target(name: "FrameCache",
-                dependencies: [
-                    "AnimatedImage", "CLinux", "CMalloc", "SystemResources",
-                    .product(name: "Metrics", package: "swift-metrics"),
-                ],
-                swiftSettings: strictSettings),
+        .target(
+            name: "FrameCache",
+            dependencies: [
+                "AnimatedImage", "CLinux", "CMalloc", "SystemResources",
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSettings),
 
         // The HTTP/1.1 request parser: a state machine over bytes, standard library only (the fuzz
         // target builds from it as it is).
-        .target(name: "HTTPParsing",
-                swiftSettings: requestPathSettings),
+        .target(
+            name: "HTTPParsing",
+            swiftSettings: requestPathSettings),
 
         // HTTP/1.1 on POSIX sockets and epoll; knows nothing of images.
-        .target(name: "HTTPServer",
-                dependencies: [
-                    "HTTPParsing", "SystemResources",
-                    .product(name: "Logging", package: "swift-log"),
-                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                ],
-                swiftSettings: requestPathSettings),
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "HTTPParsing", "SystemResources",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: requestPathSettings),
 
         // The service: routes and handlers, storage, configuration, auth, metrics, logging.
-        .target(name: "FlipbookService",
-                dependencies: [
-                    "AnimatedImage", "FrameCache", "HTTPServer", "SystemResources",
-                    .product(name: "Crypto", package: "swift-crypto"),
-                    .product(name: "Configuration", package: "swift-configuration"),
-                    .product(name: "SystemPackage", package: "swift-system"),
-                    .product(name: "Logging", package: "swift-log"),
-                    .product(name: "Metrics", package: "swift-metrics"),
-                    .product(name: "Prometheus", package: "swift-prometheus"),
-                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                ],
-                swiftSettings: strictSettings),
+        .target(
+            name: "FlipbookService",
+            dependencies: [
+                "AnimatedImage", "FrameCache", "HTTPServer", "SystemResources",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings),
 
         // The command-line tool: serve | info | frames | frame | healthcheck.
-        .executableTarget(name: "flipbook",
-                          dependencies: [
-                              "AnimatedImage", "FlipbookService", "SystemResources",
-                              .product(name: "Logging", package: "swift-log"),
-                              .product(name: "Metrics", package: "swift-metrics"),
-                              .product(name: "Prometheus", package: "swift-prometheus"),
-                              .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                              .product(name: "SystemPackage", package: "swift-system"),
-                          ],
-                          swiftSettings: strictSettings),
+        .executableTarget(
+            name: "flipbook",
+            dependencies: [
+                "AnimatedImage", "FlipbookService", "SystemResources",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings),
 
         // A minimal server of in-memory payloads for `make bench-http` (side by side with nginx).
-        .executableTarget(name: "http-bench-server",
-                          dependencies: ["HTTPServer"],
-                          path: "Benchmarks/HTTPBenchServer",
-                          swiftSettings: strictSettings),
+        .executableTarget(
+            name: "http-bench-server",
+            dependencies: ["HTTPServer"],
+            path: "Benchmarks/HTTPBenchServer",
+            swiftSettings: strictSettings),
 
         // What every test target shares: the corpus, a seeded generator, a raw HTTP client, a
         // clock moved by hand.
-        .target(name: "FlipbookTestSupport",
-                dependencies: ["SystemResources"],
-                path: "Tests/FlipbookTestSupport",
-                swiftSettings: strictSettings),
+        .target(
+            name: "FlipbookTestSupport",
+            dependencies: ["SystemResources"],
+            path: "Tests/FlipbookTestSupport",
+            swiftSettings: strictSettings),
 
-        .testTarget(name: "AnimatedImageTests",
-                    dependencies: ["AnimatedImage", "CPNG", "CZlib", "FlipbookTestSupport"],
-                    swiftSettings: strictSettings),
-        .testTarget(name: "FrameCacheTests",
-                    dependencies: ["FrameCache", "AnimatedImage", "SystemResources", "FlipbookTestSupport"],
-                    swiftSettings: strictSettings),
-        .testTarget(name: "FlipbookServiceTests",
-                    dependencies: ["FlipbookService", "FrameCache", "HTTPServer", "AnimatedImage", "SystemResources",
-                                   "FlipbookTestSupport"],
-                    swiftSettings: strictSettings),
-        .testTarget(name: "HTTPServerTests",
-                    dependencies: ["HTTPServer", "FlipbookTestSupport"],
-                    swiftSettings: strictSettings),
-        .testTarget(name: "SystemResourcesTests",
-                    dependencies: ["SystemResources", "FlipbookTestSupport"],
-                    swiftSettings: strictSettings),
+        .testTarget(
+            name: "AnimatedImageTests",
+            dependencies: ["AnimatedImage", "CPNG", "CZlib", "FlipbookTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "FrameCacheTests",
+            dependencies: ["FrameCache", "AnimatedImage", "SystemResources", "FlipbookTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "FlipbookServiceTests",
+            dependencies: [
+                "FlipbookService", "FrameCache", "HTTPServer", "AnimatedImage", "SystemResources",
+                "FlipbookTestSupport",
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "FlipbookTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "SystemResourcesTests",
+            dependencies: ["SystemResources", "FlipbookTestSupport"],
+            swiftSettings: strictSettings),
     ]
 )

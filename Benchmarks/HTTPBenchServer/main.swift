@@ -1,3 +1,5 @@
+import HTTPServer
+
 // http-bench-server: serves every file of a directory from memory at `/<name>` through
 // HTTPServer, for `make bench-http` (side by side with nginx serving the same files).
 //
@@ -9,7 +11,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPServer
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
@@ -95,8 +96,9 @@ do {
     print("http-bench-server: \(error)")
     exit(1)
 }
-print("http-bench-server: \(cache.count) payloads on port \(server.port), \(configuration.eventLoopThreads) loops, "
-      + (fileBodies ? "bodies sent with sendfile" : "bodies copied from memory"))
+print(
+    "http-bench-server: \(cache.count) payloads on port \(server.port), \(configuration.eventLoopThreads) loops, "
+        + (fileBodies ? "bodies sent with sendfile" : "bodies copied from memory"))
 fflush(nil)
 signal(SIGPIPE, SIG_IGN)
 // A parent may have spawned us with signals blocked (Foundation's Process inherits the spawning

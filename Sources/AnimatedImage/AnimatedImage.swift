@@ -61,7 +61,7 @@ public struct AnimatedImage: Sendable {
         if index.frames.isEmpty {
             throw AnimatedImageError.noCompleteFrame(format, "the file holds no image")
         }
-        if case let .trusted(count) = verification {
+        if case .trusted(let count) = verification {
             index.truncate(to: max(1, count))
         }
         let memory = DecodeMemory(index: index)
@@ -118,9 +118,9 @@ public struct AnimatedImage: Sendable {
 
     private static func decoder(for index: ImageIndex, bytes: ImageBytes, checked: Bool = true) -> any FrameDecoder {
         switch index.header {
-        case let .gif(header): return GIFFrameDecoder(bytes: bytes, header: header, checksCodes: checked)
-        case let .png(header): return APNGFrameDecoder(bytes: bytes, header: header)
-        case let .webp(animated): return WebPFrameDecoder(bytes: bytes, isAnimated: animated)
+        case .gif(let header): return GIFFrameDecoder(bytes: bytes, header: header, checksCodes: checked)
+        case .png(let header): return APNGFrameDecoder(bytes: bytes, header: header)
+        case .webp(let animated): return WebPFrameDecoder(bytes: bytes, isAnimated: animated)
         }
     }
 }

@@ -44,7 +44,8 @@ public struct DecodeMemory: Sendable, Equatable {
 
     init(index: ImageIndex) {
         let canvasPixels = index.canvasWidth * index.canvasHeight
-        var decode = 0, verify = 0
+        var decode = 0
+        var verify = 0
         let perPixel = Self.framePixelBytes(index.format)
         for frame in index.frames {
             let pixels = frame.rect.width * frame.rect.height

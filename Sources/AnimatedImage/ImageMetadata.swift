@@ -35,8 +35,10 @@ public struct ImageMetadata: Sendable, Equatable {
         /// Can be composited without any earlier frame.
         public var independent: Bool
 
-        public init(index: Int, delayMs: Int, rawDelayMs: Int, timestampMs: Int, rect: PixelRect,
-                    dispose: FrameDisposal, blend: FrameBlend, independent: Bool) {
+        public init(
+            index: Int, delayMs: Int, rawDelayMs: Int, timestampMs: Int, rect: PixelRect,
+            dispose: FrameDisposal, blend: FrameBlend, independent: Bool
+        ) {
             self.index = index
             self.delayMs = delayMs
             self.rawDelayMs = rawDelayMs
@@ -51,22 +53,26 @@ public struct ImageMetadata: Sendable, Equatable {
     /// The metadata of `image`.
     public init(image: AnimatedImage) {
         let timeline = image.timeline
-        self.init(format: image.format.rawValue, mimeType: image.format.mimeType, width: image.canvasWidth,
-                  height: image.canvasHeight, frameCount: image.frameCount, animated: image.frameCount > 1,
-                  playCount: timeline.playCount, repetitionCount: timeline.repetitionCount,
-                  durationMs: timeline.durationMs, delayGcdMs: timeline.delayGcdMs,
-                  truncated: image.index.truncated, fileBytes: image.bytes.count,
-                  frames: image.index.frames.enumerated().map { i, frame in
-                      Frame(index: i, delayMs: timeline.delaysMs[i], rawDelayMs: timeline.rawDelaysMs[i],
-                            timestampMs: timeline.timestampsMs[i], rect: frame.rect, dispose: frame.disposal,
-                            blend: frame.blend, independent: image.dependencies.independent[i])
-                  })
+        self.init(
+            format: image.format.rawValue, mimeType: image.format.mimeType, width: image.canvasWidth,
+            height: image.canvasHeight, frameCount: image.frameCount, animated: image.frameCount > 1,
+            playCount: timeline.playCount, repetitionCount: timeline.repetitionCount,
+            durationMs: timeline.durationMs, delayGcdMs: timeline.delayGcdMs,
+            truncated: image.index.truncated, fileBytes: image.bytes.count,
+            frames: image.index.frames.enumerated().map { i, frame in
+                Frame(
+                    index: i, delayMs: timeline.delaysMs[i], rawDelayMs: timeline.rawDelaysMs[i],
+                    timestampMs: timeline.timestampsMs[i], rect: frame.rect, dispose: frame.disposal,
+                    blend: frame.blend, independent: image.dependencies.independent[i])
+            })
     }
 
     /// Metadata from its parts (a stored record read back).
-    public init(format: String, mimeType: String, width: Int, height: Int, frameCount: Int, animated: Bool,
-                playCount: Int, repetitionCount: RepetitionCount, durationMs: Int, delayGcdMs: Int,
-                truncated: Bool, fileBytes: Int, frames: [Frame]) {
+    public init(
+        format: String, mimeType: String, width: Int, height: Int, frameCount: Int, animated: Bool,
+        playCount: Int, repetitionCount: RepetitionCount, durationMs: Int, delayGcdMs: Int,
+        truncated: Bool, fileBytes: Int, frames: [Frame]
+    ) {
         self.format = format
         self.mimeType = mimeType
         self.width = width

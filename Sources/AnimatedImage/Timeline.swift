@@ -58,7 +58,8 @@ public struct Timeline: Sendable, Equatable {
         let (plays, offset) = time.divided(by: durationMs, quotientCap: playCount > 0 ? playCount : Int.max)
         if playCount > 0 && plays >= playCount { return delaysMs.count - 1 }
         // The last frame whose start is at or before `offset`.
-        var low = 0, high = timestampsMs.count - 1
+        var low = 0
+        var high = timestampsMs.count - 1
         while low < high {
             let mid = (low + high + 1) / 2
             if timestampsMs[mid] <= offset { low = mid } else { high = mid - 1 }
@@ -81,7 +82,7 @@ public enum RepetitionCount: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .infinite: return "infinite"
-        case let .count(n): return String(n)
+        case .count(let n): return String(n)
         }
     }
 }

@@ -28,8 +28,10 @@ extension CacheState {
     /// reserve). Never touches frame `keep` of `requester` (the frame about to be stored), nor
     /// `requester`'s decoder. Returns true when they fit.
     @discardableResult
-    mutating func makeRoom(for extra: Int, reach: EvictionReach, protecting requester: ImageEntry?,
-                           keep: Int? = nil, now: Double) -> Bool {
+    mutating func makeRoom(
+        for extra: Int, reach: EvictionReach, protecting requester: ImageEntry?,
+        keep: Int? = nil, now: Double
+    ) -> Bool {
         if heldBytes + extra <= holdLimit { return true }
         var chosen: [Candidate] = []
         var freed = 0
@@ -40,11 +42,11 @@ extension CacheState {
         }
         for candidate in chosen {
             switch candidate {
-            case let .frame(entry, i): evict(entry, frame: i)
-            case let .checkpoints(entry):
+            case .frame(let entry, let i): evict(entry, frame: i)
+            case .checkpoints(let entry):
                 entry.renderer?.discardCheckpoints()
                 updateRendererBytes(entry)
-            case let .decoder(entry, releasingImage): dropRenderer(entry, releasingImage: releasingImage)
+            case .decoder(let entry, let releasingImage): dropRenderer(entry, releasingImage: releasingImage)
             }
         }
         return heldBytes + extra <= holdLimit
@@ -63,8 +65,10 @@ extension CacheState {
 
     /// Calls `take` with each candidate and the bytes it would free, in eviction order, while
     /// `take` returns true.
-    private func walkCandidates(reach: EvictionReach, requester: ImageEntry?, keep: Int?, now: Double,
-                                _ take: (Candidate, Int) -> Bool) {
+    private func walkCandidates(
+        reach: EvictionReach, requester: ImageEntry?, keep: Int?, now: Double,
+        _ take: (Candidate, Int) -> Bool
+    ) {
         let protected = { (entry: ImageEntry, i: Int) in entry === requester && i == keep }
         var idle: [ImageEntry] = []
         var busyOrActive: [ImageEntry] = []
@@ -81,7 +85,10 @@ extension CacheState {
                 if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
             }
             if !entry.busy, entry.renderer != nil || entry.rendererBytes > 0,
-               !take(.decoder(entry, releasingImage: true), entry.rendererBytes) { return }
+                !take(.decoder(entry, releasingImage: true), entry.rendererBytes)
+            {
+                return
+            }
         }
         // 2. Frames behind the playheads of active images, least recently used image first,
         //    oldest first; the frame just behind each playhead (the resume anchor) stays.

@@ -26,7 +26,8 @@ extension CacheState {
             return job(entry, entry.waitOrder[0], urgent: true)
         }
         guard let (entry, index, _) = earliestPrefetch(now: now, excluding: nil),
-              roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now) else { return nil }
+            roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now)
+        else { return nil }
         return job(entry, index, urgent: false)
     }
 
@@ -39,11 +40,14 @@ extension CacheState {
     /// a frame someone waited for: that client asks for the next one within a frame's delay,
     /// and a server that only ever answers waiting requests would leave every client waiting
     /// (under overload, serving the late first must not stop anyone from getting ahead).
-    func continuation(of entry: ImageEntry, run: Int, maxRun: Int, margin: Double,
-                      sinceWaited: Int?, aheadOfWaiter: Int, now: Double) -> Job? {
+    func continuation(
+        of entry: ImageEntry, run: Int, maxRun: Int, margin: Double,
+        sinceWaited: Int?, aheadOfWaiter: Int, now: Double
+    ) -> Job? {
         if let index = entry.waitOrder.first { return job(entry, index, urgent: true) }
         guard run < maxRun, !entry.prefetchStalled, isActive(entry, now: now),
-              let index = entry.nextPrefetch else { return nil }
+            let index = entry.nextPrefetch
+        else { return nil }
         if oldestWaiting(excluding: entry) != nil {
             guard let since = sinceWaited, since < aheadOfWaiter else { return nil }
         } else if let (_, _, other) = earliestPrefetch(now: now, excluding: entry), other < now + margin {
@@ -66,10 +70,13 @@ extension CacheState {
     }
 
     private func earliestPrefetch(now: Double, excluding excluded: ImageEntry?)
-        -> (ImageEntry, Int, deadline: Double)? {
+        -> (ImageEntry, Int, deadline: Double)?
+    {
         var best: (ImageEntry, Int, deadline: Double)? = nil
-        for entry in active where !entry.busy && entry !== excluded && entry.window > 0 && !entry.prefetchStalled
-            && isActive(entry, now: now) {
+        for entry in active
+        where !entry.busy && entry !== excluded && entry.window > 0 && !entry.prefetchStalled
+            && isActive(entry, now: now)
+        {
             guard let index = entry.nextRunStart else { continue }
             let deadline = entry.deadline(ofFrame: index)
             if best == nil || deadline < best!.deadline { best = (entry, index, deadline) }

@@ -109,8 +109,9 @@ struct CacheState {
         guard let entry = entries.removeValue(forKey: id) else { return [] }
         entry.hitTables?.remove(entry)
         heldBytes -= entry.heldBytes
-        freed.note(heapBytes: entry.frames.reduce(0) { $0 + ($1.map(FreedMemory.heapBytes(of:)) ?? 0) }
-                   + FreedMemory.heapBytes(ofCanvases: entry.rendererBytes, canvasBytes: entry.decodedFrameBytes))
+        freed.note(
+            heapBytes: entry.frames.reduce(0) { $0 + ($1.map(FreedMemory.heapBytes(of:)) ?? 0) }
+                + FreedMemory.heapBytes(ofCanvases: entry.rendererBytes, canvasBytes: entry.decodedFrameBytes))
         decoderBytes -= entry.rendererBytes
         active.removeAll { $0 === entry }
         windowsStale = true
@@ -145,9 +146,10 @@ struct CacheState {
             if let entry = entries.removeValue(forKey: id) { entry.hitTables?.remove(entry) }
         }
         let demands = nowActive.map { entry in
-            WindowPolicy.Demand(frameCount: entry.frameCount, decodedFrameBytes: entry.decodedFrameBytes,
-                                encodedFrameBytes: entry.encodedFrameEstimate, loopMs: entry.loopMs,
-                                wasWhole: entry.isWhole)
+            WindowPolicy.Demand(
+                frameCount: entry.frameCount, decodedFrameBytes: entry.decodedFrameBytes,
+                encodedFrameBytes: entry.encodedFrameEstimate, loopMs: entry.loopMs,
+                wasWhole: entry.isWhole)
         }
         let largestCanvas = nowActive.map(\.decodedFrameBytes).max() ?? 0
         workingReserve = decodeThreads * Self.workingCanvasesPerThread * largestCanvas

@@ -17,8 +17,10 @@ public struct CacheableImage: Sendable {
     /// Taken from the request that first brings the image into the cache.
     public var prepare: Preparer?
 
-    public init(id: String, frameCount: Int, canvasWidth: Int, canvasHeight: Int,
-                load: @escaping @Sendable () throws -> AnimatedImage, prepare: Preparer? = nil) {
+    public init(
+        id: String, frameCount: Int, canvasWidth: Int, canvasHeight: Int,
+        load: @escaping @Sendable () throws -> AnimatedImage, prepare: Preparer? = nil
+    ) {
         self.id = id
         self.frameCount = frameCount
         self.canvasWidth = canvasWidth
@@ -29,8 +31,9 @@ public struct CacheableImage: Sendable {
 
     /// An image already in memory.
     public init(id: String, image: AnimatedImage) {
-        self.init(id: id, frameCount: image.frameCount, canvasWidth: image.canvasWidth,
-                  canvasHeight: image.canvasHeight, load: { image })
+        self.init(
+            id: id, frameCount: image.frameCount, canvasWidth: image.canvasWidth,
+            canvasHeight: image.canvasHeight, load: { image })
     }
 }
 

@@ -1,6 +1,6 @@
 import Dispatch
-import SystemResources
 import Synchronization
+import SystemResources
 
 /// The decode-memory budget (`limits.maxDecodeBytes`): what decoding may hold at once besides the
 /// frame cache — every render and encode of the cache's decode threads, every upload's
@@ -151,9 +151,10 @@ public final class DecodeMemoryBudget: Sendable {
     public func stats() -> Stats {
         let capacityBytes = self.capacityBytes
         return state.withLock { state in
-            Stats(capacityBytes: capacityBytes, usedBytes: state.used, peakBytes: state.peak,
-                  waiting: state.queue.count, reservations: state.reservations, waits: state.waits,
-                  refusedQueueFull: state.refusedQueueFull, refusedTooLarge: state.refusedTooLarge)
+            Stats(
+                capacityBytes: capacityBytes, usedBytes: state.used, peakBytes: state.peak,
+                waiting: state.queue.count, reservations: state.reservations, waits: state.waits,
+                refusedQueueFull: state.refusedQueueFull, refusedTooLarge: state.refusedTooLarge)
         }
     }
 

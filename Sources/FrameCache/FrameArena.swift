@@ -1,5 +1,6 @@
 import CLinux
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,7 +36,8 @@ final class FrameArena: @unchecked Sendable {
         let fd = flipbook_memfd_create("flipbook-frames")
         guard fd >= 0 else { return nil }
         guard ftruncate(fd, off_t(bytes)) == 0,
-              let mapping = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapping != MAP_FAILED else {
+            let mapping = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapping != MAP_FAILED
+        else {
             close(fd)
             return nil
         }

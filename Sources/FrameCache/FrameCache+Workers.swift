@@ -1,7 +1,7 @@
 import AnimatedImage
-import SystemResources
-import Foundation
 import CLinux
+import Foundation
+import SystemResources
 
 /// The decode threads: take a job under the lock, render and encode outside it, then store the
 /// frame, answer its waiters and either go on with the same image (a short run in playback
@@ -74,8 +74,9 @@ extension FrameCache {
             refreshWindowsIfDue(now: now)
             if let job = state.nextJob(now: now) {
                 activeJobs += 1
-                return Work(job: job, image: job.entry.image, renderer: job.entry.renderer,
-                            checkpointAllowance: checkpointAllowance())
+                return Work(
+                    job: job, image: job.entry.image, renderer: job.entry.renderer,
+                    checkpointAllowance: checkpointAllowance())
             }
             // Re-check now and then: windows regrow with time after memory pressure.
             _ = lock.wait(until: Date().addingTimeInterval(0.5))
@@ -96,15 +97,19 @@ extension FrameCache {
             // decode-memory budget is spent); given back when the frame is made.
             let plan = try decodeMemoryPlan(for: work, image: image)
             defer { plan.reservation?.release() }
-            let renderer = work.renderer ?? FrameRenderer(image: image, checkpointInterval: configuration.checkpointInterval,
-                                                          checkpointBudget: work.checkpointAllowance)
+            let renderer =
+                work.renderer
+                ?? FrameRenderer(
+                    image: image, checkpointInterval: configuration.checkpointInterval,
+                    checkpointBudget: work.checkpointAllowance)
             work.renderer = renderer
             renderer.checkpointBudget = min(work.checkpointAllowance, renderer.checkpointBytes + plan.checkpointBytes)
             let before = renderer.decodeCount
             // Restoring the canvas from a cached frame's PNG costs about one frame decode.
             if plan.mayResume, let resume = work.job.resume, renderer.canResume(after: resume.frame),
-               renderer.framesToDecode(for: work.job.index) > work.job.index - resume.frame + 1,
-               (try? renderer.resume(after: resume.frame, png: resume.png.array)) != nil {
+                renderer.framesToDecode(for: work.job.index) > work.job.index - resume.frame + 1,
+                (try? renderer.resume(after: resume.frame, png: resume.png.array)) != nil
+            {
                 made.resumed = true
             }
             let canvas = try renderer.render(work.job.index)
@@ -176,9 +181,10 @@ extension FrameCache {
             }
             if case .success = made.frame, !shuttingDown, fitsAfterMakingRoom(for: entry, now: now) {
                 let sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
-                next = state.continuation(of: entry, run: work.run + 1, maxRun: Self.maxRun,
-                                          margin: Self.runMarginSeconds, sinceWaited: sinceWaited,
-                                          aheadOfWaiter: Self.aheadOfWaiter, now: now)
+                next = state.continuation(
+                    of: entry, run: work.run + 1, maxRun: Self.maxRun,
+                    margin: Self.runMarginSeconds, sinceWaited: sinceWaited,
+                    aheadOfWaiter: Self.aheadOfWaiter, now: now)
             }
             if next == nil {
                 entry.busy = false
@@ -242,11 +248,13 @@ extension FrameCache {
         let memory = image.decodeMemory
         let base = memory.renderBytes + (work.renderer == nil ? memory.canvasBytes : 0)
         let resume = work.job.resume == nil ? 0 : memory.canvasBytes
-        let replayed = work.renderer?.framesToDecode(for: work.job.index)
+        let replayed =
+            work.renderer?.framesToDecode(for: work.job.index)
             ?? work.job.index - image.dependencies.replayStart(atOrBefore: work.job.index) + 1
         let held = work.renderer?.checkpointBytes ?? 0
-        let checkpoints = min(max(0, work.checkpointAllowance - held),
-                              (replayed / configuration.checkpointInterval + 1) * memory.canvasBytes)
+        let checkpoints = min(
+            max(0, work.checkpointAllowance - held),
+            (replayed / configuration.checkpointInterval + 1) * memory.canvasBytes)
         var plan = DecodeMemoryPlan(reservation: nil, checkpointBytes: 0, mayResume: false)
         var bytes = base
         if bytes + resume <= budget.capacityBytes {
@@ -260,8 +268,9 @@ extension FrameCache {
         do {
             plan.reservation = try budget.reserve(bytes)
         } catch .tooLarge(let needed, let capacity) {
-            throw FrameCacheError.decodeFailed("rendering a frame of this image needs \(needed) bytes of decode memory, "
-                                               + "more than limits.maxDecodeBytes (\(capacity))")
+            throw FrameCacheError.decodeFailed(
+                "rendering a frame of this image needs \(needed) bytes of decode memory, "
+                    + "more than limits.maxDecodeBytes (\(capacity))")
         } catch .queueFull {
             throw FrameCacheError.queueFull(retryAfterSeconds: 1)
         } catch .closed {

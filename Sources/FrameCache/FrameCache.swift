@@ -1,7 +1,7 @@
 import AnimatedImage
 import Foundation
-import Synchronization
 import Metrics
+import Synchronization
 import SystemResources
 
 /// The process-wide cache of composited frames, shared by every client of every image.
@@ -66,8 +66,10 @@ public final class FrameCache: @unchecked Sendable {
 
     /// - Parameter metricsFactory: where hits, misses, decode times, bytes, purges and queue
     ///   depth are reported (default: the process's bootstrapped swift-metrics backend).
-    public init(configuration: FrameCacheConfiguration, clock: any MonotonicClock = SystemMonotonicClock(),
-                metricsFactory: any MetricsFactory = MetricsSystem.factory) {
+    public init(
+        configuration: FrameCacheConfiguration, clock: any MonotonicClock = SystemMonotonicClock(),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) {
         self.configuration = configuration
         self.metrics = CacheMetrics(factory: metricsFactory)
         self.clock = clock
@@ -153,7 +155,8 @@ public final class FrameCache: @unchecked Sendable {
         if moved { entry.playhead = index }
         entry.lastRequest = now
         if moved && hit.runningLow && !entry.busy || !entry.isListedActive
-            || entry.requestGeneration != purgeGeneration.load(ordering: .relaxed) {
+            || entry.requestGeneration != purgeGeneration.load(ordering: .relaxed)
+        {
             nudge(entry, moved: moved, now: now)
         }
         return hit.frame.encoded(index)
@@ -208,8 +211,10 @@ public final class FrameCache: @unchecked Sendable {
         let freed = state.purge(level)
         purgeGeneration.store(state.purgeGeneration, ordering: .relaxed)
         refreshWindowsIfDue(now: now)
-        purges.append(PurgeRecord(at: Date(), level: level, source: source, freedBytes: freed,
-                                  bytesAfter: state.heldBytes))
+        purges.append(
+            PurgeRecord(
+                at: Date(), level: level, source: source, freedBytes: freed,
+                bytesAfter: state.heldBytes))
         if purges.count > 50 { purges.removeFirst(purges.count - 50) }
         let held = state.heldBytes
         state.freed.markReturned(now: now)  // a purge is returned at once, whatever the amount
@@ -259,11 +264,12 @@ public final class FrameCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let images = state.entries.values.sorted { $1.usedBefore($0) }.map { entry in
-            CacheStats.Image(id: entry.id, frameCount: entry.frameCount, cachedFrames: entry.cachedCount,
-                             window: entry.window, whole: entry.isWhole, playhead: entry.playhead,
-                             frameBytes: entry.frameBytes, decoderBytes: entry.rendererBytes,
-                             loaded: entry.image != nil, waiting: entry.waiterCount,
-                             idleSeconds: max(0, now - entry.lastRequest))
+            CacheStats.Image(
+                id: entry.id, frameCount: entry.frameCount, cachedFrames: entry.cachedCount,
+                window: entry.window, whole: entry.isWhole, playhead: entry.playhead,
+                frameBytes: entry.frameBytes, decoderBytes: entry.rendererBytes,
+                loaded: entry.image != nil, waiting: entry.waiterCount,
+                idleSeconds: max(0, now - entry.lastRequest))
         }
         let c = state.counters
         return CacheStats(
@@ -272,11 +278,13 @@ public final class FrameCache: @unchecked Sendable {
             decoderBytes: images.reduce(0) { $0 + $1.decoderBytes },
             entries: images.count, cachedFrames: images.reduce(0) { $0 + $1.cachedFrames },
             hits: c.hits + hitTables.hits, misses: c.misses, waits: c.misses - c.refusedQueueFull, coalesced: c.coalesced,
-            decodes: c.decodes, prefetches: c.prefetches, framesDecoded: c.framesDecoded, resumes: c.resumes, notKept: c.uncacheable,
+            decodes: c.decodes, prefetches: c.prefetches, framesDecoded: c.framesDecoded, resumes: c.resumes,
+            notKept: c.uncacheable,
             evictions: c.evictions, refusedQueueFull: c.refusedQueueFull, queueDepth: state.waitingRequests,
             decodeThreads: configuration.decodeThreads, decodeMemory: configuration.decodeBudget?.stats(),
-            pressure: CacheStats.Pressure(level: pressure.level(at: now), windowCap: pressure.windowCap(at: now),
-                                          onDemand: pressure.isOnDemand(at: now)),
+            pressure: CacheStats.Pressure(
+                level: pressure.level(at: now), windowCap: pressure.windowCap(at: now),
+                onDemand: pressure.isOnDemand(at: now)),
             purges: purges, images: images)
     }
 
@@ -286,9 +294,10 @@ public final class FrameCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let entry = state.entries[id] else { return nil }
-        return ImageResidency(frameCount: entry.frameCount,
-                              cachedFrames: entry.frames.indices.filter { entry.frames[$0] != nil },
-                              window: entry.window, whole: entry.isWhole, playhead: entry.playhead)
+        return ImageResidency(
+            frameCount: entry.frameCount,
+            cachedFrames: entry.frames.indices.filter { entry.frames[$0] != nil },
+            window: entry.window, whole: entry.isWhole, playhead: entry.playhead)
     }
 
     /// The indices of an image's cached frames, in order.
@@ -324,8 +333,9 @@ public final class FrameCache: @unchecked Sendable {
     /// Works the windows out again when something changed, or every ``windowRefreshSeconds``.
     func refreshWindowsIfDue(now: Double) {
         guard state.windowsStale || now - state.windowsRefreshedAt >= Self.windowRefreshSeconds else { return }
-        state.refreshWindows(now: now, policy: configuration.window, cap: pressure.windowCap(at: now),
-                             decodeThreads: configuration.decodeThreads)
+        state.refreshWindows(
+            now: now, policy: configuration.window, cap: pressure.windowCap(at: now),
+            decodeThreads: configuration.decodeThreads)
     }
 
     /// Canvas checkpoints one decoder may keep: a quarter of the budget shared by the active

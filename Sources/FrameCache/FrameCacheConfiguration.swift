@@ -30,14 +30,16 @@ public struct FrameCacheConfiguration: Sendable {
     /// (shared with upload verification); nil: decoding memory is not bounded.
     public var decodeBudget: DecodeMemoryBudget? = nil
 
-    public init(budgetBytes: Int = MemoryLimits.detect().defaultCacheBudget,
-                decodeThreads: Int = CPULimit.usableCores,
-                window: WindowPolicy = WindowPolicy(),
-                pressure: PressureSchedule = PressureSchedule(),
-                checkpointInterval: Int = 16,
-                pngCompressionLevel: Int = 1,
-                maxWaitingRequests: Int = 4096,
-                activeImageSeconds: Double = 30) {
+    public init(
+        budgetBytes: Int = MemoryLimits.detect().defaultCacheBudget,
+        decodeThreads: Int = CPULimit.usableCores,
+        window: WindowPolicy = WindowPolicy(),
+        pressure: PressureSchedule = PressureSchedule(),
+        checkpointInterval: Int = 16,
+        pngCompressionLevel: Int = 1,
+        maxWaitingRequests: Int = 4096,
+        activeImageSeconds: Double = 30
+    ) {
         self.budgetBytes = max(0, budgetBytes)
         self.decodeThreads = max(1, decodeThreads)
         self.window = window

@@ -71,7 +71,9 @@ final class HitTables: Sendable {
 
     /// Whether `reader`'s table holds frame `index` of `id` (no hit is counted; for tests).
     func holds(_ id: String, index: Int, reader: Int) -> Bool {
-        tables[reader % tables.count].images.withLock { $0[id].map { index < $0.frames.count && $0.frames[index] != nil } ?? false }
+        tables[reader % tables.count].images.withLock {
+            $0[id].map { index < $0.frames.count && $0.frames[index] != nil } ?? false
+        }
     }
 
     /// Hits answered through every table so far.

@@ -38,14 +38,16 @@ public struct MemoryLimits: Sendable, Equatable {
 
     /// Reads the limits of this process from `cgroupRoot` (default `/sys/fs/cgroup`) and
     /// `/proc/meminfo`.
-    public static func detect(cgroupRoot: String = CgroupMemory.processRoot(), meminfo: String = "/proc/meminfo") -> MemoryLimits {
+    public static func detect(cgroupRoot: String = CgroupMemory.processRoot(), meminfo: String = "/proc/meminfo") -> MemoryLimits
+    {
         let info = Self.meminfo(meminfo)
         let total = info["MemTotal"] ?? Int(ProcessInfo.processInfo.physicalMemory)
         let available = info["MemAvailable"] ?? total / 2
         if let max = CgroupMemory(root: cgroupRoot).limit, max < total {
             let current = CgroupMemory(root: cgroupRoot).current ?? 0
-            return MemoryLimits(limitBytes: max, availableBytes: Swift.max(0, Swift.min(available, max - current)),
-                                fromCgroup: true)
+            return MemoryLimits(
+                limitBytes: max, availableBytes: Swift.max(0, Swift.min(available, max - current)),
+                fromCgroup: true)
         }
         return MemoryLimits(limitBytes: total, availableBytes: available, fromCgroup: false)
     }

@@ -40,8 +40,10 @@ public struct WindowPolicy: Sendable, Equatable {
         /// It was whole in the previous allocation.
         public var wasWhole: Bool
 
-        public init(frameCount: Int, decodedFrameBytes: Int, encodedFrameBytes: Int, loopMs: Int,
-                    wasWhole: Bool = false) {
+        public init(
+            frameCount: Int, decodedFrameBytes: Int, encodedFrameBytes: Int, loopMs: Int,
+            wasWhole: Bool = false
+        ) {
             self.frameCount = frameCount
             self.decodedFrameBytes = decodedFrameBytes
             self.encodedFrameBytes = encodedFrameBytes

@@ -76,8 +76,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         let valueEnd = storage.count
         storage.append(0x0D)
         storage.append(0x0A)
-        fields.append(Field(nameStart: Int32(nameStart), nameEnd: Int32(nameEnd),
-                            valueStart: Int32(valueStart), valueEnd: Int32(valueEnd)))
+        fields.append(
+            Field(
+                nameStart: Int32(nameStart), nameEnd: Int32(nameEnd),
+                valueStart: Int32(valueStart), valueEnd: Int32(valueEnd)))
     }
 
     /// Replaces every field called `name` by one field with `value` (appended at the end).
@@ -197,7 +199,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     package static func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8, y = b.utf8
+        let x = a.utf8
+        let y = b.utf8
         guard x.count == y.count else { return false }
         return zip(x, y).allSatisfy { ASCII.lower($0) == ASCII.lower($1) }
     }

@@ -10,8 +10,10 @@ public struct HTTPParserLimits: Hashable, Sendable {
     public var maxChunkLineBytes: Int
 
     /// Limits with the defaults of `HTTPServerConfiguration`: 8 KiB line, 16 KiB / 100 fields, 4 KiB chunk line.
-    public init(maxRequestLineBytes: Int = 8 * 1024, maxHeaderBytes: Int = 16 * 1024,
-                maxHeaderFields: Int = 100, maxChunkLineBytes: Int = 4 * 1024) {
+    public init(
+        maxRequestLineBytes: Int = 8 * 1024, maxHeaderBytes: Int = 16 * 1024,
+        maxHeaderFields: Int = 100, maxChunkLineBytes: Int = 4 * 1024
+    ) {
         self.maxRequestLineBytes = maxRequestLineBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.maxHeaderFields = maxHeaderFields

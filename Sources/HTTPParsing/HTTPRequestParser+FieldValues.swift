@@ -10,8 +10,10 @@ extension HTTPRequestParser {
     }
 
     /// Calls `body` with each comma-separated element of `value`, whitespace trimmed.
-    package static func forEachListElement(_ value: UnsafeRawBufferPointer, keepEmpty: Bool = false,
-                                   _ body: (UnsafeRawBufferPointer) -> Void) {
+    package static func forEachListElement(
+        _ value: UnsafeRawBufferPointer, keepEmpty: Bool = false,
+        _ body: (UnsafeRawBufferPointer) -> Void
+    ) {
         var start = 0
         var index = 0
         while index <= value.count {

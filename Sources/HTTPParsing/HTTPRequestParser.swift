@@ -232,8 +232,8 @@ public struct HTTPRequestParser: Sendable {
             // Version: exactly "HTTP/" DIGIT "." DIGIT.
             let versionStart = secondSpace + 1
             guard end - versionStart == 8,
-                  raw[versionStart] == 0x48, raw[versionStart + 1] == 0x54, raw[versionStart + 2] == 0x54,
-                  raw[versionStart + 3] == 0x50, raw[versionStart + 4] == 0x2F, raw[versionStart + 6] == 0x2E
+                raw[versionStart] == 0x48, raw[versionStart + 1] == 0x54, raw[versionStart + 2] == 0x54,
+                raw[versionStart + 3] == 0x50, raw[versionStart + 4] == 0x2F, raw[versionStart + 6] == 0x2E
             else { return .malformedRequestLine }
             let major = raw[versionStart + 5] &- 0x30
             let minor = raw[versionStart + 7] &- 0x30
@@ -257,9 +257,10 @@ public struct HTTPRequestParser: Sendable {
             if case .failure(let error) = parsed { return error }
             return .invalidHeaderField
         }
-        let field = HTTPHeaders.Field(nameStart: Int32(start), nameEnd: Int32(start + split.nameEnd),
-                                      valueStart: Int32(start + split.valueStart),
-                                      valueEnd: Int32(start + split.valueEnd))
+        let field = HTTPHeaders.Field(
+            nameStart: Int32(start), nameEnd: Int32(start + split.nameEnd),
+            valueStart: Int32(start + split.valueStart),
+            valueEnd: Int32(start + split.valueEnd))
         // Room for a browser's dozen fields at once, instead of growing the list field by field.
         if fields.capacity == 0 { fields.reserveCapacity(16) }
         fields.append(field)
@@ -269,7 +270,8 @@ public struct HTTPRequestParser: Sendable {
 
     /// Splits `name: value` (no CRLF) into offsets: name end, trimmed value start and end.
     package static func splitFieldLine(_ line: UnsafeRawBufferPointer)
-        -> Result<(nameEnd: Int, valueStart: Int, valueEnd: Int), HTTPParseError> {
+        -> Result<(nameEnd: Int, valueStart: Int, valueEnd: Int), HTTPParseError>
+    {
         guard let first = line.first else { return .failure(.invalidHeaderField) }
         if ASCII.isWhitespace(first) { return .failure(.obsoleteLineFolding) }
         var colon = -1

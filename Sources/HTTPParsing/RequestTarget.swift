@@ -13,7 +13,7 @@ package enum RequestTarget {
             guard byte > 0x20, byte < 0x7F else { return false }
             if byte == 0x25 {
                 guard index + 2 < bytes.count,
-                      ASCII.hexValue(bytes[index + 1]) != nil, ASCII.hexValue(bytes[index + 2]) != nil
+                    ASCII.hexValue(bytes[index + 1]) != nil, ASCII.hexValue(bytes[index + 2]) != nil
                 else { return false }
                 index += 3
                 continue
@@ -57,8 +57,8 @@ package enum RequestTarget {
             var question: Int?
             for offset in 0..<bytes.count {
                 let byte = bytes[offset]
-                if byte == 0x23 { end = offset; break } // '#'
-                if byte == 0x3F && question == nil { question = offset } // '?'
+                if byte == 0x23 { end = offset; break }  // '#'
+                if byte == 0x3F && question == nil { question = offset }  // '?'
             }
             var pathStart = 0
             if let first = bytes.first, first != 0x2F, !(first == 0x2A && bytes.count == 1) {
@@ -95,7 +95,8 @@ package enum RequestTarget {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == 0x25, index + 2 < bytes.count, let high = ASCII.hexValue(bytes[index + 1]),
-               let low = ASCII.hexValue(bytes[index + 2]) {
+                let low = ASCII.hexValue(bytes[index + 2])
+            {
                 out.append(UInt8(high << 4 | low))
                 index += 3
                 continue
@@ -112,8 +113,11 @@ package enum RequestTarget {
         var items: [(name: String, value: String)] = []
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             if let equals = pair.firstIndex(of: "=") {
-                items.append((percentDecode(pair[..<equals], plusAsSpace: true),
-                              percentDecode(pair[pair.index(after: equals)...], plusAsSpace: true)))
+                items.append(
+                    (
+                        percentDecode(pair[..<equals], plusAsSpace: true),
+                        percentDecode(pair[pair.index(after: equals)...], plusAsSpace: true)
+                    ))
             } else {
                 items.append((percentDecode(pair, plusAsSpace: true), ""))
             }

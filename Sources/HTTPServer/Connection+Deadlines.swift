@@ -51,7 +51,7 @@ extension Connection {
                 headStartedAt = 0
                 failRequest(.requestTimeout, detail: "The request head did not arrive in time.", bodyFailure: .timedOut)
             } else if inFlight.isEmpty && current == nil {
-                closeRequested = true // idle keep-alive connection
+                closeRequested = true  // idle keep-alive connection
             }
         }
     }

@@ -1,7 +1,8 @@
+import SystemResources
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import SystemResources
 
 /// Request handling of a connection: routing a parsed head, body policies, handler calls, and
 /// writing responses strictly in request order.
@@ -30,11 +31,12 @@ extension Connection {
             headers: head.headers, version: head.version, body: [], remoteAddress: peer,
             connectionID: id, requestNumber: requestCount, rawPath: rawPath, loop: loop.index,
             requestID: requestID, route: route)
-        inFlight.append(Exchange(
-            sequence: sequence, method: head.method, rawPath: rawPath, route: route, routeIndex: routeIndex,
-            headers: head.headers, requestID: requestID, isHead: head.method == .HEAD,
-            isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
-            startNanoseconds: shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
+        inFlight.append(
+            Exchange(
+                sequence: sequence, method: head.method, rawPath: rawPath, route: route, routeIndex: routeIndex,
+                headers: head.headers, requestID: requestID, isHead: head.method == .HEAD,
+                isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
+                startNanoseconds: shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
         let hasBody = head.framing != .none
 
         switch match {
@@ -155,8 +157,10 @@ extension Connection {
     }
 
     /// Answers the request being received (or a new one) with a problem and closes afterwards.
-    func failRequest(_ status: HTTPStatus, detail: String, headers: HTTPHeaders = HTTPHeaders(),
-                     bodyFailure: HTTPBodyFailure?) {
+    func failRequest(
+        _ status: HTTPStatus, detail: String, headers: HTTPHeaders = HTTPHeaders(),
+        bodyFailure: HTTPBodyFailure?
+    ) {
         stopParsing = true
         let sequence: UInt64
         if let incoming = current {
@@ -166,15 +170,17 @@ extension Connection {
             if let index = inFlight.firstIndex(where: { $0.sequence == sequence }) {
                 inFlight[index].keepAlive = false
                 inFlight[index].pendingContinue = false
-                if inFlight[index].isAnswered { return } // already answered (rejected early)
+                if inFlight[index].isAnswered { return }  // already answered (rejected early)
             }
         } else {
             sequence = nextSequence
             nextSequence += 1
-            inFlight.append(Exchange(sequence: sequence, method: Self.unknownMethod, rawPath: "-", route: nil,
-                                     routeIndex: -1, headers: HTTPHeaders(), requestID: loop.requestID(for: nil),
-                                     isHead: false, isHTTP10: false, keepAlive: false,
-                                     startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
+            inFlight.append(
+                Exchange(
+                    sequence: sequence, method: Self.unknownMethod, rawPath: "-", route: nil,
+                    routeIndex: -1, headers: HTTPHeaders(), requestID: loop.requestID(for: nil),
+                    isHead: false, isHTTP10: false, keepAlive: false,
+                    startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
         }
         setResponse(.problem(status, detail: detail, headers: headers), sequence: sequence)
     }
@@ -193,7 +199,8 @@ extension Connection {
     /// Records the answer for `sequence` (first answer wins) and sends every answer now in order.
     func setResponse(_ response: HTTPResponse, sequence: UInt64) {
         guard let index = inFlight.firstIndex(where: { $0.sequence == sequence }),
-              !inFlight[index].isAnswered else { return }
+            !inFlight[index].isAnswered
+        else { return }
         if index == 0 {
             // The oldest request: its answer goes out now, without being stored first.
             let exchange = inFlight[0]
@@ -229,11 +236,12 @@ extension Connection {
         let sendsBody = !exchange.isHead && !response.status.forbidsBody
         let hook = loop.shared.hook
         let record = hook.map { _ in
-            HTTPAccessRecord(method: exchange.method, rawPath: exchange.rawPath, route: exchange.route,
-                             routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
-                             requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
-                             status: response.status.code, bodyBytes: sendsBody ? response.bodyCount : 0,
-                             durationNanoseconds: Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds))
+            HTTPAccessRecord(
+                method: exchange.method, rawPath: exchange.rawPath, route: exchange.route,
+                routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
+                requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
+                status: response.status.code, bodyBytes: sendsBody ? response.bodyCount : 0,
+                durationNanoseconds: Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds))
         }
         enqueueStaged { head in
             ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)

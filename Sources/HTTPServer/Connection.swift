@@ -1,7 +1,8 @@
+import SystemResources
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import SystemResources
 
 /// One client connection, owned by one event loop and touched only on its thread: a read buffer
 /// the parser works on, the requests awaiting their responses (in order), and the bytes queued
@@ -47,8 +48,10 @@ final class Connection {
         private(set) var isAnswered = false
         var pendingContinue = false
 
-        init(sequence: UInt64, method: HTTPMethod, rawPath: Substring, route: String?, routeIndex: Int, headers: HTTPHeaders,
-             requestID: HTTPRequestID, isHead: Bool, isHTTP10: Bool, keepAlive: Bool, startNanoseconds: UInt64) {
+        init(
+            sequence: UInt64, method: HTTPMethod, rawPath: Substring, route: String?, routeIndex: Int, headers: HTTPHeaders,
+            requestID: HTTPRequestID, isHead: Bool, isHTTP10: Bool, keepAlive: Bool, startNanoseconds: UInt64
+        ) {
             self.sequence = sequence
             self.method = method
             self.rawPath = rawPath
@@ -192,7 +195,7 @@ final class Connection {
                 if readStart > 0 {
                     compactReadBuffer()
                 } else {
-                    readPaused = true // back-pressure: leave the rest in the kernel
+                    readPaused = true  // back-pressure: leave the rest in the kernel
                     return
                 }
             }
@@ -202,7 +205,7 @@ final class Connection {
             if n > 0 {
                 readPaused = false
                 if phase == .lingering {
-                    continue // discard
+                    continue  // discard
                 }
                 readEnd += n
                 processInput()
@@ -354,7 +357,8 @@ final class Connection {
     /// Takes requests again once the queue is down to the low-water mark.
     private func resumeIfOutputDrained() {
         guard pausedForOutput, !writeBlocked, output.byteCount <= configuration.outputLowWaterBytes,
-              !closeRequested, !inProcessInput else { return }
+            !closeRequested, !inProcessInput
+        else { return }
         pausedForOutput = false
         loop.shared.outputPaused(false)
         processInput()

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import Synchronization
 import SystemResources
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One epoll loop on its own thread. It owns its connections (touched only from its thread), a
 /// deadline heap, and an inbox through which other threads hand it responses, new connections
@@ -182,7 +183,8 @@ final class EventLoop: @unchecked Sendable {
 
     private func connection(fd: Int32, generation: UInt32) -> Connection? {
         guard fd >= 0, Int(fd) < connections.count, let connection = connections[Int(fd)],
-              connection.generation == generation else { return nil }
+            connection.generation == generation
+        else { return nil }
         return connection
     }
 
@@ -229,8 +231,9 @@ final class EventLoop: @unchecked Sendable {
         }
         if let deadline = drainDeadline, deadline <= now {
             drainDeadline = nil
-            shared.logger.warning("drain timeout: closing \(liveConnections) connection(s)",
-                                  metadata: ["loop": "\(index)"])
+            shared.logger.warning(
+                "drain timeout: closing \(liveConnections) connection(s)",
+                metadata: ["loop": "\(index)"])
             for case let connection? in connections { close(connection) }
         }
     }
@@ -260,8 +263,9 @@ final class EventLoop: @unchecked Sendable {
     private func register(fd: Int32, peer: HTTPPeerAddress?) {
         let generation = nextGeneration
         nextGeneration = nextGeneration == UInt32.max ? 1 : nextGeneration + 1
-        let connection = Connection(fd: fd, generation: generation, id: shared.nextConnectionID(),
-                                    peer: peer, loop: self)
+        let connection = Connection(
+            fd: fd, generation: generation, id: shared.nextConnectionID(),
+            peer: peer, loop: self)
         if Int(fd) >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - connections.count + 64))
         }
@@ -334,8 +338,9 @@ final class EventLoop: @unchecked Sendable {
                     acceptResumeAt = now + Self.acceptBackoffMilliseconds
                     if now - lastAcceptWarning > 1000 {
                         lastAcceptWarning = now
-                        shared.logger.warning("accept: out of resources, backing off",
-                                              metadata: ["errno": "\(code)"])
+                        shared.logger.warning(
+                            "accept: out of resources, backing off",
+                            metadata: ["errno": "\(code)"])
                     }
                     return
                 default:
@@ -360,8 +365,9 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private static let refusal = HTTPResponse.problem(.serviceUnavailable,
-                                                      detail: "The server has too many open connections.")
+    private static let refusal = HTTPResponse.problem(
+        .serviceUnavailable,
+        detail: "The server has too many open connections.")
 
     /// Answers a connection over the limit with 503 and closes it without keeping any state. The
     /// answer carries what every response does (the hook's lines, a request id) and is reported
@@ -370,9 +376,10 @@ final class EventLoop: @unchecked Sendable {
         let problem = Self.refusal
         let requestID = requestID(for: nil)
         let record = shared.hook.map { _ in
-            HTTPAccessRecord(method: Connection.unknownMethod, path: "-", route: nil, routeIndex: -1,
-                             requestHeaders: HTTPHeaders(), requestID: requestID, remoteAddress: peer, connectionID: 0,
-                             loop: index, status: problem.status.code, bodyBytes: problem.body.count, duration: .zero)
+            HTTPAccessRecord(
+                method: Connection.unknownMethod, path: "-", route: nil, routeIndex: -1,
+                requestHeaders: HTTPHeaders(), requestID: requestID, remoteAddress: peer, connectionID: 0,
+                loop: index, status: problem.status.code, bodyBytes: problem.body.count, duration: .zero)
         }
         var bytes: [UInt8] = []
         ResponseSerializer.appendStatusAndFields(of: problem, sendsBody: true, to: &bytes)
@@ -394,7 +401,8 @@ final class EventLoop: @unchecked Sendable {
     func requestID(for headers: HTTPHeaders?) -> HTTPRequestID {
         guard let name = shared.requestIDLowercasedName else { return .none }
         if let headers, let range = headers.firstValueRange(lowercasedName: name),
-           headers.storage.withUnsafeBytes({ HTTPRequestID.isAcceptable(UnsafeRawBufferPointer(rebasing: $0[range])) }) {
+            headers.storage.withUnsafeBytes({ HTTPRequestID.isAcceptable(UnsafeRawBufferPointer(rebasing: $0[range])) })
+        {
             return HTTPRequestID(.echoed(headers.storage, start: range.lowerBound, end: range.upperBound))
         }
         requestIDCounter &+= 1

@@ -39,8 +39,9 @@ public struct HTTPPathParameters: Sendable, Sequence {
             storage = .pairs([])
             return
         }
-        storage = .bound(names: names, path: path, first: ranges[0], second: ranges.count > 1 ? ranges[1] : 0..<0,
-                         rest: ranges.count > 2 ? Array(ranges[2...]) : [])
+        storage = .bound(
+            names: names, path: path, first: ranges[0], second: ranges.count > 1 ? ranges[1] : 0..<0,
+            rest: ranges.count > 2 ? Array(ranges[2...]) : [])
     }
 
     /// The percent-decoded value of the parameter called `name`.
@@ -125,11 +126,13 @@ public struct HTTPRequest: Sendable {
     var rawPath: Substring
 
     /// Makes a request from a method and target, e.g. to test a handler without a server.
-    public init(method: HTTPMethod, target: String, version: HTTPVersion = .http1_1,
-                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
-                pathParameters: HTTPPathParameters = HTTPPathParameters(),
-                remoteAddress: HTTPPeerAddress? = nil, connectionID: UInt64 = 0, requestNumber: Int = 1,
-                loop: Int = 0, requestID: HTTPRequestID = .none, route: String? = nil) {
+    public init(
+        method: HTTPMethod, target: String, version: HTTPVersion = .http1_1,
+        headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+        pathParameters: HTTPPathParameters = HTTPPathParameters(),
+        remoteAddress: HTTPPeerAddress? = nil, connectionID: UInt64 = 0, requestNumber: Int = 1,
+        loop: Int = 0, requestID: HTTPRequestID = .none, route: String? = nil
+    ) {
         let (rawPath, rawQuery) = RequestTarget.split(target)
         self.method = method
         self.target = target
@@ -148,10 +151,12 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The server's initializer: every part already parsed.
-    init(method: HTTPMethod, target: String, pathParameters: HTTPPathParameters,
-         queryItems: [(name: String, value: String)], headers: HTTPHeaders, version: HTTPVersion,
-         body: [UInt8], remoteAddress: HTTPPeerAddress?, connectionID: UInt64, requestNumber: Int,
-         rawPath: Substring, loop: Int, requestID: HTTPRequestID, route: String?) {
+    init(
+        method: HTTPMethod, target: String, pathParameters: HTTPPathParameters,
+        queryItems: [(name: String, value: String)], headers: HTTPHeaders, version: HTTPVersion,
+        body: [UInt8], remoteAddress: HTTPPeerAddress?, connectionID: UInt64, requestNumber: Int,
+        rawPath: Substring, loop: Int, requestID: HTTPRequestID, route: String?
+    ) {
         self.method = method
         self.target = target
         self.pathParameters = pathParameters

@@ -75,12 +75,15 @@ public struct HTTPResponse: Sendable {
 
     /// An RFC 9457 `application/problem+json` response: `type` "about:blank", `title` the
     /// status's reason phrase, `status`, and `detail`.
-    public static func problem(_ status: HTTPStatus, detail: String,
-                               headers extraHeaders: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+    public static func problem(
+        _ status: HTTPStatus, detail: String,
+        headers extraHeaders: HTTPHeaders = HTTPHeaders()
+    ) -> HTTPResponse {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/problem+json")
         for field in extraHeaders { headers.add(name: field.name, value: field.value) }
-        let body = "{\"type\":\"about:blank\",\"title\":\(JSONString.quoted(status.reasonPhrase)),"
+        let body =
+            "{\"type\":\"about:blank\",\"title\":\(JSONString.quoted(status.reasonPhrase)),"
             + "\"status\":\(status.code),\"detail\":\(JSONString.quoted(detail))}"
         return HTTPResponse(status: status, headers: headers, body: Array(body.utf8))
     }
@@ -114,8 +117,9 @@ public final class HTTPPreparedResponse: Sendable {
         self.body = body
         fileBody = nil
         var head: [UInt8] = []
-        ResponseSerializer.appendStatusAndFields(status: status, headers: headers, bodyCount: body.count,
-                                                 sendsBody: true, to: &head)
+        ResponseSerializer.appendStatusAndFields(
+            status: status, headers: headers, bodyCount: body.count,
+            sendsBody: true, to: &head)
         self.head = head
     }
 
@@ -126,8 +130,9 @@ public final class HTTPPreparedResponse: Sendable {
         body = []
         self.fileBody = fileBody
         var head: [UInt8] = []
-        ResponseSerializer.appendStatusAndFields(status: status, headers: headers, bodyCount: fileBody.count,
-                                                 sendsBody: true, to: &head)
+        ResponseSerializer.appendStatusAndFields(
+            status: status, headers: headers, bodyCount: fileBody.count,
+            sendsBody: true, to: &head)
         self.head = head
     }
 

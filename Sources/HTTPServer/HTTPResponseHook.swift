@@ -75,20 +75,25 @@ public struct HTTPAccessRecord: Sendable {
     public private(set) var durationNanoseconds: Int64
 
     /// A record from its parts (the server makes them; tests of hooks make their own).
-    public init(method: HTTPMethod, path: String, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
-                requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
-                status: Int, bodyBytes: Int, duration: Duration) {
-        self.init(method: method, rawPath: "", route: route, routeIndex: routeIndex, requestHeaders: requestHeaders,
-                  requestID: requestID, remoteAddress: remoteAddress, connectionID: connectionID, loop: loop,
-                  status: status, bodyBytes: bodyBytes, durationNanoseconds: 0)
+    public init(
+        method: HTTPMethod, path: String, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
+        requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
+        status: Int, bodyBytes: Int, duration: Duration
+    ) {
+        self.init(
+            method: method, rawPath: "", route: route, routeIndex: routeIndex, requestHeaders: requestHeaders,
+            requestID: requestID, remoteAddress: remoteAddress, connectionID: connectionID, loop: loop,
+            status: status, bodyBytes: bodyBytes, durationNanoseconds: 0)
         decodedPath = path
         self.duration = duration
     }
 
     /// The server's record of a request whose raw path is `rawPath` (decoded only if read).
-    init(method: HTTPMethod, rawPath: Substring, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
-         requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
-         status: Int, bodyBytes: Int, durationNanoseconds: Int64) {
+    init(
+        method: HTTPMethod, rawPath: Substring, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
+        requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
+        status: Int, bodyBytes: Int, durationNanoseconds: Int64
+    ) {
         self.method = method
         self.rawPath = rawPath
         decodedPath = nil

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 // The server's API speaks in the parser's types (HTTPHeaders, HTTPMethod, HTTPRequestHead, …).
 @_exported import HTTPParsing
 import Logging
 import ServiceLifecycle
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A hand-rolled HTTP/1.1 server: epoll event loops on their own threads, keep-alive, pipelining,
 /// limits, timeouts, graceful draining, and a `Router` of handlers.
@@ -51,8 +52,10 @@ public final class HTTPServer: Service, Sendable {
     ///   - hook: sees every response the server sends, whatever made it (a handler, the router,
     ///     the parser, the connection limit): adds the header lines every response carries and
     ///     keeps the access log and metrics. Called on the event-loop threads; keep it quick.
-    public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), router: Router,
-                logger: Logger = Logger(label: "flipbook.http"), hook: (any HTTPResponseHook)? = nil) {
+    public init(
+        configuration: HTTPServerConfiguration = HTTPServerConfiguration(), router: Router,
+        logger: Logger = Logger(label: "flipbook.http"), hook: (any HTTPResponseHook)? = nil
+    ) {
         self.configuration = configuration
         shared = ServerShared(configuration: configuration, router: router, logger: logger, hook: hook)
     }
@@ -80,8 +83,9 @@ public final class HTTPServer: Service, Sendable {
         signal(SIGPIPE, SIG_IGN)
         try state.withLock { state in
             guard state.phase == .idle else { return }
-            let (listenFD, port) = try POSIX.listen(host: configuration.host, port: configuration.port,
-                                                    backlog: configuration.listenBacklog)
+            let (listenFD, port) = try POSIX.listen(
+                host: configuration.host, port: configuration.port,
+                backlog: configuration.listenBacklog)
             var loops: [EventLoop] = []
             do {
                 for index in 0..<max(1, configuration.eventLoopThreads) {
@@ -103,9 +107,12 @@ public final class HTTPServer: Service, Sendable {
                 }
             }
         }
-        shared.logger.info("HTTP server listening",
-                           metadata: ["host": "\(configuration.host)", "port": "\(port)",
-                                      "loops": "\(configuration.eventLoopThreads)"])
+        shared.logger.info(
+            "HTTP server listening",
+            metadata: [
+                "host": "\(configuration.host)", "port": "\(port)",
+                "loops": "\(configuration.eventLoopThreads)",
+            ])
     }
 
     /// Starts the graceful drain: stop accepting, finish in-flight requests (their last responses
@@ -181,11 +188,13 @@ public final class HTTPServer: Service, Sendable {
         }
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-            box.body()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
+                box.body()
+                return nil
+            }, context)
         precondition(result == 0, "pthread_create failed: \(result)")
         pthread_detach(thread)
     }

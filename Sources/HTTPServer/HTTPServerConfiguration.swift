@@ -68,8 +68,9 @@ public struct HTTPServerConfiguration: Sendable {
     }
 
     var parserLimits: HTTPParserLimits {
-        HTTPParserLimits(maxRequestLineBytes: maxRequestLineBytes, maxHeaderBytes: maxHeaderBytes,
-                         maxHeaderFields: maxHeaderFields)
+        HTTPParserLimits(
+            maxRequestLineBytes: maxRequestLineBytes, maxHeaderBytes: maxHeaderBytes,
+            maxHeaderFields: maxHeaderFields)
     }
 }
 

@@ -114,20 +114,24 @@ struct OutputQueue {
 
     /// Pins the bodies of `segments[index..<limit]`, fills one iovec per segment (the first from
     /// `firstOffset`; staged ones point into `staged`), then calls `send`.
-    private static func withIOVectors(_ segments: [Segment], _ firstOffset: Int, _ index: Int, _ limit: Int,
-                                      _ vectors: UnsafeMutablePointer<iovec>, _ staged: UnsafeRawBufferPointer,
-                                      _ send: () -> Int) -> Int {
+    private static func withIOVectors(
+        _ segments: [Segment], _ firstOffset: Int, _ index: Int, _ limit: Int,
+        _ vectors: UnsafeMutablePointer<iovec>, _ staged: UnsafeRawBufferPointer,
+        _ send: () -> Int
+    ) -> Int {
         if index == limit { return send() }
         let offset = index == 0 ? firstOffset : 0
         switch segments[index] {
         case .staged(let start, let end):
-            vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: staged.baseAddress! + start + offset),
-                                   iov_len: end - start - offset)
+            vectors[index] = iovec(
+                iov_base: UnsafeMutableRawPointer(mutating: staged.baseAddress! + start + offset),
+                iov_len: end - start - offset)
             return withIOVectors(segments, firstOffset, index + 1, limit, vectors, staged, send)
         case .bytes(let bytes):
             return bytes.withUnsafeBytes { raw in
-                vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + offset),
-                                       iov_len: raw.count - offset)
+                vectors[index] = iovec(
+                    iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + offset),
+                    iov_len: raw.count - offset)
                 return withIOVectors(segments, firstOffset, index + 1, limit, vectors, staged, send)
             }
         case .file:

@@ -10,7 +10,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     public var code: Int32
 
     public var description: String {
-        code == 0 ? "HTTPServer: \(operation)" : "HTTPServer: \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
+        code == 0
+            ? "HTTPServer: \(operation)" : "HTTPServer: \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
     }
 }
 

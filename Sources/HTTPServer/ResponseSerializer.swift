@@ -28,15 +28,18 @@ enum ResponseSerializer {
             out.append(contentsOf: prepared.head)
             response.headers.serialize(into: &out)
         } else {
-            appendStatusAndFields(status: response.status, headers: response.headers, bodyCount: response.bodyCount,
-                                  sendsBody: sendsBody, to: &out)
+            appendStatusAndFields(
+                status: response.status, headers: response.headers, bodyCount: response.bodyCount,
+                sendsBody: sendsBody, to: &out)
         }
     }
 
     /// Status line, `Content-Length` (unless the status forbids a body) and `headers` (less any
     /// `Content-Length` of theirs that does not apply).
-    static func appendStatusAndFields(status: HTTPStatus, headers: HTTPHeaders, bodyCount: Int, sendsBody: Bool,
-                                      to out: inout [UInt8]) {
+    static func appendStatusAndFields(
+        status: HTTPStatus, headers: HTTPHeaders, bodyCount: Int, sendsBody: Bool,
+        to out: inout [UInt8]
+    ) {
         out.append(contentsOf: statusPrefix)
         appendDecimal(status.code, to: &out)
         out.append(0x20)
@@ -83,9 +86,12 @@ enum ResponseSerializer {
             out.append(UInt8(truncatingIfNeeded: value) + 0x30)
             return
         }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         var rest = value
         withUnsafeMutableBytes(of: &digits) { raw in

@@ -71,8 +71,10 @@ public struct Router: Sendable {
     /// Builds the 405 answer, given the methods the path allows; the server adds `Allow` itself.
     /// Defaults to a problem document.
     public var methodNotAllowedResponse: @Sendable (HTTPRequest, [HTTPMethod]) -> HTTPResponse = { request, allowed in
-        .problem(.methodNotAllowed, detail: "\(request.method) is not allowed on \(request.path); use "
-            + allowed.map(\.rawValue).joined(separator: ", ") + ".")
+        .problem(
+            .methodNotAllowed,
+            detail: "\(request.method) is not allowed on \(request.path); use "
+                + allowed.map(\.rawValue).joined(separator: ", ") + ".")
     }
 
     /// Answers `OPTIONS` on a known path that has no `OPTIONS` route of its own, given the
@@ -86,10 +88,14 @@ public struct Router: Sendable {
 
     /// Registers `handler` for `method` on `pattern`. The body, if any, is collected in memory up
     /// to `maxBodyBytes` (default: the configuration's `defaultMaxBodyBytes`); beyond it → 413.
-    public mutating func on(_ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int? = nil,
-                            _ handler: @escaping Handler) {
-        routes.append(Route(method: method, pattern: pattern, index: routes.count, segments: Self.compile(pattern),
-                            maxBodyBytes: maxBodyBytes, action: .collect(handler)))
+    public mutating func on(
+        _ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int? = nil,
+        _ handler: @escaping Handler
+    ) {
+        routes.append(
+            Route(
+                method: method, pattern: pattern, index: routes.count, segments: Self.compile(pattern),
+                maxBodyBytes: maxBodyBytes, action: .collect(handler)))
     }
 
     /// Registers a GET route (which also answers HEAD).
@@ -114,10 +120,14 @@ public struct Router: Sendable {
 
     /// Registers a route whose body is streamed to a sink made per request by `makeSink`, up to
     /// `maxBodyBytes` (checked from `Content-Length` before reading, and while reading).
-    public mutating func stream(_ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int,
-                                makeSink: @escaping SinkFactory) {
-        routes.append(Route(method: method, pattern: pattern, index: routes.count, segments: Self.compile(pattern),
-                            maxBodyBytes: maxBodyBytes, action: .stream(makeSink)))
+    public mutating func stream(
+        _ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int,
+        makeSink: @escaping SinkFactory
+    ) {
+        routes.append(
+            Route(
+                method: method, pattern: pattern, index: routes.count, segments: Self.compile(pattern),
+                maxBodyBytes: maxBodyBytes, action: .stream(makeSink)))
     }
 
     static func compile(_ pattern: String) -> [Segment] {
@@ -150,8 +160,10 @@ public struct Router: Sendable {
         }
     }
 
-    private func match(_ method: HTTPMethod, _ text: Substring, _ path: UnsafeRawBufferPointer,
-                       _ segments: UnsafeBufferPointer<Range<Int>>) -> Match {
+    private func match(
+        _ method: HTTPMethod, _ text: Substring, _ path: UnsafeRawBufferPointer,
+        _ segments: UnsafeBufferPointer<Range<Int>>
+    ) -> Match {
         guard let candidates = routesBySegmentCount[segments.count] else { return .notFound }
         // A route for the method — or for HEAD, the first GET route unless a HEAD route matches —
         // found without building anything else.
@@ -177,17 +189,20 @@ public struct Router: Sendable {
         guard method == .OPTIONS else { return .methodNotAllowed(allowed) }
         let methods = allowed
         // Reported under the path's (first) route, as the OPTIONS answer for that resource.
-        let answer = Route(method: .OPTIONS, pattern: firstBound?.pattern ?? "", index: firstBound?.index ?? -1,
-                           segments: [], maxBodyBytes: nil,
-                           action: .collect { request, _ in .now(optionsResponse(request, methods)) })
+        let answer = Route(
+            method: .OPTIONS, pattern: firstBound?.pattern ?? "", index: firstBound?.index ?? -1,
+            segments: [], maxBodyBytes: nil,
+            action: .collect { request, _ in .now(optionsResponse(request, methods)) })
         return .found(answer, HTTPPathParameters())
     }
 
     /// The parameters of `pattern` bound to the path's segments, or nil when it does not match:
     /// literals compared as bytes (decoded only when the segment has a `%`), the parameters kept as
     /// ranges of the raw path (decoded when asked for).
-    private static func bind(_ pattern: [Segment], _ names: [String], _ text: Substring, _ path: UnsafeRawBufferPointer,
-                             _ segments: UnsafeBufferPointer<Range<Int>>) -> HTTPPathParameters? {
+    private static func bind(
+        _ pattern: [Segment], _ names: [String], _ text: Substring, _ path: UnsafeRawBufferPointer,
+        _ segments: UnsafeBufferPointer<Range<Int>>
+    ) -> HTTPPathParameters? {
         guard pattern.count == segments.count else { return nil }
         var parameterCount = 0
         for (part, range) in zip(pattern, segments) {

@@ -91,9 +91,10 @@ final class ServerShared: Sendable {
     }
 
     var statistics: HTTPServerStatistics {
-        HTTPServerStatistics(openConnections: connectionCount, pausedConnections: pausedConnections.load(ordering: .relaxed),
-                             backPressurePauses: pauses.load(ordering: .relaxed),
-                             peakQueuedOutputBytes: peakQueuedBytes.load(ordering: .relaxed))
+        HTTPServerStatistics(
+            openConnections: connectionCount, pausedConnections: pausedConnections.load(ordering: .relaxed),
+            backPressurePauses: pauses.load(ordering: .relaxed),
+            peakQueuedOutputBytes: peakQueuedBytes.load(ordering: .relaxed))
     }
 }
 

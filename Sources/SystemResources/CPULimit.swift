@@ -1,4 +1,5 @@
 import CLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,9 +16,10 @@ import Glibc
 public enum CPULimit {
     /// The CPUs this process may use, read once (the limit of a running container does not
     /// usually change; a restart picks up a new one).
-    public static let usableCores: Int = usableCores(cgroupMount: Cgroup.defaultMount,
-                                                     selfCgroup: Cgroup.defaultSelfCgroup,
-                                                     affinity: affinityCount() ?? onlineCount())
+    public static let usableCores: Int = usableCores(
+        cgroupMount: Cgroup.defaultMount,
+        selfCgroup: Cgroup.defaultSelfCgroup,
+        affinity: affinityCount() ?? onlineCount())
 
     /// The same computation on given inputs (tests use a fake cgroup tree).
     ///
@@ -51,8 +53,10 @@ public enum CPULimit {
                 var directory = path == "/" ? mount : mount + path
                 if !Cgroup.exists(directory + "/cpu.cfs_quota_us") { directory = mount }
                 for level in Cgroup.directoriesUp(from: directory, to: mount) {
-                    consider(v1Cores(quota: Cgroup.readSmallFile(level + "/cpu.cfs_quota_us"),
-                                     period: Cgroup.readSmallFile(level + "/cpu.cfs_period_us")))
+                    consider(
+                        v1Cores(
+                            quota: Cgroup.readSmallFile(level + "/cpu.cfs_quota_us"),
+                            period: Cgroup.readSmallFile(level + "/cpu.cfs_period_us")))
                 }
                 break
             }
@@ -72,7 +76,7 @@ public enum CPULimit {
     /// Whole CPUs of cgroup v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us` (quota -1 = no limit).
     static func v1Cores(quota: String?, period: String?) -> Int? {
         guard let quotaText = quota, let q = Int(quotaText.split(separator: "\n").first ?? ""), q > 0,
-              let periodText = period, let p = Int(periodText.split(separator: "\n").first ?? ""), p > 0
+            let periodText = period, let p = Int(periodText.split(separator: "\n").first ?? ""), p > 0
         else { return nil }
         return max(1, (q + p - 1) / p)
     }

@@ -16,8 +16,10 @@ public enum Cgroup {
     /// The directory of this process's own cgroup v2: `mount` + the `0::` path of `selfCgroup`
     /// when that directory has `file` (a service started by systemd, or nested in a pod), else
     /// `mount` itself (a container's namespaced view, where the process's cgroup is the root).
-    public static func processDirectory(containing file: String, mount: String = defaultMount,
-                                        selfCgroup: String = defaultSelfCgroup) -> String {
+    public static func processDirectory(
+        containing file: String, mount: String = defaultMount,
+        selfCgroup: String = defaultSelfCgroup
+    ) -> String {
         if let path = unifiedPath(selfCgroup: selfCgroup) {
             let candidate = path == "/" ? mount : mount + path
             if exists(candidate + "/" + file) { return candidate }

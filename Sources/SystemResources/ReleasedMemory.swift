@@ -1,8 +1,9 @@
+import Synchronization
+
 #if canImport(Glibc)
 import CMalloc
 import Glibc
 #endif
-import Synchronization
 
 /// Hands memory the process has let go of back to the kernel, on one rule for every part that
 /// frees heap memory in bulk: the frame cache (evicted frames and decoders on the heap) and the
@@ -23,8 +24,9 @@ public enum ReleasedMemory {
     public static let minimumInterval: Duration = .milliseconds(20)
 
     /// The process's one count.
-    static let rule = Rule(thresholdBytes: thresholdBytes, minimumInterval: minimumInterval,
-                           clock: SystemMonotonicClock())
+    static let rule = Rule(
+        thresholdBytes: thresholdBytes, minimumInterval: minimumInterval,
+        clock: SystemMonotonicClock())
 
     /// Counts `bytes` as freed and returns memory to the kernel now if that is due. Do not call
     /// it under a lock others wait for: use ``noteIsDue(_:)`` there and ``returnToKernel()``

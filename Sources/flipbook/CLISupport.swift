@@ -61,8 +61,9 @@ struct LimitOptions: ParsableArguments {
     var maxDecodeBytes = DecodeLimits.default.maxDecodeBytes
 
     var decodeLimits: DecodeLimits {
-        DecodeLimits(maxFileBytes: maxFileBytes, maxFramePixels: maxFramePixels,
-                     maxFrames: maxFrames, maxTotalPixels: maxTotalPixels, maxDimension: maxDimension,
-                     maxDecodeBytes: maxDecodeBytes)
+        DecodeLimits(
+            maxFileBytes: maxFileBytes, maxFramePixels: maxFramePixels,
+            maxFrames: maxFrames, maxTotalPixels: maxTotalPixels, maxDimension: maxDimension,
+            maxDecodeBytes: maxDecodeBytes)
     }
 }

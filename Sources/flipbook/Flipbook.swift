@@ -6,6 +6,8 @@ struct Flipbook: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flipbook",
         abstract: "Browser-exact frames of animated images (GIF, APNG, WebP).",
-        subcommands: [ServeCommand.self, InfoCommand.self, FramesCommand.self, FrameCommand.self,
-                      HealthcheckCommand.self])
+        subcommands: [
+            ServeCommand.self, InfoCommand.self, FramesCommand.self, FrameCommand.self,
+            HealthcheckCommand.self,
+        ])
 }

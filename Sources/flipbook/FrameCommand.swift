@@ -31,7 +31,7 @@ struct FrameCommand: ParsableCommand {
             let canvas = try renderer.render(index)
             writeFile(try PNGEncoder(compressionLevel: compressionLevel).encode(canvas, colorSpace: image.colorSpace), to: output)
         } catch let error as AnimatedImageError {
-            if case let .frameDecodeFailed(broken, _) = error, broken <= index {
+            if case .frameDecodeFailed(let broken, _) = error, broken <= index {
                 fail("\(file): frame \(index) is not shown: \(error)", status: CLIExit.badImage)
             }
             fail("\(file): \(error)", status: CLIExit.badImage)

@@ -75,8 +75,9 @@ struct FramesCommand: ParsableCommand {
 /// and `EINTR`). Foundation's `Data.write(to:)` fsyncs every file, which cost more wall-clock
 /// time than encoding the frame.
 private func writeFrameFile(_ bytes: [UInt8], to path: String) throws {
-    let fd = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate, .closeOnExec],
-                                     permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
+    let fd = try FileDescriptor.open(
+        FilePath(path), .writeOnly, options: [.create, .truncate, .closeOnExec],
+        permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
     try fd.closeAfter { _ = try fd.writeAll(bytes) }
 }
 
@@ -97,7 +98,9 @@ private final class Progress: Sendable {
 
     func step() {
         guard enabled else { return }
-        let n = done.withLock { $0 += 1; return $0 }
+        let n = done.withLock {
+            $0 += 1; return $0
+        }
         if n == total || n % 10 == 0 {
             FileHandle.standardError.write(Data("\rframes: \(n)/\(total)".utf8))
         }

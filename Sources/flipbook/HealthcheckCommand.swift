@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,8 +13,10 @@ struct HealthcheckCommand: ParsableCommand {
         commandName: "healthcheck",
         abstract: "GET a health URL of the server on loopback; exit 0 on HTTP 200, 1 otherwise.")
 
-    @Option(help: ArgumentHelp("http://127.0.0.1:PORT/PATH (or localhost) to GET.",
-                               discussion: "Default: http://127.0.0.1:$FLIPBOOK_SERVER_PORT/healthz (8080 when unset)."))
+    @Option(
+        help: ArgumentHelp(
+            "http://127.0.0.1:PORT/PATH (or localhost) to GET.",
+            discussion: "Default: http://127.0.0.1:$FLIPBOOK_SERVER_PORT/healthz (8080 when unset)."))
     var url: String?
 
     @Option(help: "Give up on each of connect, send and receive after this many seconds.")
@@ -24,7 +27,8 @@ struct HealthcheckCommand: ParsableCommand {
         let url = self.url ?? "http://127.0.0.1:\(port)/healthz"
         guard timeout > 0, timeout.isFinite else { unhealthy("--timeout must be a positive number of seconds") }
         guard let match = url.wholeMatch(of: /http:\/\/(127\.0\.0\.1|localhost):(\d{1,5})(\/[^\s]*)?/),
-              let targetPort = UInt16(match.2), targetPort > 0 else {
+            let targetPort = UInt16(match.2), targetPort > 0
+        else {
             unhealthy("--url must be http://127.0.0.1:PORT/PATH (got \(url))")
         }
         let status = get(port: targetPort, path: String(match.3 ?? "/"))
@@ -50,7 +54,9 @@ struct HealthcheckCommand: ParsableCommand {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else { unhealthy(errno == EINPROGRESS ? "timed out connecting" : "cannot connect: \(String(cString: strerror(errno)))") }
+        guard connected == 0 else {
+            unhealthy(errno == EINPROGRESS ? "timed out connecting" : "cannot connect: \(String(cString: strerror(errno)))")
+        }
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
         guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
             unhealthy("cannot send: \(String(cString: strerror(errno)))")

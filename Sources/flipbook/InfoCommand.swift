@@ -19,7 +19,8 @@ struct InfoCommand: ParsableCommand {
     func run() throws {
         let image = openImage(file, limits: limits, verification: .full)
         let encoder = JSONEncoder()
-        encoder.outputFormatting = compact ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting =
+            compact ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let json = try encoder.encode(MetadataDocument(id: nil, metadata: ImageMetadata(image: image)))
         FileHandle.standardOutput.write(json)
         FileHandle.standardOutput.write(Data("\n".utf8))

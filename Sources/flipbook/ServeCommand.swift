@@ -29,7 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "Where uploads are stored (storage.dataDir).")
     var dataDirectory: String?
 
-    @Option(name: .customLong("library-dir"), help: "A read-only directory of images to register; repeatable (storage.libraryDirs).")
+    @Option(
+        name: .customLong("library-dir"), help: "A read-only directory of images to register; repeatable (storage.libraryDirs).")
     var libraryDirectories: [String] = []
 
     @Option(name: .customLong("instance-name"), help: "The X-Served-By name (server.instanceName).")
@@ -91,9 +92,12 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot start", metadata: ["error": "\(error)"])
             throw ExitCode(1)
         }
-        logger.info("flipbook serving", metadata: [
-            "host": "\(settings.server.host)", "port": "\(settings.server.port)",
-            "instance": "\(server.api.instanceName)", "dataDir": "\(settings.storage.dataDir)"])
+        logger.info(
+            "flipbook serving",
+            metadata: [
+                "host": "\(settings.server.host)", "port": "\(settings.server.port)",
+                "instance": "\(server.api.instanceName)", "dataDir": "\(settings.storage.dataDir)",
+            ])
         do {
             try await server.run()
         } catch {

@@ -1,5 +1,6 @@
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 /// Where a frame's image data ends, as Chromium 156 decides it (each case measured with
 /// `browser-frames` on the same layout; found by the encoder matrix's cut and bit-flipped
@@ -16,8 +17,10 @@ struct APNGDataRunTests {
             + png.chunk("acTL", png.be32(3) + png.be32(0))
     }
     func fcTL(_ sequence: Int) -> [UInt8] {
-        png.chunk("fcTL", png.be32(sequence) + png.be32(2) + png.be32(2) + png.be32(0) + png.be32(0)
-                  + png.be16(1) + png.be16(10) + [0, 0])
+        png.chunk(
+            "fcTL",
+            png.be32(sequence) + png.be32(2) + png.be32(2) + png.be32(0) + png.be32(0)
+                + png.be16(1) + png.be16(10) + [0, 0])
     }
     func data(_ pixels: [UInt8]) -> [UInt8] { APNGBuilder.compress(pixels, width: 2, height: 2) }
     func fdAT(_ sequence: Int, _ payload: [UInt8]) -> [UInt8] { png.chunk("fdAT", png.be32(sequence) + payload) }
@@ -55,14 +58,18 @@ struct APNGDataRunTests {
 
     /// A run cut by another chunk leaves the frame with part of its data: not shown.
     @Test func aRunSplitByAnotherChunkIsIncomplete() throws {
-        let green1 = data(green), half = green1.count / 2
+        let green1 = data(green)
+        let half = green1.count / 2
         let split = head + fcTL(0) + png.chunk("IDAT", data(red)) + fcTL(1) + fdAT(2, Array(green1[..<half]))
         #expect(try frameCount(split + text + fdAT(3, Array(green1[half...])) + fcTL(4) + fdAT(5, data(blue)) + end) == 1)
         #expect(try frameCount(split + fdAT(3, Array(green1[half...])) + fcTL(4) + fdAT(5, data(blue)) + end) == 3)
         // Frame 0's IDAT run split by a tEXt: nothing to show, in an APNG as in a still PNG.
-        let red0 = data(red), cut = red0.count / 2
+        let red0 = data(red)
+        let cut = red0.count / 2
         let idats = png.chunk("IDAT", Array(red0[..<cut])) + text + png.chunk("IDAT", Array(red0[cut...]))
-        #expect(throws: AnimatedImageError.self) { try AnimatedImage(bytes: head + fcTL(0) + idats + fcTL(1) + fdAT(2, data(green)) + end) }
+        #expect(throws: AnimatedImageError.self) {
+            try AnimatedImage(bytes: head + fcTL(0) + idats + fcTL(1) + fdAT(2, data(green)) + end)
+        }
         var still = APNGBuilder(width: 2, height: 2)
         still.writeAnimationControl = false
         let stillHead = Array(still.build().prefix(33))

@@ -1,6 +1,7 @@
-@testable import AnimatedImage
 import CZlib
 import Testing
+
+@testable import AnimatedImage
 
 @Suite("APNG index")
 struct APNGIndexTests {
@@ -90,13 +91,15 @@ struct APNGIndexTests {
         let length = Int(bytes[at - 4]) << 24 | Int(bytes[at - 3]) << 16 | Int(bytes[at - 2]) << 8 | Int(bytes[at - 1])
         let body = Array(bytes[at..<at + 4 + length])
         let value = UInt32(body.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) })
-        bytes.replaceSubrange(at + 4 + length..<at + 8 + length,
-                              with: [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)])
+        bytes.replaceSubrange(
+            at + 4 + length..<at + 8 + length,
+            with: [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)])
     }
 
     /// Offsets of the types of the chunks named `type`, in order.
     static func chunkOffsets(_ bytes: [UInt8], _ type: String) -> [Int] {
-        var offsets: [Int] = [], at = 8
+        var offsets: [Int] = []
+        var at = 8
         while at + 8 <= bytes.count {
             let length = Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
             if bytes[at + 4..<at + 8].elementsEqual(type.utf8) { offsets.append(at + 4) }
@@ -168,7 +171,8 @@ struct APNGIndexTests {
     @Test func aFrameCountsOnceACompleteChunkFollowsItsData() throws {
         let apng = APNGBuilder(width: 2, height: 2, frames: [red, green, red]).build()
         let lastData = Self.chunkOffsets(apng, "fdAT")[1]
-        let length = Int(apng[lastData - 4]) << 24 | Int(apng[lastData - 3]) << 16 | Int(apng[lastData - 2]) << 8 | Int(apng[lastData - 1])
+        let length =
+            Int(apng[lastData - 4]) << 24 | Int(apng[lastData - 3]) << 16 | Int(apng[lastData - 2]) << 8 | Int(apng[lastData - 1])
         let afterData = lastData + 8 + length
         #expect(try AnimatedImage(bytes: Array(apng.prefix(afterData))).frameCount == 2)
         #expect(try AnimatedImage(bytes: Array(apng.prefix(afterData + 6))).frameCount == 2)
@@ -191,7 +195,8 @@ struct APNGIndexTests {
     }
 
     @Test func disposeAndBlendAreRead() throws {
-        var a = red, b = green
+        var a = red
+        var b = green
         a.dispose = 1
         a.blend = 1
         b.dispose = 2

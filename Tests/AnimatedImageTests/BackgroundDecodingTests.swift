@@ -1,6 +1,7 @@
 import FlipbookTestSupport
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 /// `FrameRenderer.backgroundDecoding` (used by `flipbook frame`) changes where frames are
 /// decoded, never what is rendered: same canvases, same decode counts, same errors.
@@ -41,7 +42,8 @@ struct BackgroundDecodingTests {
             let at = bytes.count / 3 + Int(generator.next() % UInt64(bytes.count / 2))
             for i in at..<min(bytes.count, at + 64) { damaged[i] = UInt8(truncatingIfNeeded: generator.next()) }
             guard let image = try? AnimatedImage(bytes: damaged, verification: .structural),
-                  image.frameCount > 4 else { continue }
+                image.frameCount > 4
+            else { continue }
             let last = image.frameCount - 1
             let inline = FrameRenderer(image: image)
             let background = FrameRenderer(image: image)
@@ -49,9 +51,9 @@ struct BackgroundDecodingTests {
             let a = Result { try inline.render(last) }
             let b = Result { try background.render(last) }
             switch (a, b) {
-            case let (.success(x), .success(y)):
+            case (.success(let x), .success(let y)):
                 #expect(x == y)
-            case let (.failure(x), .failure(y)):
+            case (.failure(let x), .failure(let y)):
                 #expect(String(describing: x) == String(describing: y))
             default:
                 Issue.record("in-line and background decoding disagree at cut \(at): \(a) vs \(b)")

@@ -1,8 +1,9 @@
-import FlipbookTestSupport
-@testable import AnimatedImage
 import CZlib
+import FlipbookTestSupport
 import Foundation
 import Testing
+
+@testable import AnimatedImage
 
 /// Served frames carry the source's colour-space information (PNG `cICP`, `iCCP`, `sRGB`,
 /// `gAMA`, `cHRM`; a still WebP's `ICCP` as `iCCP`) with pixel values unchanged, so a browser
@@ -55,7 +56,8 @@ struct ColorSpaceTests {
             #expect(chunk.payload == Self.pngChunks.first { $0.0 == chunk.type }!.1, "\(chunk.type)")
         }
         #expect(plain.colorSpace.isEmpty)
-        let renderer = FrameRenderer(image: image), plainRenderer = FrameRenderer(image: plain)
+        let renderer = FrameRenderer(image: image)
+        let plainRenderer = FrameRenderer(image: plain)
         for k in 0..<image.frameCount {
             let canvas = try renderer.render(k)
             #expect(canvas == (try plainRenderer.render(k)), "colour chunks change no pixel (frame \(k))")
@@ -79,8 +81,10 @@ struct ColorSpaceTests {
         let writer = PNGSampleWriter(colorType: 3, bitDepth: 4, interlaced: false)
         var apng = LayoutAPNG(writer: writer, width: 4, height: 4, palette: palette)
         apng.extraChunks = [("gAMA", [0, 1, 0x86, 0xA0])]
-        apng.frames = [.init(width: 4, height: 4, samples: (0..<16).map { $0 % 16 }),
-                       .init(width: 4, height: 4, samples: (0..<16).map { ($0 * 3) % 16 })]
+        apng.frames = [
+            .init(width: 4, height: 4, samples: (0..<16).map { $0 % 16 }),
+            .init(width: 4, height: 4, samples: (0..<16).map { ($0 * 3) % 16 }),
+        ]
         let image = try AnimatedImage(bytes: apng.build())
         let png = try PNGEncoder().encode(FrameRenderer(image: image).render(1), colorSpace: image.colorSpace)
         #expect(try PNGInspector(png).chunkTypes == ["IHDR", "gAMA", "PLTE", "IDAT", "IEND"])
@@ -98,8 +102,11 @@ struct ColorSpaceTests {
     static func webpProfile(_ bytes: [UInt8]) -> [UInt8]? {
         var offset = 12
         while offset + 8 <= bytes.count {
-            let size = Int(bytes[offset + 4]) | Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]) << 16 | Int(bytes[offset + 7]) << 24
-            if bytes[offset..<offset + 4].elementsEqual("ICCP".utf8) { return Array(bytes[offset + 8..<min(bytes.count, offset + 8 + size)]) }
+            let size =
+                Int(bytes[offset + 4]) | Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]) << 16 | Int(bytes[offset + 7]) << 24
+            if bytes[offset..<offset + 4].elementsEqual("ICCP".utf8) {
+                return Array(bytes[offset + 8..<min(bytes.count, offset + 8 + size)])
+            }
             offset += 8 + size + (size & 1)
         }
         return nil
@@ -110,8 +117,10 @@ struct ColorSpaceTests {
         let directory = try ExternalTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let canvas = EncoderRoundTripTests.sceneFrames(count: 1, alpha: true)[0]
-        let png = directory.appendingPathComponent("still.png").path, webp = directory.appendingPathComponent("still.webp").path
-        let icc = directory.appendingPathComponent("profile.icc").path, tagged = directory.appendingPathComponent("tagged.webp").path
+        let png = directory.appendingPathComponent("still.png").path
+        let webp = directory.appendingPathComponent("still.webp").path
+        let icc = directory.appendingPathComponent("profile.icc").path
+        let tagged = directory.appendingPathComponent("tagged.webp").path
         try Data(try PNGEncoder().encode(canvas)).write(to: URL(fileURLWithPath: png))
         try Data(Self.profile).write(to: URL(fileURLWithPath: icc))
         try ExternalTool.run("cwebp", ["-quiet", "-lossless", png, "-o", webp], package: "webp")
@@ -150,7 +159,8 @@ struct ColorSpaceTests {
         let colour = source.chunks[..<firstData].filter { ColorSpaceChunks.pngTypes.contains($0.type) }
         #expect(!colour.isEmpty)
         let image = try AnimatedImage(bytes: bytes)
-        let served = try PNGInspector(try PNGEncoder().encode(FrameRenderer(image: image).render(0), colorSpace: image.colorSpace))
+        let served = try PNGInspector(
+            try PNGEncoder().encode(FrameRenderer(image: image).render(0), colorSpace: image.colorSpace))
         for chunk in colour {
             #expect(served.chunks.first { $0.type == chunk.type }?.payload == chunk.payload, "\(path) \(chunk.type)")
         }
@@ -160,7 +170,8 @@ struct ColorSpaceTests {
     func imagesWithoutColourInformationGetNone(_ path: String) throws {
         let image = try AnimatedImage(bytes: try Corpus.bytes(path))
         #expect(image.colorSpace.isEmpty)
-        let types = try PNGInspector(try PNGEncoder().encode(FrameRenderer(image: image).render(0), colorSpace: image.colorSpace)).chunkTypes
+        let types = try PNGInspector(try PNGEncoder().encode(FrameRenderer(image: image).render(0), colorSpace: image.colorSpace))
+            .chunkTypes
         #expect(types.allSatisfy { ["IHDR", "PLTE", "tRNS", "IDAT", "IEND"].contains($0) }, "\(types)")
     }
 }

@@ -1,15 +1,19 @@
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 /// The canvas rules, one by one, on a 4×1 canvas where each pixel tells what happened to it.
 @Suite("Compositor")
 struct CompositorTests {
     let red: UInt32 = 0xFF00_00FF, green: UInt32 = 0xFF00_FF00, blue: UInt32 = 0xFFFF_0000
 
-    func descriptor(_ rect: PixelRect, disposal: FrameDisposal = .none, blend: FrameBlend = .over,
-                    opaque: Bool = false) -> FrameDescriptor {
-        FrameDescriptor(rect: rect, disposal: disposal, blend: blend, rawDelayMs: 0, isOpaque: opaque,
-                        source: .webp(range: 0..<0, hasAlpha: true))
+    func descriptor(
+        _ rect: PixelRect, disposal: FrameDisposal = .none, blend: FrameBlend = .over,
+        opaque: Bool = false
+    ) -> FrameDescriptor {
+        FrameDescriptor(
+            rect: rect, disposal: disposal, blend: blend, rawDelayMs: 0, isOpaque: opaque,
+            source: .webp(range: 0..<0, hasAlpha: true))
     }
 
     func indexed(_ rect: PixelRect, _ indices: [UInt8], transparent: Int? = nil) -> FramePatch {
@@ -86,8 +90,8 @@ struct CompositorTests {
         var c = Compositor(width: 4, height: 1)
         c.draw(indexed(whole, [1, 1, 1, 1]), as: descriptor(whole))
         c.draw(indexed(whole, [2, 0, 2, 0], transparent: 0), as: descriptor(whole))
-        #expect((0..<4).map { pixel(c.canvas, $0) } ==
-                [[0, 255, 0, 255], [255, 0, 0, 255], [0, 255, 0, 255], [255, 0, 0, 255]])
+        #expect(
+            (0..<4).map { pixel(c.canvas, $0) } == [[0, 255, 0, 255], [255, 0, 0, 255], [0, 255, 0, 255], [255, 0, 0, 255]])
     }
 
     @Test func withoutATransparentIndexEveryIndexPaints() {
@@ -108,7 +112,9 @@ struct CompositorTests {
     @Test func blendOverCompositesNonPremultiplied() {
         var c = Compositor(width: 4, height: 1)
         c.draw(rgba(whole, [[255, 0, 0, 255], [255, 0, 0, 255], [0, 0, 0, 0], [255, 0, 0, 255]]), as: descriptor(whole))
-        c.draw(rgba(whole, [[0, 0, 255, 0], [0, 0, 255, 128], [0, 0, 255, 128], [0, 255, 0, 2]]), as: descriptor(whole, blend: .over))
+        c.draw(
+            rgba(whole, [[0, 0, 255, 0], [0, 0, 255, 128], [0, 0, 255, 128], [0, 255, 0, 2]]), as: descriptor(whole, blend: .over)
+        )
         // Fully transparent source: canvas unchanged.
         #expect(pixel(c.canvas, 0) == [255, 0, 0, 255])
         // Half blue over opaque red: opaque result, channels mixed by 128/255.
@@ -145,7 +151,9 @@ struct CompositorTests {
     /// arithmetic gives [197, 39, 38, 193].
     @Test func webpBlendingIsChromiumsIntegerArithmetic() {
         var c = Compositor(width: 4, height: 1)
-        c.draw(rgba(whole, [[198, 39, 43, 156], [10, 20, 30, 0], [200, 100, 50, 255], [1, 2, 3, 4]]), as: descriptor(whole, blend: .source))
+        c.draw(
+            rgba(whole, [[198, 39, 43, 156], [10, 20, 30, 0], [200, 100, 50, 255], [1, 2, 3, 4]]),
+            as: descriptor(whole, blend: .source))
         c.draw(webp(whole, [[195, 39, 33, 96], [200, 120, 60, 96], [9, 9, 9, 0], [7, 7, 7, 255]]), as: descriptor(whole))
         #expect(pixel(c.canvas, 0) == [196, 38, 38, 193])
         // Over a transparent pixel of the previous canvas it still blends (and truncates).
@@ -160,7 +168,9 @@ struct CompositorTests {
     @Test func webpBlendingLeavesClearedAndCleanCanvasesAlone() {
         var c = Compositor(width: 4, height: 1)
         let left = PixelRect(x: 0, y: 0, width: 2, height: 1)
-        c.draw(rgba(whole, [[50, 50, 50, 200], [50, 50, 50, 200], [50, 50, 50, 0], [50, 50, 50, 0]]), as: descriptor(whole, blend: .source))
+        c.draw(
+            rgba(whole, [[50, 50, 50, 200], [50, 50, 50, 200], [50, 50, 50, 0], [50, 50, 50, 0]]),
+            as: descriptor(whole, blend: .source))
         c.draw(rgba(left, [[60, 60, 60, 255], [60, 60, 60, 255]]), as: descriptor(left, disposal: .background, blend: .source))
         let translucent: [UInt8] = [200, 120, 60, 96]
         var checkpoint = c

@@ -1,5 +1,5 @@
-import FlipbookTestSupport
 import AnimatedImage
+import FlipbookTestSupport
 import Foundation
 import Testing
 
@@ -8,8 +8,10 @@ import Testing
 struct CorpusConformanceTests {
     @Test("the corpus is present, with every manifest")
     func corpusIsPresent() {
-        #expect(Corpus.manifests.contains("manifest.json") && Corpus.manifests.contains("flipbook-cases/manifest.json"),
-                "no corpus at \(Corpus.root.path) (manifests found: \(Corpus.manifests)): clone ../shared beside the repository or set FLIPBOOK_CORPUS")
+        #expect(
+            Corpus.manifests.contains("manifest.json") && Corpus.manifests.contains("flipbook-cases/manifest.json"),
+            "no corpus at \(Corpus.root.path) (manifests found: \(Corpus.manifests)): clone ../shared beside the repository or set FLIPBOOK_CORPUS"
+        )
         #expect(Corpus.entries.count >= 244 + 21)
     }
 
@@ -29,7 +31,9 @@ struct CorpusConformanceTests {
                 // A missing reference throws: a failure here, never a rejection.
                 if (try? Self.check(entry))?.failures.isEmpty == true { passed += 1 } else { failed.append(entry.path) }
             }
-            print("Chromium conformance, \(manifest): \(passed)/\(entries.count) corpus inputs match (frames, frame counts, raw delays, repetition counts, rejections)")
+            print(
+                "Chromium conformance, \(manifest): \(passed)/\(entries.count) corpus inputs match (frames, frame counts, raw delays, repetition counts, rejections)"
+            )
             #expect(!entries.isEmpty, "\(manifest) lists no input")
         }
         #expect(failed.isEmpty, "failing: \(failed)")
@@ -76,7 +80,8 @@ struct CorpusConformanceTests {
         }
         for (i, frame) in reference.frames.enumerated() where i < image.frameCount {
             if let duration = frame.durationUs, duration != image.timeline.rawDelaysMs[i] * 1000 {
-                result.failures.append("raw delay of frame \(i) is \(image.timeline.rawDelaysMs[i]) ms, Chromium \(duration / 1000) ms")
+                result.failures.append(
+                    "raw delay of frame \(i) is \(image.timeline.rawDelaysMs[i]) ms, Chromium \(duration / 1000) ms")
             }
         }
         if reference.frames.count >= 2 {
@@ -90,13 +95,15 @@ struct CorpusConformanceTests {
             let canvas = try renderer.render(i)
             let expected = try PNGReader.read(contentsOf: frame.png)
             guard expected.width == canvas.width, expected.height == canvas.height else {
-                result.failures.append("frame \(i) is \(canvas.width)×\(canvas.height), Chromium's \(expected.width)×\(expected.height)")
+                result.failures.append(
+                    "frame \(i) is \(canvas.width)×\(canvas.height), Chromium's \(expected.width)×\(expected.height)")
                 break
             }
             // Frames Chromium got as YUV (still lossy WebP) were converted by Chromium itself.
             let yuv = ["I420", "I420A", "NV12"].contains(frame.format)
-            let comparison = PixelComparison(ours: canvas.pixels, reference: expected.pixels, width: canvas.width,
-                                             tolerance: yuv ? 2 : 0, partialTolerance: 1)
+            let comparison = PixelComparison(
+                ours: canvas.pixels, reference: expected.pixels, width: canvas.width,
+                tolerance: yuv ? 2 : 0, partialTolerance: 1)
             if !comparison.matches {
                 result.failures.append("frame \(i): \(comparison.summary)")
             }

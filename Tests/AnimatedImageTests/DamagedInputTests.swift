@@ -1,15 +1,18 @@
 import FlipbookTestSupport
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 /// Whatever the bytes, the decoder answers with frames or a typed error: never a crash, a hang
 /// or an out-of-bounds read. Every corpus file is cut at many lengths and corrupted at random.
 @Suite("Damaged input")
 struct DamagedInputTests {
-    static let samples = ["wuffs/muybridge.gif", "pillow/gif/iss634.gif", "wuffs/muybridge.apng",
-                          "image-rs-image/images/png/apng/ball.png", "pillow/webp/iss634.webp",
-                          "image-rs-image-webp/images/animated/random_lossy.webp",
-                          "pygif/interlace.gif", "pillow/apng/mode_16bit.png"]
+    static let samples = [
+        "wuffs/muybridge.gif", "pillow/gif/iss634.gif", "wuffs/muybridge.apng",
+        "image-rs-image/images/png/apng/ball.png", "pillow/webp/iss634.webp",
+        "image-rs-image-webp/images/animated/random_lossy.webp",
+        "pygif/interlace.gif", "pillow/apng/mode_16bit.png",
+    ]
 
     /// Decodes every frame it can; returns how many frames were served.
     @discardableResult
@@ -36,7 +39,8 @@ struct DamagedInputTests {
             if let image = try? AnimatedImage(bytes: cut) {
                 #expect(image.frameCount <= whole.frameCount)
                 // The frames that survive a cut are the original frames.
-                let renderer = FrameRenderer(image: image), original = FrameRenderer(image: whole)
+                let renderer = FrameRenderer(image: image)
+                let original = FrameRenderer(image: whole)
                 let last = image.frameCount - 1
                 if whole.format != .webp || image.index.frames[last] == whole.index.frames[last] {
                     #expect(try renderer.render(last) == original.render(last), "\(path) cut at \(length)")
@@ -63,8 +67,10 @@ struct DamagedInputTests {
 
     /// Chromium shows no frame of a WebP whose RIFF data is cut short, even when whole frames
     /// precede the cut; bytes after the RIFF data are ignored.
-    @Test(arguments: ["pillow/webp/iss634.webp", "image-rs-image-webp/images/animated/random_lossy.webp",
-                      "image-rs-image-webp/images/animated/random_lossless.webp"])
+    @Test(arguments: [
+        "pillow/webp/iss634.webp", "image-rs-image-webp/images/animated/random_lossy.webp",
+        "image-rs-image-webp/images/animated/random_lossless.webp",
+    ])
     func aWebPCutShortIsRejectedAtEveryLength(_ path: String) throws {
         let bytes = try Corpus.bytes(path)
         let step = max(1, bytes.count / 211)
@@ -86,8 +92,10 @@ struct DamagedInputTests {
     }
 
     @Test func noCompleteFrameIsATypedError() throws {
-        for path in ["pygif/invalid-code.gif", "wuffs/artificial-gif/pixel-data-not-enough.gif",
-                     "pillow/apng/sequence_start.png", "wuffs/hippopotamus.interlaced.truncated.gif"] {
+        for path in [
+            "pygif/invalid-code.gif", "wuffs/artificial-gif/pixel-data-not-enough.gif",
+            "pillow/apng/sequence_start.png", "wuffs/hippopotamus.interlaced.truncated.gif",
+        ] {
             #expect(throws: AnimatedImageError.self, "\(path)") { try AnimatedImage(bytes: try Corpus.bytes(path)) }
         }
     }

@@ -1,6 +1,7 @@
-@testable import AnimatedImage
 import Foundation
 import Testing
+
+@testable import AnimatedImage
 
 /// Animations made by real encoders from known frames: optimising encoders (gifsicle -O3,
 /// img2webp, apngasm) store partial frames with disposal and blending; Flipbook must composite
@@ -75,8 +76,9 @@ struct EncoderRoundTripTests {
         #expect(image.timeline.playCount == 3)
         #expect(image.timeline.rawDelaysMs.allSatisfy { $0 == 80 })
         for i in 0..<10 {
-            let comparison = PixelComparison(ours: actual[i].pixels, reference: source[i].pixels, width: 48,
-                                             tolerance: 0, partialTolerance: 0)
+            let comparison = PixelComparison(
+                ours: actual[i].pixels, reference: source[i].pixels, width: 48,
+                tolerance: 0, partialTolerance: 0)
             #expect(comparison.matches, "frame \(i): \(comparison.summary)")
         }
     }
@@ -93,8 +95,9 @@ struct EncoderRoundTripTests {
         #expect(image.frameCount == 10)
         #expect(image.timeline.rawDelaysMs.allSatisfy { $0 == 50 })
         for i in 0..<10 {
-            let comparison = PixelComparison(ours: actual[i].pixels, reference: source[i].pixels, width: 48,
-                                             tolerance: 0, partialTolerance: 0)
+            let comparison = PixelComparison(
+                ours: actual[i].pixels, reference: source[i].pixels, width: 48,
+                tolerance: 0, partialTolerance: 0)
             #expect(comparison.matches, "frame \(i): \(comparison.summary)")
         }
     }

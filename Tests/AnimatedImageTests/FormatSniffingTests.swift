@@ -1,6 +1,7 @@
 import FlipbookTestSupport
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 @Suite("Format sniffing")
 struct FormatSniffingTests {

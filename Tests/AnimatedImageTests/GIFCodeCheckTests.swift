@@ -1,5 +1,6 @@
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 /// LZW data that uses a code before it is defined ends the frame in Chromium (measured with
 /// browser-frames on hand-made GIFs: a bad code mid-frame loses the frame; one after the frame's
@@ -9,7 +10,12 @@ struct GIFCodeCheckTests {
     /// Packs LZW codes as an encoder does (minimum code size 2: clear 4, end 5, first free 6),
     /// growing the code size as the table grows; returns the data as one sub-block run.
     static func data(_ codes: [Int]) -> [UInt8] {
-        var packed: [UInt8] = [], accumulator = 0, bits = 0, size = 3, next = 6, first = true
+        var packed: [UInt8] = []
+        var accumulator = 0
+        var bits = 0
+        var size = 3
+        var next = 6
+        var first = true
         for code in [4] + codes {
             accumulator |= code << bits
             bits += size
@@ -30,7 +36,9 @@ struct GIFCodeCheckTests {
 
     static func check(_ codes: [Int], pixels: Int = 8) throws {
         let bytes = data(codes)
-        try bytes.withUnsafeBufferPointer { try GIFCodeCheck.check($0, minimumCodeSize: 2, start: 0, end: bytes.count, pixels: pixels) }
+        try bytes.withUnsafeBufferPointer {
+            try GIFCodeCheck.check($0, minimumCodeSize: 2, start: 0, end: bytes.count, pixels: pixels)
+        }
     }
 
     @Test func definedCodesPass() throws {

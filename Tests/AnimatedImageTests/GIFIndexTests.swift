@@ -1,5 +1,6 @@
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 @Suite("GIF index")
 struct GIFIndexTests {
@@ -67,7 +68,7 @@ struct GIFIndexTests {
         #expect(frames[1].rawDelayMs == 0)
         #expect(frames[1].disposal == .none)
         #expect(frames[1].isOpaque == true)
-        guard case let .gif(_, _, transparent) = frames[1].source else { Issue.record("not a GIF frame"); return }
+        guard case .gif(_, _, let transparent) = frames[1].source else { Issue.record("not a GIF frame"); return }
         #expect(transparent == nil)
     }
 
@@ -109,7 +110,7 @@ struct GIFIndexTests {
         var bytes = gif.build()
         // Make the second frame's LZW data stop after two pixels (end code, then nothing).
         let second = try AnimatedImage(bytes: bytes, verification: .structural).index.frames[1]
-        guard case let .gif(descriptor, _, _) = second.source else { return }
+        guard case .gif(let descriptor, _, _) = second.source else { return }
         let data = descriptor + 10
         // Two pixels of sixteen, then the end code.
         bytes.replaceSubrange(data..<(bytes.count - 1), with: GIFBuilder.lzw([1, 1], minimumCodeSize: 8))

@@ -1,7 +1,8 @@
 import FlipbookTestSupport
-@testable import AnimatedImage
 import Synchronization
 import Testing
+
+@testable import AnimatedImage
 
 /// ``ImageBytes``: a collection from 0, shared by copies, released once with the last copy.
 @Suite struct ImageBytesTests {
@@ -80,7 +81,8 @@ import Testing
                 #expect(fromBorrowed.canvasWidth == fromArray.canvasWidth && fromBorrowed.canvasHeight == fromArray.canvasHeight)
                 #expect(fromBorrowed.index.playCount == fromArray.index.playCount)
                 #expect(fromBorrowed.bytes.storage == .external)
-                let a = FrameRenderer(image: fromArray), b = FrameRenderer(image: fromBorrowed)
+                let a = FrameRenderer(image: fromArray)
+                let b = FrameRenderer(image: fromBorrowed)
                 for i in 0..<fromArray.frameCount {
                     #expect(try a.render(i) == b.render(i), "\(path) frame \(i)")
                 }

@@ -1,6 +1,7 @@
 import FlipbookTestSupport
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 /// Limits are enforced while indexing, before any pixel is decoded, with an error naming the
 /// limit and the value.
@@ -28,8 +29,10 @@ struct LimitsTests {
 
     @Test func maxFramePixelsOnAFrame() {
         var gif = GIFBuilder(width: 10, height: 10)
-        gif.frames = [GIFBuilder.Frame(rect: (0, 0, 1, 1), indices: [1]),
-                      GIFBuilder.Frame(rect: (0, 0, 200, 200), indices: [])]  // no data needed: refused first
+        gif.frames = [
+            GIFBuilder.Frame(rect: (0, 0, 1, 1), indices: [1]),
+            GIFBuilder.Frame(rect: (0, 0, 200, 200), indices: []),
+        ]  // no data needed: refused first
         #expect(throws: AnimatedImageError.limitExceeded(.maxFramePixels, value: 40_000, limit: 1_000)) {
             try AnimatedImage(bytes: gif.build(), limits: DecodeLimits(maxFramePixels: 1_000))
         }

@@ -1,6 +1,7 @@
 import FlipbookTestSupport
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 /// PNG output decoded back with libpng must equal the canvas, in the smallest layout that is exact.
 @Suite("PNG encoding")
@@ -62,8 +63,10 @@ struct PNGEncoderTests {
     }
 
     @Test func corpusFramesRoundTrip() throws {
-        for path in ["pillow/gif/iss634.gif", "pillow/apng/blend_op_over_near_transparent.png",
-                     "image-rs-image-webp/images/animated/random_lossy.webp", "pillow/webp/transparent.webp"] {
+        for path in [
+            "pillow/gif/iss634.gif", "pillow/apng/blend_op_over_near_transparent.png",
+            "image-rs-image-webp/images/animated/random_lossy.webp", "pillow/webp/transparent.webp",
+        ] {
             let image = try AnimatedImage(bytes: try Corpus.bytes(path))
             let renderer = FrameRenderer(image: image)
             for i in Set([0, image.frameCount / 2, image.frameCount - 1]) {

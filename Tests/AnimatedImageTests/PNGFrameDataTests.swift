@@ -1,6 +1,7 @@
-@testable import AnimatedImage
 import CZlib
 import Testing
+
+@testable import AnimatedImage
 
 /// A PNG frame's zlib stream is inflated only as far as its rows need: a file whose `IDAT`
 /// inflates to far more than the image (a CPU-amplification bomb) costs what the image costs.
@@ -51,8 +52,10 @@ struct PNGFrameDataTests {
 
     /// A still PNG with the given header fields (a 256-entry palette for colour type 3) and
     /// `idat` as its one IDAT payload.
-    static func stillPNG(width: Int, height: Int, depth: UInt8, colorType: UInt8, interlace: UInt8,
-                         idat: [UInt8]) -> [UInt8] {
+    static func stillPNG(
+        width: Int, height: Int, depth: UInt8, colorType: UInt8, interlace: UInt8,
+        idat: [UInt8]
+    ) -> [UInt8] {
         let builder = APNGBuilder(width: width, height: height)
         var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         out += builder.chunk("IHDR", builder.be32(width) + builder.be32(height) + [depth, colorType, 0, 0, interlace])
@@ -79,7 +82,7 @@ struct PNGFrameDataTests {
         #expect(try FrameRenderer(image: image).render(0).pixels == pixels)
 
         // The decoder's inflate stops at the rows: 64 × (1 + 256) bytes, from a fraction of the stream.
-        guard case let .png(ranges) = image.index.frames[0].source, case let .png(header) = image.index.header else {
+        guard case .png(let ranges) = image.index.frames[0].source, case .png(let header) = image.index.header else {
             Issue.record("not a PNG frame")
             return
         }
@@ -98,8 +101,9 @@ struct PNGFrameDataTests {
         }
         // Decoding reads the same PNG piece by piece, as libpng asks for it.
         let piecewise = try image.bytes.withUnsafeBufferPointer { input in
-            try APNGFrameDecoder.decodeRGBA(pulling: decoder.stream(width: side, height: side, data: ranges, input: input),
-                                            width: side, height: side)
+            try APNGFrameDecoder.decodeRGBA(
+                pulling: decoder.stream(width: side, height: side, data: ranges, input: input),
+                width: side, height: side)
         }
         #expect(piecewise == pixels)
     }
@@ -112,19 +116,24 @@ struct PNGFrameDataTests {
         (6, 8, 1, 1, 300), (6, 8, 0, 300, 1), (0, 8, 1, 4, 4),
     ]
 
-    @Test("scanline byte counts are what libpng reads: exactly enough decodes, one byte less does not",
-          arguments: layouts.indices)
+    @Test(
+        "scanline byte counts are what libpng reads: exactly enough decodes, one byte less does not",
+        arguments: layouts.indices)
     func scanlineCountsMatchLibpng(_ i: Int) throws {
         let (colorType, depth, interlace, width, height) = Self.layouts[i]
-        let header = try PNGHeader(bytes: ImageBytes(Self.stillPNG(width: width, height: height, depth: depth,
-                                                                     colorType: colorType, interlace: interlace,
-                                                                     idat: [])),
-                                   ihdr: 16..<29)
+        let header = try PNGHeader(
+            bytes: ImageBytes(
+                Self.stillPNG(
+                    width: width, height: height, depth: depth,
+                    colorType: colorType, interlace: interlace,
+                    idat: [])),
+            ihdr: 16..<29)
         let needed = PNGFrameData.scanlineByteCount(width: width, height: height, header: header)
         func decodes(_ count: Int, surplus: Int = 0) -> Bool {
             let stream = Self.zlibStream([UInt8](repeating: 0, count: count), thenZeros: surplus)
-            let png = Self.stillPNG(width: width, height: height, depth: depth, colorType: colorType,
-                                    interlace: interlace, idat: stream)
+            let png = Self.stillPNG(
+                width: width, height: height, depth: depth, colorType: colorType,
+                interlace: interlace, idat: stream)
             guard let image = try? AnimatedImage(bytes: png) else { return false }
             return (try? FrameRenderer(image: image).render(0)) != nil
         }

@@ -1,6 +1,7 @@
 import FlipbookTestSupport
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 /// Every PNG layout decodes to the 8-bit RGBA Chromium shows, worked out here from the samples:
 /// every colour type and bit depth (1–16), Adam7-interlaced or not, frames smaller than the
@@ -19,15 +20,19 @@ struct PNGLayoutTests {
         let depths: [(UInt8, [Int])] = [(0, [1, 2, 4, 8, 16]), (2, [8, 16]), (3, [1, 2, 4, 8]), (4, [8, 16]), (6, [8, 16])]
         return depths.flatMap { color, list in
             list.flatMap { depth in
-                (color == 4 || color == 6 ? [false] : [false, true]).map { Layout(colorType: color, bitDepth: depth, transparency: $0) }
+                (color == 4 || color == 6 ? [false] : [false, true]).map {
+                    Layout(colorType: color, bitDepth: depth, transparency: $0)
+                }
             }
         }
     }()
 
     /// Frame rectangles on a 13×11 canvas: under one interlace block, one block, across blocks,
     /// at offsets that are not multiples of 8, and the whole canvas.
-    static let rects = [(0, 0, 1, 1), (5, 4, 3, 2), (12, 10, 1, 1), (6, 4, 7, 7), (0, 0, 8, 8), (2, 8, 9, 3),
-                        (1, 0, 1, 11), (0, 3, 13, 1), (0, 0, 13, 11)]
+    static let rects = [
+        (0, 0, 1, 1), (5, 4, 3, 2), (12, 10, 1, 1), (6, 4, 7, 7), (0, 0, 8, 8), (2, 8, 9, 3),
+        (1, 0, 1, 11), (0, 3, 13, 1), (0, 0, 13, 11),
+    ]
 
     struct Sample {
         var writer: PNGSampleWriter
@@ -42,7 +47,9 @@ struct PNGLayoutTests {
             if layout.colorType == 3 {
                 let entries = 1 << layout.bitDepth
                 palette = (0..<entries * 3).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-                if layout.transparency { transparency = (0..<entries / 2 + 1).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
+                if layout.transparency {
+                    transparency = (0..<entries / 2 + 1).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                }
             } else if layout.transparency {
                 // A key colour; frames below use it, and colours one low bit away from it.
                 let key = (0..<(layout.colorType == 0 ? 1 : 3)).map { _ in Int(random.next() % UInt64(maximum + 1)) }
@@ -95,16 +102,20 @@ struct PNGLayoutTests {
 
     @Test(arguments: layouts, [false, true])
     func framesAtOffsetsDecodeExactly(_ layout: Layout, interlaced: Bool) throws {
-        let width = 13, height = 11
+        let width = 13
+        let height = 11
         var sample = Sample(layout, interlaced: interlaced, seed: UInt64(layout.colorType) << 8 | UInt64(layout.bitDepth))
         let background = sample.samples(width: width, height: height)
         let expectedBackground = sample.rgba(background, count: width * height)
         for (x, y, w, h) in Self.rects {
             let patch = sample.samples(width: w, height: h)
-            var apng = LayoutAPNG(writer: sample.writer, width: width, height: height,
-                                  palette: sample.palette, transparency: sample.transparency)
-            apng.frames = [.init(width: width, height: height, samples: background),
-                           .init(x: x, y: y, width: w, height: h, samples: patch)]
+            var apng = LayoutAPNG(
+                writer: sample.writer, width: width, height: height,
+                palette: sample.palette, transparency: sample.transparency)
+            apng.frames = [
+                .init(width: width, height: height, samples: background),
+                .init(x: x, y: y, width: w, height: h, samples: patch),
+            ]
             let image = try AnimatedImage(bytes: apng.build())
             #expect(image.frameCount == 2)
             let renderer = FrameRenderer(image: image)
@@ -126,14 +137,16 @@ struct PNGLayoutTests {
         for width in 1...9 {
             for height in [1, 2, 5, 8, 9] {
                 let samples = sample.samples(width: width, height: height)
-                var png = LayoutAPNG(writer: sample.writer, width: width, height: height,
-                                     palette: sample.palette, transparency: sample.transparency)
+                var png = LayoutAPNG(
+                    writer: sample.writer, width: width, height: height,
+                    palette: sample.palette, transparency: sample.transparency)
                 png.frames = [.init(width: width, height: height, samples: samples)]
                 png.animated = false
                 let image = try AnimatedImage(bytes: png.build())
                 #expect(image.format == .png)
-                #expect(try FrameRenderer(image: image).render(0).pixels == sample.rgba(samples, count: width * height),
-                        "\(layout.testDescription) \(width)×\(height)")
+                #expect(
+                    try FrameRenderer(image: image).render(0).pixels == sample.rgba(samples, count: width * height),
+                    "\(layout.testDescription) \(width)×\(height)")
             }
         }
     }

@@ -1,8 +1,9 @@
-import FlipbookTestSupport
-@testable import AnimatedImage
 import Dispatch
+import FlipbookTestSupport
 import Synchronization
 import Testing
+
+@testable import AnimatedImage
 
 /// Flipbook's own PNG writer (chunks, libdeflate zlib stream): every layout it picks round-trips
 /// exactly through libpng and through an independent inflate-and-unfilter, the file has the
@@ -50,13 +51,17 @@ struct PNGWriterTests {
 
     /// Every colour type and bit depth Flipbook writes, at widths that leave a partial last byte
     /// (1-, 2- and 4-bit rows) and at a single pixel.
-    @Test(arguments: [(2, false, 3, 1), (4, true, 3, 2), (16, true, 3, 4), (200, true, 3, 8),
-                      (0, false, 2, 8), (0, true, 6, 8)],
-          [(1, 1), (3, 100), (13, 37), (33, 21), (257, 3)])
+    @Test(
+        arguments: [
+            (2, false, 3, 1), (4, true, 3, 2), (16, true, 3, 4), (200, true, 3, 8),
+            (0, false, 2, 8), (0, true, 6, 8),
+        ],
+        [(1, 1), (3, 100), (13, 37), (33, 21), (257, 3)])
     func everyColourTypeAndBitDepthRoundTrips(layout: (Int, Bool, Int, Int), size: (Int, Int)) throws {
         let (colors, translucent, colorType, depth) = layout
         let (width, height) = size
-        let canvas = colors == 0
+        let canvas =
+            colors == 0
             ? Self.noiseCanvas(width: width, height: height, alpha: translucent)
             : Self.paletteCanvas(width: width, height: height, colors: colors, translucent: translucent)
         // Tiny canvases may hold fewer colours than asked, so compare with what the quantizer finds.
@@ -132,7 +137,8 @@ struct PNGWriterTests {
 
     @Test(arguments: [(2, false), (16, true), (0, false), (0, true)])
     func fileStructure(colors: Int, alpha: Bool) throws {
-        let canvas = colors == 0
+        let canvas =
+            colors == 0
             ? Self.noiseCanvas(width: 21, height: 17, alpha: alpha)
             : Self.paletteCanvas(width: 21, height: 17, colors: colors, translucent: alpha)
         let png = try PNGEncoder().encode(canvas)
@@ -188,8 +194,9 @@ struct PNGWriterTests {
     /// alone, at every level.
     @Test func concurrentEncodesMatchSerialOnes() throws {
         let canvases = (0..<6).map { i in
-            i % 2 == 0 ? Self.noiseCanvas(width: 64 + i, height: 48, alpha: i % 4 == 0, seed: UInt64(i))
-                       : Self.paletteCanvas(width: 50, height: 40 + i, colors: 3 + i * 20, translucent: true)
+            i % 2 == 0
+                ? Self.noiseCanvas(width: 64 + i, height: 48, alpha: i % 4 == 0, seed: UInt64(i))
+                : Self.paletteCanvas(width: 50, height: 40 + i, colors: 3 + i * 20, translucent: true)
         }
         let levels = [0, 1, 6, 9]
         let jobs = levels.flatMap { level in canvases.indices.map { (level, $0) } }

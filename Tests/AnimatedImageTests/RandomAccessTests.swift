@@ -1,6 +1,7 @@
 import FlipbookTestSupport
-@testable import AnimatedImage
 import Testing
+
+@testable import AnimatedImage
 
 /// Frame k rendered from a cold start equals frame k reached by playing from frame 0, for
 /// every k, and costs a bounded number of decodes.
@@ -89,8 +90,10 @@ struct RandomAccessTests {
         }
         let canvas = Canvas(width: side, height: side, pixels: pixels)
         var gif = GIFBuilder(width: side, height: side)
-        gif.frames = [GIFBuilder.Frame(rect: (0, 0, side, side), indices: [UInt8](repeating: 1, count: side * side)),
-                      GIFBuilder.Frame(rect: (0, 0, 1, 1), indices: [2])]
+        gif.frames = [
+            GIFBuilder.Frame(rect: (0, 0, side, side), indices: [UInt8](repeating: 1, count: side * side)),
+            GIFBuilder.Frame(rect: (0, 0, 1, 1), indices: [2]),
+        ]
         let image = try AnimatedImage(bytes: gif.build())
         let renderer = FrameRenderer(image: image)
         try renderer.resume(after: 0, png: PNGEncoder().encode(canvas))
@@ -102,8 +105,9 @@ struct RandomAccessTests {
     static func dependentAnimation() throws -> AnimatedImage {
         var gif = GIFBuilder(width: 20, height: 10)
         gif.frames = (0..<100).map { i in
-            var frame = GIFBuilder.Frame(rect: (i % 20, (i / 20) % 10, 1 + i % 3, 1),
-                                         indices: [UInt8](repeating: UInt8(1 + i % 3), count: 1 + i % 3))
+            var frame = GIFBuilder.Frame(
+                rect: (i % 20, (i / 20) % 10, 1 + i % 3, 1),
+                indices: [UInt8](repeating: UInt8(1 + i % 3), count: 1 + i % 3))
             frame.disposal = i % 7 == 3 ? 3 : (i % 11 == 5 ? 2 : 1)
             frame.transparentIndex = i % 5 == 0 ? 0 : nil
             return frame

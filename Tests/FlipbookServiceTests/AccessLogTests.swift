@@ -1,9 +1,10 @@
-import FlipbookTestSupport
 import Dispatch
+import FlipbookTestSupport
 import Foundation
 import HTTPServer
 import Synchronization
 import Testing
+
 @testable import FlipbookService
 
 /// The access log: every line of a graceful stop is written exactly once; a stalled writer makes
@@ -13,10 +14,11 @@ struct AccessLogTests {
     static func record(id: String, loop: Int = 0, status: Int = 200, path: String = "/frames/abc/1") -> HTTPAccessRecord {
         var headers = HTTPHeaders()
         headers.add(name: "X-Request-ID", value: id)
-        return HTTPAccessRecord(method: .GET, path: path, route: "/frames/:id/:index", routeIndex: 0,
-                                requestHeaders: headers, requestID: HTTPRequestID(generated: UInt64(id.hashValue.magnitude)),
-                                remoteAddress: HTTPPeerAddress(ip: "127.0.0.1", port: 1), connectionID: 1, loop: loop,
-                                status: status, bodyBytes: 1234, duration: .microseconds(56_789))
+        return HTTPAccessRecord(
+            method: .GET, path: path, route: "/frames/:id/:index", routeIndex: 0,
+            requestHeaders: headers, requestID: HTTPRequestID(generated: UInt64(id.hashValue.magnitude)),
+            remoteAddress: HTTPPeerAddress(ip: "127.0.0.1", port: 1), connectionID: 1, loop: loop,
+            status: status, bodyBytes: 1234, duration: .microseconds(56_789))
     }
 
     @Test func everyRequestOfABurstIsLoggedExactlyOnceAfterAGracefulStop() async throws {
@@ -110,8 +112,11 @@ struct AccessLogTests {
         #expect(lines.count == 1)
         let line = String(lines[0])
         // 2026-11-23T21:20:00+0000 info flipbook: bytes=1234 client=… [FlipbookService] request
-        #expect(line.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} info flipbook: bytes=1234 client=10\.1\.2\.3 component=access method=GET ms=56\.79 path=/frames/x/1\\nforged line requestID=[0-9a-f]{16} status=200 \[FlipbookService\] request$"#,
-                                options: .regularExpression) != nil, "\(line)")
+        #expect(
+            line.range(
+                of:
+                    #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} info flipbook: bytes=1234 client=10\.1\.2\.3 component=access method=GET ms=56\.79 path=/frames/x/1\\nforged line requestID=[0-9a-f]{16} status=200 \[FlipbookService\] request$"#,
+                options: .regularExpression) != nil, "\(line)")
     }
 
     @Test func jsonLinesCarryTheSameFields() throws {

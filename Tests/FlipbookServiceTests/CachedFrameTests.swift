@@ -1,6 +1,7 @@
 import FlipbookTestSupport
 import Foundation
 import Testing
+
 @testable import FlipbookService
 
 /// Cached frames are answered from the responses encoded when they entered the cache: the same
@@ -8,8 +9,10 @@ import Testing
 /// asked for even when two ids share one cache entry.
 @Suite("Cached frames")
 struct CachedFrameTests {
-    static let frameFields = ["Content-Type", "ETag", "Cache-Control", "X-Frame-Index", "X-Frame-Count",
-                              "X-Frame-Delay-Ms", "X-Served-By"]
+    static let frameFields = [
+        "Content-Type", "ETag", "Cache-Control", "X-Frame-Index", "X-Frame-Count",
+        "X-Frame-Delay-Ms", "X-Served-By",
+    ]
 
     @Test func hitsRepeatTheFirstAnswerAndEachIDKeepsItsCachingHeaders() async throws {
         let service = try TestService()

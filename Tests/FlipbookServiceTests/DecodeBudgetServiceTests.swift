@@ -1,8 +1,9 @@
 import AnimatedImage
-@testable import FlipbookService
-import FrameCache
 import Foundation
+import FrameCache
 import Testing
+
+@testable import FlipbookService
 
 /// The decode-memory budget (`limits.maxDecodeBytes`) over HTTP: an image one decode of which
 /// would need more than the whole budget is refused at upload with 422 naming the limit; an
@@ -41,7 +42,8 @@ import Testing
         let budget = service.server.decodeBudget
         // Something else holds the whole budget.
         let held = try budget.reserve(budget.capacityBytes)
-        let first = try Self.png(width: 300, height: 200), second = try Self.png(width: 200, height: 300)
+        let first = try Self.png(width: 300, height: 200)
+        let second = try Self.png(width: 200, height: 300)
         let client = service.client
         let waiting = Task.detached { try client.send("POST", "/images", body: first) }
         var queued = false

@@ -1,9 +1,10 @@
-import FlipbookTestSupport
 import AnimatedImage
-@testable import FlipbookService
+import FlipbookTestSupport
 import Foundation
 import Synchronization
 import Testing
+
+@testable import FlipbookService
 
 /// The service over loopback, as a client sees it: the API contract, on both storage backends
 /// (`fs`: a data directory; `s3`: a bucket of moto's S3 server, see ``MotoServer``).
@@ -15,13 +16,16 @@ struct EndToEndTests {
     /// exactly as the decoding core (what `flipbook frames` writes) makes it; files the core
     /// rejects are refused with 415 or 422 and a problem document.
     @Test(arguments: Backend.allCases) func everyCorpusFileRoundTripsThroughTheAPI(_ backend: Backend) async throws {
-        #expect(Corpus.manifests.contains("manifest.json") && Corpus.manifests.contains("flipbook-cases/manifest.json"),
-                "corpus missing at \(Corpus.root.path)")
+        #expect(
+            Corpus.manifests.contains("manifest.json") && Corpus.manifests.contains("flipbook-cases/manifest.json"),
+            "corpus missing at \(Corpus.root.path)")
         #expect(Corpus.entries.count > 200 + 21, "corpus missing at \(Corpus.root.path)")
         let service = try TestService(backend: backend)
         var totalAccepted = 0
         for manifest in Corpus.manifests {
-            var accepted = 0, refused = 0, frames = 0
+            var accepted = 0
+            var refused = 0
+            var frames = 0
             for entry in Corpus.entries where entry.manifest == manifest {
                 let bytes = try Corpus.bytes(entry.path)
                 let response = try service.upload(bytes)
@@ -48,7 +52,9 @@ struct EndToEndTests {
                     let frame = try service.client.get("/frames/\(id)/\(k)")
                     #expect(frame.status == 200, "\(entry.path) frame \(k): \(frame.text)")
                     #expect(frame.header("Content-Type") == "image/png")
-                    #expect(frame.body == (try PNGEncoder().encode(renderer.render(k), colorSpace: local.colorSpace)), "\(entry.path) frame \(k)")
+                    #expect(
+                        frame.body == (try PNGEncoder().encode(renderer.render(k), colorSpace: local.colorSpace)),
+                        "\(entry.path) frame \(k)")
                     frames += 1
                 }
                 let beyond = try service.client.get("/frames/\(id)/\(local.frameCount)")
@@ -91,7 +97,8 @@ struct EndToEndTests {
             }
         }
         let played = raw.map { $0 <= 10 ? 100 : $0 }
-        var start = 0, gcd = 0
+        var start = 0
+        var gcd = 0
         for (i, frame) in frames.enumerated() {
             #expect(frame["index"] as? Int == i, "\(path) frame \(i)")
             #expect(frame["delayMs"] as? Int == played[i], "\(path) frame \(i)")
@@ -123,7 +130,8 @@ struct EndToEndTests {
         let cases = Corpus.entries.filter { $0.manifest == "flipbook-cases/manifest.json" }.map(\.path)
         #expect(cases.count >= 21, "flipbook-cases missing at \(Corpus.root.path)")
         let service = try TestService(backend: backend)
-        var compared = 0, refused = 0
+        var compared = 0
+        var refused = 0
         for path in ["pillow/gif/iss634.gif", "image-rs-image/images/png/apng/ball.png", "pillow/webp/iss634.webp"] + cases {
             let upload = try service.upload(Corpus.bytes(path))
             let output = TestService.temporaryDirectory()
@@ -161,8 +169,10 @@ struct EndToEndTests {
         try #require(FileManager.default.isExecutableFile(atPath: cli), "build the flipbook CLI first: \(cli)")
         let service = try TestService(backend: backend)
         let directory = TestService.temporaryDirectory()
-        for (path, cutStatus) in [("pillow/webp/iss634.webp", 422), ("pillow/gif/iss634.gif", 201),
-                                  ("image-rs-image/images/png/apng/ball.png", 201)] {
+        for (path, cutStatus) in [
+            ("pillow/webp/iss634.webp", 422), ("pillow/gif/iss634.gif", 201),
+            ("image-rs-image/images/png/apng/ball.png", 201),
+        ] {
             let bytes = try Corpus.bytes(path)
             let cut = Array(bytes.prefix(bytes.count * 7 / 10))
             let response = try service.upload(cut)
@@ -215,20 +225,27 @@ struct EndToEndTests {
 
     /// pillow/gif/iss634.gif as Chromium reads it (chromium/pillow/gif/iss634.gif/meta.json):
     /// 42 frames, looping forever, with these delays; the first one (0 ms) plays as 100 ms.
-    static let iss634RawDelaysMs = [0, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 60, 70,
-                                    70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70]
-    static let iss634TimestampsMs = [0, 100, 170, 230, 300, 370, 430, 500, 570, 630, 700, 770, 830, 900, 970, 1030,
-                                     1100, 1170, 1230, 1300, 1360, 1430, 1500, 1560, 1630, 1700, 1760, 1830, 1900,
-                                     1960, 2030, 2100, 2160, 2230, 2300, 2360, 2430, 2500, 2560, 2630, 2700, 2760]
+    static let iss634RawDelaysMs = [
+        0, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 60, 70,
+        70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70, 70, 60, 70,
+    ]
+    static let iss634TimestampsMs = [
+        0, 100, 170, 230, 300, 370, 430, 500, 570, 630, 700, 770, 830, 900, 970, 1030,
+        1100, 1170, 1230, 1300, 1360, 1430, 1500, 1560, 1630, 1700, 1760, 1830, 1900,
+        1960, 2030, 2100, 2160, 2230, 2300, 2360, 2430, 2500, 2560, 2630, 2700, 2760,
+    ]
 
     @Test(arguments: Backend.allCases) func framesAtATimeFollowTheTimeline(_ backend: Backend) async throws {
         let service = try TestService(backend: backend)
         let bytes = try Corpus.bytes("pillow/gif/iss634.gif")
         let id = try #require(try service.upload(bytes).json["id"] as? String)
-        let duration = 2830, stamps = Self.iss634TimestampsMs
+        let duration = 2830
+        let stamps = Self.iss634TimestampsMs
         // One play lasts 2830 ms; t = 1000 falls in frame 14 ([970, 1030)), as does 1 000 000 (1010 ms into a play).
-        for (t, expected) in [(0, 0), (99, 0), (100, 1), (169, 1), (170, 2), (1_000, 14), (duration + 5, 0),
-                              (1_000_000, 14)] {
+        for (t, expected) in [
+            (0, 0), (99, 0), (100, 1), (169, 1), (170, 2), (1_000, 14), (duration + 5, 0),
+            (1_000_000, 14),
+        ] {
             let response = try service.client.get("/frames/\(id)?t=\(t)")
             #expect(response.status == 200)
             #expect(response.header("X-Frame-Index") == String(expected), "t=\(t)")
@@ -299,8 +316,9 @@ struct EndToEndTests {
         expectProblem(try service.upload(Array("hello, not an image".utf8)), 415, "not an image")
         let overLimit = try service.upload(Array(try Corpus.bytes("pillow/apng/blend_op_over_near_transparent.png")))
         expectProblem(overLimit, 422, "128 frames > 20")
-        #expect((overLimit.json["detail"] as? String)?.contains("maxFrames is 20, the image needs at least ") == true,
-                "\(overLimit.text)")
+        #expect(
+            (overLimit.json["detail"] as? String)?.contains("maxFrames is 20, the image needs at least ") == true,
+            "\(overLimit.text)")
         let truncated = Array(try Corpus.bytes("wuffs/muybridge.gif").prefix(40))
         expectProblem(try service.upload(truncated), 422, "no complete frame")
         expectProblem(try service.upload([UInt8](repeating: 0x47, count: 300_000)), 413, "too large")
@@ -336,14 +354,20 @@ struct EndToEndTests {
         #expect(try service.upload(bytes, headers: ["Authorization": "Bearer upload-secret"]).status == 200)
 
         #expect(try service.client.send("DELETE", "/images/\(id)").status == 401)
-        #expect(try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer upload-secret"]).status == 401)
-        let pressure = try service.client.send("POST", "/admin/memory-pressure?level=critical",
-                                               headers: ["Authorization": "Bearer admin-secret"])
+        #expect(
+            try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer upload-secret"]).status == 401)
+        let pressure = try service.client.send(
+            "POST", "/admin/memory-pressure?level=critical",
+            headers: ["Authorization": "Bearer admin-secret"])
         #expect(pressure.status == 200)
         #expect((pressure.json["pressure"] as? [String: Any])?["level"] as? String == "critical")
-        #expect(try service.client.send("POST", "/admin/memory-pressure?level=panic",
-                                        headers: ["Authorization": "Bearer admin-secret"]).status == 400)
-        #expect(try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer admin-secret"]).status == 204)
+        #expect(
+            try service.client.send(
+                "POST", "/admin/memory-pressure?level=panic",
+                headers: ["Authorization": "Bearer admin-secret"]
+            ).status == 400)
+        #expect(
+            try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer admin-secret"]).status == 204)
         await service.stop()
     }
 
@@ -379,8 +403,9 @@ struct EndToEndTests {
         first = nil
 
         // On s3 the second run has an empty local directory: everything comes from the bucket.
-        let second = try TestService(dataDirectory: backend == .s3 ? TestService.temporaryDirectory() : directory,
-                                     backend: backend, bucket: bucket)
+        let second = try TestService(
+            dataDirectory: backend == .s3 ? TestService.temporaryDirectory() : directory,
+            backend: backend, bucket: bucket)
         for (id, frame) in ids {
             #expect(try second.client.get("/images/\(id)").status == 200)
             #expect(try second.client.get("/frames/\(id)/1").body == frame)
@@ -417,8 +442,11 @@ struct EndToEndTests {
         let after = try service.client.get("/frames/clip.gif/0")
         #expect(after.body != before.body)
         #expect(after.header("ETag") != before.header("ETag"))
-        #expect(try service.client.send("PUT", "/images/\(String(repeating: "ab", count: 32))",
-                                        body: try Corpus.bytes("wuffs/muybridge.gif")).status == 400)
+        #expect(
+            try service.client.send(
+                "PUT", "/images/\(String(repeating: "ab", count: 32))",
+                body: try Corpus.bytes("wuffs/muybridge.gif")
+            ).status == 400)
         await service.stop()
     }
 
@@ -429,8 +457,10 @@ struct EndToEndTests {
         let a = try TestService(dataDirectory: directory, backend: backend) {
             $0.auth.adminToken = "t"; $0.server.instanceName = "a"
         }
-        let b = try TestService(dataDirectory: backend == .s3 ? TestService.temporaryDirectory() : directory,
-                                backend: backend, bucket: a.bucket, clock: clock) {
+        let b = try TestService(
+            dataDirectory: backend == .s3 ? TestService.temporaryDirectory() : directory,
+            backend: backend, bucket: a.bucket, clock: clock
+        ) {
             $0.auth.adminToken = "t"; $0.server.instanceName = "b"
         }
         let id = try #require(try a.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
@@ -481,8 +511,10 @@ struct EndToEndTests {
     @Test(arguments: Backend.allCases) func listingIsPaged(_ backend: Backend) async throws {
         let service = try TestService(backend: backend)
         var ids: [String] = []
-        for path in ["wuffs/muybridge.gif", "pillow/gif/iss634.gif", "image-rs-image/images/png/apng/ball.png",
-                     "pillow/webp/iss634.webp", "pygif/depth8.gif"] {
+        for path in [
+            "wuffs/muybridge.gif", "pillow/gif/iss634.gif", "image-rs-image/images/png/apng/ball.png",
+            "pillow/webp/iss634.webp", "pygif/depth8.gif",
+        ] {
             ids.append(try #require(try service.upload(Corpus.bytes(path)).json["id"] as? String))
         }
         var seen: [String] = []

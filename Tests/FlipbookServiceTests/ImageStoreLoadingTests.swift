@@ -1,8 +1,9 @@
-import FlipbookTestSupport
 import AnimatedImage
-@testable import FlipbookService
+import FlipbookTestSupport
 import Foundation
 import Testing
+
+@testable import FlipbookService
 
 /// How the store hands images to the frame cache: mapped, kept in a bounded LRU, dropped on
 /// delete and replace, and verified through a mapping on upload.
@@ -65,7 +66,8 @@ import Testing
 
     @Test func aReplacedNamedImageIsServedFromItsNewBytes() throws {
         let store = try ImageStore(dataDirectory: TestService.temporaryDirectory())
-        let old = try Corpus.bytes("wuffs/muybridge.gif"), new = try Corpus.bytes("pillow/gif/iss634.gif")
+        let old = try Corpus.bytes("wuffs/muybridge.gif")
+        let new = try Corpus.bytes("pillow/gif/iss634.gif")
         let (first, _) = try Self.commit(store, old, name: "clip.gif")
         let before = try store.loadImage(first)
         #expect(Array(before.bytes) == old)
@@ -82,7 +84,8 @@ import Testing
     @Test func anotherReplicasReplaceOrDeleteDropsTheKeptImage() throws {
         let directory = TestService.temporaryDirectory()
         let clock = ManualClock()
-        let a = try ImageStore(dataDirectory: directory, clock: clock), b = try ImageStore(dataDirectory: directory)
+        let a = try ImageStore(dataDirectory: directory, clock: clock)
+        let b = try ImageStore(dataDirectory: directory)
         let (record, _) = try Self.commit(a, try Corpus.bytes("wuffs/muybridge.gif"), name: "shared.gif")
         #expect(a.fileStats.loaded == 1)
         _ = try Self.commit(b, try Corpus.bytes("pillow/gif/iss634.gif"), name: "shared.gif")
@@ -103,8 +106,10 @@ import Testing
         let store = try ImageStore(dataDirectory: TestService.temporaryDirectory())
         let gif = try Corpus.bytes("wuffs/muybridge.gif")
         let truncated = Array(gif.prefix(40))
-        let cases: [(String, [UInt8])] = [("text", Array("<html>not an image</html>".utf8)), ("empty", []),
-                                          ("truncated", truncated), ("broken frame", Array(gif.prefix(gif.count / 2)))]
+        let cases: [(String, [UInt8])] = [
+            ("text", Array("<html>not an image</html>".utf8)), ("empty", []),
+            ("truncated", truncated), ("broken frame", Array(gif.prefix(gif.count / 2))),
+        ]
         var accepted = 0
         for (label, bytes) in cases {
             // What indexing the bytes from an array says, as the store did before it mapped uploads.

@@ -1,8 +1,9 @@
-import FlipbookTestSupport
 import AnimatedImage
-@testable import FlipbookService
+import FlipbookTestSupport
 import Foundation
 import Testing
+
+@testable import FlipbookService
 
 /// ``MappedFile`` bytes behave as a heap copy of the file does; ``LRUCache`` keeps its bound.
 @Suite struct MappedFileTests {
@@ -48,7 +49,8 @@ import Testing
         let fromMapping = try AnimatedImage(bytes: try MappedFile(path: path).bytes)
         #expect(fromMapping.index.frames == fromArray.index.frames)
         #expect(ImageMetadata(image: fromMapping) == ImageMetadata(image: fromArray))
-        let a = FrameRenderer(image: fromArray), b = FrameRenderer(image: fromMapping)
+        let a = FrameRenderer(image: fromArray)
+        let b = FrameRenderer(image: fromMapping)
         for i in 0..<fromArray.frameCount {
             #expect(try a.render(i) == b.render(i), "frame \(i)")
         }

@@ -1,8 +1,9 @@
 import AnimatedImage
-@testable import FlipbookService
 import FlipbookTestSupport
 import Foundation
 import Testing
+
+@testable import FlipbookService
 
 /// The metadata document's JSON (``MetadataDocument``): the field names and values the API
 /// promises (openapi.yaml), checked against literal documents built from a file's own facts; a
@@ -25,8 +26,9 @@ import Testing
 
     static func muybridgeRecord() throws -> StoredImage {
         let image = try AnimatedImage(bytes: Corpus.bytes("wuffs/muybridge.gif"))
-        return StoredImage(id: "muybridge", sha256: muybridgeSHA256, source: .named,
-                           storedAt: Date(timeIntervalSince1970: 1_795_000_000), metadata: ImageMetadata(image: image))
+        return StoredImage(
+            id: "muybridge", sha256: muybridgeSHA256, source: .named,
+            storedAt: Date(timeIntervalSince1970: 1_795_000_000), metadata: ImageMetadata(image: image))
     }
 
     @Test func theMetadataDocumentIsTheFilesFactsUnderTheContractsNames() throws {
@@ -43,9 +45,10 @@ import Testing
     @Test func anImageListEntryIsTheRecordWithTheHeadlineFields() throws {
         let record = try Self.muybridgeRecord()
         let entry = String(decoding: FlipbookAPI.encodeJSON(ImageSummaryDocument(record: record)), as: UTF8.self)
-        #expect(entry == #"{"animated":true,"durationMs":1500,"fileBytes":9828,"format":"gif","frameCount":15,"#
-            + #""height":20,"id":"muybridge","mimeType":"image/gif","playCount":0,"#
-            + #""sha256":"\#(Self.muybridgeSHA256)","source":"named","width":30}"#)
+        #expect(
+            entry == #"{"animated":true,"durationMs":1500,"fileBytes":9828,"format":"gif","frameCount":15,"#
+                + #""height":20,"id":"muybridge","mimeType":"image/gif","playCount":0,"#
+                + #""sha256":"\#(Self.muybridgeSHA256)","source":"named","width":30}"#)
     }
 
     /// A record as the store writes it (`meta/<id>.json`, S3's `names/` and `ids/`), and as it
@@ -53,7 +56,8 @@ import Testing
     /// read unchanged, and are written back identically.
     @Test func aStoredRecordReadsAndIsWrittenBackByteForByte() throws {
         for revision in [nil, 3] as [Int?] {
-            let written = #"{"id":"muybridge","metadata":\#(Self.muybridgeDocument(idField: #""id":"muybridge","#)),"#
+            let written =
+                #"{"id":"muybridge","metadata":\#(Self.muybridgeDocument(idField: #""id":"muybridge","#)),"#
                 + (revision.map { #""outputRevision":\#($0),"# } ?? "")
                 + #""sha256":"\#(Self.muybridgeSHA256)","source":"named","storedAt":"2026-11-18T11:06:40Z"}"#
             let record = try StoredImage.decode(Array(written.utf8))
@@ -72,10 +76,12 @@ import Testing
         #expect(try read(document).repetitionCount == .infinite)
         let twice = document.replacingOccurrences(of: #""repetitionCount":"infinite""#, with: #""repetitionCount":2"#)
         #expect(try read(twice).repetitionCount == .count(2))
-        for bad in [document.replacingOccurrences(of: #""repetitionCount":"infinite""#, with: #""repetitionCount":"forever""#),
-                    document.replacingOccurrences(of: #""dispose":"none""#, with: #""dispose":"sideways""#),
-                    document.replacingOccurrences(of: #""blend":"over""#, with: #""blend":"under""#),
-                    document.replacingOccurrences(of: #""fileBytes":9828,"#, with: "")] {
+        for bad in [
+            document.replacingOccurrences(of: #""repetitionCount":"infinite""#, with: #""repetitionCount":"forever""#),
+            document.replacingOccurrences(of: #""dispose":"none""#, with: #""dispose":"sideways""#),
+            document.replacingOccurrences(of: #""blend":"over""#, with: #""blend":"under""#),
+            document.replacingOccurrences(of: #""fileBytes":9828,"#, with: ""),
+        ] {
             #expect(bad != document)
             #expect(throws: DecodingError.self) { try read(bad) }
         }
@@ -98,7 +104,9 @@ import Testing
     @Test func seededRandomDocumentsReadBackAsWritten() throws {
         var random = SplitMix64(seed: 14)
         let pieces = ["gif", "\"", "\\", "/", "é", "\u{0}", "\n", "🎞", "image/apng", " "]
-        func string() -> String { (0..<Int.random(in: 0...6, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined() }
+        func string() -> String {
+            (0..<Int.random(in: 0...6, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+        }
         func integer() -> Int {
             [Int.min, -1, 0, 1, Int.max, Int(truncatingIfNeeded: random.next())].randomElement(using: &random)!
         }
@@ -106,10 +114,11 @@ import Testing
         let blends: [FrameBlend] = [.source, .over]
         for _ in 0..<500 {
             let frames = (0..<Int.random(in: 0...5, using: &random)).map { _ in
-                ImageMetadata.Frame(index: integer(), delayMs: integer(), rawDelayMs: integer(), timestampMs: integer(),
-                                    rect: PixelRect(x: integer(), y: integer(), width: integer(), height: integer()),
-                                    dispose: disposals.randomElement(using: &random)!,
-                                    blend: blends.randomElement(using: &random)!, independent: Bool.random(using: &random))
+                ImageMetadata.Frame(
+                    index: integer(), delayMs: integer(), rawDelayMs: integer(), timestampMs: integer(),
+                    rect: PixelRect(x: integer(), y: integer(), width: integer(), height: integer()),
+                    dispose: disposals.randomElement(using: &random)!,
+                    blend: blends.randomElement(using: &random)!, independent: Bool.random(using: &random))
             }
             let metadata = ImageMetadata(
                 format: string(), mimeType: string(), width: integer(), height: integer(), frameCount: integer(),
@@ -118,8 +127,9 @@ import Testing
                 delayGcdMs: integer(), truncated: Bool.random(using: &random), fileBytes: integer(), frames: frames)
             let document = MetadataDocument(id: Bool.random(using: &random) ? nil : string(), metadata: metadata)
             let json = try JSONEncoder().encode(document)
-            #expect(try JSONDecoder().decode(MetadataDocument.self, from: json) == document,
-                    "\(String(decoding: json, as: UTF8.self))")
+            #expect(
+                try JSONDecoder().decode(MetadataDocument.self, from: json) == document,
+                "\(String(decoding: json, as: UTF8.self))")
         }
     }
 }

@@ -1,26 +1,29 @@
-import FrameCache
-@testable import FlipbookService
-@testable import HTTPServer
 import Foundation
+import FrameCache
 import Logging
 import Prometheus
 import Synchronization
 import Testing
 
+@testable import FlipbookService
+@testable import HTTPServer
+
 /// Behaviour behind a proxy: client addresses, readiness while draining, errors of the cache.
 @Suite("Proxy and readiness")
 struct ProxyAndReadinessTests {
     func decorator(trusting proxies: [String]) -> ResponseDecorator {
-        ResponseDecorator(instanceName: "x", trustedProxies: proxies.compactMap(IPAddressRange.init), accessLog: nil,
-                          metrics: HTTPMetrics(loops: 1))
+        ResponseDecorator(
+            instanceName: "x", trustedProxies: proxies.compactMap(IPAddressRange.init), accessLog: nil,
+            metrics: HTTPMetrics(loops: 1))
     }
 
     func request(from peer: String, forwardedFor: [String]) -> HTTPAccessRecord {
         var headers = HTTPHeaders()
         for value in forwardedFor { headers.add(name: "X-Forwarded-For", value: value) }
-        return HTTPAccessRecord(method: .GET, path: "/healthz", route: "/healthz", routeIndex: 0, requestHeaders: headers,
-                                requestID: .none, remoteAddress: HTTPPeerAddress(ip: peer, port: 40000), connectionID: 1,
-                                loop: 0, status: 200, bodyBytes: 0, duration: .zero)
+        return HTTPAccessRecord(
+            method: .GET, path: "/healthz", route: "/healthz", routeIndex: 0, requestHeaders: headers,
+            requestID: .none, remoteAddress: HTTPPeerAddress(ip: peer, port: 40000), connectionID: 1,
+            loop: 0, status: 200, bodyBytes: 0, duration: .zero)
     }
 
     @Test func forwardedForIsBelievedOnlyFromTrustedProxies() {
@@ -28,10 +31,12 @@ struct ProxyAndReadinessTests {
         #expect(d.clientAddress(request(from: "127.0.0.1", forwardedFor: ["203.0.113.7"])) == "203.0.113.7")
         #expect(d.clientAddress(request(from: "198.51.100.1", forwardedFor: ["203.0.113.7"])) == "198.51.100.1")
         // A client cannot forge its address by prepending hops: the nearest untrusted hop wins.
-        #expect(d.clientAddress(request(from: "127.0.0.1", forwardedFor: ["1.2.3.4, 203.0.113.7, 10.0.0.5"]))
+        #expect(
+            d.clientAddress(request(from: "127.0.0.1", forwardedFor: ["1.2.3.4, 203.0.113.7, 10.0.0.5"]))
                 == "203.0.113.7")
         #expect(d.clientAddress(request(from: "127.0.0.1", forwardedFor: [])) == "127.0.0.1")
-        #expect(decorator(trusting: []).clientAddress(request(from: "127.0.0.1", forwardedFor: ["203.0.113.7"]))
+        #expect(
+            decorator(trusting: []).clientAddress(request(from: "127.0.0.1", forwardedFor: ["203.0.113.7"]))
                 == "127.0.0.1")
     }
 
@@ -41,9 +46,10 @@ struct ProxyAndReadinessTests {
         let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 1 << 20, decodeThreads: 1))
         defer { cache.shutdown() }
         let draining = DrainFlag()
-        let api = FlipbookAPI(settings: FlipbookSettings(), store: store, cache: cache,
-                              registry: PrometheusCollectorRegistry(), logger: Logger(label: "t"),
-                              isDraining: { draining.value })
+        let api = FlipbookAPI(
+            settings: FlipbookSettings(), store: store, cache: cache,
+            registry: PrometheusCollectorRegistry(), logger: Logger(label: "t"),
+            isDraining: { draining.value })
         let request = HTTPRequest(method: .GET, target: "/readyz")
         guard case .now(let ready) = api.readiness(request, HTTPResponder { _ in }) else { Issue.record("deferred"); return }
         #expect(ready.status.code == 200)
@@ -58,7 +64,8 @@ struct ProxyAndReadinessTests {
         let full = FlipbookAPI.frameResponse(.failure(.queueFull(retryAfterSeconds: 2)), headers: HTTPHeaders(), logger: logger)
         #expect(full.status.code == 429)
         #expect(full.headers["Retry-After"] == "2")
-        #expect(FlipbookAPI.frameResponse(.failure(.decodeFailed("x")), headers: HTTPHeaders(), logger: logger).status.code == 422)
+        #expect(
+            FlipbookAPI.frameResponse(.failure(.decodeFailed("x")), headers: HTTPHeaders(), logger: logger).status.code == 422)
         #expect(FlipbookAPI.frameResponse(.failure(.removed), headers: HTTPHeaders(), logger: logger).status.code == 404)
         #expect(FlipbookAPI.frameResponse(.failure(.shuttingDown), headers: HTTPHeaders(), logger: logger).status.code == 503)
     }

@@ -1,7 +1,9 @@
 import FlipbookTestSupport
-@testable import FlipbookService
 import Foundation
 import Testing
+
+@testable import FlipbookService
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,7 +70,8 @@ import Glibc
         let next = try #require(again.backend as? FileSystemBackend).startupReconciliation
         #expect(next == .init(orphanObjects: 1, temporaryFiles: 1, inUse: 0, tooRecent: 0))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/tmp").isEmpty)
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory + "/objects"))
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: directory + "/objects"))
                 == [kept.id, keptNamed.id])
     }
 
@@ -79,15 +82,17 @@ import Glibc
         let upload = try store.beginUpload()
         try bytes.withUnsafeBytes { try upload.append($0) }
         // Another replica starting now finds the upload in use and leaves it.
-        var probe = FileSystemBackend.reconcile(objects: directory + "/objects", meta: directory + "/meta",
-                                                temporary: directory + "/tmp", now: Date().timeIntervalSince1970)
+        var probe = FileSystemBackend.reconcile(
+            objects: directory + "/objects", meta: directory + "/meta",
+            temporary: directory + "/tmp", now: Date().timeIntervalSince1970)
         #expect(probe == .init(orphanObjects: 0, temporaryFiles: 0, inUse: 1, tooRecent: 0))
         #expect(Self.exists(upload.path))
         let (record, created) = try store.commit(upload)
         #expect(created)
         // Committed: the object has its record, nothing is left in tmp/, nothing is held.
-        probe = FileSystemBackend.reconcile(objects: directory + "/objects", meta: directory + "/meta",
-                                            temporary: directory + "/tmp", now: Date().timeIntervalSince1970)
+        probe = FileSystemBackend.reconcile(
+            objects: directory + "/objects", meta: directory + "/meta",
+            temporary: directory + "/tmp", now: Date().timeIntervalSince1970)
         #expect(probe == .init())
         #expect(Self.exists(directory + "/objects/" + record.id))
         #expect(Self.exists(directory + "/meta/" + record.id + ".json"))
@@ -97,15 +102,17 @@ import Glibc
         let directory = TestService.temporaryDirectory()
         var names = [directory + "/first", directory + "/second"]
         var raced = false
-        let (fd, path) = try FileLocks.createLocked({ names.removeFirst() }, beforeLocking: { created in
-            // A reconciler on another replica probes the new, not yet locked, file and removes it.
-            guard !raced else { return }
-            raced = true
-            if case .unheld(let probe) = FileLocks.probe(created) {
-                unlink(created)
-                close(probe)
-            }
-        })
+        let (fd, path) = try FileLocks.createLocked(
+            { names.removeFirst() },
+            beforeLocking: { created in
+                // A reconciler on another replica probes the new, not yet locked, file and removes it.
+                guard !raced else { return }
+                raced = true
+                if case .unheld(let probe) = FileLocks.probe(created) {
+                    unlink(created)
+                    close(probe)
+                }
+            })
         defer { close(fd) }
         #expect(raced)
         #expect(path == directory + "/second")

@@ -1,8 +1,9 @@
 import AnimatedImage
 import FlipbookTestSupport
-@testable import FlipbookService
 import Foundation
 import Testing
+
+@testable import FlipbookService
 
 /// Records written by a build of another output revision: re-derived from the stored original
 /// when loaded, written back, and served with this build's metadata; records of this revision are
@@ -11,8 +12,10 @@ import Testing
 struct ReindexingTests {
     /// Uploads a file through a first service and stops it; returns the id, the metadata document
     /// and ETag that service served, and the data directory and bucket to start the next one on.
-    func uploadedImage(_ backend: Backend) async throws -> (id: String, metadata: [UInt8], etag: String,
-                                                            directory: String, bucket: String?) {
+    func uploadedImage(_ backend: Backend) async throws -> (
+        id: String, metadata: [UInt8], etag: String,
+        directory: String, bucket: String?
+    ) {
         let directory = TestService.temporaryDirectory()
         let first = try TestService(dataDirectory: directory, backend: backend)
         let id = try #require(try first.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
@@ -45,20 +48,23 @@ struct ReindexingTests {
             try Data(bytes).write(to: URL(fileURLWithPath: service.dataDirectory + "/meta/\(record.id).json"))
         case .s3:
             let client = try #require(service.server.store.backend as? S3Backend).client
-            let response = try client.send("PutObject", method: "PUT", key: "flipbook/meta/\(record.id).json",
-                                           body: .bytes(bytes))
+            let response = try client.send(
+                "PutObject", method: "PUT", key: "flipbook/meta/\(record.id).json",
+                body: .bytes(bytes))
             #expect(response.status == 200)
         }
     }
 
     /// A service on the same storage as the first (on s3 with an empty local directory).
     func nextService(_ backend: Backend, _ directory: String, _ bucket: String?) throws -> TestService {
-        try TestService(dataDirectory: backend == .s3 ? TestService.temporaryDirectory() : directory,
-                        backend: backend, bucket: bucket)
+        try TestService(
+            dataDirectory: backend == .s3 ? TestService.temporaryDirectory() : directory,
+            backend: backend, bucket: bucket)
     }
 
     @Test(arguments: Backend.allCases) func aRecordOfAnOlderRevisionIsReindexedAndServedWithCurrentMetadata(
-        _ backend: Backend) async throws {
+        _ backend: Backend
+    ) async throws {
         let (id, current, etag, directory, bucket) = try await uploadedImage(backend)
         #expect(etag.hasSuffix("-r\(AnimatedImage.outputRevision)\""), "\(etag)")
 

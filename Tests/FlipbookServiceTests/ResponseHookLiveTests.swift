@@ -1,6 +1,7 @@
 import FlipbookTestSupport
 import Foundation
 import Testing
+
 @testable import FlipbookService
 
 /// Every response the service sends — its handlers', the router's 404/405, the parser's
@@ -12,7 +13,10 @@ struct ResponseHookLiveTests {
     static let cases: [(request: String, status: Int, id: String?)] = [
         ("GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-ID: id-200\r\nConnection: close\r\n\r\n", 200, "id-200"),
         ("GET /nope HTTP/1.1\r\nHost: t\r\nX-Request-ID: id-404\r\nConnection: close\r\n\r\n", 404, "id-404"),
-        ("POST /healthz HTTP/1.1\r\nHost: t\r\nX-Request-ID: id-405\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 405, "id-405"),
+        (
+            "POST /healthz HTTP/1.1\r\nHost: t\r\nX-Request-ID: id-405\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 405,
+            "id-405"
+        ),
         ("NOT A REQUEST\r\n\r\n", 400, nil),
         ("PUT /images/clip HTTP/1.1\r\nHost: t\r\nX-Request-ID: id-413\r\nContent-Length: 5000\r\n\r\n", 413, "id-413"),
         ("GET /" + String(repeating: "u", count: 600) + " HTTP/1.1\r\nHost: t\r\n\r\n", 414, nil),
@@ -45,12 +49,14 @@ struct ResponseHookLiveTests {
         }
         let metrics = try service.client.get("/metrics").text
         for status in [404, 405] {
-            #expect(metrics.contains("route=\"unmatched\",status=\"\(status)\"} 1")
-                || metrics.contains("route=\"/healthz\",status=\"\(status)\"} 1"), "\(status)")
+            #expect(
+                metrics.contains("route=\"unmatched\",status=\"\(status)\"} 1")
+                    || metrics.contains("route=\"/healthz\",status=\"\(status)\"} 1"), "\(status)")
         }
         for status in [400, 408, 414, 431, 505] {
-            #expect(metrics.contains("flipbook_http_requests_total{method=\"-\",route=\"unmatched\",status=\"\(status)\"} 1"),
-                    "\(status)")
+            #expect(
+                metrics.contains("flipbook_http_requests_total{method=\"-\",route=\"unmatched\",status=\"\(status)\"} 1"),
+                "\(status)")
         }
         #expect(metrics.contains("flipbook_http_requests_total{method=\"GET\",route=\"/healthz\",status=\"200\"} 1"))
         #expect(metrics.contains("flipbook_http_request_duration_seconds_count{route=\"/healthz\"}"))

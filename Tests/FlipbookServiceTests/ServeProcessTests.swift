@@ -2,6 +2,7 @@ import FlipbookTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,8 +21,10 @@ struct ServeProcessTests {
             let flipbook = try #require(builtProduct("flipbook"), "flipbook not built next to the tests")
             port = try Self.freePort()
             process.executableURL = URL(fileURLWithPath: flipbook)
-            process.arguments = ["serve", "--host", "127.0.0.1", "--port", "\(port)", "--data-dir", dataDirectory,
-                                 "--log-level", "warning", "--set", "log.accessLog=false"]
+            process.arguments = [
+                "serve", "--host", "127.0.0.1", "--port", "\(port)", "--data-dir", dataDirectory,
+                "--log-level", "warning", "--set", "log.accessLog=false",
+            ]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -58,16 +61,19 @@ struct ServeProcessTests {
                     group.addTask { [client = server.client, acknowledged] in
                         for path in inputs.enumerated().filter({ $0.offset % 4 == worker }).map(\.element) {
                             guard let bytes = try? Corpus.bytes(path),
-                                  let response = try? client.send("POST", "/images", body: bytes),
-                                  response.status == 201 || response.status == 200,
-                                  let id = response.json["id"] as? String else { continue }
+                                let response = try? client.send("POST", "/images", body: bytes),
+                                response.status == 201 || response.status == 200,
+                                let id = response.json["id"] as? String
+                            else { continue }
                             acknowledged.ids.withLock { $0.append(id) }
                         }
                     }
                 }
                 // Killed once some uploads were acknowledged, while others are on their way.
                 let deadline = Date().addingTimeInterval(60)
-                while acknowledged.ids.withLock({ $0.count }) < 8, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+                while acknowledged.ids.withLock({ $0.count }) < 8, Date() < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
                 server.kill()
                 try await group.waitForAll()
             }

@@ -1,6 +1,7 @@
-@testable import FlipbookService
 import Foundation
 import Testing
+
+@testable import FlipbookService
 
 @Suite("Settings")
 struct SettingsTests {
@@ -12,7 +13,8 @@ struct SettingsTests {
         let loaded = try await SettingsLoader(configPath: Self.configFile, environment: [:]).load()
         #expect(loaded.warnings.isEmpty, "\(loaded.warnings)")
         #expect(loaded.settings == FlipbookSettings())
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.configFile))) as! [String: Any]
+        let json =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.configFile))) as! [String: Any]
         for key in SettingKeys.all {
             var node: Any? = json
             for part in key.name.split(separator: ".").map(String.init) {
@@ -23,10 +25,12 @@ struct SettingsTests {
     }
 
     @Test func environmentOverridesTheFileAndFlagsOverrideTheEnvironment() async throws {
-        let environment = ["FLIPBOOK_SERVER_PORT": "9001", "FLIPBOOK_CACHE_MAXBYTES": "123456",
-                           "FLIPBOOK_STORAGE_LIBRARYDIRS": "a, b", "FLIPBOOK_AUTH_ADMINTOKEN": "s3",
-                           "FLIPBOOK_SERVER_TRUSTEDPROXIES": "10.0.0.0/8,::1", "FLIPBOOK_LOG_ACCESSLOG": "false",
-                           "FLIPBOOK_CACHE_MEMORYFRACTION": "0.5"]
+        let environment = [
+            "FLIPBOOK_SERVER_PORT": "9001", "FLIPBOOK_CACHE_MAXBYTES": "123456",
+            "FLIPBOOK_STORAGE_LIBRARYDIRS": "a, b", "FLIPBOOK_AUTH_ADMINTOKEN": "s3",
+            "FLIPBOOK_SERVER_TRUSTEDPROXIES": "10.0.0.0/8,::1", "FLIPBOOK_LOG_ACCESSLOG": "false",
+            "FLIPBOOK_CACHE_MEMORYFRACTION": "0.5",
+        ]
         let fromEnvironment = try await SettingsLoader(configPath: Self.configFile, environment: environment).load().settings
         #expect(fromEnvironment.server.port == 9001)
         #expect(fromEnvironment.cache.maxBytes == 123_456)
@@ -35,8 +39,10 @@ struct SettingsTests {
         #expect(fromEnvironment.server.trustedProxies == ["10.0.0.0/8", "::1"])
         #expect(fromEnvironment.log.accessLog == false)
         #expect(fromEnvironment.cache.memoryFraction == 0.5)
-        let withFlags = try await SettingsLoader(configPath: Self.configFile, environment: environment,
-                                                 overrides: ["server.port": "9002", "storage.dataDir": "/srv"]).load().settings
+        let withFlags = try await SettingsLoader(
+            configPath: Self.configFile, environment: environment,
+            overrides: ["server.port": "9002", "storage.dataDir": "/srv"]
+        ).load().settings
         #expect(withFlags.server.port == 9002)
         #expect(withFlags.storage.dataDir == "/srv")
         #expect(withFlags.cache.maxBytes == 123_456)
@@ -70,8 +76,10 @@ struct SettingsTests {
             try await SettingsLoader(configPath: "/nonexistent/flipbook.json", environment: [:]).load()
         } throws: { "\($0)".contains("does not exist") }
         await #expect {
-            try await SettingsLoader(configPath: Self.configFile,
-                                     environment: ["FLIPBOOK_SERVER_TRUSTEDPROXIES": "example.com"]).load()
+            try await SettingsLoader(
+                configPath: Self.configFile,
+                environment: ["FLIPBOOK_SERVER_TRUSTEDPROXIES": "example.com"]
+            ).load()
         } throws: { "\($0)".contains("trustedProxies") }
         let warned = try await SettingsLoader(configPath: Self.configFile, environment: ["FLIPBOOK_SERVER_PROT": "1"]).load()
         #expect(warned.warnings == ["ignoring unknown environment variable FLIPBOOK_SERVER_PROT"])

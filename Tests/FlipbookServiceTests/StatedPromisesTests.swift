@@ -2,6 +2,7 @@ import AnimatedImage
 import FlipbookTestSupport
 import Foundation
 import Testing
+
 @testable import FlipbookService
 
 /// Promises of the README that no other test states: library images are read-only (409), a
@@ -19,8 +20,9 @@ struct StatedPromisesTests {
         }
         let replacement = try Corpus.bytes("pillow/gif/iss634.gif")
         #expect(try service.client.send("PUT", "/images/muybridge.gif", body: replacement).status == 409)
-        let delete = try service.client.send("DELETE", "/images/muybridge.gif",
-                                             headers: ["Authorization": "Bearer admin-secret"])
+        let delete = try service.client.send(
+            "DELETE", "/images/muybridge.gif",
+            headers: ["Authorization": "Bearer admin-secret"])
         #expect(delete.status == 409)
         // Still the library's file, whole.
         let metadata = try service.client.get("/images/muybridge.gif")

@@ -1,6 +1,7 @@
-@testable import FlipbookService
 import Foundation
 import Testing
+
+@testable import FlipbookService
 
 /// The browser pages and their files (`/`, `/player/{id}`, `/ui/{file}`), the cache-residency
 /// route the player page polls, and cross-origin access (`server.corsOrigins`).
@@ -93,8 +94,11 @@ struct WebUIAndCORSTests {
         #expect(response.status == 200)
         #expect(response.header("Access-Control-Allow-Origin") == nil)
         #expect(response.header("Vary") == nil)
-        let options = try service.client.send("OPTIONS", "/images", headers: [
-            "Origin": "https://example.com", "Access-Control-Request-Method": "POST"])
+        let options = try service.client.send(
+            "OPTIONS", "/images",
+            headers: [
+                "Origin": "https://example.com", "Access-Control-Request-Method": "POST",
+            ])
         #expect(options.status == 204)
         #expect(options.header("Allow") == "POST, GET, HEAD, OPTIONS")
         #expect(options.header("Access-Control-Allow-Origin") == nil)
@@ -124,20 +128,29 @@ struct WebUIAndCORSTests {
         #expect(other.header("Vary") == "Origin")
 
         // Preflight for an upload with a token.
-        let preflight = try service.client.send("OPTIONS", "/images", headers: [
-            "Origin": "https://app.example", "Access-Control-Request-Method": "POST",
-            "Access-Control-Request-Headers": "authorization, content-type"])
+        let preflight = try service.client.send(
+            "OPTIONS", "/images",
+            headers: [
+                "Origin": "https://app.example", "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type",
+            ])
         #expect(preflight.status == 204)
         #expect(preflight.header("Access-Control-Allow-Origin") == "https://app.example")
         #expect(preflight.header("Access-Control-Allow-Methods") == "POST, GET, HEAD, OPTIONS")
         #expect(preflight.header("Access-Control-Allow-Headers")?.contains("Authorization") == true)
         #expect(preflight.header("Access-Control-Max-Age") == "600")
         #expect(preflight.header("X-Served-By") == "test-instance")
-        let wrongMethod = try service.client.send("OPTIONS", "/images", headers: [
-            "Origin": "https://app.example", "Access-Control-Request-Method": "PATCH"])
+        let wrongMethod = try service.client.send(
+            "OPTIONS", "/images",
+            headers: [
+                "Origin": "https://app.example", "Access-Control-Request-Method": "PATCH",
+            ])
         #expect(wrongMethod.header("Access-Control-Allow-Methods") == nil)
-        let foreign = try service.client.send("OPTIONS", "/images", headers: [
-            "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"])
+        let foreign = try service.client.send(
+            "OPTIONS", "/images",
+            headers: [
+                "Origin": "https://evil.example", "Access-Control-Request-Method": "POST",
+            ])
         #expect(foreign.status == 204)
         #expect(foreign.header("Access-Control-Allow-Origin") == nil)
         #expect(foreign.header("Access-Control-Allow-Methods") == nil)

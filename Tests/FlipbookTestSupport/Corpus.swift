@@ -41,8 +41,11 @@ public enum Corpus {
     /// corpus is missing (a test checks that).
     public static let entries: [Entry] = manifests.flatMap { manifest -> [Entry] in
         guard let data = try? Data(contentsOf: root.appendingPathComponent(manifest)),
-              let list = try? JSONDecoder().decode([Entry].self, from: data) else { return [] }
-        return list.map { var entry = $0; entry.manifest = manifest; return entry }
+            let list = try? JSONDecoder().decode([Entry].self, from: data)
+        else { return [] }
+        return list.map {
+            var entry = $0; entry.manifest = manifest; return entry
+        }
     }
 
     /// The bytes of the input at `path` (relative to the corpus root).
@@ -81,8 +84,11 @@ public enum Corpus {
         for (i, frame) in frameList.enumerated() {
             let png = dir.appendingPathComponent(String(format: "frame_%04d.png", i))
             guard FileManager.default.fileExists(atPath: png.path), frame["error"] == nil else { break }
-            frames.append(((frame["duration"] as? NSNumber)?.intValue, frame["format"] as? String ?? "",
-                           (frame["width"] as? NSNumber)?.intValue ?? 0, (frame["height"] as? NSNumber)?.intValue ?? 0, png))
+            frames.append(
+                (
+                    (frame["duration"] as? NSNumber)?.intValue, frame["format"] as? String ?? "",
+                    (frame["width"] as? NSNumber)?.intValue ?? 0, (frame["height"] as? NSNumber)?.intValue ?? 0, png
+                ))
         }
         let repetition = json["repetitionCount"].map { "\($0)" } ?? ""
         return Reference(repetitionCount: repetition, frames: frames)

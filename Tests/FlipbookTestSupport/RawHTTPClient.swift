@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -200,8 +201,10 @@ public struct HTTPTestClient: Sendable {
         try send("GET", path, headers: headers)
     }
 
-    public func send(_ method: String, _ path: String, headers: [String: String] = [:],
-                     body: [UInt8]? = nil) throws -> HTTPTestResponse {
+    public func send(
+        _ method: String, _ path: String, headers: [String: String] = [:],
+        body: [UInt8]? = nil
+    ) throws -> HTTPTestResponse {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }

@@ -1,8 +1,9 @@
 import AnimatedImage
-@testable import FrameCache
 import Foundation
 import Synchronization
 import Testing
+
+@testable import FrameCache
 
 /// The decode-memory budget: reservations within it are made at once; one it cannot hold waits,
 /// in arrival order, and is made when enough is given back; one larger than the whole budget, or
@@ -49,14 +50,18 @@ import Testing
 
     @Test func reservationsWithinTheBudgetAreMadeAtOnceAndGivenBack() throws {
         let budget = DecodeMemoryBudget(capacityBytes: 100)
-        let a = try budget.reserve(60), b = try budget.reserve(40)
+        let a = try budget.reserve(60)
+        let b = try budget.reserve(40)
         #expect(budget.stats().usedBytes == 100 && budget.stats().waits == 0)
         a.release()
         a.release()  // once only
         #expect(budget.stats().usedBytes == 40)
         b.release()
-        #expect(budget.stats() == .init(capacityBytes: 100, usedBytes: 0, peakBytes: 100, waiting: 0, reservations: 2,
-                                        waits: 0, refusedQueueFull: 0, refusedTooLarge: 0))
+        #expect(
+            budget.stats()
+                == .init(
+                    capacityBytes: 100, usedBytes: 0, peakBytes: 100, waiting: 0, reservations: 2,
+                    waits: 0, refusedQueueFull: 0, refusedTooLarge: 0))
     }
 
     @Test func aReservationThatDoesNotFitWaitsUntilEnoughIsGivenBack() throws {
@@ -115,7 +120,8 @@ import Testing
         out += [0, 0, 0, 250, 120, 20, 20, 120, 250, 90, 90, 90]  // the 4-entry global colour table (flags 0xF1)
         out += [0x2C, 0, 0, 0, 0, UInt8(side & 0xFF), UInt8(side >> 8), UInt8(side & 0xFF), UInt8(side >> 8), 0, 8]
         var data: [UInt8] = []
-        var accumulator = 0, bits = 0
+        var accumulator = 0
+        var bits = 0
         func put(_ code: Int, _ width: Int) {
             accumulator |= code << bits
             bits += width
@@ -168,15 +174,18 @@ import Testing
         #expect(job > 49_000_000 * 4)  // a canvas and more
         // Room for two renders from cold (no checkpoints, no resume), not three.
         let budget = DecodeMemoryBudget(capacityBytes: 2 * job + job / 2)
-        var configuration = FrameCacheConfiguration(budgetBytes: 64 << 20, decodeThreads: 3,
-                                                    window: WindowPolicy(wholeAnimationBytes: 0, minimumWindow: 1))
+        var configuration = FrameCacheConfiguration(
+            budgetBytes: 64 << 20, decodeThreads: 3,
+            window: WindowPolicy(wholeAnimationBytes: 0, minimumWindow: 1))
         configuration.decodeBudget = budget
         let cache = FrameCache(configuration: configuration)
         defer { cache.shutdown() }
         let results = (0..<3).map { _ in Results() }
         for (n, image) in images.enumerated() {
-            #expect(cache.frame(CacheableImage(id: "big\(n)", image: image), index: 0,
-                                completion: results[n].completion) == nil)
+            #expect(
+                cache.frame(
+                    CacheableImage(id: "big\(n)", image: image), index: 0,
+                    completion: results[n].completion) == nil)
         }
         for result in results {
             let values = result.wait(for: 1, timeout: 600)

@@ -1,7 +1,8 @@
-import FlipbookTestSupport
 import AnimatedImage
-@testable import FrameCache
+import FlipbookTestSupport
 import Testing
+
+@testable import FrameCache
 
 /// The order in which `CacheState.makeRoom` takes things, checked on a hand-built state (no
 /// threads): idle images, frames behind playheads (oldest first, the resume anchor kept), idle
@@ -19,8 +20,10 @@ struct EvictionOrderTests {
     func makeState() throws -> (CacheState, a: ImageEntry, b: ImageEntry, c: ImageEntry) {
         let image = try TestImages.long()
         var state = CacheState(budget: 10 << 20, activeSeconds: 30)
-        func add(_ id: String, frames: [Int], playhead: Int, window: Int, lastRequest: Double,
-                 decoder: Bool) -> ImageEntry {
+        func add(
+            _ id: String, frames: [Int], playhead: Int, window: Int, lastRequest: Double,
+            decoder: Bool
+        ) -> ImageEntry {
             let entry = ImageEntry(image: CacheableImage(id: id, image: image), now: lastRequest, tick: state.nextTick())
             state.entries[id] = entry
             entry.playhead = playhead
@@ -54,7 +57,8 @@ struct EvictionOrderTests {
         #expect(canvas == c.renderer!.image.index.bytesPerFrame)
         // Room for B's two frames, its decoder, and three of A's frames behind.
         let needed = 2 * Self.frameBytes + b.rendererBytes + 3 * Self.frameBytes
-        let made1 = state.makeRoom(for: state.holdLimit - state.heldBytes + needed, reach: .outsideWindows, protecting: nil, now: now)
+        let made1 = state.makeRoom(
+            for: state.holdLimit - state.heldBytes + needed, reach: .outsideWindows, protecting: nil, now: now)
         #expect(made1)
         #expect(cached(b) == [0])
         #expect(b.renderer == nil && b.image == nil, "an idle image lets go of its decoder and file")
@@ -73,7 +77,8 @@ struct EvictionOrderTests {
         // Had there been room after the decoders, the anchor would have stayed.
         var (fresh, a2, _, c2) = try makeState()
         let upToDecoders = 2 * Self.frameBytes + fresh.entries["b"]!.rendererBytes + 5 * Self.frameBytes + c2.rendererBytes
-        let made3 = fresh.makeRoom(for: fresh.holdLimit - fresh.heldBytes + upToDecoders, reach: .outsideWindows, protecting: nil, now: now)
+        let made3 = fresh.makeRoom(
+            for: fresh.holdLimit - fresh.heldBytes + upToDecoders, reach: .outsideWindows, protecting: nil, now: now)
         #expect(made3)
         #expect(cached(a2) == [0, 9, 10, 11, 12])
         #expect(c2.renderer == nil)
@@ -83,7 +88,9 @@ struct EvictionOrderTests {
     @Test func aWaitingRequestMayTakeFramesAheadFarthestFirstAndCriticalTakesPosters() throws {
         var (state, a, _, _) = try makeState()
         let behindAndDecoders = state.heldBytes - 3 * Self.frameBytes - 3 * Self.frameBytes  // all but A's window and the posters
-        let made4 = state.makeRoom(for: state.holdLimit - state.heldBytes + behindAndDecoders + Self.frameBytes, reach: .inWindows, protecting: nil, now: now)
+        let made4 = state.makeRoom(
+            for: state.holdLimit - state.heldBytes + behindAndDecoders + Self.frameBytes, reach: .inWindows, protecting: nil,
+            now: now)
         #expect(made4)
         #expect(cached(a) == [0, 10, 11], "the frame farthest ahead went first")
         let made5 = state.makeRoom(for: state.holdLimit, reach: .inWindows, protecting: nil, now: now)

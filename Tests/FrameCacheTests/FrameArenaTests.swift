@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FrameCache
 
 /// The memory file frames live in: page-aligned slots, given back (and their pages freed) when

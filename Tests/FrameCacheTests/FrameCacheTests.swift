@@ -1,17 +1,21 @@
-import FlipbookTestSupport
-import SystemResources
 import AnimatedImage
-@testable import FrameCache
+import FlipbookTestSupport
 import Foundation
+import SystemResources
 import Testing
+
+@testable import FrameCache
 
 @Suite("Frame cache", .serialized)
 struct FrameCacheTests {
-    func cache(budget: Int, threads: Int = 2, clock: any MonotonicClock = SystemMonotonicClock(),
-               wholeAnimationBytes: Int = 10_000_000) -> FrameCache {
-        FrameCache(configuration: FrameCacheConfiguration(
-            budgetBytes: budget, decodeThreads: threads,
-            window: WindowPolicy(wholeAnimationBytes: wholeAnimationBytes, minimumWindow: 2)), clock: clock)
+    func cache(
+        budget: Int, threads: Int = 2, clock: any MonotonicClock = SystemMonotonicClock(),
+        wholeAnimationBytes: Int = 10_000_000
+    ) -> FrameCache {
+        FrameCache(
+            configuration: FrameCacheConfiguration(
+                budgetBytes: budget, decodeThreads: threads,
+                window: WindowPolicy(wholeAnimationBytes: wholeAnimationBytes, minimumWindow: 2)), clock: clock)
     }
 
     /// What the cache sets aside from its budget for `threads` decode threads working on `image`.
@@ -36,8 +40,9 @@ struct FrameCacheTests {
         let image = try TestImages.medium()
         // Only ~12 encoded frames fit: the window is far smaller than the 42-frame animation.
         let frameSize = try TestImages.largestEncodedFrame(of: image)
-        let cache = cache(budget: workingReserve(image, threads: 2) + frameSize * 12 + image.index.bytesPerFrame * 3,
-                          wholeAnimationBytes: 0)
+        let cache = cache(
+            budget: workingReserve(image, threads: 2) + frameSize * 12 + image.index.bytesPerFrame * 3,
+            wholeAnimationBytes: 0)
         defer { cache.shutdown() }
         let entry = CacheableImage(id: "long", image: image)
         var hits = 0
@@ -73,8 +78,12 @@ struct FrameCacheTests {
         let still = try TestImages.load("pygif/depth8.gif")
         #expect(still.frameCount == 1)
         let gate = DispatchSemaphore(value: 0)
-        let entry = CacheableImage(id: "gated", frameCount: 1, canvasWidth: still.canvasWidth,
-                                   canvasHeight: still.canvasHeight, load: { gate.wait(); return still })
+        let entry = CacheableImage(
+            id: "gated", frameCount: 1, canvasWidth: still.canvasWidth,
+            canvasHeight: still.canvasHeight,
+            load: {
+                gate.wait(); return still
+            })
         let cache = cache(budget: 64 << 20, threads: 2)
         defer { cache.shutdown() }
         let results = Results()
@@ -93,13 +102,15 @@ struct FrameCacheTests {
     }
 
     @Test func theBudgetIsNeverExceededUnderARandomWorkload() throws {
-        let images = [try TestImages.long(), try TestImages.medium(), try TestImages.small(),
-                      try TestImages.load("image-rs-image/images/png/apng/ball.png"),
-                      try TestImages.load("pillow/webp/iss634.webp")]
+        let images = [
+            try TestImages.long(), try TestImages.medium(), try TestImages.small(),
+            try TestImages.load("image-rs-image/images/png/apng/ball.png"),
+            try TestImages.load("pillow/webp/iss634.webp"),
+        ]
         let budget = 300_000
         let cache = cache(budget: budget, threads: 2, wholeAnimationBytes: 50_000)
         defer { cache.shutdown() }
-        var generator = SplitMix64(seed: 20261123)
+        var generator = SplitMix64(seed: 20_261_123)
         var pending: [Results] = []
         for step in 0..<600 {
             let n = Int.random(in: 0..<images.count, using: &generator)
@@ -107,8 +118,10 @@ struct FrameCacheTests {
             let entry = CacheableImage(id: "img\(n)", image: image)
             let results = Results()
             // A hit answers at once and never calls the completion; only misses are awaited.
-            if cache.frame(entry, index: Int.random(in: 0..<image.frameCount, using: &generator),
-                           completion: results.completion) == nil {
+            if cache.frame(
+                entry, index: Int.random(in: 0..<image.frameCount, using: &generator),
+                completion: results.completion) == nil
+            {
                 pending.append(results)
             }
             if step % 97 == 0 { cache.memoryPressure(step % 2 == 0 ? .warning : .critical, source: "test") }
@@ -140,8 +153,9 @@ struct FrameCacheTests {
     @Test func evictionTakesFramesBehindThePlayheadFirstAndKeepsThePoster() throws {
         let image = try TestImages.medium()
         let frameSize = try TestImages.largestEncodedFrame(of: image)
-        let cache = cache(budget: workingReserve(image, threads: 1) + frameSize * 8 + image.index.bytesPerFrame * 2,
-                          threads: 1, wholeAnimationBytes: 0)
+        let cache = cache(
+            budget: workingReserve(image, threads: 1) + frameSize * 8 + image.index.bytesPerFrame * 2,
+            threads: 1, wholeAnimationBytes: 0)
         defer { cache.shutdown() }
         let entry = CacheableImage(id: "long", image: image)
         for k in 0..<30 {
@@ -163,7 +177,8 @@ struct FrameCacheTests {
         let cached = cache.cachedFrameIndices(of: "long")
         let ahead = window.prefix { cached.contains($0) }
         #expect(ahead.count >= 2, "cached \(cached), window \(window)")
-        #expect(window.dropFirst(ahead.count).allSatisfy { $0 == 0 || !cached.contains($0) }, "cached \(cached), window \(window)")
+        #expect(
+            window.dropFirst(ahead.count).allSatisfy { $0 == 0 || !cached.contains($0) }, "cached \(cached), window \(window)")
         #expect(cached.contains(0))
         let behind = cached.filter { $0 > 0 && $0 < 29 }
         if let oldest = behind.first {
@@ -174,13 +189,18 @@ struct FrameCacheTests {
     @Test func queueFullIsRefusedWithRetryAfter() throws {
         let still = try TestImages.load("pygif/depth8.gif")
         let gate = DispatchSemaphore(value: 0)
-        let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 1 << 20, decodeThreads: 1,
-                                                                      maxWaitingRequests: 3))
+        let cache = FrameCache(
+            configuration: FrameCacheConfiguration(
+                budgetBytes: 1 << 20, decodeThreads: 1,
+                maxWaitingRequests: 3))
         defer { gate.signal(); cache.shutdown() }
         let results = Results()
         for n in 0..<4 {
-            let entry = CacheableImage(id: "g\(n)", frameCount: 1, canvasWidth: 1, canvasHeight: 1,
-                                       load: { gate.wait(); return still })
+            let entry = CacheableImage(
+                id: "g\(n)", frameCount: 1, canvasWidth: 1, canvasHeight: 1,
+                load: {
+                    gate.wait(); return still
+                })
             _ = cache.frame(entry, index: 0, completion: results.completion)
         }
         let refused = results.wait(for: 1)
@@ -194,9 +214,11 @@ struct FrameCacheTests {
         defer { cache.shutdown() }
         let results = Results()
         _ = cache.frame(CacheableImage(id: "s", image: image), index: 99, completion: results.completion)
-        #expect(results.wait(for: 1).first.map { if case .failure(.frameOutOfRange(99, 15)) = $0 { true } else { false } } == true)
-        let broken = CacheableImage(id: "broken", frameCount: 3, canvasWidth: 2, canvasHeight: 2,
-                                    load: { throw AnimatedImageError.unsupportedFormat })
+        #expect(
+            results.wait(for: 1).first.map { if case .failure(.frameOutOfRange(99, 15)) = $0 { true } else { false } } == true)
+        let broken = CacheableImage(
+            id: "broken", frameCount: 3, canvasWidth: 2, canvasHeight: 2,
+            load: { throw AnimatedImageError.unsupportedFormat })
         let more = Results()
         _ = cache.frame(broken, index: 1, completion: more.completion)
         #expect(more.wait(for: 1).first.map { if case .failure(.loadFailed) = $0 { true } else { false } } == true)
@@ -215,7 +237,6 @@ struct FrameCacheTests {
     }
 }
 
-
 /// Decoders whose canvas was evicted resume from a cached frame instead of replaying.
 @Suite("Frame cache: resuming from cached frames", .serialized)
 struct ResumeTests {
@@ -226,9 +247,10 @@ struct ResumeTests {
         // Room for one canvas and a half, and a few frames each (besides the decode thread's
         // working reserve): every switch of image evicts the other image's canvas.
         let reserve = CacheState.workingCanvasesPerThread * canvas
-        let cache = FrameCache(configuration: FrameCacheConfiguration(
-            budgetBytes: reserve + canvas * 3 / 2 + frameSize * 12, decodeThreads: 1,
-            window: WindowPolicy(wholeAnimationBytes: 0, minimumWindow: 2, lookaheadMs: 0)))
+        let cache = FrameCache(
+            configuration: FrameCacheConfiguration(
+                budgetBytes: reserve + canvas * 3 / 2 + frameSize * 12, decodeThreads: 1,
+                window: WindowPolicy(wholeAnimationBytes: 0, minimumWindow: 2, lookaheadMs: 0)))
         defer { cache.shutdown() }
         let reference = FrameRenderer(image: image)
         let players = [CacheableImage(id: "a", image: image), CacheableImage(id: "b", image: image)]
@@ -240,12 +262,16 @@ struct ResumeTests {
             }
         }
         let stats = cache.stats()
-        print("resume test: \(stats.decodes) decodes, \(stats.framesDecoded) frames decoded, \(stats.resumes) resumes, \(stats.evictions) evictions")
+        print(
+            "resume test: \(stats.decodes) decodes, \(stats.framesDecoded) frames decoded, \(stats.resumes) resumes, \(stats.evictions) evictions"
+        )
         #expect(stats.workingReserveBytes == reserve)
         #expect(stats.usedBytes <= stats.budgetBytes - reserve)
         #expect(stats.resumes > 0)
         // Without resuming, every switch would replay from the last key frame.
-        #expect(Double(stats.framesDecoded) <= Double(stats.decodes) * 1.05, "\(stats.framesDecoded) frame decodes for \(stats.decodes) frames")
+        #expect(
+            Double(stats.framesDecoded) <= Double(stats.decodes) * 1.05,
+            "\(stats.framesDecoded) frame decodes for \(stats.decodes) frames")
     }
 
     @Test func withoutDecodeAheadTheFrameBehindThePlayheadIsKeptToResumeFrom() throws {
@@ -255,9 +281,10 @@ struct ResumeTests {
         // Windows of one frame (a memory warning, on a clock that does not move): nothing is
         // decoded ahead, every request waits, and the two players' canvases do not fit together.
         let reserve = CacheState.workingCanvasesPerThread * canvas
-        let cache = FrameCache(configuration: FrameCacheConfiguration(
-            budgetBytes: reserve + canvas * 3 / 2 + frameSize * 6, decodeThreads: 1,
-            window: WindowPolicy(wholeAnimationBytes: 0)), clock: ManualClock())
+        let cache = FrameCache(
+            configuration: FrameCacheConfiguration(
+                budgetBytes: reserve + canvas * 3 / 2 + frameSize * 6, decodeThreads: 1,
+                window: WindowPolicy(wholeAnimationBytes: 0)), clock: ManualClock())
         defer { cache.shutdown() }
         cache.memoryPressure(.warning, source: "test")
         let players = [CacheableImage(id: "a", image: image), CacheableImage(id: "b", image: image)]
@@ -274,7 +301,8 @@ struct ResumeTests {
         #expect(stats.resumes > 50)
         // Frame 1 of each player is made from frame 0 either way (a tie, so by replaying);
         // every later frame costs one decode.
-        #expect(stats.framesDecoded <= stats.decodes + players.count,
-                "\(stats.framesDecoded) frame decodes for \(stats.decodes) frames")
+        #expect(
+            stats.framesDecoded <= stats.decodes + players.count,
+            "\(stats.framesDecoded) frame decodes for \(stats.decodes) frames")
     }
 }

@@ -1,7 +1,8 @@
 import AnimatedImage
-@testable import FrameCache
 import SystemResources
 import Testing
+
+@testable import FrameCache
 
 /// What the cache counts towards `malloc_trim` (``FreedMemory``): only bytes that go back to
 /// malloc's heap. Frames in the memory file and canvases mapped on their own go back to the
@@ -21,8 +22,9 @@ struct FreedMemoryTests {
         var state = CacheState(budget: 10 << 20, activeSeconds: 30)
         let entry = add("a", try TestImages.long(), to: &state)
         let png = [UInt8](repeating: 7, count: 10_000)
-        state.store(CachedFrame(bytes: try #require(png.withUnsafeBytes { arena.store($0) }), attachment: nil),
-                    in: entry, at: 1)
+        state.store(
+            CachedFrame(bytes: try #require(png.withUnsafeBytes { arena.store($0) }), attachment: nil),
+            in: entry, at: 1)
         state.store(CachedFrame(png: png, attachment: nil), in: entry, at: 2)
         #expect(state.heldBytes == 3 * FrameArena.pageSize + png.count, "the budget counts both")
 
@@ -37,7 +39,7 @@ struct FreedMemoryTests {
     @Test func canvasesMappedOnTheirOwnAreNotCountedSmallOnesAre() throws {
         var state = CacheState(budget: 64 << 20, activeSeconds: 30)
         let large = try TestImages.medium()  // 245×245: 240 KB a canvas, a mapping of its own
-        let small = try TestImages.long()    // 64×64: 16 KiB a canvas, on the heap
+        let small = try TestImages.long()  // 64×64: 16 KiB a canvas, on the heap
         #expect(large.index.bytesPerFrame >= Int(ReleasedMemory.ownMappingBytes))
         #expect(small.index.bytesPerFrame < Int(ReleasedMemory.ownMappingBytes))
         let a = add("a", large, to: &state)

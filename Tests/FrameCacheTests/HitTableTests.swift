@@ -1,10 +1,11 @@
-import FlipbookTestSupport
-import SystemResources
 import AnimatedImage
 import Dispatch
+import FlipbookTestSupport
 import Foundation
 import Synchronization
+import SystemResources
 import Testing
+
 @testable import FrameCache
 
 /// Hits answered through the event loops' hit tables, without the cache's lock: the same frames
@@ -12,8 +13,10 @@ import Testing
 /// cache evicts, purges or removes leaves the tables.
 @Suite("Frame cache: hits without the lock")
 struct HitTableTests {
-    func cache(budget: Int, tables: Int = 2, wholeAnimationBytes: Int = 10_000_000,
-               clock: any MonotonicClock = SystemMonotonicClock()) -> FrameCache {
+    func cache(
+        budget: Int, tables: Int = 2, wholeAnimationBytes: Int = 10_000_000,
+        clock: any MonotonicClock = SystemMonotonicClock()
+    ) -> FrameCache {
         var configuration = FrameCacheConfiguration(
             budgetBytes: budget, decodeThreads: 2,
             window: WindowPolicy(wholeAnimationBytes: wholeAnimationBytes, minimumWindow: 2))
@@ -156,8 +159,9 @@ struct HitTableTests {
         let image = try TestImages.medium()
         let frameSize = try TestImages.largestEncodedFrame(of: image)
         let reserve = 2 * CacheState.workingCanvasesPerThread * image.index.bytesPerFrame
-        let cache = cache(budget: reserve + frameSize * 8 + image.index.bytesPerFrame * 3, tables: 4,
-                          wholeAnimationBytes: 0)
+        let cache = cache(
+            budget: reserve + frameSize * 8 + image.index.bytesPerFrame * 3, tables: 4,
+            wholeAnimationBytes: 0)
         defer { cache.shutdown() }
         let entry = Self.tagging(image, id: "medium")
         let renderer = FrameRenderer(image: image)
@@ -173,7 +177,8 @@ struct HitTableTests {
                     // Decoded for this request; a loaded machine may take a while (the bound only
                     // keeps a lost answer from hanging the test).
                     let results = Results()
-                    frame = cache.frame(entry, index: k, completion: results.completion)
+                    frame =
+                        cache.frame(entry, index: k, completion: results.completion)
                         ?? (try? results.wait(for: 1, timeout: 300).first?.get())
                 }
                 if let frame {

@@ -1,8 +1,9 @@
-import FlipbookTestSupport
 import AnimatedImage
+import FlipbookTestSupport
 import Foundation
-@testable import FrameCache
 import Testing
+
+@testable import FrameCache
 
 @Suite("Memory pressure", .serialized)
 struct PressureTests {
@@ -108,7 +109,9 @@ struct PressureTests {
         let clock = ManualClock()
         let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 64 << 20, decodeThreads: 2), clock: clock)
         defer { cache.shutdown() }
-        let images = [CacheableImage(id: "i0", image: try TestImages.medium()), CacheableImage(id: "i1", image: try TestImages.small())]
+        let images = [
+            CacheableImage(id: "i0", image: try TestImages.medium()), CacheableImage(id: "i1", image: try TestImages.small()),
+        ]
         for image in images { _ = cache.fetch(image, 5) }
         cache.waitUntilIdle()
         #expect(cache.cachedFrameIndices(of: "i0").count > 1)
@@ -140,7 +143,9 @@ struct PressureTests {
         let clock = ManualClock()
         let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 64 << 20, decodeThreads: 2), clock: clock)
         defer { cache.shutdown() }
-        let images = [CacheableImage(id: "a", image: try TestImages.medium()), CacheableImage(id: "b", image: try TestImages.medium())]
+        let images = [
+            CacheableImage(id: "a", image: try TestImages.medium()), CacheableImage(id: "b", image: try TestImages.medium()),
+        ]
         for image in images { _ = cache.fetch(image, 5) }
         cache.waitUntilIdle()
         cache.memoryPressure(.warning, source: "test")
@@ -175,7 +180,9 @@ struct PressureTests {
         try write("memory.current", "990\n")
         #expect(MemoryPressureMonitor.level(of: memory, settings: settings) == .critical)
         try write("memory.current", "100\n")
-        try write("memory.pressure", "some avg10=35.50 avg60=1.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+        try write(
+            "memory.pressure", "some avg10=35.50 avg60=1.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+        )
         #expect(memory.pressureSomeAvg10 == 35.5)
         #expect(MemoryPressureMonitor.level(of: memory, settings: settings) == .warning)
 

@@ -1,7 +1,7 @@
-import FlipbookTestSupport
 import AnimatedImage
-import FrameCache
+import FlipbookTestSupport
 import Foundation
+import FrameCache
 
 /// Corpus animations used as cache workloads.
 enum TestImages {
@@ -14,7 +14,8 @@ enum TestImages {
     /// The size of the largest frame of `image` as the cache encodes it.
     static func largestEncodedFrame(of image: AnimatedImage) throws -> Int {
         let renderer = FrameRenderer(image: image)
-        return try (0..<image.frameCount).map { try PNGEncoder().encode(renderer.render($0), colorSpace: image.colorSpace).count }.max() ?? 0
+        return try (0..<image.frameCount).map { try PNGEncoder().encode(renderer.render($0), colorSpace: image.colorSpace).count }
+            .max() ?? 0
     }
 
     /// 42 frames of 245×245 (about 40 KB each as PNG).

@@ -1,6 +1,7 @@
 import FlipbookTestSupport
-@testable import FrameCache
 import Testing
+
+@testable import FrameCache
 
 /// The allocation of one budget over many active images: lookaheads first, then whole
 /// animations where they save the most decoding, then deeper windows.
@@ -10,10 +11,13 @@ struct WindowPolicyTests {
 
     /// `frames` frames of `pngBytes` each, `delayMs` apart, on a canvas too large for the
     /// FLAnimatedImage "small" rule unless `decoded` says otherwise.
-    func demand(_ frames: Int, png pngBytes: Int, delay delayMs: Int, decoded: Int = 1_000_000,
-                wasWhole: Bool = false) -> Demand {
-        Demand(frameCount: frames, decodedFrameBytes: decoded, encodedFrameBytes: pngBytes,
-               loopMs: frames * delayMs, wasWhole: wasWhole)
+    func demand(
+        _ frames: Int, png pngBytes: Int, delay delayMs: Int, decoded: Int = 1_000_000,
+        wasWhole: Bool = false
+    ) -> Demand {
+        Demand(
+            frameCount: frames, decodedFrameBytes: decoded, encodedFrameBytes: pngBytes,
+            loopMs: frames * delayMs, wasWhole: wasWhole)
     }
 
     func bytes(_ windows: [Int], _ demands: [Demand]) -> Int {
@@ -53,7 +57,8 @@ struct WindowPolicyTests {
         let policy = WindowPolicy(lookaheadMs: 500)
         // A: 20 frames of 10 KB at 100 ms (10 decodes/s for 150 KB more than its lookahead).
         // B: 100 frames of 50 KB at 40 ms (25 decodes/s for 4.35 MB more).
-        let a = demand(20, png: 10_000, delay: 100), b = demand(100, png: 50_000, delay: 40)
+        let a = demand(20, png: 10_000, delay: 100)
+        let b = demand(100, png: 50_000, delay: 40)
         let lookaheads = 5 * 10_000 + 13 * 50_000
         let windows = policy.windows(for: [b, a], budget: lookaheads + 200_000, cap: nil)
         #expect(windows[1] == 20)
@@ -86,10 +91,11 @@ struct WindowPolicyTests {
         let policy = WindowPolicy(lookaheadMs: 500)
         for _ in 0..<500 {
             let demands = (0..<Int.random(in: 1...60, using: &generator)).map { _ in
-                demand(Int.random(in: 1...300, using: &generator), png: Int.random(in: 1_000...200_000, using: &generator),
-                       delay: Int.random(in: 20...200, using: &generator),
-                       decoded: Int.random(in: 10_000...4_000_000, using: &generator),
-                       wasWhole: Bool.random(using: &generator))
+                demand(
+                    Int.random(in: 1...300, using: &generator), png: Int.random(in: 1_000...200_000, using: &generator),
+                    delay: Int.random(in: 20...200, using: &generator),
+                    decoded: Int.random(in: 10_000...4_000_000, using: &generator),
+                    wasWhole: Bool.random(using: &generator))
             }
             let lookaheads = demands.reduce(0) { $0 + policy.lookahead(of: $1) * $1.encodedFrameBytes }
             let budget = Int.random(in: lookaheads...(lookaheads * 4 + 1), using: &generator)

@@ -1,12 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import FlipbookTestSupport
 import Dispatch
+import FlipbookTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import HTTPServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A client that pipelines and never reads its answers is paused, not buffered for: the server
 /// stops parsing (and reading) its requests while its queued output is above the high-water mark,
@@ -76,13 +78,17 @@ import Testing
     }
 
     @Test func aClientThatNeverReadsIsPausedAndAnotherIsServed() async throws {
-        let high = 128 * 1024, low = 32 * 1024
+        let high = 128 * 1024
+        let low = 32 * 1024
         let hook = RecordingHook()
-        try await withTestServer(Self.router(), configure: {
-            $0.eventLoopThreads = 1
-            $0.outputHighWaterBytes = high
-            $0.outputLowWaterBytes = low
-        }, hook: hook) { server in
+        try await withTestServer(
+            Self.router(),
+            configure: {
+                $0.eventLoopThreads = 1
+                $0.outputHighWaterBytes = high
+                $0.outputLowWaterBytes = low
+            }, hook: hook
+        ) { server in
             let client = RawHTTPClient(adopting: try Self.nonReadingSocket(port: server.port))
             let fd = client.fd
             let request = Array("GET /big HTTP/1.1\r\nHost: t\r\n\r\n".utf8)
@@ -99,8 +105,9 @@ import Testing
             let answered = hook.all.count { $0.path == "/big" }
             #expect(answered < sent / 2, "answered \(answered) of \(sent) requests of a client that does not read")
             let statistics = server.statistics
-            #expect(statistics.peakQueuedOutputBytes <= high + Self.bigBody.count + 1024,
-                    "queued \(statistics.peakQueuedOutputBytes) bytes for a \(high)-byte mark")
+            #expect(
+                statistics.peakQueuedOutputBytes <= high + Self.bigBody.count + 1024,
+                "queued \(statistics.peakQueuedOutputBytes) bytes for a \(high)-byte mark")
 
             // Meanwhile another client on the same loop is answered.
             let other = try RawHTTPClient(port: server.port)
@@ -128,12 +135,16 @@ import Testing
         // requests (and reads its answers as fast as they come) and then B sends one; once the
         // loop is free, B must be answered long before A's last request, although A's bytes
         // are all there to be read at once.
-        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let hook = RecordingHook()
-        try await withTestServer(Self.router(entered: entered, release: release), configure: {
-            $0.eventLoopThreads = 1
-            $0.requestsPerTurn = 32
-        }, hook: hook) { server in
+        try await withTestServer(
+            Self.router(entered: entered, release: release),
+            configure: {
+                $0.eventLoopThreads = 1
+                $0.requestsPerTurn = 32
+            }, hook: hook
+        ) { server in
             let holder = try RawHTTPClient(port: server.port)
             try holder.send("GET /block HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(entered.wait(timeout: .now() + 10) == .success)
@@ -141,7 +152,8 @@ import Testing
             let count = 1000  // about 45 KB: it fits in the socket buffers of a connection not yet accepted
             let batch = (0..<count).flatMap { Array("GET /echo-path/a\($0) HTTP/1.1\r\nHost: t\r\n\r\n".utf8) }
             let busy = Shared(try RawHTTPClient(port: server.port, timeoutSeconds: 20))
-            let sent = DispatchSemaphore(value: 0), read = DispatchSemaphore(value: 0)
+            let sent = DispatchSemaphore(value: 0)
+            let read = DispatchSemaphore(value: 0)
             let answered = Atomic<Int>(0)
             Thread {
                 try? busy.client.send(batch)

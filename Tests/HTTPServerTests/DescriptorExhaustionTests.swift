@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FlipbookTestSupport
 import Foundation
 import Testing
+
 @testable import HTTPServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `EMFILE` on accept: a server process with a tiny descriptor limit (`ulimit -n`, so the test
 /// process itself keeps its own) must back off instead of spinning on the ready listening socket
@@ -46,7 +48,8 @@ import Testing
             line.unicodeScalars.append(Unicode.Scalar(byte))
         }
         guard let portText = line.split(separator: " ").drop(while: { $0 != "port" }).dropFirst().first,
-              let port = Int(portText.filter(\.isNumber)) else {
+            let port = Int(portText.filter(\.isNumber))
+        else {
             Issue.record("no port in \(line)"); return
         }
 
@@ -60,9 +63,10 @@ import Testing
         // accept failed with EMFILE while the listening socket stays readable: the server took
         // the back-off path (the listener rests for a while instead of being retried at once),
         // which is the one branch that logs this.
-        #expect(eventually(within: 30) {
-            (try? String(contentsOfFile: log, encoding: .utf8))?.contains("accept: out of resources, backing off") == true
-        }, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "no log")")
+        #expect(
+            eventually(within: 30) {
+                (try? String(contentsOfFile: log, encoding: .utf8))?.contains("accept: out of resources, backing off") == true
+            }, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "no log")")
         // The last clients are still in the backlog, unanswered.
         try clients[59].send("GET /p.png HTTP/1.1\r\nHost: t\r\n\r\n")
 

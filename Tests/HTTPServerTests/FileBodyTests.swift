@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FlipbookTestSupport
 import Foundation
 import Testing
+
 @testable import HTTPServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Bodies in files, sent with `sendfile`: whole, after a head sent with `MSG_MORE`, pipelined,
 /// larger than the socket's buffer (so the send stops and resumes), and not at all for HEAD.
@@ -32,17 +34,22 @@ struct FileBodyTests {
         let file = try TempFile(small + large)
         var router = Router()
         router.get("/small") { _, _ in
-            .now(HTTPResponse(headers: ["Content-Type": "image/png"],
-                              fileBody: HTTPFileBody(descriptor: file.fd, offset: 0, count: small.count, owner: file)))
+            .now(
+                HTTPResponse(
+                    headers: ["Content-Type": "image/png"],
+                    fileBody: HTTPFileBody(descriptor: file.fd, offset: 0, count: small.count, owner: file)))
         }
-        let prepared = HTTPPreparedResponse(headers: ["ETag": "\"l\""],
-                                            fileBody: HTTPFileBody(descriptor: file.fd, offset: small.count,
-                                                                   count: large.count, owner: file))
+        let prepared = HTTPPreparedResponse(
+            headers: ["ETag": "\"l\""],
+            fileBody: HTTPFileBody(
+                descriptor: file.fd, offset: small.count,
+                count: large.count, owner: file))
         router.get("/large") { _, _ in .now(HTTPResponse(prepared)) }
         try await withTestServer(router) { server in
             let client = try RawHTTPClient(port: server.port, timeoutSeconds: 20)
-            try client.send("GET /small HTTP/1.1\r\nHost: t\r\n\r\nGET /large HTTP/1.1\r\nHost: t\r\n\r\n"
-                + "HEAD /large HTTP/1.1\r\nHost: t\r\n\r\nGET /small HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send(
+                "GET /small HTTP/1.1\r\nHost: t\r\n\r\nGET /large HTTP/1.1\r\nHost: t\r\n\r\n"
+                    + "HEAD /large HTTP/1.1\r\nHost: t\r\n\r\nGET /small HTTP/1.1\r\nHost: t\r\n\r\n")
             let first = try client.readResponse()
             #expect(first.status == 200 && first.body == small && first.header("Content-Length") == "10000")
             let second = try client.readResponse()

@@ -1,12 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import FlipbookTestSupport
 import Dispatch
+import FlipbookTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import HTTPServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A real server on an ephemeral loopback port, talked to with a raw socket client and `curl`.
 /// Serialized: the machine may have two cores, and timing-sensitive cases (timeouts, drain)
@@ -44,11 +46,12 @@ import Testing
             let client = try RawHTTPClient(port: server.port)
             // One write with five requests. /later/300 is answered from another thread long after
             // /later/20 (which comes later on the connection); the order on the wire must not change.
-            try client.send("GET /later/300 HTTP/1.1\r\nHost: t\r\n\r\n"
-                + "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"
-                + "GET /later/20 HTTP/1.1\r\nHost: t\r\n\r\n"
-                + "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc"
-                + "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send(
+                "GET /later/300 HTTP/1.1\r\nHost: t\r\n\r\n"
+                    + "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"
+                    + "GET /later/20 HTTP/1.1\r\nHost: t\r\n\r\n"
+                    + "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc"
+                    + "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
             let bodies = try (0..<5).map { _ in try client.readResponse().text }
             #expect(bodies == ["later 300", "hello", "later 20", "3 \(fnv1a(bytes("abc")))", "hello"])
         }
@@ -57,14 +60,19 @@ import Testing
     @Test func manyPipelinedRequestsBeyondTheBufferAreAllAnswered() async throws {
         // More pipelined requests than the read buffer and the in-flight limit hold at once: the
         // server must stop reading, answer, and resume reading without losing or reordering any.
-        try await withTestServer(liveRouter(), configure: {
-            $0.readBufferBytes = 1024
-            $0.maxPipelinedRequests = 4
-        }) { server in
+        try await withTestServer(
+            liveRouter(),
+            configure: {
+                $0.readBufferBytes = 1024
+                $0.maxPipelinedRequests = 4
+            }
+        ) { server in
             let client = try RawHTTPClient(port: server.port)
             var batch = ""
             for index in 0..<200 {
-                batch += index % 7 == 0 ? "GET /later/\(index % 3) HTTP/1.1\r\nHost: t\r\n\r\n"
+                batch +=
+                    index % 7 == 0
+                    ? "GET /later/\(index % 3) HTTP/1.1\r\nHost: t\r\n\r\n"
                     : "GET /echo-path/\(index) HTTP/1.1\r\nHost: t\r\n\r\n"
             }
             try client.send(batch)
@@ -129,7 +137,7 @@ import Testing
             try client.send("GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\nGET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.header("Connection") == "close")
-            #expect(try client.readsEOF()) // the pipelined second request is not answered
+            #expect(try client.readsEOF())  // the pipelined second request is not answered
         }
     }
 
@@ -168,8 +176,10 @@ import Testing
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("flipbook-chunked-\(getpid()).bin")
             try Data(payload).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
-            let curl = try runCurl(["-sS", "-H", "Transfer-Encoding: chunked", "--data-binary", "@\(file.path)",
-                                    "http://127.0.0.1:\(server.port)/echo"])
+            let curl = try runCurl([
+                "-sS", "-H", "Transfer-Encoding: chunked", "--data-binary", "@\(file.path)",
+                "http://127.0.0.1:\(server.port)/echo",
+            ])
             #expect(curl.status == 0, "\(curl.stderr)")
             #expect(curl.stdout == "\(payload.count) \(fnv1a(payload))")
         }
@@ -188,8 +198,9 @@ import Testing
 
             // Chunked: found out while reading.
             let chunked = try RawHTTPClient(port: server.port)
-            try chunked.send("PUT /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n"
-                + String(repeating: "a", count: 64) + "\r\n40\r\n" + String(repeating: "b", count: 64) + "\r\n")
+            try chunked.send(
+                "PUT /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n"
+                    + String(repeating: "a", count: 64) + "\r\n40\r\n" + String(repeating: "b", count: 64) + "\r\n")
             let late = try chunked.readResponse()
             #expect(late.status == 413)
             #expect(late.header("Connection") == "close")
@@ -213,8 +224,10 @@ import Testing
             // curl waits for the interim answer before sending the body: its log shows the 100
             // Continue, and only then the final answer (without it curl would send the body after
             // --expect100-timeout and log no 100).
-            let curl = try runCurl(["-sS", "-v", "-T", file.path, "-H", "Expect: 100-continue",
-                                    "--expect100-timeout", "30", "http://127.0.0.1:\(server.port)/upload"])
+            let curl = try runCurl([
+                "-sS", "-v", "-T", file.path, "-H", "Expect: 100-continue",
+                "--expect100-timeout", "30", "http://127.0.0.1:\(server.port)/upload",
+            ])
             #expect(curl.status == 0, "\(curl.stderr)")
             #expect(curl.stderr.contains("> Expect: 100-continue"))
             #expect(curl.stderr.contains("< HTTP/1.1 100 Continue"), "\(curl.stderr)")
@@ -282,13 +295,15 @@ import Testing
     @Test func unknownPathsAre404AndOtherMethods405WithAllow() async throws {
         try await withTestServer(liveRouter()) { server in
             let client = try RawHTTPClient(port: server.port)
-            try client.send("GET /missing HTTP/1.1\r\nHost: t\r\n\r\nDELETE /hello HTTP/1.1\r\nHost: t\r\n\r\nOPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send(
+                "GET /missing HTTP/1.1\r\nHost: t\r\n\r\nDELETE /hello HTTP/1.1\r\nHost: t\r\n\r\nOPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n"
+            )
             let notFound = try client.readResponse()
             #expect(notFound.status == 404)
             let notAllowed = try client.readResponse()
             #expect(notAllowed.status == 405)
             #expect(notAllowed.header("Allow") == "GET, HEAD")
-            #expect(try client.readResponse().status == 404) // asterisk-form reaches the router as "*"
+            #expect(try client.readResponse().status == 404)  // asterisk-form reaches the router as "*"
             // The connection stays usable after error answers to complete requests.
             try client.send("GET /echo-path/a%2Fb%20c?x=1+2&y=%26 HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try client.readResponse().text == "a/b c|/echo-path/a/b c|x=1 2&y=&")
@@ -396,7 +411,9 @@ import Testing
         let hook = RecordingHook()
         try await withTestServer(liveRouter(), hook: hook) { server in
             let client = try RawHTTPClient(port: server.port)
-            try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\nHEAD /hello HTTP/1.1\r\nHost: t\r\n\r\nGET /later/30 HTTP/1.1\r\nHost: t\r\n\r\nGET /nope HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send(
+                "GET /hello HTTP/1.1\r\nHost: t\r\n\r\nHEAD /hello HTTP/1.1\r\nHost: t\r\n\r\nGET /later/30 HTTP/1.1\r\nHost: t\r\n\r\nGET /nope HTTP/1.1\r\nHost: t\r\n\r\n"
+            )
             _ = try client.readResponse()
             _ = try client.readResponse(head: true)
             _ = try client.readResponse()
@@ -426,8 +443,9 @@ import Testing
         var busy: [RawHTTPClient] = []
         for index in 0..<8 {
             let client = try RawHTTPClient(port: port)
-            try client.send("GET /later/\(300 + index * 20) HTTP/1.1\r\nHost: t\r\n\r\n"
-                + (index < 2 ? "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n" : ""))
+            try client.send(
+                "GET /later/\(300 + index * 20) HTTP/1.1\r\nHost: t\r\n\r\n"
+                    + (index < 2 ? "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n" : ""))
             busy.append(client)
         }
         var idle: [RawHTTPClient] = []
@@ -473,11 +491,11 @@ import Testing
         var router = Router()
         let asked = Mutex(0)
         let held = Mutex<HTTPResponder?>(nil)
-        router.get("/never") { _, _ in // never answered
+        router.get("/never") { _, _ in  // never answered
             asked.withLock { $0 += 1 }
             return .later
         }
-        router.get("/held") { _, responder in // answered by the test once the drain has begun
+        router.get("/held") { _, responder in  // answered by the test once the drain has begun
             held.withLock { $0 = responder }
             asked.withLock { $0 += 1 }
             return .later

@@ -1,15 +1,18 @@
 import Testing
+
 @testable import HTTPServer
 
 /// Request line, headers, Content-Length and chunked framing, connection semantics.
 @Suite struct ParserFramingTests {
     @Test func simpleGetYieldsHeadThenEnd() {
         let events = parseEvents(bytes("GET /frames/a/1?x=1 HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n\r\n"))
-        #expect(events == [
-            .head(method: "GET", target: "/frames/a/1?x=1", version: "HTTP/1.1", framing: .none, keepAlive: true,
-                  expectsContinue: false, headers: ["Host: h", "Accept: */*"]),
-            .end,
-        ])
+        #expect(
+            events == [
+                .head(
+                    method: "GET", target: "/frames/a/1?x=1", version: "HTTP/1.1", framing: .none, keepAlive: true,
+                    expectsContinue: false, headers: ["Host: h", "Accept: */*"]),
+                .end,
+            ])
     }
 
     @Test func headerOrderDuplicatesAndCaseInsensitiveLookupArePreserved() throws {
@@ -20,7 +23,7 @@ import Testing
         #expect(head.headers["X-A"] == "1")
         #expect(head.headers["X-a"] == "1")
         #expect(head.headers.values(for: "x-A") == ["1", "2"])
-        #expect(head.headers["x-b"] == "3") // optional whitespace trimmed
+        #expect(head.headers["x-b"] == "3")  // optional whitespace trimmed
         #expect(head.headers["missing"] == nil)
     }
 
@@ -46,7 +49,8 @@ import Testing
     }
 
     @Test func chunkedBodyWithExtensionsAndTrailersIsDecoded() {
-        let request = "POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let request =
+            "POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "5;name=value\r\nhello\r\n"
             + "6 ; ext\r\n world\r\n"
             + "A\r\n0123456789\r\n"
@@ -58,13 +62,18 @@ import Testing
     }
 
     @Test func chunkSizeIsHexAndCaseInsensitive() {
-        let events = parseEvents(bytes("POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n"
-            + "00b\r\nabcdefghijk\r\n0\r\n\r\n"))
+        let events = parseEvents(
+            bytes(
+                "POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n"
+                    + "00b\r\nabcdefghijk\r\n0\r\n\r\n"))
         #expect(Array(events.dropFirst()) == [.body(bytes("abcdefghijk")), .end])
     }
 
     @Test func pipelinedRequestsFollowEachOther() {
-        let events = parseEvents(bytes("GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nokGET /c HTTP/1.1\r\nHost: h\r\n\r\n"))
+        let events = parseEvents(
+            bytes(
+                "GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nokGET /c HTTP/1.1\r\nHost: h\r\n\r\n"
+            ))
         let targets = events.compactMap { event -> String? in
             if case .head(_, let target, _, _, _, _, _) = event { return target }
             return nil
@@ -83,7 +92,8 @@ import Testing
         let plain = parseEvents(bytes("GET / HTTP/1.0\r\n\r\n"))
         let asked = parseEvents(bytes("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"))
         guard case .head(_, _, let version, _, let keepPlain, _, _) = plain.first,
-              case .head(_, _, _, _, let keepAsked, _, _) = asked.first else { Issue.record("no head"); return }
+            case .head(_, _, _, _, let keepAsked, _, _) = asked.first
+        else { Issue.record("no head"); return }
         #expect(version == "HTTP/1.0")
         #expect(keepPlain == false)
         #expect(keepAsked == true)
@@ -99,7 +109,8 @@ import Testing
         let withBody = parseEvents(bytes("PUT /u HTTP/1.1\r\nHost: h\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n"))
         let without = parseEvents(bytes("GET /u HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n"))
         guard case .head(_, _, _, _, _, let expects, _) = withBody.first,
-              case .head(_, _, _, _, _, let expectsWithout, _) = without.first else { Issue.record("no head"); return }
+            case .head(_, _, _, _, _, let expectsWithout, _) = without.first
+        else { Issue.record("no head"); return }
         #expect(expects)
         #expect(!expectsWithout)
     }
@@ -129,12 +140,12 @@ import Testing
         guard case .head(_, let target, _, _, _, _, _) = events.first else { Issue.record("no head"); return }
         #expect(target == "/a%2Fb%20c%E2%82%ac+d?q=%26x+y&%2B=1")
         let request = HTTPRequest(method: .GET, target: target)
-        #expect(request.path == "/a/b c€+d") // `+` is a plus in a path
+        #expect(request.path == "/a/b c€+d")  // `+` is a plus in a path
         #expect(request.queryItems.map(\.name) == ["q", "+"])
-        #expect(request.queryItems.map(\.value) == ["&x y", "1"]) // and a space in a query
-        #expect(RequestTarget.percentDecode("/%e2%82%AC") == "/€") // either case of hex digits
-        #expect(RequestTarget.percentDecode("/%ff") == "/\u{FFFD}") // invalid UTF-8 is replaced
-        #expect(RequestTarget.percentDecode("/a%2") == "/a%2") // (the parser rejects this form)
+        #expect(request.queryItems.map(\.value) == ["&x y", "1"])  // and a space in a query
+        #expect(RequestTarget.percentDecode("/%e2%82%AC") == "/€")  // either case of hex digits
+        #expect(RequestTarget.percentDecode("/%ff") == "/\u{FFFD}")  // invalid UTF-8 is replaced
+        #expect(RequestTarget.percentDecode("/a%2") == "/a%2")  // (the parser rejects this form)
         #expect(RequestTarget.split("/p?q#frag").query == "q")
         #expect(RequestTarget.split("/p#f?g").path == "/p")
         #expect(RequestTarget.split("/p#f?g").query == nil)
@@ -143,7 +154,7 @@ import Testing
         #expect(RequestTarget.split("http://h?x").path == "/")
         #expect(RequestTarget.split("http://h?x").query == "x")
         #expect(RequestTarget.split("HTTPS://h/a?b").path == "/a")
-        #expect(RequestTarget.split("/é/ü?ä=ö").path == "/é/ü") // (only from HTTPRequest(method:target:))
+        #expect(RequestTarget.split("/é/ü?ä=ö").path == "/é/ü")  // (only from HTTPRequest(method:target:))
     }
 
     @Test func contentLengthWithLeadingZerosIsDecimal() {

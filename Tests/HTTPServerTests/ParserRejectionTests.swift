@@ -1,11 +1,18 @@
 import Testing
+
 @testable import HTTPServer
 
 /// Malformed requests, request smuggling vectors and limits: each must fail with the right error.
 @Suite struct ParserRejectionTests {
     static let cases: [(String, String, HTTPParseError)] = [
-        ("CL with TE", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", .contentLengthWithTransferEncoding),
-        ("TE with CL", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", .contentLengthWithTransferEncoding),
+        (
+            "CL with TE", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+            .contentLengthWithTransferEncoding
+        ),
+        (
+            "TE with CL", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+            .contentLengthWithTransferEncoding
+        ),
         ("different CLs", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", .invalidContentLength),
         ("different CL list", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5, 6\r\n\r\n", .invalidContentLength),
         ("CL sign", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +5\r\n\r\n", .invalidContentLength),
@@ -16,8 +23,14 @@ import Testing
         ("CL overflow", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n", .invalidContentLength),
         ("gzip coding", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", .unsupportedTransferEncoding),
         ("identity coding", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n", .unsupportedTransferEncoding),
-        ("chunked not last", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", .unsupportedTransferEncoding),
-        ("chunked twice", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", .invalidTransferEncoding),
+        (
+            "chunked not last", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+            .unsupportedTransferEncoding
+        ),
+        (
+            "chunked twice", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+            .invalidTransferEncoding
+        ),
         ("empty TE", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \r\n\r\n", .invalidTransferEncoding),
         ("TE in HTTP/1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", .invalidTransferEncoding),
         ("TE with space in name", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding : chunked\r\n\r\n", .invalidHeaderField),
@@ -48,13 +61,31 @@ import Testing
         ("bad expectation", "PUT / HTTP/1.1\r\nHost: h\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\n", .unsupportedExpectation),
         ("chunk size not hex", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", .invalidChunk),
         ("chunk size missing", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n;ext\r\n", .invalidChunk),
-        ("chunk size overflow", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff1\r\n", .invalidChunk),
-        ("chunk size then junk", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5 6\r\nhello\r\n", .invalidChunk),
-        ("chunk data too long", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhello\r\n0\r\n\r\n", .invalidChunk),
+        (
+            "chunk size overflow", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff1\r\n",
+            .invalidChunk
+        ),
+        (
+            "chunk size then junk", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5 6\r\nhello\r\n",
+            .invalidChunk
+        ),
+        (
+            "chunk data too long", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhello\r\n0\r\n\r\n",
+            .invalidChunk
+        ),
         ("chunk LF only", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n", .invalidChunk),
-        ("chunk ext control", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;a\u{1}\r\nabc\r\n0\r\n\r\n", .invalidChunk),
-        ("trailer obs-fold", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: 1\r\n  y\r\n\r\n", .obsoleteLineFolding),
-        ("trailer no colon", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nbad\r\n\r\n", .invalidHeaderField),
+        (
+            "chunk ext control", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;a\u{1}\r\nabc\r\n0\r\n\r\n",
+            .invalidChunk
+        ),
+        (
+            "trailer obs-fold", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: 1\r\n  y\r\n\r\n",
+            .obsoleteLineFolding
+        ),
+        (
+            "trailer no colon", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nbad\r\n\r\n",
+            .invalidHeaderField
+        ),
     ]
 
     @Test(arguments: cases.indices)
@@ -135,7 +166,9 @@ import Testing
         _ = parser.parse(bytes("GET / HTTP/9.9\r\n"))
         #expect(parser.hasFailed)
         let (_, event) = parser.parse(bytes("GET / HTTP/1.1\r\nHost: h\r\n\r\n"))
-        guard case .error(.unsupportedVersion)? = event else { Issue.record("expected the same error, got \(String(describing: event))"); return }
+        guard case .error(.unsupportedVersion)? = event else {
+            Issue.record("expected the same error, got \(String(describing: event))"); return
+        }
     }
 
     @Test func smugglingWithChunkedAfterAPipelinedRequestCannotDesync() {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTPServer
 
 /// The parser must produce the same events however the bytes are split across reads.

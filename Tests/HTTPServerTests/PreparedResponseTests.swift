@@ -1,6 +1,7 @@
 import FlipbookTestSupport
 import Foundation
 import Testing
+
 @testable import HTTPServer
 
 /// Responses encoded once (``HTTPPreparedResponse``) and `If-None-Match` read on the header bytes.
@@ -27,8 +28,9 @@ struct PreparedResponseTests {
     @Test func aPreparedResponseIsSentWithItsEncodedHead() async throws {
         try await withTestServer(Self.router()) { server in
             let client = try RawHTTPClient(port: server.port)
-            try client.send("GET /prepared HTTP/1.1\r\nHost: t\r\n\r\nHEAD /prepared HTTP/1.1\r\nHost: t\r\n\r\n"
-                + "GET /prepared-extra HTTP/1.1\r\nHost: t\r\n\r\nGET /unprepared HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send(
+                "GET /prepared HTTP/1.1\r\nHost: t\r\n\r\nHEAD /prepared HTTP/1.1\r\nHost: t\r\n\r\n"
+                    + "GET /prepared-extra HTTP/1.1\r\nHost: t\r\n\r\nGET /unprepared HTTP/1.1\r\nHost: t\r\n\r\n")
             let get = try client.readResponse()
             #expect(get.status == 200)
             #expect(get.text == "PNG-BYTES")

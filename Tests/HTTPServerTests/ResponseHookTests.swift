@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FlipbookTestSupport
 import Foundation
 import Testing
+
 @testable import HTTPServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The one response hook: every response — a handler's, the router's, the parser's, a timeout,
 /// the 503 at the connection limit — carries the hook's lines and a request id, and is reported
@@ -31,12 +33,15 @@ struct ResponseHookTests {
             ("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n", 501, nil),
             ("GET /hello HTTP/2.0\r\nHost: t\r\n\r\n", 505, nil),
         ]
-        try await withTestServer(liveRouter(), configure: { configuration in
-            configuration.requestIDHeader = "X-Request-ID"
-            configuration.headerReadTimeout = .milliseconds(300)
-            configuration.maxRequestLineBytes = 256
-            configuration.maxHeaderBytes = 512
-        }, hook: hook) { server in
+        try await withTestServer(
+            liveRouter(),
+            configure: { configuration in
+                configuration.requestIDHeader = "X-Request-ID"
+                configuration.headerReadTimeout = .milliseconds(300)
+                configuration.maxRequestLineBytes = 256
+                configuration.maxHeaderBytes = 512
+            }, hook: hook
+        ) { server in
             for (request, status, echoed) in cases {
                 let response = try exchange(server.port, request)
                 #expect(response.status == status, "\(request.prefix(30))")
@@ -72,11 +77,14 @@ struct ResponseHookTests {
 
     @Test func theConnectionLimit503IsReportedAndCarriesTheLines() async throws {
         let hook = RecordingHook(constantLines: "X-Served-By: unit\r\n")
-        try await withTestServer(liveRouter(), configure: { configuration in
-            configuration.requestIDHeader = "X-Request-ID"
-            configuration.maxConnections = 2
-            configuration.eventLoopThreads = 1
-        }, hook: hook) { server in
+        try await withTestServer(
+            liveRouter(),
+            configure: { configuration in
+                configuration.requestIDHeader = "X-Request-ID"
+                configuration.maxConnections = 2
+                configuration.eventLoopThreads = 1
+            }, hook: hook
+        ) { server in
             let held = try (0..<2).map { _ in try RawHTTPClient(port: server.port) }
             #expect(eventually(within: 10) { server.openConnections == 2 })
             let refused = try RawHTTPClient(port: server.port)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTPServer
 
 @Suite struct RouterTests {
@@ -60,10 +61,11 @@ import Testing
         #expect(request.path == "/frames/ab/1")
         request.path = "/other"
         #expect(request.path == "/other")
-        var record = HTTPAccessRecord(method: .GET, rawPath: "/x%20y", route: nil, routeIndex: -1,
-                                      requestHeaders: HTTPHeaders(), requestID: .none, remoteAddress: nil,
-                                      connectionID: 1, loop: 0, status: 200, bodyBytes: 0,
-                                      durationNanoseconds: 1_500_000_123)
+        var record = HTTPAccessRecord(
+            method: .GET, rawPath: "/x%20y", route: nil, routeIndex: -1,
+            requestHeaders: HTTPHeaders(), requestID: .none, remoteAddress: nil,
+            connectionID: 1, loop: 0, status: 200, bodyBytes: 0,
+            durationNanoseconds: 1_500_000_123)
         #expect(record.path == "/x y")
         #expect(record.pathByteCountBound >= record.path.utf8.count)
         record.path = "-"
@@ -144,7 +146,8 @@ import Testing
     @Test func problemDetailsEscapeJSON() {
         let response = HTTPResponse.problem(.badRequest, detail: "a \"quoted\" \\ line\nbreak\u{1}")
         let text = String(decoding: response.body, as: UTF8.self)
-        #expect(text == #"{"type":"about:blank","title":"Bad Request","status":400,"detail":"a \"quoted\" \\ line\nbreak\u0001"}"#)
+        #expect(
+            text == #"{"type":"about:blank","title":"Bad Request","status":400,"detail":"a \"quoted\" \\ line\nbreak\u0001"}"#)
     }
 
     @Test func responseHeadersCannotSplitAResponse() {
@@ -165,20 +168,22 @@ import Testing
         var head: [UInt8] = []
         ResponseSerializer.appendStatusAndFields(of: response, sendsBody: true, to: &head)
         ResponseSerializer.appendEnd(.close, to: &head)
-        #expect(String(decoding: head, as: UTF8.self)
-            == "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Type: image/png\r\nConnection: close\r\n\r\n")
+        #expect(
+            String(decoding: head, as: UTF8.self)
+                == "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Type: image/png\r\nConnection: close\r\n\r\n")
         var notModified: [UInt8] = []
         ResponseSerializer.appendStatusAndFields(of: HTTPResponse(status: .notModified), sendsBody: false, to: &notModified)
         ResponseSerializer.appendEnd(.none, to: &notModified)
         #expect(String(decoding: notModified, as: UTF8.self) == "HTTP/1.1 304 Not Modified\r\n\r\n")
         var headOwnLength: [UInt8] = []
-        ResponseSerializer.appendStatusAndFields(of: HTTPResponse(status: .ok, headers: ["Content-Length": "7"]),
-                                                 sendsBody: false, to: &headOwnLength)
+        ResponseSerializer.appendStatusAndFields(
+            of: HTTPResponse(status: .ok, headers: ["Content-Length": "7"]),
+            sendsBody: false, to: &headOwnLength)
         #expect(String(decoding: headOwnLength, as: UTF8.self) == "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n")
     }
 
     @Test func dateIsIMFFixdate() {
-        #expect(String(decoding: HTTPDateCache.format(784111777), as: UTF8.self) == "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n")
+        #expect(String(decoding: HTTPDateCache.format(784_111_777), as: UTF8.self) == "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n")
     }
 
     @Test func optionsIsAnsweredForKnownPathsOnlyWhenTheRouterHasAnOptionsAnswer() throws {
@@ -194,7 +199,8 @@ import Testing
             Issue.record("expected the OPTIONS answer"); return
         }
         guard case .collect(let handler) = route.action,
-              case .now(let response) = handler(HTTPRequest(method: .OPTIONS, target: "/images"), HTTPResponder { _ in }) else {
+            case .now(let response) = handler(HTTPRequest(method: .OPTIONS, target: "/images"), HTTPResponder { _ in })
+        else {
             Issue.record("expected an immediate answer"); return
         }
         #expect(response.status == .noContent)

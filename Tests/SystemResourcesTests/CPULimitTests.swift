@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SystemResources
 
 /// The CPU limit read from fake cgroup trees: cgroup v2 `cpu.max` (a container's namespaced view
@@ -13,16 +14,18 @@ import Testing
 
         init(selfCgroup text: String) throws {
             root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cpu-limit-" + UUID().uuidString)
-            try FileManager.default.createDirectory(atPath: root.appendingPathComponent("cgroup").path,
-                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: root.appendingPathComponent("cgroup").path,
+                withIntermediateDirectories: true)
             try text.write(toFile: selfCgroup, atomically: true, encoding: .utf8)
         }
 
         /// Writes `contents` to `relative` under the mount, creating directories.
         func write(_ relative: String, _ contents: String) throws {
             let path = mount + "/" + relative
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
-                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent,
+                withIntermediateDirectories: true)
             try contents.write(toFile: path, atomically: true, encoding: .utf8)
         }
 
@@ -101,7 +104,8 @@ import Testing
         defer { tree.remove() }
         #expect(Cgroup.processDirectory(containing: "cpu.max", mount: tree.mount, selfCgroup: tree.selfCgroup) == tree.mount)
         try tree.write("kubepods/pod1/cpu.max", "max 100000\n")
-        #expect(Cgroup.processDirectory(containing: "cpu.max", mount: tree.mount, selfCgroup: tree.selfCgroup)
-            == tree.mount + "/kubepods/pod1")
+        #expect(
+            Cgroup.processDirectory(containing: "cpu.max", mount: tree.mount, selfCgroup: tree.selfCgroup)
+                == tree.mount + "/kubepods/pod1")
     }
 }

@@ -1,7 +1,8 @@
 import FlipbookTestSupport
 import Synchronization
-@testable import SystemResources
 import Testing
+
+@testable import SystemResources
 
 /// The one rule for handing freed memory back: after every `thresholdBytes` freed, at most every
 /// `minimumInterval`, once per crossing whoever frees.
@@ -11,22 +12,23 @@ import Testing
     }
 
     static func rule(_ clock: ManualClock) -> ReleasedMemory.Rule {
-        ReleasedMemory.Rule(thresholdBytes: 1 << 20, minimumInterval: .milliseconds(20),
-                            clock: clock)
+        ReleasedMemory.Rule(
+            thresholdBytes: 1 << 20, minimumInterval: .milliseconds(20),
+            clock: clock)
     }
 
     @Test func dueOnceAMiBWasFreedAndNotTooSoonAfterTheLastReturn() {
         let clock = ManualClock()
         let rule = Self.rule(clock)
         #expect(!rule.noteIsDue(600 << 10))
-        #expect(rule.noteIsDue(600 << 10))          // 1.2 MiB: due
-        #expect(!rule.noteIsDue(2 << 20))           // 2 MiB more, but within 20 ms of that return
+        #expect(rule.noteIsDue(600 << 10))  // 1.2 MiB: due
+        #expect(!rule.noteIsDue(2 << 20))  // 2 MiB more, but within 20 ms of that return
         clock.advance(by: 0.025)
-        #expect(rule.noteIsDue(0))                  // what was counted meanwhile is due now
-        #expect(!rule.noteIsDue(100))               // counted afresh after the return
+        #expect(rule.noteIsDue(0))  // what was counted meanwhile is due now
+        #expect(!rule.noteIsDue(100))  // counted afresh after the return
         clock.advance(by: 0.025)
-        #expect(!rule.noteIsDue(100))               // time alone is not enough
-        rule.markReturned()                         // a purge returned everything
+        #expect(!rule.noteIsDue(100))  // time alone is not enough
+        rule.markReturned()  // a purge returned everything
         #expect(!rule.noteIsDue((1 << 20) - 1))
         clock.advance(by: 0.025)
         #expect(rule.noteIsDue(1))

@@ -25,11 +25,13 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     checkIndex(index, bytes: bytes, limits: limits)
     // Sniffing looks for any acTL before IDAT; indexing needs a valid one (else a still PNG).
     let sniffed = ImageFormat.sniff(bytes)
-    check(index.format == .png ? sniffed == .png || sniffed == .apng : sniffed == .apng,
-          "indexed as \(index.format), sniffed as \(String(describing: sniffed))")
+    check(
+        index.format == .png ? sniffed == .png || sniffed == .apng : sniffed == .apng,
+        "indexed as \(index.format), sniffed as \(String(describing: sniffed))")
     switch index.format {
     case .png:
-        check(index.frames.count == 1 && index.frames[0].rect == index.canvasRect, "a still PNG with \(index.frames.count) frames")
+        check(
+            index.frames.count == 1 && index.frames[0].rect == index.canvasRect, "a still PNG with \(index.frames.count) frames")
     case .apng:
         check(!index.frames.isEmpty, "an APNG index without frames")
         if let control = APNGIndexer.animationControl(bytes) {
@@ -40,7 +42,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         }
         var previousEnd = 0
         for (i, frame) in index.frames.enumerated() {
-            guard case let .png(ranges) = frame.source else { continue }
+            guard case .png(let ranges) = frame.source else { continue }
             check(!ranges.isEmpty, "frame \(i) has no data")
             for range in ranges {
                 check(range.lowerBound >= previousEnd, "frame \(i) data \(range) out of file order")

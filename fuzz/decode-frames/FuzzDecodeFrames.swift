@@ -35,8 +35,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     for i in 0..<image.frameCount {
         do {
             let canvas = try inOrder.render(i)
-            check(canvas.width == image.canvasWidth && canvas.height == image.canvasHeight,
-                  "frame \(i) is \(canvas.width)×\(canvas.height)")
+            check(
+                canvas.width == image.canvasWidth && canvas.height == image.canvasHeight,
+                "frame \(i) is \(canvas.width)×\(canvas.height)")
             prints.append(fingerprint(canvas))
             if i == resumeFrame { resumeCanvas = canvas }
         } catch AnimatedImageError.frameDecodeFailed(let index, _) {
@@ -48,16 +49,18 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     }
     let decoded = prints.count
     for k in 0..<decoded {
-        check(inOrder.framesToDecode(for: k) <= interval,
-              "frame \(k) costs \(inOrder.framesToDecode(for: k)) decodes after playing (interval \(interval))")
+        check(
+            inOrder.framesToDecode(for: k) <= interval,
+            "frame \(k) costs \(inOrder.framesToDecode(for: k)) decodes after playing (interval \(interval))")
     }
 
     // Full verification keeps exactly the frames that decode in order.
     do {
         let verified = try AnimatedImage(bytes: bytes, limits: limits, verification: .full)
         check(verified.frameCount == decoded, "verification keeps \(verified.frameCount) frames, \(decoded) decode")
-        check(verified.index.truncated == (image.index.truncated || decoded < image.frameCount),
-              "verification says truncated: \(verified.index.truncated)")
+        check(
+            verified.index.truncated == (image.index.truncated || decoded < image.frameCount),
+            "verification says truncated: \(verified.index.truncated)")
     } catch AnimatedImageError.noCompleteFrame {
         check(decoded == 0, "verification found no complete frame, \(decoded) decode in order")
     } catch {
@@ -93,8 +96,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             let png = try PNGEncoder(compressionLevel: steer % 10).encode(canvas)
             let resumed = FrameRenderer(image: image)
             try resumed.resume(after: resumeFrame, png: png)
-            check(fingerprint(try resumed.render(resumeFrame + 1)) == prints[resumeFrame + 1],
-                  "frame \(resumeFrame + 1) resumed from frame \(resumeFrame)'s PNG differs")
+            check(
+                fingerprint(try resumed.render(resumeFrame + 1)) == prints[resumeFrame + 1],
+                "frame \(resumeFrame + 1) resumed from frame \(resumeFrame)'s PNG differs")
         } catch {
             fatalError("fuzz invariant: resuming after frame \(resumeFrame) threw \(error)")
         }

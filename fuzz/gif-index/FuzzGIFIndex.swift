@@ -23,23 +23,25 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     checkIndex(index, bytes: bytes, limits: limits)
     var previousEnd = 0
     for (i, frame) in index.frames.enumerated() {
-        guard case let .gif(descriptor, end, _) = frame.source else { continue }
+        guard case .gif(let descriptor, let end, _) = frame.source else { continue }
         check(descriptor >= previousEnd, "frame \(i) overlaps the one before")
         previousEnd = end
     }
     if let first = index.frames.first {
-        check(index.canvasWidth >= first.rect.maxX && index.canvasHeight >= first.rect.maxY,
-              "canvas \(index.canvasWidth)×\(index.canvasHeight) does not cover the first frame \(first.rect)")
+        check(
+            index.canvasWidth >= first.rect.maxX && index.canvasHeight >= first.rect.maxY,
+            "canvas \(index.canvasWidth)×\(index.canvasHeight) does not cover the first frame \(first.rect)")
     }
-    guard case let .gif(header) = index.header else { fatalError("fuzz invariant: GIF index without a GIF header") }
+    guard case .gif(let header) = index.header else { fatalError("fuzz invariant: GIF index without a GIF header") }
     check(header.headerEnd <= bytes.count, "header ends at \(header.headerEnd) of \(bytes.count)")
     if let palette = header.globalPalette {
         check(palette.upperBound <= header.headerEnd, "global palette \(palette) past the header")
     }
     if ImageFormat.sniff(bytes) == .gif {
         let image = try? AnimatedImage(bytes: bytes, limits: limits, verification: .structural)
-        check(image?.frameCount == (index.frames.isEmpty ? nil : index.frames.count),
-              "AnimatedImage has \(String(describing: image?.frameCount)) frames, the index \(index.frames.count)")
+        check(
+            image?.frameCount == (index.frames.isEmpty ? nil : index.frames.count),
+            "AnimatedImage has \(String(describing: image?.frameCount)) frames, the index \(index.frames.count)")
     }
     return 0
 }

@@ -14,8 +14,9 @@
 
 /// One parser event, flattened so that runs can be compared.
 enum FlatEvent: Equatable {
-    case head(method: String, target: String, major: Int, minor: Int, framing: HTTPBodyFraming,
-              keepAlive: Bool, expectsContinue: Bool, fields: [String])
+    case head(
+        method: String, target: String, major: Int, minor: Int, framing: HTTPBodyFraming,
+        keepAlive: Bool, expectsContinue: Bool, fields: [String])
     case body([UInt8])
     case end
     case error(HTTPParseError)
@@ -91,13 +92,18 @@ func run(_ stream: UnsafeBufferPointer<UInt8>, limits: HTTPParserLimits, pieceSi
                         expectedBody = nil
                     }
                     bodySeen = 0
-                    return (consumed, .head(method: head.method.rawValue, target: head.target,
-                                            major: head.version.major, minor: head.version.minor,
-                                            framing: head.framing, keepAlive: head.keepAlive,
-                                            expectsContinue: head.expectsContinue, fields: touch(head)))
+                    return (
+                        consumed,
+                        .head(
+                            method: head.method.rawValue, target: head.target,
+                            major: head.version.major, minor: head.version.minor,
+                            framing: head.framing, keepAlive: head.keepAlive,
+                            expectsContinue: head.expectsContinue, fields: touch(head))
+                    )
                 case .body(let range):
-                    check(range.lowerBound >= 0 && range.upperBound <= consumed && !range.isEmpty,
-                          "body range \(range) with \(consumed) consumed of \(raw.count)")
+                    check(
+                        range.lowerBound >= 0 && range.upperBound <= consumed && !range.isEmpty,
+                        "body range \(range) with \(consumed) consumed of \(raw.count)")
                     bodySeen += range.count
                     if let expectedBody { check(bodySeen <= expectedBody, "body longer than Content-Length") }
                     return (consumed, .body(Array(raw[range])))

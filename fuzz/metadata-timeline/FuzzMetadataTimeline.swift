@@ -47,11 +47,13 @@ func checkTimeline(_ timeline: Timeline, probes: [UInt8]) {
     var start = 0
     for i in 0..<count {
         let raw = timeline.rawDelaysMs[i]
-        check(timeline.delaysMs[i] == (raw <= Timeline.clampThresholdMs ? Timeline.clampedDelayMs : raw),
-              "frame \(i): raw \(raw) plays as \(timeline.delaysMs[i])")
+        check(
+            timeline.delaysMs[i] == (raw <= Timeline.clampThresholdMs ? Timeline.clampedDelayMs : raw),
+            "frame \(i): raw \(raw) plays as \(timeline.delaysMs[i])")
         check(timeline.timestampsMs[i] == start, "frame \(i) starts at \(timeline.timestampsMs[i]), not \(start)")
-        check(timeline.delayGcdMs > 0 && timeline.delaysMs[i] % timeline.delayGcdMs == 0,
-              "GCD \(timeline.delayGcdMs) does not divide \(timeline.delaysMs[i])")
+        check(
+            timeline.delayGcdMs > 0 && timeline.delaysMs[i] % timeline.delayGcdMs == 0,
+            "GCD \(timeline.delayGcdMs) does not divide \(timeline.delaysMs[i])")
         start += timeline.delaysMs[i]
     }
     check(timeline.durationMs == start, "duration \(timeline.durationMs), delays sum to \(start)")
@@ -78,8 +80,9 @@ func checkTimeline(_ timeline: Timeline, probes: [UInt8]) {
             continue
         }
         let offset = t % timeline.durationMs
-        check(timeline.timestampsMs[frame] <= offset && offset < timeline.timestampsMs[frame] + timeline.delaysMs[frame],
-              "t = \(t) (offset \(offset)) gives frame \(frame) [\(timeline.timestampsMs[frame]), +\(timeline.delaysMs[frame]))")
+        check(
+            timeline.timestampsMs[frame] <= offset && offset < timeline.timestampsMs[frame] + timeline.delaysMs[frame],
+            "t = \(t) (offset \(offset)) gives frame \(frame) [\(timeline.timestampsMs[frame]), +\(timeline.delaysMs[frame]))")
         if offset > 0 {
             check(timeline.frameIndex(atMs: t - 1) <= frame, "frameIndex goes backwards at t = \(t)")
         }
@@ -92,17 +95,19 @@ func checkMetadata(_ image: AnimatedImage) {
     check(metadata.width == image.canvasWidth && metadata.height == image.canvasHeight, "canvas")
     check(metadata.frameCount == image.frameCount && metadata.frames.count == image.frameCount, "frame counts")
     check(metadata.animated == (image.frameCount > 1), "animated")
-    check(metadata.durationMs == image.timeline.durationMs && metadata.playCount == image.timeline.playCount
-          && metadata.repetitionCount == image.timeline.repetitionCount
-          && metadata.delayGcdMs == image.timeline.delayGcdMs, "timing")
+    check(
+        metadata.durationMs == image.timeline.durationMs && metadata.playCount == image.timeline.playCount
+            && metadata.repetitionCount == image.timeline.repetitionCount
+            && metadata.delayGcdMs == image.timeline.delayGcdMs, "timing")
     check(metadata.truncated == image.index.truncated, "truncated")
     check(metadata.fileBytes == image.bytes.count, "fileBytes")
     for (i, frame) in metadata.frames.enumerated() {
         let indexed = image.index.frames[i]
-        check(frame.index == i && frame.rect == indexed.rect && frame.rawDelayMs == indexed.rawDelayMs
-              && frame.dispose == indexed.disposal && frame.blend == indexed.blend
-              && frame.delayMs == image.timeline.delaysMs[i] && frame.timestampMs == image.timeline.timestampsMs[i],
-              "frame \(i) of the metadata disagrees with the index")
+        check(
+            frame.index == i && frame.rect == indexed.rect && frame.rawDelayMs == indexed.rawDelayMs
+                && frame.dispose == indexed.disposal && frame.blend == indexed.blend
+                && frame.delayMs == image.timeline.delaysMs[i] && frame.timestampMs == image.timeline.timestampsMs[i],
+            "frame \(i) of the metadata disagrees with the index")
     }
     // A frame that needs nothing beneath it is independent; the first frame always is.
     check(metadata.frames.first?.independent == true, "frame 0 is not independent")

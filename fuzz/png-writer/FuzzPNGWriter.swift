@@ -86,7 +86,9 @@ func roundTrip(_ canvas: Canvas, level: Int) {
     // IHDR's colour type is byte 25 of the file (signature 8, length 4, type 4, width 4, height 4, depth 1).
     check(png.count > 33, "a \(png.count)-byte PNG")
     let colorType = png[25]
-    let expected: UInt8 = PaletteQuantizer.exactPalette(of: canvas) != nil ? 3
+    let expected: UInt8 =
+        PaletteQuantizer.exactPalette(of: canvas) != nil
+        ? 3
         : PNGEncoder.isOpaque(canvas.pixels) ? 2 : 6
     check(colorType == expected, "colour type \(colorType), expected \(expected)")
     do {
@@ -113,8 +115,10 @@ func roundTrip(_ canvas: Canvas, level: Int) {
     }
     do {
         let image = try AnimatedImage(bytes: png, limits: limits, verification: .full)
-        check(image.format == .png && image.frameCount == 1 && image.canvasWidth == canvas.width
-              && image.canvasHeight == canvas.height, "the PNG reads as \(image.format) \(image.canvasWidth)×\(image.canvasHeight) with \(image.frameCount) frames")
+        check(
+            image.format == .png && image.frameCount == 1 && image.canvasWidth == canvas.width
+                && image.canvasHeight == canvas.height,
+            "the PNG reads as \(image.format) \(image.canvasWidth)×\(image.canvasHeight) with \(image.frameCount) frames")
         check(try FrameRenderer(image: image).render(0) == canvas, "Flipbook reads other pixels than it wrote")
     } catch {
         fatalError("fuzz invariant: Flipbook cannot read the PNG it wrote: \(error)")

@@ -20,8 +20,9 @@ enum FuzzLimits {
     /// Decoding is bounded so that one input costs at most a few hundred milliseconds under
     /// ASan: frames up to 1 MP, 8 M pixels over all frames. A slower input is a finding
     /// (libFuzzer's -timeout): work must stay proportional to pixels and file bytes.
-    static let decoding = DecodeLimits(maxFileBytes: 1 << 20, maxFramePixels: 1 << 20, maxFrames: 1000,
-                                       maxTotalPixels: 1 << 23, maxDimension: 32_767)
+    static let decoding = DecodeLimits(
+        maxFileBytes: 1 << 20, maxFramePixels: 1 << 20, maxFrames: 1000,
+        maxTotalPixels: 1 << 23, maxDimension: 32_767)
 }
 
 /// Every error an input may cause while indexing says why in one of these cases.
@@ -44,8 +45,9 @@ func checkIndex(_ index: ImageIndex, bytes: ImageBytes, limits: DecodeLimits) {
     check(max(index.canvasWidth, index.canvasHeight) <= limits.maxDimension, "canvas side past maxDimension")
     check(index.canvasWidth * index.canvasHeight <= limits.maxFramePixels, "canvas past maxFramePixels")
     check(index.frames.count <= limits.maxFrames, "\(index.frames.count) frames past maxFrames")
-    check(index.frames.count * index.canvasWidth * index.canvasHeight <= limits.maxTotalPixels,
-          "frames past maxTotalPixels")
+    check(
+        index.frames.count * index.canvasWidth * index.canvasHeight <= limits.maxTotalPixels,
+        "frames past maxTotalPixels")
     check(index.playCount >= 0, "playCount \(index.playCount)")
     for (i, frame) in index.frames.enumerated() {
         let rect = frame.rect
@@ -53,16 +55,16 @@ func checkIndex(_ index: ImageIndex, bytes: ImageBytes, limits: DecodeLimits) {
         check(rect.width * rect.height <= limits.maxFramePixels, "frame \(i) past maxFramePixels")
         check(frame.rawDelayMs >= 0, "frame \(i) delay \(frame.rawDelayMs)")
         switch (index.format, frame.source) {
-        case let (.gif, .gif(descriptor, end, transparent)):
+        case (.gif, .gif(let descriptor, let end, let transparent)):
             check(descriptor >= 0 && descriptor < end && end <= bytes.count, "frame \(i) data \(descriptor)..<\(end)")
             check(bytes[descriptor] == 0x2C, "frame \(i) does not start at an image descriptor")
             check(transparent.map { (0..<256).contains($0) } ?? true, "frame \(i) transparent index")
-        case let (.png, .png(ranges)), let (.apng, .png(ranges)):
+        case (.png, .png(let ranges)), (.apng, .png(let ranges)):
             check(index.canvasRect.contains(rect), "frame \(i) \(rect) outside the canvas")
             for range in ranges {
                 check(range.lowerBound >= 0 && range.upperBound <= bytes.count, "frame \(i) data \(range)")
             }
-        case let (.webp, .webp(range, _)):
+        case (.webp, .webp(let range, _)):
             check(index.canvasRect.contains(rect) && !rect.isEmpty, "frame \(i) \(rect) outside the canvas")
             check(range.lowerBound >= 0 && range.upperBound <= bytes.count, "frame \(i) data \(range)")
         default:

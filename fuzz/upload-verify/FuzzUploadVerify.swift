@@ -34,8 +34,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         fatalError("fuzz invariant: two-step verification threw \(error) where .full did not")
     }
     let memory = verified.decodeMemory
-    check(memory.canvasBytes == verified.index.bytesPerFrame && memory.coldRenderBytes > memory.canvasBytes
-          && memory.largestBytes >= memory.verificationBytes, "decode memory figures \(memory)")
+    check(
+        memory.canvasBytes == verified.index.bytesPerFrame && memory.coldRenderBytes > memory.canvasBytes
+            && memory.largestBytes >= memory.verificationBytes, "decode memory figures \(memory)")
 
     let stored: AnimatedImage
     do {

@@ -21,7 +21,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     check(index.format == .webp, "format \(index.format)")
     check(!index.frames.isEmpty, "a WebP index without frames")
     checkIndex(index, bytes: bytes, limits: limits)
-    guard case let .webp(animated) = index.header else { fatalError("fuzz invariant: WebP index without a WebP header") }
+    guard case .webp(let animated) = index.header else { fatalError("fuzz invariant: WebP index without a WebP header") }
     if !animated {
         check(index.frames.count == 1, "a still WebP with \(index.frames.count) frames")
         check(index.frames.allSatisfy { $0.rawDelayMs == 0 }, "a still WebP with delays")
@@ -29,8 +29,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     }
     if ImageFormat.sniff(bytes) == .webp {
         let image = try? AnimatedImage(bytes: bytes, limits: limits, verification: .structural)
-        check(image?.frameCount == index.frames.count,
-              "AnimatedImage has \(String(describing: image?.frameCount)) frames, the index \(index.frames.count)")
+        check(
+            image?.frameCount == index.frames.count,
+            "AnimatedImage has \(String(describing: image?.frameCount)) frames, the index \(index.frames.count)")
     }
     return 0
 }

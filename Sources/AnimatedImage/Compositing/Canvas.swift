@@ -59,8 +59,9 @@ public struct Canvas: Sendable, Equatable {
             saved.withUnsafeBytes { src in
                 for row in 0..<area.height {
                     let to = ((area.y + row) * width + area.x) * 4
-                    (dst.baseAddress! + to).copyMemory(from: src.baseAddress! + row * area.width * 4,
-                                                       byteCount: area.width * 4)
+                    (dst.baseAddress! + to).copyMemory(
+                        from: src.baseAddress! + row * area.width * 4,
+                        byteCount: area.width * 4)
                 }
             }
         }

@@ -66,9 +66,9 @@ public struct Compositor: Sendable {
         }
         guard !area.isEmpty else { return }
         switch patch.pixels {
-        case let .indexed(indices, palette, transparentIndex):
+        case .indexed(let indices, let palette, let transparentIndex):
             drawIndexed(indices, palette: palette, transparent: transparentIndex, patch: patch.rect, area: area)
-        case let .rgba(pixels):
+        case .rgba(let pixels):
             if frame.blend == .source || frame.isOpaque {
                 drawReplacing(pixels, patch: patch.rect, area: area)
             } else if patch.blending == .webp {
@@ -95,8 +95,10 @@ public struct Compositor: Sendable {
         owedDisposal = .none
     }
 
-    private mutating func drawIndexed(_ indices: [UInt8], palette: [UInt32], transparent: Int?,
-                                      patch: PixelRect, area: PixelRect) {
+    private mutating func drawIndexed(
+        _ indices: [UInt8], palette: [UInt32], transparent: Int?,
+        patch: PixelRect, area: PixelRect
+    ) {
         let width = canvas.width
         let skip = transparent ?? -1
         canvas.pixels.withUnsafeMutableBytes { raw in
@@ -186,8 +188,10 @@ public struct Compositor: Sendable {
 /// An opaque result is thus exact (as Chromium's is); a translucent one is within rounding.
 enum AlphaBlend {
     @inline(__always)
-    static func sourceOver(_ src: UnsafeBufferPointer<UInt8>, _ s: Int,
-                           onto dst: UnsafeMutableBufferPointer<UInt8>, _ d: Int) {
+    static func sourceOver(
+        _ src: UnsafeBufferPointer<UInt8>, _ s: Int,
+        onto dst: UnsafeMutableBufferPointer<UInt8>, _ d: Int
+    ) {
         let sa = UInt32(src[s + 3])
         if sa == 0 { return }
         let da = UInt32(dst[d + 3])
@@ -212,8 +216,10 @@ enum AlphaBlend {
     /// (s_c s_a + d_c weight) × ⌊2²⁴ / out_a⌋ >> 24 — truncated, so a channel may come out one
     /// below exact. A transparent source leaves the canvas as it is.
     @inline(__always)
-    static func webpSourceOver(_ src: UnsafeBufferPointer<UInt8>, _ s: Int,
-                               onto dst: UnsafeMutableBufferPointer<UInt8>, _ d: Int) {
+    static func webpSourceOver(
+        _ src: UnsafeBufferPointer<UInt8>, _ s: Int,
+        onto dst: UnsafeMutableBufferPointer<UInt8>, _ d: Int
+    ) {
         let sa = UInt32(src[s + 3])
         if sa == 0 { return }
         let inverse = 255 - sa

@@ -1,6 +1,7 @@
 import Dispatch
-import SystemResources
 import Synchronization
+import SystemResources
+
 #if canImport(Glibc)
 import Glibc  // pthread
 #endif
@@ -81,8 +82,9 @@ public final class FrameRenderer {
     /// exact (lossless PNG), so what follows is rendered exactly as by replaying.
     public func resume(after frame: Int, output: Canvas) {
         precondition(canResume(after: frame), "frame \(frame) cannot be resumed from")
-        precondition(output.width == image.canvasWidth && output.height == image.canvasHeight,
-                      "a \(output.width)×\(output.height) output for a \(image.canvasWidth)×\(image.canvasHeight) canvas")
+        precondition(
+            output.width == image.canvasWidth && output.height == image.canvasHeight,
+            "a \(output.width)×\(output.height) output for a \(image.canvasWidth)×\(image.canvasHeight) canvas")
         compositor = Compositor(output: output, of: image.index.frames[frame])
         drawn = frame
         // The output exists, so every frame up to it decoded when it was first rendered.
@@ -113,12 +115,14 @@ public final class FrameRenderer {
         }
         try verifyFrames(before: start.frame)
         let dependencies = image.dependencies
-        let ahead = backgroundDecoding && index - start.frame >= 3
+        let ahead =
+            backgroundDecoding && index - start.frame >= 3
             ? DecodeAhead(decoder: decoder, frames: frames, range: start.frame...index) : nil
         defer { ahead?.cancel() }
         for i in start.frame...index {
             if i > 0, i % checkpointInterval == 0, !dependencies.replayStart[i], checkpoints[i] == nil,
-               checkpointBytes + image.index.bytesPerFrame <= checkpointBudget {
+                checkpointBytes + image.index.bytesPerFrame <= checkpointBudget
+            {
                 _ = compositor.canvasBeforeNextFrame()
                 checkpoints[i] = compositor
             }
@@ -269,10 +273,12 @@ private enum DetachedThread {
     static func start(_ run: @escaping @Sendable () -> Void) {
         let body = Unmanaged.passRetained(Body(run))
         var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { argument in
-            Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue().run()
-            return nil
-        }, body.toOpaque())
+        let started = pthread_create(
+            &thread, nil,
+            { argument in
+                Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue().run()
+                return nil
+            }, body.toOpaque())
         if started == 0 {
             pthread_detach(thread)
         } else {

@@ -32,8 +32,9 @@ final class DeflateWorkspace: @unchecked Sendable {
     func zlibCompress(_ input: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
         let bound = libdeflate_zlib_compress_bound(compressor, input.count)
         let output = stream.bytes(count: bound)
-        let written = libdeflate_zlib_compress(compressor, input.baseAddress, input.count,
-                                               output.baseAddress, output.count)
+        let written = libdeflate_zlib_compress(
+            compressor, input.baseAddress, input.count,
+            output.baseAddress, output.count)
         // libdeflate returns 0 only when the output does not fit, which the bound rules out.
         guard written > 0 else { throw PNGEncodingError(message: "libdeflate found its own bound too small") }
         return UnsafeRawBufferPointer(rebasing: output[..<written])

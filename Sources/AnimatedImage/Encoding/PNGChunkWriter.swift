@@ -61,8 +61,10 @@ struct PNGChunkWriter {
 
     /// A chunk of `length` payload bytes, which `body` writes in place (with ``byte(_:)``,
     /// ``big32(_:)``, ``little16(_:)``, ``copy(_:)-(UnsafeRawBufferPointer)`` or ``reserve(_:)``).
-    mutating func appendChunk(_ type: StaticString, length: Int,
-                              _ body: (inout PNGChunkWriter) throws -> Void) rethrows {
+    mutating func appendChunk(
+        _ type: StaticString, length: Int,
+        _ body: (inout PNGChunkWriter) throws -> Void
+    ) rethrows {
         precondition(type.utf8CodeUnitCount == 4)
         try appendChunk(type: PNGChunk.code(type), length: length, body)
     }
@@ -116,8 +118,10 @@ struct PNGChunkWriter {
     }
 
     /// A chunk whose type is the four bytes of `type`, big-endian.
-    private mutating func appendChunk(type: UInt32, length: Int,
-                                      _ body: (inout PNGChunkWriter) throws -> Void) rethrows {
+    private mutating func appendChunk(
+        type: UInt32, length: Int,
+        _ body: (inout PNGChunkWriter) throws -> Void
+    ) rethrows {
         precondition(length <= Self.maxChunkLength, "a PNG chunk of \(length) bytes")
         big32(UInt32(length))
         let typeStart = offset

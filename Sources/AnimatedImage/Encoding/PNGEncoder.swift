@@ -24,9 +24,11 @@ public struct PNGEncoder: Sendable {
     /// The canvas as a PNG that carries `colorSpace` (the source image's colour-space chunks,
     /// ``AnimatedImage/colorSpace``), so a browser converts the frame as it converts the source.
     public func encode(_ canvas: Canvas, colorSpace: ColorSpaceChunks = .none) throws -> [UInt8] {
-        let width = canvas.width, height = canvas.height
+        let width = canvas.width
+        let height = canvas.height
         guard width > 0, height > 0, width <= PNGFileWriter.maxChunkLength,
-              height <= PNGFileWriter.maxChunkLength else {
+            height <= PNGFileWriter.maxChunkLength
+        else {
             throw PNGEncodingError(message: "a PNG cannot be \(width)×\(height) pixels")
         }
         let level = min(9, max(0, compressionLevel))
@@ -46,13 +48,16 @@ public struct PNGEncoder: Sendable {
                 }
             }
             let stream = try workspace.zlibCompress(UnsafeRawBufferPointer(scanlines))
-            return PNGFileWriter.file(header: header, colorSpace: colorSpace, palette: [], transparency: [],
-                                      zlibStream: stream)
+            return PNGFileWriter.file(
+                header: header, colorSpace: colorSpace, palette: [], transparency: [],
+                zlibStream: stream)
         }
     }
 
-    private func encodeIndexed(_ image: PaletteQuantizer.IndexedImage, width: Int, height: Int,
-                               level: Int, colorSpace: ColorSpaceChunks) throws -> [UInt8] {
+    private func encodeIndexed(
+        _ image: PaletteQuantizer.IndexedImage, width: Int, height: Int,
+        level: Int, colorSpace: ColorSpaceChunks
+    ) throws -> [UInt8] {
         let count = image.colors.count
         let depth = count <= 2 ? 1 : count <= 4 ? 2 : count <= 16 ? 4 : 8
         var palette: [UInt8] = []
@@ -74,8 +79,9 @@ public struct PNGEncoder: Sendable {
                 PNGScanlines.writeIndexed(indices, width: width, height: height, depth: depth, into: scanlines)
             }
             let stream = try workspace.zlibCompress(UnsafeRawBufferPointer(scanlines))
-            return PNGFileWriter.file(header: header, colorSpace: colorSpace, palette: palette, transparency: alphas,
-                                      zlibStream: stream)
+            return PNGFileWriter.file(
+                header: header, colorSpace: colorSpace, palette: palette, transparency: alphas,
+                zlibStream: stream)
         }
     }
 

@@ -21,15 +21,18 @@ enum PNGFileWriter {
     ///   - palette: PLTE payload (RGB triples), empty for no PLTE chunk.
     ///   - transparency: tRNS payload, empty for no tRNS chunk.
     ///   - zlibStream: the compressed filtered scanlines.
-    static func file(header: PNGImageHeader, colorSpace: ColorSpaceChunks, palette: [UInt8], transparency: [UInt8],
-                     zlibStream: UnsafeRawBufferPointer) -> [UInt8] {
+    static func file(
+        header: PNGImageHeader, colorSpace: ColorSpaceChunks, palette: [UInt8], transparency: [UInt8],
+        zlibStream: UnsafeRawBufferPointer
+    ) -> [UInt8] {
         var payloads = [PNGChunkWriter.headerLength] + PNGChunkWriter.payloadSizes(of: colorSpace)
         if !palette.isEmpty { payloads.append(palette.count) }
         if !transparency.isEmpty { payloads.append(transparency.count) }
         payloads += PNGChunkWriter.imageDataPayloadSizes(zlibStream.count) + [0]
         return PNGChunkWriter.file(byteCount: PNGChunkWriter.fileSize(payloads: payloads)) { writer in
-            writer.appendHeader(width: header.width, height: header.height, bitDepth: header.bitDepth,
-                                colorType: header.colorType)
+            writer.appendHeader(
+                width: header.width, height: header.height, bitDepth: header.bitDepth,
+                colorType: header.colorType)
             writer.append(colorSpace)
             if !palette.isEmpty { writer.append("PLTE", palette) }
             if !transparency.isEmpty { writer.append("tRNS", transparency) }

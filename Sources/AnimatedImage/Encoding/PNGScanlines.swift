@@ -26,8 +26,10 @@ enum PNGScanlines {
 
     /// Palette indices (one byte per pixel, row-major) at `depth` bits per pixel (1, 2, 4 or 8),
     /// packed most significant bits first, unused low bits of a row's last byte zero; filter none.
-    static func writeIndexed(_ indices: UnsafeBufferPointer<UInt8>, width: Int, height: Int, depth: Int,
-                             into output: UnsafeMutableRawBufferPointer) {
+    static func writeIndexed(
+        _ indices: UnsafeBufferPointer<UInt8>, width: Int, height: Int, depth: Int,
+        into output: UnsafeMutableRawBufferPointer
+    ) {
         let rowBytes = rowBytes(width: width, bitsPerPixel: depth)
         precondition(indices.count == width * height && output.count == height * (1 + rowBytes))
         let source = indices.baseAddress!
@@ -65,8 +67,10 @@ enum PNGScanlines {
 
     /// RGBA pixels (4 bytes each, row-major) as 8-bit RGB, alpha dropped. The first row uses
     /// filter sub, the others filter up.
-    static func writeRGB(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int,
-                         into output: UnsafeMutableRawBufferPointer) {
+    static func writeRGB(
+        _ pixels: UnsafeRawBufferPointer, width: Int, height: Int,
+        into output: UnsafeMutableRawBufferPointer
+    ) {
         let rowBytes = width * 3
         precondition(pixels.count == width * height * 4 && output.count == height * (1 + rowBytes))
         let source = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -75,7 +79,8 @@ enum PNGScanlines {
         destination[1] = source[0]
         destination[2] = source[1]
         destination[3] = source[2]
-        var from = 4, to = 4
+        var from = 4
+        var to = 4
         for _ in 1..<width {
             destination[to] = source[from] &- source[from - 4]
             destination[to + 1] = source[from + 1] &- source[from - 3]
@@ -88,7 +93,8 @@ enum PNGScanlines {
             let above = row - width * 4
             let line = destination + y * (1 + rowBytes)
             line[0] = filterUp
-            var from = 0, to = 1
+            var from = 0
+            var to = 1
             for _ in 0..<width {
                 line[to] = row[from] &- above[from]
                 line[to + 1] = row[from + 1] &- above[from + 1]
@@ -101,8 +107,10 @@ enum PNGScanlines {
 
     /// RGBA pixels (4 bytes each, row-major) as 8-bit RGBA. The first row uses filter sub, the
     /// others filter up.
-    static func writeRGBA(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int,
-                          into output: UnsafeMutableRawBufferPointer) {
+    static func writeRGBA(
+        _ pixels: UnsafeRawBufferPointer, width: Int, height: Int,
+        into output: UnsafeMutableRawBufferPointer
+    ) {
         let rowBytes = width * 4
         precondition(pixels.count == width * height * 4 && output.count == height * (1 + rowBytes))
         let source = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)

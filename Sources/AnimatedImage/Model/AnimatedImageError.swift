@@ -18,18 +18,18 @@ public enum AnimatedImageError: Error, Sendable, Equatable, CustomStringConverti
         switch self {
         case .unsupportedFormat:
             return "unsupported format: not a GIF, PNG/APNG or WebP file"
-        case let .malformed(format, why):
+        case .malformed(let format, let why):
             return "malformed \(format.rawValue.uppercased()): \(why)"
-        case let .noCompleteFrame(format, why):
+        case .noCompleteFrame(let format, let why):
             return "no complete frame in this \(format.rawValue.uppercased()) file: \(why)"
-        case let .frameOutOfRange(index, count):
+        case .frameOutOfRange(let index, let count):
             return "frame index \(index) is out of range (the image has \(count) frame\(count == 1 ? "" : "s"))"
-        case let .limitExceeded(limit, value, max):
+        case .limitExceeded(let limit, let value, let max):
             // Frames (and so total pixels) are counted while indexing and counting stops at the
             // first frame past the limit: the value is a lower bound there.
             let bound = (limit == .maxFrames || limit == .maxTotalPixels) ? "at least " : ""
             return "limit exceeded: \(limit.rawValue) is \(max), the image needs \(bound)\(value)"
-        case let .frameDecodeFailed(index, why):
+        case .frameDecodeFailed(let index, let why):
             return "frame \(index) could not be decoded: \(why)"
         }
     }

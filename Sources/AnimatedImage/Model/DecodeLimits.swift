@@ -17,9 +17,11 @@ public struct DecodeLimits: Sendable, Hashable, Codable {
     /// a service's decode-memory budget, which no single decode may exceed.
     public var maxDecodeBytes: Int
 
-    public init(maxFileBytes: Int = 256 << 20, maxFramePixels: Int = 50_000_000,
-                maxFrames: Int = 10_000, maxTotalPixels: Int = 2_000_000_000, maxDimension: Int = 32_767,
-                maxDecodeBytes: Int = .max) {
+    public init(
+        maxFileBytes: Int = 256 << 20, maxFramePixels: Int = 50_000_000,
+        maxFrames: Int = 10_000, maxTotalPixels: Int = 2_000_000_000, maxDimension: Int = 32_767,
+        maxDecodeBytes: Int = .max
+    ) {
         self.maxDecodeBytes = maxDecodeBytes
         self.maxDimension = maxDimension
         self.maxFileBytes = maxFileBytes

@@ -14,8 +14,10 @@ public struct FrameDescriptor: Sendable, Hashable {
     /// Where the frame's compressed data lies in the file.
     public var source: FrameSource
 
-    public init(rect: PixelRect, disposal: FrameDisposal, blend: FrameBlend, rawDelayMs: Int,
-                isOpaque: Bool, source: FrameSource) {
+    public init(
+        rect: PixelRect, disposal: FrameDisposal, blend: FrameBlend, rawDelayMs: Int,
+        isOpaque: Bool, source: FrameSource
+    ) {
         self.rect = rect
         self.disposal = disposal
         self.blend = blend

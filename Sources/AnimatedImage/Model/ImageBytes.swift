@@ -52,8 +52,10 @@ public struct ImageBytes: RandomAccessCollection, @unchecked Sendable {
     /// `count` bytes on the heap, written once by `initializer` (e.g. straight from a file's
     /// `read` calls, without an intermediate array). Bytes it leaves unwritten are zero.
     /// `onRelease` runs after the memory is freed with the last copy (for accounting).
-    public init(unsafeUninitializedCount count: Int, onRelease: (@Sendable () -> Void)? = nil,
-                initializingWith initializer: (UnsafeMutableBufferPointer<UInt8>) throws -> Void) rethrows {
+    public init(
+        unsafeUninitializedCount count: Int, onRelease: (@Sendable () -> Void)? = nil,
+        initializingWith initializer: (UnsafeMutableBufferPointer<UInt8>) throws -> Void
+    ) rethrows {
         precondition(count >= 0, "ImageBytes count must not be negative")
         // At least one byte, so an empty value still has a valid base address.
         let capacity = Swift.max(1, count)
@@ -108,8 +110,10 @@ public struct ImageBytes: RandomAccessCollection, @unchecked Sendable {
     /// Calls `body` with the bytes of `range` (which must lie within the file) as one buffer,
     /// valid only during the call.
     @inlinable
-    public func withUnsafeBufferPointer<R>(of range: Range<Int>,
-                                           _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    public func withUnsafeBufferPointer<R>(
+        of range: Range<Int>,
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> R
+    ) rethrows -> R {
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "ImageBytes range out of bounds")
         return try withExtendedLifetime(owner) {
             try body(UnsafeBufferPointer(start: base + range.lowerBound, count: range.count))

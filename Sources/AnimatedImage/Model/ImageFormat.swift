@@ -24,14 +24,16 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     /// Returns nil for anything else.
     public static func sniff(_ bytes: ImageBytes) -> ImageFormat? {
         if bytes.count >= 6, bytes[0] == 0x47, bytes[1] == 0x49, bytes[2] == 0x46, bytes[3] == 0x38,
-           bytes[4] == 0x37 || bytes[4] == 0x39, bytes[5] == 0x61 {
+            bytes[4] == 0x37 || bytes[4] == 0x39, bytes[5] == 0x61
+        {
             return .gif
         }
         if bytes.count >= 8, bytes[0..<8].elementsEqual(PNGSignature.bytes) {
             return PNGChunkWalker.hasAnimationControl(bytes) ? .apng : .png
         }
         if bytes.count >= 12, bytes[0] == 0x52, bytes[1] == 0x49, bytes[2] == 0x46, bytes[3] == 0x46,
-           bytes[8] == 0x57, bytes[9] == 0x45, bytes[10] == 0x42, bytes[11] == 0x50 {
+            bytes[8] == 0x57, bytes[9] == 0x45, bytes[10] == 0x42, bytes[11] == 0x50
+        {
             return .webp
         }
         return nil

@@ -18,8 +18,10 @@ public struct ImageIndex: Sendable {
     /// Format-specific facts the frame decoders need.
     let header: FormatHeader
 
-    init(format: ImageFormat, canvasWidth: Int, canvasHeight: Int, frames: [FrameDescriptor],
-         playCount: Int, truncated: Bool, colorSpace: ColorSpaceChunks = .none, header: FormatHeader) {
+    init(
+        format: ImageFormat, canvasWidth: Int, canvasHeight: Int, frames: [FrameDescriptor],
+        playCount: Int, truncated: Bool, colorSpace: ColorSpaceChunks = .none, header: FormatHeader
+    ) {
         self.format = format
         self.canvasWidth = canvasWidth
         self.canvasHeight = canvasHeight

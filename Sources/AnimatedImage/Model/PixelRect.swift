@@ -19,8 +19,10 @@ public struct PixelRect: Sendable, Hashable {
 
     /// The part of this rectangle inside `other` (empty when they do not overlap).
     public func intersection(_ other: PixelRect) -> PixelRect {
-        let x0 = max(x, other.x), y0 = max(y, other.y)
-        let x1 = min(maxX, other.maxX), y1 = min(maxY, other.maxY)
+        let x0 = max(x, other.x)
+        let y0 = max(y, other.y)
+        let x1 = min(maxX, other.maxX)
+        let y1 = min(maxY, other.maxY)
         guard x1 > x0, y1 > y0 else { return PixelRect(x: x0, y: y0, width: 0, height: 0) }
         return PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }

@@ -31,7 +31,8 @@ public struct PlaybackTime: Sendable, Equatable, CustomStringConvertible {
     /// saturated at `cap` (digit by digit, so any length works).
     func divided(by divisor: Int, quotientCap cap: Int) -> (quotient: Int, remainder: Int) {
         precondition(divisor > 0 && divisor <= Int.max / 10 - 9)
-        var quotient = 0, remainder = 0
+        var quotient = 0
+        var remainder = 0
         for digit in wholeDigits {
             remainder = remainder * 10 + Int(digit)
             let step = remainder / divisor

@@ -1,6 +1,6 @@
 import AnimatedImage
-import FrameCache
 import Foundation
+import FrameCache
 import HTTPServer
 import Logging
 import Prometheus
@@ -30,10 +30,12 @@ public final class FlipbookAPI: Sendable {
     /// - Parameters:
     ///   - loops: the HTTP server's event loops (metrics and the access log keep per-loop state).
     ///   - accessLog: where access-log lines go; nil when `log.accessLog` is off.
-    public init(settings: FlipbookSettings, store: ImageStore, cache: FrameCache,
-                registry: PrometheusCollectorRegistry, logger: Logger, loops: Int = 1, accessLog: AccessLog? = nil,
-                isDraining: @escaping @Sendable () -> Bool,
-                connectionStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil }) {
+    public init(
+        settings: FlipbookSettings, store: ImageStore, cache: FrameCache,
+        registry: PrometheusCollectorRegistry, logger: Logger, loops: Int = 1, accessLog: AccessLog? = nil,
+        isDraining: @escaping @Sendable () -> Bool,
+        connectionStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil }
+    ) {
         self.settings = settings
         self.store = store
         self.cache = cache
@@ -128,8 +130,10 @@ public final class FlipbookAPI: Sendable {
     /// queue, answering through `responder`. With `needsOriginal`, the image's original is made
     /// local first, so the frame cache never waits on the network. Storage that cannot be reached
     /// gets a 503 with `Retry-After`.
-    func withRecord(_ id: String, _ responder: HTTPResponder, needsOriginal: Bool = false,
-                    _ body: @escaping @Sendable (StoredImage?, [UInt8]) -> HTTPHandlerResult) -> HTTPHandlerResult {
+    func withRecord(
+        _ id: String, _ responder: HTTPResponder, needsOriginal: Bool = false,
+        _ body: @escaping @Sendable (StoredImage?, [UInt8]) -> HTTPHandlerResult
+    ) -> HTTPHandlerResult {
         switch store.quickLookup(id) {
         case .found(let record, let json) where !needsOriginal || store.hasLocalOriginal(record):
             return body(record, json)
@@ -179,8 +183,9 @@ public final class FlipbookAPI: Sendable {
     }
 
     static func storageUnavailable(_ what: String = "Storage cannot be reached right now") -> HTTPResponse {
-        .problem(.serviceUnavailable, detail: "\(what); retry shortly.",
-                 headers: ["Retry-After": String(storageRetryAfterSeconds)])
+        .problem(
+            .serviceUnavailable, detail: "\(what); retry shortly.",
+            headers: ["Retry-After": String(storageRetryAfterSeconds)])
     }
 
     /// The 404 for an id the store does not know.

@@ -18,11 +18,12 @@ final class FrameResponses: FrameAttachment {
         self.etag = etag
         func answers(_ cacheControl: String) -> (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse) {
             let headers = Self.headers(record, index: index, etag: etag, cacheControl: cacheControl)
-            let ok = if let file = Self.fileBody(png) {
-                HTTPPreparedResponse(status: .ok, headers: headers, fileBody: file)
-            } else {
-                HTTPPreparedResponse(status: .ok, headers: headers, body: png.array)
-            }
+            let ok =
+                if let file = Self.fileBody(png) {
+                    HTTPPreparedResponse(status: .ok, headers: headers, fileBody: file)
+                } else {
+                    HTTPPreparedResponse(status: .ok, headers: headers, body: png.array)
+                }
             return (ok, HTTPPreparedResponse(status: .notModified, headers: ["ETag": etag, "Cache-Control": cacheControl]))
         }
         immutable = answers(FlipbookAPI.immutableCacheControl)

@@ -1,6 +1,7 @@
 import AnimatedImage
 import FrameCache
 import HTTPServer
+import Logging
 
 /// `GET /frames/{id}/{index}` and `GET /frames/{id}?t={ms}` (t a decimal number of milliseconds):
 /// composited frames from the cache.
@@ -17,13 +18,15 @@ extension FlipbookAPI {
     func cacheable(_ record: StoredImage) -> CacheableImage {
         let store = self.store
         let level = settings.cache.pngCompressionLevel
-        return CacheableImage(id: Self.cacheKey(record), frameCount: record.metadata.frameCount,
-                              canvasWidth: record.metadata.width, canvasHeight: record.metadata.height,
-                              load: { try store.loadImage(record) },
-                              prepare: { index, png in
-                                  FrameResponses(record: record, index: index, png: png,
-                                                 etag: Self.frameETag(record, index, level: level))
-                              })
+        return CacheableImage(
+            id: Self.cacheKey(record), frameCount: record.metadata.frameCount,
+            canvasWidth: record.metadata.width, canvasHeight: record.metadata.height,
+            load: { try store.loadImage(record) },
+            prepare: { index, png in
+                FrameResponses(
+                    record: record, index: index, png: png,
+                    etag: Self.frameETag(record, index, level: level))
+            })
     }
 
     /// Names the frame's bytes: the image's content, the index, the deflate level and the
@@ -40,7 +43,8 @@ extension FlipbookAPI {
     /// hot path, looked up in the event loop's own copy of the records.
     private func recordAtOnce(_ id: String, _ request: HTTPRequest) -> StoredImage? {
         guard case .found(let record, _) = store.quickLookup(id, reader: request.loop),
-              store.hasLocalOriginal(record) else { return nil }
+            store.hasLocalOriginal(record)
+        else { return nil }
         return record
     }
 
@@ -68,13 +72,15 @@ extension FlipbookAPI {
             return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
         }
         if let record = recordAtOnce(id, request) {
-            return serveFrame(request, responder, record: record, index: Self.frameIndex(record, at: time),
-                              contentLocation: true)
+            return serveFrame(
+                request, responder, record: record, index: Self.frameIndex(record, at: time),
+                contentLocation: true)
         }
         return withRecord(id, responder, needsOriginal: true) { [self] record, _ in
             guard let record else { return .now(Self.unknownImage(id)) }
-            return serveFrame(request, responder, record: record, index: Self.frameIndex(record, at: time),
-                              contentLocation: true)
+            return serveFrame(
+                request, responder, record: record, index: Self.frameIndex(record, at: time),
+                contentLocation: true)
         }
     }
 
@@ -84,17 +90,23 @@ extension FlipbookAPI {
         return Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount).frameIndex(at: time)
     }
 
-    private func serveFrame(_ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
-                            contentLocation: Bool) -> HTTPHandlerResult {
+    private func serveFrame(
+        _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
+        contentLocation: Bool
+    ) -> HTTPHandlerResult {
         let count = record.metadata.frameCount
         guard index < count else {
-            return .now(.problem(.notFound, detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); "
-                + "there is no frame \(index)."))
+            return .now(
+                .problem(
+                    .notFound,
+                    detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); "
+                        + "there is no frame \(index)."))
         }
         let location: HTTPHeaders = contentLocation ? ["Content-Location": "/frames/\(record.id)/\(index)"] : HTTPHeaders()
         // A cached frame: its answers were encoded when it entered the cache; nothing is built.
         if let hit = cache.cachedFrame(id: Self.cacheKey(record), index: index, reader: request.loop),
-           let responses = hit.attachment as? FrameResponses {
+            let responses = hit.attachment as? FrameResponses
+        {
             if request.headers.ifNoneMatchMatches(responses.etag) {
                 return .now(HTTPResponse(responses.notModified(for: record), extraHeaders: location))
             }
@@ -114,18 +126,21 @@ extension FlipbookAPI {
         let logger = self.logger
         let frameHeaders = headers
         let store = self.store
-        if let frame = cache.frame(cacheable(record), index: index, completion: { result in
-            if case .failure(.loadFailed) = result, store.health().status == .degraded {
-                // The original went from the local cache and storage cannot be reached.
-                responder.respond(Self.storageUnavailable())
-                return
-            }
-            if case .success(let frame) = result, let responses = frame.attachment as? FrameResponses {
-                responder.respond(HTTPResponse(responses.ok(for: record), extraHeaders: location))
-                return
-            }
-            responder.respond(Self.frameResponse(result, headers: frameHeaders, logger: logger))
-        }) {
+        if let frame = cache.frame(
+            cacheable(record), index: index,
+            completion: { result in
+                if case .failure(.loadFailed) = result, store.health().status == .degraded {
+                    // The original went from the local cache and storage cannot be reached.
+                    responder.respond(Self.storageUnavailable())
+                    return
+                }
+                if case .success(let frame) = result, let responses = frame.attachment as? FrameResponses {
+                    responder.respond(HTTPResponse(responses.ok(for: record), extraHeaders: location))
+                    return
+                }
+                responder.respond(Self.frameResponse(result, headers: frameHeaders, logger: logger))
+            })
+        {
             if let responses = frame.attachment as? FrameResponses {
                 return .now(HTTPResponse(responses.ok(for: record), extraHeaders: location))
             }
@@ -134,8 +149,10 @@ extension FlipbookAPI {
         return .later
     }
 
-    static func frameResponse(_ result: Result<EncodedFrame, FrameCacheError>, headers: HTTPHeaders,
-                              logger: Logger) -> HTTPResponse {
+    static func frameResponse(
+        _ result: Result<EncodedFrame, FrameCacheError>, headers: HTTPHeaders,
+        logger: Logger
+    ) -> HTTPResponse {
         switch result {
         case .success(let frame):
             return FrameResponses.response(frame, headers: headers)
@@ -144,8 +161,9 @@ extension FlipbookAPI {
             case .queueFull(let seconds):
                 var extra = HTTPHeaders()
                 extra.add(name: "Retry-After", value: String(seconds))
-                return .problem(.tooManyRequests, detail: "Too many frames are waiting to be decoded; retry shortly.",
-                                headers: extra)
+                return .problem(
+                    .tooManyRequests, detail: "Too many frames are waiting to be decoded; retry shortly.",
+                    headers: extra)
             case .frameOutOfRange(let index, let count):
                 return .problem(.notFound, detail: "There is no frame \(index); the image has \(count).")
             case .loadFailed(let why), .decodeFailed(let why):
@@ -165,5 +183,3 @@ extension FlipbookAPI {
         return Int(text)
     }
 }
-
-import Logging

@@ -1,6 +1,6 @@
 import AnimatedImage
-import FrameCache
 import Foundation
+import FrameCache
 import HTTPServer
 
 /// `GET /images`, `GET /images/{id}`, `GET /images/{id}/delays`, `GET /images/{id}/cache`,
@@ -34,8 +34,9 @@ extension FlipbookAPI {
             }
             var headers = HTTPHeaders()
             headers.add(name: "Cache-Control", value: "no-store")
-            return Self.json(Self.encodeJSON(ImagePage(images: page.images.map(ImageSummaryDocument.init), next: page.next)),
-                             headers: headers)
+            return Self.json(
+                Self.encodeJSON(ImagePage(images: page.images.map(ImageSummaryDocument.init), next: page.next)),
+                headers: headers)
         }
     }
 
@@ -91,10 +92,11 @@ extension FlipbookAPI {
             var delayGcdMs: Int
         }
         let frames = record.metadata.frames
-        let body = Delays(id: id, frameCount: frames.count, delaysMs: frames.map(\.delayMs),
-                          rawDelaysMs: frames.map(\.rawDelayMs), timestampsMs: frames.map(\.timestampMs),
-                          durationMs: record.metadata.durationMs, playCount: record.metadata.playCount,
-                          repetitionCount: RepetitionCountJSON(record.metadata.repetitionCount), delayGcdMs: record.metadata.delayGcdMs)
+        let body = Delays(
+            id: id, frameCount: frames.count, delaysMs: frames.map(\.delayMs),
+            rawDelaysMs: frames.map(\.rawDelayMs), timestampsMs: frames.map(\.timestampMs),
+            durationMs: record.metadata.durationMs, playCount: record.metadata.playCount,
+            repetitionCount: RepetitionCountJSON(record.metadata.repetitionCount), delayGcdMs: record.metadata.delayGcdMs)
         var headers = HTTPHeaders()
         headers.add(name: "ETag", value: etag)
         headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
@@ -131,14 +133,17 @@ extension FlipbookAPI {
             }
             enum CodingKeys: String, CodingKey { case id, frameCount, cachedFrames, window, whole, playhead }
         }
-        let body = Residency(id: id, frameCount: record.metadata.frameCount, cachedFrames: held?.cachedFrames ?? [],
-                             window: held?.window ?? 0, whole: held?.whole ?? false, playhead: held?.playhead)
+        let body = Residency(
+            id: id, frameCount: record.metadata.frameCount, cachedFrames: held?.cachedFrames ?? [],
+            window: held?.window ?? 0, whole: held?.whole ?? false, playhead: held?.playhead)
         return Self.json(Self.encodeJSON(body), headers: ["Cache-Control": "no-store"])
     }
 
     func deleteImage(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
-        if let refusal = Authorization.check(request, token: settings.auth.adminToken, what: "Deleting images",
-                                             disabledWhenEmpty: true) {
+        if let refusal = Authorization.check(
+            request, token: settings.auth.adminToken, what: "Deleting images",
+            disabledWhenEmpty: true)
+        {
             return .now(Self.problem(refusal))
         }
         let id = request.pathParameters["id"] ?? ""

@@ -61,16 +61,18 @@ public struct MetadataDocument: Sendable, Equatable, Codable {
         while !list.isAtEnd {
             let f = try list.nestedContainer(keyedBy: FrameField.self)
             let rect = try f.nestedContainer(keyedBy: RectField.self, forKey: .rect)
-            frames.append(try ImageMetadata.Frame(
-                index: f.decode(Int.self, forKey: .index), delayMs: f.decode(Int.self, forKey: .delayMs),
-                rawDelayMs: f.decode(Int.self, forKey: .rawDelayMs),
-                timestampMs: f.decode(Int.self, forKey: .timestampMs),
-                rect: PixelRect(x: rect.decode(Int.self, forKey: .x), y: rect.decode(Int.self, forKey: .y),
-                                width: rect.decode(Int.self, forKey: .width),
-                                height: rect.decode(Int.self, forKey: .height)),
-                dispose: Self.decodeRawValue(FrameDisposal.self, forKey: .dispose, in: f),
-                blend: Self.decodeRawValue(FrameBlend.self, forKey: .blend, in: f),
-                independent: f.decode(Bool.self, forKey: .independent)))
+            frames.append(
+                try ImageMetadata.Frame(
+                    index: f.decode(Int.self, forKey: .index), delayMs: f.decode(Int.self, forKey: .delayMs),
+                    rawDelayMs: f.decode(Int.self, forKey: .rawDelayMs),
+                    timestampMs: f.decode(Int.self, forKey: .timestampMs),
+                    rect: PixelRect(
+                        x: rect.decode(Int.self, forKey: .x), y: rect.decode(Int.self, forKey: .y),
+                        width: rect.decode(Int.self, forKey: .width),
+                        height: rect.decode(Int.self, forKey: .height)),
+                    dispose: Self.decodeRawValue(FrameDisposal.self, forKey: .dispose, in: f),
+                    blend: Self.decodeRawValue(FrameBlend.self, forKey: .blend, in: f),
+                    independent: f.decode(Bool.self, forKey: .independent)))
         }
         metadata = try ImageMetadata(
             format: c.decode(String.self, forKey: .format), mimeType: c.decode(String.self, forKey: .mimeType),

@@ -1,5 +1,5 @@
-import FrameCache
 import Foundation
+import FrameCache
 import HTTPServer
 
 /// `GET /healthz`, `/readyz`, `/metrics`, `/stats` and `POST /admin/memory-pressure`.
@@ -15,21 +15,27 @@ extension FlipbookAPI {
     /// retries on another replica.
     func readiness(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         if isDraining() {
-            return .now(.problem(.serviceUnavailable, detail: "Draining: this instance is shutting down.",
-                                 headers: ["Cache-Control": "no-store", "Retry-After": "1"]))
+            return .now(
+                .problem(
+                    .serviceUnavailable, detail: "Draining: this instance is shutting down.",
+                    headers: ["Cache-Control": "no-store", "Retry-After": "1"]))
         }
         let health = store.health()
         switch health.status {
         case .down:
-            return .now(.problem(.serviceUnavailable, detail: health.detail ?? "Storage is not writable.",
-                                 headers: ["Cache-Control": "no-store"]))
+            return .now(
+                .problem(
+                    .serviceUnavailable, detail: health.detail ?? "Storage is not writable.",
+                    headers: ["Cache-Control": "no-store"]))
         case .degraded:
             struct Degraded: Encodable {
                 var status = "degraded"
                 var detail: String
             }
-            return .now(Self.json(Self.encodeJSON(Degraded(detail: health.detail ?? "Storage cannot be reached.")),
-                                  headers: ["Cache-Control": "no-store"]))
+            return .now(
+                Self.json(
+                    Self.encodeJSON(Degraded(detail: health.detail ?? "Storage cannot be reached.")),
+                    headers: ["Cache-Control": "no-store"]))
         case .ready:
             return .now(Self.json(Array("{\"status\":\"ready\"}".utf8), headers: ["Cache-Control": "no-store"]))
         }
@@ -44,33 +50,36 @@ extension FlipbookAPI {
         decorator.metrics.emit(into: &body)
         if let accessLog = decorator.accessLog {
             let counts = accessLog.counts
-            body += Array(("# TYPE flipbook_access_log_lines_total counter\n"
-                + "flipbook_access_log_lines_total \(counts.linesWritten)\n"
-                + "# TYPE flipbook_access_log_dropped_lines_total counter\n"
-                + "flipbook_access_log_dropped_lines_total \(counts.linesDropped)\n").utf8)
+            body += Array(
+                ("# TYPE flipbook_access_log_lines_total counter\n"
+                    + "flipbook_access_log_lines_total \(counts.linesWritten)\n"
+                    + "# TYPE flipbook_access_log_dropped_lines_total counter\n"
+                    + "flipbook_access_log_dropped_lines_total \(counts.linesDropped)\n").utf8)
         }
         if let decode = cache.configuration.decodeBudget?.stats() {
-            body += Array(("# TYPE flipbook_decode_memory_budget_bytes gauge\n"
-                + "flipbook_decode_memory_budget_bytes \(decode.capacityBytes)\n"
-                + "# TYPE flipbook_decode_memory_used_bytes gauge\n"
-                + "flipbook_decode_memory_used_bytes \(decode.usedBytes)\n"
-                + "# TYPE flipbook_decode_memory_peak_bytes gauge\n"
-                + "flipbook_decode_memory_peak_bytes \(decode.peakBytes)\n"
-                + "# TYPE flipbook_decode_memory_waiting gauge\n"
-                + "flipbook_decode_memory_waiting \(decode.waiting)\n"
-                + "# TYPE flipbook_decode_memory_waits_total counter\n"
-                + "flipbook_decode_memory_waits_total \(decode.waits)\n"
-                + "# TYPE flipbook_decode_memory_refused_total counter\n"
-                + "flipbook_decode_memory_refused_total{reason=\"queue_full\"} \(decode.refusedQueueFull)\n"
-                + "flipbook_decode_memory_refused_total{reason=\"too_large\"} \(decode.refusedTooLarge)\n").utf8)
+            body += Array(
+                ("# TYPE flipbook_decode_memory_budget_bytes gauge\n"
+                    + "flipbook_decode_memory_budget_bytes \(decode.capacityBytes)\n"
+                    + "# TYPE flipbook_decode_memory_used_bytes gauge\n"
+                    + "flipbook_decode_memory_used_bytes \(decode.usedBytes)\n"
+                    + "# TYPE flipbook_decode_memory_peak_bytes gauge\n"
+                    + "flipbook_decode_memory_peak_bytes \(decode.peakBytes)\n"
+                    + "# TYPE flipbook_decode_memory_waiting gauge\n"
+                    + "flipbook_decode_memory_waiting \(decode.waiting)\n"
+                    + "# TYPE flipbook_decode_memory_waits_total counter\n"
+                    + "flipbook_decode_memory_waits_total \(decode.waits)\n"
+                    + "# TYPE flipbook_decode_memory_refused_total counter\n"
+                    + "flipbook_decode_memory_refused_total{reason=\"queue_full\"} \(decode.refusedQueueFull)\n"
+                    + "flipbook_decode_memory_refused_total{reason=\"too_large\"} \(decode.refusedTooLarge)\n").utf8)
         }
         if let connections = connectionStatistics() {
-            body += Array(("# TYPE flipbook_http_connections gauge\n"
-                + "flipbook_http_connections \(connections.openConnections)\n"
-                + "# TYPE flipbook_http_connections_paused gauge\n"
-                + "flipbook_http_connections_paused \(connections.pausedConnections)\n"
-                + "# TYPE flipbook_http_backpressure_pauses_total counter\n"
-                + "flipbook_http_backpressure_pauses_total \(connections.backPressurePauses)\n").utf8)
+            body += Array(
+                ("# TYPE flipbook_http_connections gauge\n"
+                    + "flipbook_http_connections \(connections.openConnections)\n"
+                    + "# TYPE flipbook_http_connections_paused gauge\n"
+                    + "flipbook_http_connections_paused \(connections.pausedConnections)\n"
+                    + "# TYPE flipbook_http_backpressure_pauses_total counter\n"
+                    + "flipbook_http_backpressure_pauses_total \(connections.backPressurePauses)\n").utf8)
         }
         return .now(HTTPResponse(status: .ok, headers: headers, body: body))
     }
@@ -81,15 +90,20 @@ extension FlipbookAPI {
 
     /// The `/stats` document, never cached: also the answer to a memory-pressure request.
     private func statsResponse() -> HTTPResponse {
-        Self.json(Self.encodeJSON(ServiceStats(cache: cache.stats(), files: store.fileStats,
-                                               accessLog: AccessLogStats(decorator.accessLog))),
-                  headers: ["Cache-Control": "no-store"])
+        Self.json(
+            Self.encodeJSON(
+                ServiceStats(
+                    cache: cache.stats(), files: store.fileStats,
+                    accessLog: AccessLogStats(decorator.accessLog))),
+            headers: ["Cache-Control": "no-store"])
     }
 
     /// The simulated memory-pressure signal (admin).
     func memoryPressure(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
-        if let refusal = Authorization.check(request, token: settings.auth.adminToken, what: "The admin API",
-                                             disabledWhenEmpty: true) {
+        if let refusal = Authorization.check(
+            request, token: settings.auth.adminToken, what: "The admin API",
+            disabledWhenEmpty: true)
+        {
             return .now(Self.problem(refusal))
         }
         let text = request.query("level") ?? ""

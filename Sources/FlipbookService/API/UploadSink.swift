@@ -76,25 +76,31 @@ final class RefusingSink: HTTPBodySink, @unchecked Sendable {
 extension FlipbookAPI {
     /// The sink for `POST /images` (name nil) or `PUT /images/{name}`.
     func uploadSink(_ request: HTTPRequest, _ responder: HTTPResponder, name: String?) -> any HTTPBodySink {
-        if let refusal = Authorization.check(request, token: settings.auth.uploadToken, what: "Uploading",
-                                             disabledWhenEmpty: false) {
+        if let refusal = Authorization.check(
+            request, token: settings.auth.uploadToken, what: "Uploading",
+            disabledWhenEmpty: false)
+        {
             return RefusingSink(refusal)
         }
         if let name, let why = ImageID.validateName(name) {
             return RefusingSink(HTTPError(.badRequest, detail: "Invalid image name '\(name)': \(why)."))
         }
         do {
-            return UploadSink(api: self, upload: try store.beginUpload(), name: name, responder: responder,
-                              requestID: request.requestID)
+            return UploadSink(
+                api: self, upload: try store.beginUpload(), name: name, responder: responder,
+                requestID: request.requestID)
         } catch {
             logger.error("cannot start an upload", metadata: ["error": "\(error)"])
-            let detail = if case ImageStore.StoreError.unavailable = error {
-                "Storage cannot be reached right now; retry shortly."
-            } else {
-                "Storage is not writable right now; retry shortly."
-            }
-            return RefusingSink(HTTPError(.serviceUnavailable, detail: detail,
-                                          headers: ["Retry-After": String(Self.storageRetryAfterSeconds)]))
+            let detail =
+                if case ImageStore.StoreError.unavailable = error {
+                    "Storage cannot be reached right now; retry shortly."
+                } else {
+                    "Storage is not writable right now; retry shortly."
+                }
+            return RefusingSink(
+                HTTPError(
+                    .serviceUnavailable, detail: detail,
+                    headers: ["Retry-After": String(Self.storageRetryAfterSeconds)]))
         }
     }
 
@@ -116,11 +122,13 @@ extension FlipbookAPI {
             case .readOnly(let why):
                 return .problem(.conflict, detail: why + ".")
             case .busy(let why):
-                return .problem(.tooManyRequests, detail: "The image cannot be verified now: \(why); retry shortly.",
-                                headers: ["Retry-After": "1"])
+                return .problem(
+                    .tooManyRequests, detail: "The image cannot be verified now: \(why); retry shortly.",
+                    headers: ["Retry-After": "1"])
             case .unavailable(let why):
-                logger.warning("upload not stored: storage unavailable",
-                               metadata: ["error": "\(why)", "requestID": "\(requestID)"])
+                logger.warning(
+                    "upload not stored: storage unavailable",
+                    metadata: ["error": "\(why)", "requestID": "\(requestID)"])
                 return Self.storageUnavailable("The image could not be stored: storage cannot be reached right now")
             case .io(let why):
                 logger.error("upload not stored", metadata: ["error": "\(why)", "requestID": "\(requestID)"])

@@ -1,6 +1,6 @@
 import AnimatedImage
-import FrameCache
 import Foundation
+import FrameCache
 import HTTPServer
 import Logging
 import Metrics
@@ -30,9 +30,11 @@ public final class FlipbookServer: Sendable {
     /// Builds everything; nothing listens until `start()` or `run()`.
     /// - Parameter registry: where metrics go (the process's, or a test's own).
     /// - Parameter clock: what the store's record rechecks are timed by (tests drive it).
-    public init(settings: FlipbookSettings, logger: Logger = Logger(label: "flipbook"),
-                registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
-                clock: any MonotonicClock = SystemMonotonicClock()) throws {
+    public init(
+        settings: FlipbookSettings, logger: Logger = Logger(label: "flipbook"),
+        registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+        clock: any MonotonicClock = SystemMonotonicClock()
+    ) throws {
         self.settings = settings
         self.logger = logger
         self.registry = registry
@@ -40,20 +42,24 @@ public final class FlipbookServer: Sendable {
         let loops = settings.server.eventLoopThreads > 0 ? settings.server.eventLoopThreads : CPULimit.usableCores
         let memory = MemoryLimits.detect()
         // One decode-memory budget for the cache's decode threads and upload verification.
-        decodeBudget = DecodeMemoryBudget(capacityBytes: settings.limits.decodeBudgetBytes(memory),
-                                          maxWaiting: settings.cache.maxWaitingRequests)
-        store = try ImageStore.open(settings: settings, clock: clock, readers: loops, decodeBudget: decodeBudget,
-                                    metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
+        decodeBudget = DecodeMemoryBudget(
+            capacityBytes: settings.limits.decodeBudgetBytes(memory),
+            maxWaiting: settings.cache.maxWaitingRequests)
+        store = try ImageStore.open(
+            settings: settings, clock: clock, readers: loops, decodeBudget: decodeBudget,
+            metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
         FrameCache.configureProcessAllocator()
-        let budget = settings.cache.maxBytes > 0
+        let budget =
+            settings.cache.maxBytes > 0
             ? settings.cache.maxBytes
             : memory.cacheBudget(fractionOfLimit: settings.cache.memoryFraction)
         var cacheConfiguration = FrameCacheConfiguration(
             budgetBytes: budget,
             decodeThreads: settings.cache.decodeThreads > 0 ? settings.cache.decodeThreads : CPULimit.usableCores,
-            window: WindowPolicy(wholeAnimationBytes: settings.cache.wholeAnimationBytes,
-                                 minimumWindow: settings.cache.minimumWindow,
-                                 lookaheadMs: settings.cache.lookaheadMs),
+            window: WindowPolicy(
+                wholeAnimationBytes: settings.cache.wholeAnimationBytes,
+                minimumWindow: settings.cache.minimumWindow,
+                lookaheadMs: settings.cache.lookaheadMs),
             checkpointInterval: settings.cache.checkpointInterval,
             pngCompressionLevel: settings.cache.pngCompressionLevel,
             maxWaitingRequests: settings.cache.maxWaitingRequests)
@@ -70,16 +76,19 @@ public final class FlipbookServer: Sendable {
         var configuration = HTTPServerConfiguration(host: settings.server.host, port: settings.server.port)
         configuration.eventLoopThreads = loops
         configuration.requestIDHeader = ResponseDecorator.requestIDHeader
-        accessLog = settings.log.accessLog
-            ? try AccessLog(destination: settings.log.accessLogFile.isEmpty ? .standardError : .file(settings.log.accessLogFile),
-                            format: settings.log.format == "json" ? .json : .text,
-                            loops: configuration.eventLoopThreads)
+        accessLog =
+            settings.log.accessLog
+            ? try AccessLog(
+                destination: settings.log.accessLogFile.isEmpty ? .standardError : .file(settings.log.accessLogFile),
+                format: settings.log.format == "json" ? .json : .text,
+                loops: configuration.eventLoopThreads)
             : nil
         let box = ServerBox()
-        api = FlipbookAPI(settings: settings, store: store, cache: cache, registry: registry, logger: logger,
-                          loops: configuration.eventLoopThreads, accessLog: accessLog,
-                          isDraining: { box.server?.isDraining ?? false },
-                          connectionStatistics: { box.server?.statistics })
+        api = FlipbookAPI(
+            settings: settings, store: store, cache: cache, registry: registry, logger: logger,
+            loops: configuration.eventLoopThreads, accessLog: accessLog,
+            isDraining: { box.server?.isDraining ?? false },
+            connectionStatistics: { box.server?.statistics })
         configuration.maxConnections = settings.server.maxConnections
         configuration.maxRequestLineBytes = settings.server.maxRequestLineBytes
         configuration.maxHeaderBytes = settings.server.maxHeaderBytes
@@ -90,10 +99,13 @@ public final class FlipbookServer: Sendable {
         configuration.drainTimeout = .milliseconds(Int(settings.server.drainTimeoutSeconds * 1000))
         http = HTTPServer(configuration: configuration, router: api.makeRouter(), logger: logger, hook: api.responseHook)
         box.server = http
-        logger.info("frame cache ready", metadata: [
-            "budgetBytes": "\(budget)", "decodeBudgetBytes": "\(decodeBudget.capacityBytes)",
-            "memoryLimitBytes": "\(memory.limitBytes)",
-            "fromCgroup": "\(memory.fromCgroup)", "decodeThreads": "\(cache.configuration.decodeThreads)"])
+        logger.info(
+            "frame cache ready",
+            metadata: [
+                "budgetBytes": "\(budget)", "decodeBudgetBytes": "\(decodeBudget.capacityBytes)",
+                "memoryLimitBytes": "\(memory.limitBytes)",
+                "fromCgroup": "\(memory.fromCgroup)", "decodeThreads": "\(cache.configuration.decodeThreads)",
+            ])
     }
 
     /// The bound port once started.
@@ -126,10 +138,11 @@ public final class FlipbookServer: Sendable {
         let pressureSignals = PressureSignalService(cache: cache, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: http), .init(service: pressureSignals)]
         if let accessLog { services.append(.init(service: AccessLogReopenService(accessLog: accessLog))) }
-        let group = ServiceGroup(configuration: .init(
-            services: services,
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services,
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
         try await group.run()
         logger.info("stopped")
     }

@@ -28,8 +28,10 @@ public struct SettingsLoader: Sendable {
     /// Key name → value as text, from command-line flags (`--port 9000`, `--set cache.maxBytes=…`).
     public var overrides: [String: String]
 
-    public init(configPath: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
-                overrides: [String: String] = [:]) {
+    public init(
+        configPath: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+        overrides: [String: String] = [:]
+    ) {
         self.configPath = configPath
         self.environment = environment
         self.overrides = overrides
@@ -42,9 +44,10 @@ public struct SettingsLoader: Sendable {
         for name in overrides.keys.sorted() where SettingKeys.key(named: name) == nil {
             throw Failure(description: "unknown setting '\(name)' on the command line")
         }
-        providers.append(EnvironmentVariablesProvider(
-            environmentVariables: Dictionary(uniqueKeysWithValues: overrides.map { (Self.providerName($0.key), $0.value) }),
-            secretsSpecifier: .dynamic { key, _ in Self.secretProviderNames.contains(key) }))
+        providers.append(
+            EnvironmentVariablesProvider(
+                environmentVariables: Dictionary(uniqueKeysWithValues: overrides.map { (Self.providerName($0.key), $0.value) }),
+                secretsSpecifier: .dynamic { key, _ in Self.secretProviderNames.contains(key) }))
 
         var fromEnvironment: [String: String] = [:]
         for (name, value) in environment where name.hasPrefix("FLIPBOOK_") {
@@ -54,9 +57,10 @@ public struct SettingsLoader: Sendable {
                 warnings.append("ignoring unknown environment variable \(name)")
             }
         }
-        providers.append(EnvironmentVariablesProvider(
-            environmentVariables: fromEnvironment,
-            secretsSpecifier: .dynamic { key, _ in Self.secretProviderNames.contains(key) }))
+        providers.append(
+            EnvironmentVariablesProvider(
+                environmentVariables: fromEnvironment,
+                secretsSpecifier: .dynamic { key, _ in Self.secretProviderNames.contains(key) }))
 
         let path = configPath ?? Self.defaultConfigPath
         if FileManager.default.fileExists(atPath: path) {
@@ -119,10 +123,13 @@ public struct SettingsLoader: Sendable {
         return out
     }
 
-    private static func read(_ key: SettingKeys.Key, from reader: ConfigReader,
-                             into settings: inout FlipbookSettings, source: String) throws {
+    private static func read(
+        _ key: SettingKeys.Key, from reader: ConfigReader,
+        into settings: inout FlipbookSettings, source: String
+    ) throws {
         let configKey = ConfigKey(key.name.split(separator: ".").map(String.init))
-        let present = reader.string(forKey: configKey, isSecret: key.isSecret) != nil
+        let present =
+            reader.string(forKey: configKey, isSecret: key.isSecret) != nil
             || reader.int(forKey: configKey) != nil || reader.double(forKey: configKey) != nil
             || reader.bool(forKey: configKey) != nil || reader.stringArray(forKey: configKey) != nil
         guard present else { return }
@@ -195,45 +202,55 @@ public struct SettingsLoader: Sendable {
             let s3 = settings.storage.s3
             try require(!s3.bucket.isEmpty, "storage.s3.bucket must be set when storage.backend is s3")
             try require(!s3.region.isEmpty, "storage.s3.region must be set when storage.backend is s3")
-            try require(s3.endpoint.isEmpty || S3Endpoint(s3.endpoint) != nil,
-                        "storage.s3.endpoint must be http(s)://host[:port] (got '\(s3.endpoint)')")
-            try require(S3Layout.isValidPrefix(s3.prefix),
-                        "storage.s3.prefix may contain only letters, digits, '.', '_', '-' and '/', not first")
-            try require(!s3.accessKeyId.isEmpty && !s3.secretAccessKey.isEmpty,
-                        "storage.backend s3 needs credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-                            + "or storage.s3.accessKeyId and storage.s3.secretAccessKey")
+            try require(
+                s3.endpoint.isEmpty || S3Endpoint(s3.endpoint) != nil,
+                "storage.s3.endpoint must be http(s)://host[:port] (got '\(s3.endpoint)')")
+            try require(
+                S3Layout.isValidPrefix(s3.prefix),
+                "storage.s3.prefix may contain only letters, digits, '.', '_', '-' and '/', not first")
+            try require(
+                !s3.accessKeyId.isEmpty && !s3.secretAccessKey.isEmpty,
+                "storage.backend s3 needs credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                    + "or storage.s3.accessKeyId and storage.s3.secretAccessKey")
             try require(s3.requestTimeoutSeconds > 0, "storage.s3.requestTimeoutSeconds must be > 0")
             try require(s3.retries >= 0, "storage.s3.retries must be ≥ 0")
             try require(s3.localCacheBytes > 0, "storage.s3.localCacheBytes must be > 0")
             try require(s3.partBytes >= 5 << 20, "storage.s3.partBytes must be at least 5 MiB (S3's smallest part)")
-            try require(s3.multipartThresholdBytes >= s3.partBytes,
-                        "storage.s3.multipartThresholdBytes must be at least storage.s3.partBytes")
+            try require(
+                s3.multipartThresholdBytes >= s3.partBytes,
+                "storage.s3.multipartThresholdBytes must be at least storage.s3.partBytes")
         }
         try require(settings.cache.maxBytes >= 0, "cache.maxBytes must be ≥ 0 (0 = from the memory limit)")
-        try require(settings.cache.memoryFraction > 0 && settings.cache.memoryFraction <= 1,
-                    "cache.memoryFraction must be in (0, 1]")
+        try require(
+            settings.cache.memoryFraction > 0 && settings.cache.memoryFraction <= 1,
+            "cache.memoryFraction must be in (0, 1]")
         try require((0...9).contains(settings.cache.pngCompressionLevel), "cache.pngCompressionLevel must be 0…9")
         try require(settings.cache.minimumWindow >= 1, "cache.minimumWindow must be ≥ 1")
         try require(settings.cache.lookaheadMs >= 0, "cache.lookaheadMs must be ≥ 0")
         try require(settings.cache.checkpointInterval >= 1, "cache.checkpointInterval must be ≥ 1")
-        try require(settings.cache.pressureWarningFraction < settings.cache.pressureCriticalFraction,
-                    "cache.pressureWarningFraction must be below cache.pressureCriticalFraction")
-        for (name, value) in [("limits.maxFileBytes", settings.limits.maxFileBytes),
-                              ("limits.maxFramePixels", settings.limits.maxFramePixels),
-                              ("limits.maxFrames", settings.limits.maxFrames),
-                              ("limits.maxTotalPixels", settings.limits.maxTotalPixels)] {
+        try require(
+            settings.cache.pressureWarningFraction < settings.cache.pressureCriticalFraction,
+            "cache.pressureWarningFraction must be below cache.pressureCriticalFraction")
+        for (name, value) in [
+            ("limits.maxFileBytes", settings.limits.maxFileBytes),
+            ("limits.maxFramePixels", settings.limits.maxFramePixels),
+            ("limits.maxFrames", settings.limits.maxFrames),
+            ("limits.maxTotalPixels", settings.limits.maxTotalPixels),
+        ] {
             try require(value > 0, "\(name) must be > 0")
         }
         try require(settings.limits.maxDecodeBytes >= 0, "limits.maxDecodeBytes must be ≥ 0 (0 = from the memory limit)")
-        try require(["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(settings.log.level),
-                    "log.level must be one of trace, debug, info, notice, warning, error, critical")
+        try require(
+            ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(settings.log.level),
+            "log.level must be one of trace, debug, info, notice, warning, error, critical")
         try require(["text", "json"].contains(settings.log.format), "log.format must be text or json")
         for proxy in settings.server.trustedProxies {
             try require(IPAddressRange(proxy) != nil, "server.trustedProxies: '\(proxy)' is not an IP address or CIDR block")
         }
         for origin in settings.server.corsOrigins {
-            try require(CORSPolicy.isValidEntry(origin),
-                        "server.corsOrigins: '\(origin)' is not * or an origin like https://example.com")
+            try require(
+                CORSPolicy.isValidEntry(origin),
+                "server.corsOrigins: '\(origin)' is not * or an origin like https://example.com")
         }
     }
 }

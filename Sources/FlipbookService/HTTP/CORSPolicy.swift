@@ -17,7 +17,8 @@ struct CORSPolicy: Sendable {
     /// Request headers a cross-origin page may send.
     static let allowedHeaders = "Authorization, Content-Type, If-None-Match, X-Request-ID"
     /// Response headers a cross-origin page may read besides the CORS-safelisted ones.
-    static let exposedHeaders = "Content-Location, ETag, Location, Retry-After, X-Frame-Count, X-Frame-Delay-Ms, "
+    static let exposedHeaders =
+        "Content-Location, ETag, Location, Retry-After, X-Frame-Count, X-Frame-Delay-Ms, "
         + "X-Frame-Index, X-Request-ID, X-Served-By"
     /// How long a browser may reuse a preflight answer (seconds).
     static let maxAgeSeconds = 600
@@ -35,9 +36,13 @@ struct CORSPolicy: Sendable {
         if entry == "*" { return true }
         let lower = entry.lowercased()
         let rest: Substring
-        if lower.hasPrefix("https://") { rest = lower.dropFirst(8) }
-        else if lower.hasPrefix("http://") { rest = lower.dropFirst(7) }
-        else { return false }
+        if lower.hasPrefix("https://") {
+            rest = lower.dropFirst(8)
+        } else if lower.hasPrefix("http://") {
+            rest = lower.dropFirst(7)
+        } else {
+            return false
+        }
         guard !rest.isEmpty, !rest.contains("/"), !rest.contains("?"), !rest.contains("#"), !rest.contains("@") else {
             return false
         }
@@ -54,8 +59,11 @@ struct CORSPolicy: Sendable {
     /// The CORS header lines that do not depend on the request, for every response: with `*`,
     /// all of them; with a list of origins, none.
     var constantLines: [UInt8] {
-        allowsAny ? Self.lines([("Access-Control-Allow-Origin", "*"),
-                                ("Access-Control-Expose-Headers", Self.exposedHeaders)]) : []
+        allowsAny
+            ? Self.lines([
+                ("Access-Control-Allow-Origin", "*"),
+                ("Access-Control-Expose-Headers", Self.exposedHeaders),
+            ]) : []
     }
 
     /// Appends the CORS header lines an actual (non-preflight) response to a request from
@@ -65,8 +73,10 @@ struct CORSPolicy: Sendable {
         guard isEnabled, !allowsAny else { return }
         head += Self.varyOrigin
         guard let allowed = allowedOrigin(origin) else { return }
-        head += Self.lines([("Access-Control-Allow-Origin", allowed),
-                            ("Access-Control-Expose-Headers", Self.exposedHeaders)])
+        head += Self.lines([
+            ("Access-Control-Allow-Origin", allowed),
+            ("Access-Control-Expose-Headers", Self.exposedHeaders),
+        ])
     }
 
     private static let varyOrigin = lines([("Vary", "Origin")])
@@ -96,8 +106,9 @@ struct CORSPolicy: Sendable {
             response.headers.add(name: "Vary", value: "Access-Control-Request-Method, Access-Control-Request-Headers")
         }
         guard allowedOrigin(request.headers["Origin"]) != nil,
-              let wanted = request.headers["Access-Control-Request-Method"],
-              allowed.contains(where: { $0.rawValue == wanted }) else { return response }
+            let wanted = request.headers["Access-Control-Request-Method"],
+            allowed.contains(where: { $0.rawValue == wanted })
+        else { return response }
         response.headers.add(name: "Access-Control-Allow-Methods", value: methods)
         response.headers.add(name: "Access-Control-Allow-Headers", value: Self.allowedHeaders)
         response.headers.add(name: "Access-Control-Max-Age", value: String(Self.maxAgeSeconds))

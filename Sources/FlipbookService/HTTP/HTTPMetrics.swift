@@ -123,7 +123,9 @@ final class HTTPMetrics: Sendable {
         if !totals.requests.isEmpty {
             buffer.append(contentsOf: "# TYPE flipbook_http_requests_total counter\n".utf8)
             for (key, value) in totals.requests.sorted(by: { $0.key < $1.key }) {
-                let route = Int(key >> 32), method = Int((key >> 16) & 0xFFFF), status = Int(key & 0xFFFF)
+                let route = Int(key >> 32)
+                let method = Int((key >> 16) & 0xFFFF)
+                let status = Int(key & 0xFFFF)
                 buffer.append(contentsOf: "flipbook_http_requests_total{method=\"".utf8)
                 Self.appendLabelValue(Self.methodLabel(method), to: &buffer)
                 buffer.append(contentsOf: "\",route=\"".utf8)

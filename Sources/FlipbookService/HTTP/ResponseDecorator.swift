@@ -22,8 +22,10 @@ final class ResponseDecorator: HTTPResponseHook {
     let constantHeaderLines: [UInt8]
 
     /// - Parameter constantHeaders: headers every response carries besides `X-Served-By`.
-    init(instanceName: String, constantHeaders: HTTPHeaders = HTTPHeaders(), trustedProxies: [IPAddressRange],
-         accessLog: AccessLog?, metrics: HTTPMetrics, cors: CORSPolicy = CORSPolicy(origins: [])) {
+    init(
+        instanceName: String, constantHeaders: HTTPHeaders = HTTPHeaders(), trustedProxies: [IPAddressRange],
+        accessLog: AccessLog?, metrics: HTTPMetrics, cors: CORSPolicy = CORSPolicy(origins: [])
+    ) {
         self.instanceName = instanceName
         self.trustedProxies = trustedProxies
         self.accessLog = accessLog

@@ -1,4 +1,5 @@
 import HTTPServer
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -97,8 +98,9 @@ public enum AccessLogFormat: Sendable {
             if bytes.count <= maximumPathBytes {
                 appendEscaped(UnsafeRawBufferPointer(bytes), json: json, to: &out)
             } else {
-                appendEscaped(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<maximumPathBytes]),
-                              json: json, to: &out)
+                appendEscaped(
+                    UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<maximumPathBytes]),
+                    json: json, to: &out)
                 out.append(contentsOf: [0xE2, 0x80, 0xA6])  // …
             }
         }

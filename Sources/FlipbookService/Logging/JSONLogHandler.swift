@@ -25,7 +25,8 @@ public struct JSONLogHandler: LogHandler {
         var fields: [String: String] = [:]
         for (key, value) in metadata { fields[key] = "\(value)" }
         for (key, value) in event.metadata ?? [:] { fields[key] = "\(value)" }
-        var line = "{\"ts\":\"\(Self.timestamp())\",\"level\":\"\(event.level.rawValue)\","
+        var line =
+            "{\"ts\":\"\(Self.timestamp())\",\"level\":\"\(event.level.rawValue)\","
             + "\"label\":\(JSONString.quoted(label)),\"msg\":\(JSONString.quoted("\(event.message)"))"
         for key in fields.keys.sorted() {
             line += ",\(JSONString.quoted(key)):\(JSONString.quoted(fields[key]!))"

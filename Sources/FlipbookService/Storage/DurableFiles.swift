@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif

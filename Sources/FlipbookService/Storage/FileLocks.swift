@@ -19,8 +19,10 @@ enum FileLocks {
     /// may have removed it; the name is then checked to still be this file, and a fresh name (from
     /// `makePath`) is tried when it is not. `beforeLocking` runs between the two steps (tests use
     /// it to play that reconciler).
-    static func createLocked(_ makePath: () -> String, mode: mode_t = 0o644,
-                             beforeLocking: (String) -> Void = { _ in }) throws -> (fd: Int32, path: String) {
+    static func createLocked(
+        _ makePath: () -> String, mode: mode_t = 0o644,
+        beforeLocking: (String) -> Void = { _ in }
+    ) throws -> (fd: Int32, path: String) {
         var path = ""
         for _ in 0..<8 {
             path = makePath()
@@ -86,7 +88,8 @@ enum FileLocks {
 
     /// Whether `path` still names the file open as `fd`.
     private static func isStill(_ fd: Int32, at path: String) -> Bool {
-        var open = stat(), named = stat()
+        var open = stat()
+        var named = stat()
         guard fstat(fd, &open) == 0, stat(path, &named) == 0 else { return false }
         return open.st_dev == named.st_dev && open.st_ino == named.st_ino
     }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,8 +45,9 @@ final class FileSystemBackend: StorageBackend {
                 throw .failed("cannot create \(directory): \(error.localizedDescription)")
             }
         }
-        startupReconciliation = Self.reconcile(objects: objectsDirectory, meta: metaDirectory,
-                                               temporary: temporaryDirectory, now: Date().timeIntervalSince1970)
+        startupReconciliation = Self.reconcile(
+            objects: objectsDirectory, meta: metaDirectory,
+            temporary: temporaryDirectory, now: Date().timeIntervalSince1970)
     }
 
     /// Records in the data directory (for the start-up log line).
@@ -99,8 +101,10 @@ final class FileSystemBackend: StorageBackend {
 
     // MARK: Writing
 
-    func store(_ record: StoredImage, uploadPath: String,
-               replacing previous: StoredImage?) throws(StorageFailure) -> RecordVersion {
+    func store(
+        _ record: StoredImage, uploadPath: String,
+        replacing previous: StoredImage?
+    ) throws(StorageFailure) -> RecordVersion {
         let meta = metaPath(record.id)
         do {
             try withRecordLock(record.id) {

@@ -37,8 +37,9 @@ extension ImageStore {
         } catch StoreError.busy {
             return (fetched, true)
         } catch {
-            logger.warning("image kept the metadata of an earlier output revision: this build refuses its file",
-                           metadata: ["id": "\(id)", "revision": "\(stored.outputRevision ?? 0)", "error": "\(error)"])
+            logger.warning(
+                "image kept the metadata of an earlier output revision: this build refuses its file",
+                metadata: ["id": "\(id)", "revision": "\(stored.outputRevision ?? 0)", "error": "\(error)"])
             return (fetched, false)
         }
         var record = stored
@@ -49,16 +50,20 @@ extension ImageStore {
         do throws(StorageFailure) {
             if let written = try backend.rewrite(record, over: fetched.version) {
                 version = written
-                logger.notice("image re-indexed", metadata: [
-                    "id": "\(id)", "fromRevision": "\(stored.outputRevision ?? 0)",
-                    "toRevision": "\(AnimatedImage.outputRevision)",
-                    "frames": "\(stored.metadata.frameCount) -> \(record.metadata.frameCount)"])
+                logger.notice(
+                    "image re-indexed",
+                    metadata: [
+                        "id": "\(id)", "fromRevision": "\(stored.outputRevision ?? 0)",
+                        "toRevision": "\(AnimatedImage.outputRevision)",
+                        "frames": "\(stored.metadata.frameCount) -> \(record.metadata.frameCount)",
+                    ])
             }
             // else: replaced or deleted meanwhile; the re-derived record is served until the
             // next recheck (at the old version) reads what is stored now.
         } catch {
-            logger.warning("re-indexed record not written back; re-derived in memory",
-                           metadata: ["id": "\(id)", "error": "\(error)"])
+            logger.warning(
+                "re-indexed record not written back; re-derived in memory",
+                metadata: ["id": "\(id)", "error": "\(error)"])
         }
         return (FetchedRecord(record: record, version: version), false)
     }

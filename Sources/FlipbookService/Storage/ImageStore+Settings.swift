@@ -10,35 +10,43 @@ extension ImageStore {
     ///
     /// `decodeBudget`: the decode-memory budget verification reserves from; its capacity is the
     /// most one decode may need (``DecodeLimits/maxDecodeBytes``). nil: neither is bounded.
-    public static func open(settings: FlipbookSettings, clock: any MonotonicClock = SystemMonotonicClock(), readers: Int = 1,
-                            decodeBudget: DecodeMemoryBudget? = nil,
-                            metricsFactory: any MetricsFactory, logger: Logger) throws -> ImageStore {
+    public static func open(
+        settings: FlipbookSettings, clock: any MonotonicClock = SystemMonotonicClock(), readers: Int = 1,
+        decodeBudget: DecodeMemoryBudget? = nil,
+        metricsFactory: any MetricsFactory, logger: Logger
+    ) throws -> ImageStore {
         let storage = settings.storage
         let limits = settings.limits.decodeLimits(decodeBudget: decodeBudget?.capacityBytes ?? .max)
         guard storage.backend == "s3" else {
-            return try ImageStore(dataDirectory: storage.dataDir, libraryDirectories: storage.libraryDirs,
-                                  limits: limits, recheckSeconds: storage.recheckSeconds,
-                                  clock: clock, readers: readers, decodeBudget: decodeBudget, logger: logger)
+            return try ImageStore(
+                dataDirectory: storage.dataDir, libraryDirectories: storage.libraryDirs,
+                limits: limits, recheckSeconds: storage.recheckSeconds,
+                clock: clock, readers: readers, decodeBudget: decodeBudget, logger: logger)
         }
         let backend: S3Backend
         do {
-            backend = try S3Backend(settings: storage.s3, dataDirectory: storage.dataDir,
-                                    metricsFactory: metricsFactory, logger: logger)
+            backend = try S3Backend(
+                settings: storage.s3, dataDirectory: storage.dataDir,
+                metricsFactory: metricsFactory, logger: logger)
         } catch {
             throw StoreError.io(error.description)
         }
-        let store = ImageStore(backend: backend, libraryDirectories: storage.libraryDirs,
-                               limits: limits, maxLoadedImages: defaultMaxLoadedImages,
-                               recheckSeconds: storage.recheckSeconds, clock: clock, readers: readers,
-                               decodeBudget: decodeBudget, logger: logger)
+        let store = ImageStore(
+            backend: backend, libraryDirectories: storage.libraryDirs,
+            limits: limits, maxLoadedImages: defaultMaxLoadedImages,
+            recheckSeconds: storage.recheckSeconds, clock: clock, readers: readers,
+            decodeBudget: decodeBudget, logger: logger)
         let (files, bytes) = backend.cache.usage
         let endpoint = backend.client.configuration.endpoint
         // Never the credentials: the key id at most.
-        logger.info("image store open", metadata: [
-            "backend": "s3", "endpoint": "\(endpoint.scheme + "://" + endpoint.authority(host: endpoint.host))",
-            "bucket": "\(storage.s3.bucket)", "prefix": "\(storage.s3.prefix)",
-            "accessKeyId": "\(storage.s3.accessKeyId)", "localCacheFiles": "\(files)", "localCacheBytes": "\(bytes)",
-            "localCacheLimit": "\(storage.s3.localCacheBytes)", "dataDir": "\(storage.dataDir)"])
+        logger.info(
+            "image store open",
+            metadata: [
+                "backend": "s3", "endpoint": "\(endpoint.scheme + "://" + endpoint.authority(host: endpoint.host))",
+                "bucket": "\(storage.s3.bucket)", "prefix": "\(storage.s3.prefix)",
+                "accessKeyId": "\(storage.s3.accessKeyId)", "localCacheFiles": "\(files)", "localCacheBytes": "\(bytes)",
+                "localCacheLimit": "\(storage.s3.localCacheBytes)", "dataDir": "\(storage.dataDir)",
+            ])
         return store
     }
 }

@@ -1,10 +1,10 @@
 import AnimatedImage
 import Dispatch
-import FrameCache
 import Foundation
+import FrameCache
 import Logging
-import SystemResources
 import Synchronization
+import SystemResources
 
 /// The images Flipbook serves: uploads and named images kept by a ``StorageBackend`` (a data
 /// directory, or an S3 bucket with a local cache of originals), plus the files of read-only
@@ -91,36 +91,45 @@ public final class ImageStore: Sendable {
 
     /// A store over a data directory (`storage.backend = fs`); library files that are not images,
     /// or break a limit, are skipped with a warning.
-    public convenience init(dataDirectory: String, libraryDirectories: [String] = [], limits: DecodeLimits = .default,
-                            maxLoadedImages: Int = ImageStore.defaultMaxLoadedImages,
-                            recheckSeconds: Double = ImageStore.defaultRecheckSeconds,
-                            clock: any MonotonicClock = SystemMonotonicClock(), readers: Int = 1,
-                            decodeBudget: DecodeMemoryBudget? = nil,
-                            logger: Logger = Logger(label: "flipbook.storage")) throws {
+    public convenience init(
+        dataDirectory: String, libraryDirectories: [String] = [], limits: DecodeLimits = .default,
+        maxLoadedImages: Int = ImageStore.defaultMaxLoadedImages,
+        recheckSeconds: Double = ImageStore.defaultRecheckSeconds,
+        clock: any MonotonicClock = SystemMonotonicClock(), readers: Int = 1,
+        decodeBudget: DecodeMemoryBudget? = nil,
+        logger: Logger = Logger(label: "flipbook.storage")
+    ) throws {
         let backend: FileSystemBackend
         do {
             backend = try FileSystemBackend(dataDirectory: dataDirectory)
         } catch {
             throw StoreError.io(error.description)
         }
-        self.init(backend: backend, libraryDirectories: libraryDirectories, limits: limits,
-                  maxLoadedImages: maxLoadedImages, recheckSeconds: recheckSeconds, clock: clock, readers: readers,
-                  decodeBudget: decodeBudget, logger: logger)
-        logger.info("image store open", metadata: [
-            "backend": "fs", "dataDir": "\(dataDirectory)", "stored": "\(backend.storedCount)",
-            "library": "\(library.count)", "reconciled": "\(backend.startupReconciliation)"])
+        self.init(
+            backend: backend, libraryDirectories: libraryDirectories, limits: limits,
+            maxLoadedImages: maxLoadedImages, recheckSeconds: recheckSeconds, clock: clock, readers: readers,
+            decodeBudget: decodeBudget, logger: logger)
+        logger.info(
+            "image store open",
+            metadata: [
+                "backend": "fs", "dataDir": "\(dataDirectory)", "stored": "\(backend.storedCount)",
+                "library": "\(library.count)", "reconciled": "\(backend.startupReconciliation)",
+            ])
         if backend.startupReconciliation.removed > 0 {
-            logger.notice("removed what a crash left in the data directory",
-                          metadata: ["reconciled": "\(backend.startupReconciliation)"])
+            logger.notice(
+                "removed what a crash left in the data directory",
+                metadata: ["reconciled": "\(backend.startupReconciliation)"])
         }
     }
 
     /// - Parameter readers: the event loops that look records up (``quickLookup(_:reader:)``).
     /// - Parameter decodeBudget: what upload verification reserves its decoding memory from (nil:
     ///   not bounded).
-    init(backend: any StorageBackend, libraryDirectories: [String], limits: DecodeLimits, maxLoadedImages: Int,
-         recheckSeconds: Double, clock: any MonotonicClock, readers: Int = 1, decodeBudget: DecodeMemoryBudget? = nil,
-         logger: Logger) {
+    init(
+        backend: any StorageBackend, libraryDirectories: [String], limits: DecodeLimits, maxLoadedImages: Int,
+        recheckSeconds: Double, clock: any MonotonicClock, readers: Int = 1, decodeBudget: DecodeMemoryBudget? = nil,
+        logger: Logger
+    ) {
         self.backend = backend
         self.decodeBudget = decodeBudget
         records = RecordTable(readers: readers)
@@ -209,8 +218,9 @@ public final class ImageStore: Sendable {
             reindexInProgress.withLock { $0[id] = nil }
             group.leave()
         }
-        return try remember(id, FetchedRecord(record: found.record, version: version), at: found.checkedAt,
-                            reindexing: true)
+        return try remember(
+            id, FetchedRecord(record: found.record, version: version), at: found.checkedAt,
+            reindexing: true)
     }
 
     /// The cached record of `id` while it is trusted, else what storage holds now.
@@ -245,8 +255,10 @@ public final class ImageStore: Sendable {
 
     /// Caches what storage holds for `id`; a record of another output revision is re-indexed
     /// first with `reindexing`, else marked as needing it.
-    private func remember(_ id: String, _ fetched: FetchedRecord, at now: Double,
-                          reindexing: Bool) throws(StorageFailure) -> Cached {
+    private func remember(
+        _ id: String, _ fetched: FetchedRecord, at now: Double,
+        reindexing: Bool
+    ) throws(StorageFailure) -> Cached {
         var fetched = fetched
         var needsReindex = !fetched.record.isCurrentRevision
         if needsReindex && reindexing { (fetched, needsReindex) = reindexed(id, fetched) }
@@ -256,8 +268,9 @@ public final class ImageStore: Sendable {
         } catch {
             throw .failed("cannot encode the metadata of \(id): \(error)")
         }
-        let fresh = Cached(record: fetched.record, metadataJSON: json, version: fetched.version, checkedAt: now,
-                           needsReindex: needsReindex)
+        let fresh = Cached(
+            record: fetched.record, metadataJSON: json, version: fetched.version, checkedAt: now,
+            needsReindex: needsReindex)
         records.set(id, fresh)
         loaded.forget(id, unless: fetched.record.sha256)  // replaced, perhaps by another replica
         return fresh
@@ -365,8 +378,9 @@ public final class ImageStore: Sendable {
         } catch {
             throw StoreError.io("\(error)")
         }
-        let image = try AnimatedImage(bytes: bytes, limits: limits,
-                                      verification: .trusted(frameCount: record.metadata.frameCount))
+        let image = try AnimatedImage(
+            bytes: bytes, limits: limits,
+            verification: .trusted(frameCount: record.metadata.frameCount))
         // A size that disagrees with the record means another replica replaced the file after
         // this record was read: serve it (as a read would), but do not keep it under the old hash.
         if bytes.count == record.metadata.fileBytes {
@@ -434,9 +448,10 @@ public final class ImageStore: Sendable {
             if let current, current.record.sha256 == sha256 {
                 return (current.record, false)
             }
-            let record = StoredImage(id: id, sha256: sha256, source: name == nil ? .upload : .named,
-                                     storedAt: Date(), metadata: ImageMetadata(image: image),
-                                     outputRevision: AnimatedImage.outputRevision)
+            let record = StoredImage(
+                id: id, sha256: sha256, source: name == nil ? .upload : .named,
+                storedAt: Date(), metadata: ImageMetadata(image: image),
+                outputRevision: AnimatedImage.outputRevision)
             let version: RecordVersion
             do throws(StorageFailure) {
                 version = try backend.store(record, uploadPath: upload.path, replacing: current?.record)
@@ -445,8 +460,12 @@ public final class ImageStore: Sendable {
             }
             _ = try? remember(id, FetchedRecord(record: record, version: version), at: clock.seconds(), reindexing: false)
             loaded.keep(image, id: id, sha256: sha256)
-            logger.info("image stored", metadata: ["id": "\(id)", "bytes": "\(bytes.count)",
-                                                   "frames": "\(image.frameCount)", "replaced": "\(current != nil)"])
+            logger.info(
+                "image stored",
+                metadata: [
+                    "id": "\(id)", "bytes": "\(bytes.count)",
+                    "frames": "\(image.frameCount)", "replaced": "\(current != nil)",
+                ])
             return (record, current == nil)
         }
     }

@@ -105,7 +105,8 @@ struct LRUCache<Key: Hashable, Value> {
     }
 
     private mutating func unlink(_ slot: Int) {
-        let newer = slots[slot].newer, older = slots[slot].older
+        let newer = slots[slot].newer
+        let older = slots[slot].older
         if newer >= 0 { slots[newer].older = older } else { newest = older }
         if older >= 0 { slots[older].newer = newer } else { oldest = newer }
         slots[slot].newer = -1

@@ -27,12 +27,17 @@ struct LibraryImages: Sendable {
                 do {
                     let bytes = try DurableFiles.read(path)
                     let image = try AnimatedImage(bytes: bytes, limits: limits, verification: .full)
-                    let record = StoredImage(id: name, sha256: ContentHash.sha256Hex(bytes), source: .library,
-                                             storedAt: Date(), metadata: ImageMetadata(image: image),
-                                             outputRevision: AnimatedImage.outputRevision)
-                    images[name] = (path, ImageStore.Cached(record: record,
-                                                            metadataJSON: try ImageStore.encodeMetadata(of: record),
-                                                            version: nil, checkedAt: 0))
+                    let record = StoredImage(
+                        id: name, sha256: ContentHash.sha256Hex(bytes), source: .library,
+                        storedAt: Date(), metadata: ImageMetadata(image: image),
+                        outputRevision: AnimatedImage.outputRevision)
+                    images[name] = (
+                        path,
+                        ImageStore.Cached(
+                            record: record,
+                            metadataJSON: try ImageStore.encodeMetadata(of: record),
+                            version: nil, checkedAt: 0)
+                    )
                 } catch {
                     logger.warning("library file skipped", metadata: ["file": "\(path)", "error": "\(error)"])
                 }

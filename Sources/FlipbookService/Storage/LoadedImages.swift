@@ -95,8 +95,9 @@ final class LoadedImages: Sendable {
     var stats: FileStats {
         let loaded = count
         return live.counts.withLock { live in
-            FileStats(loaded: loaded, loadedLimit: limit, mapped: live.mapped, mappedBytes: live.mappedBytes,
-                      heapCopies: live.heapCopies, heapBytes: live.heapBytes)
+            FileStats(
+                loaded: loaded, loadedLimit: limit, mapped: live.mapped, mappedBytes: live.mappedBytes,
+                heapCopies: live.heapCopies, heapBytes: live.heapBytes)
         }
     }
 
@@ -116,9 +117,12 @@ final class LoadedImages: Sendable {
     func read(_ path: String) throws -> ImageBytes {
         let live = self.live
         return try DurableFiles.withOpenFile(path) { fd, size in
-            let bytes = try ImageBytes(unsafeUninitializedCount: size, onRelease: {
-                live.add(heapCopies: -1, heapBytes: -size)
-            }) { buffer in
+            let bytes = try ImageBytes(
+                unsafeUninitializedCount: size,
+                onRelease: {
+                    live.add(heapCopies: -1, heapBytes: -size)
+                }
+            ) { buffer in
                 guard try DurableFiles.readFully(fd, into: UnsafeMutableRawBufferPointer(buffer), path: path) == size else {
                     throw DurableFiles.IOFailure(description: "\(path) shrank while it was read")
                 }

@@ -1,4 +1,5 @@
 import AnimatedImage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,7 +43,8 @@ struct MappedFile {
         let size = Int(info.st_size)
         guard size > 0 else { throw Failure(path: path, reason: "the file is empty", isEmpty: true) }
         guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0),
-              address != UnsafeMutableRawPointer(bitPattern: -1) else {  // MAP_FAILED
+            address != UnsafeMutableRawPointer(bitPattern: -1)
+        else {  // MAP_FAILED
             throw Self.failure(path, "mmap")
         }
         // The address crosses into the release action as an integer: raw pointers are not

@@ -41,7 +41,8 @@ protocol StorageBackend: Sendable {
     /// the version written. When it returns, the image survives a crash of this process and is
     /// visible to every replica; before, no replica can see part of it. The file at `uploadPath`
     /// is the backend's afterwards (moved or removed).
-    func store(_ record: StoredImage, uploadPath: String, replacing previous: StoredImage?) throws(StorageFailure) -> RecordVersion
+    func store(_ record: StoredImage, uploadPath: String, replacing previous: StoredImage?) throws(StorageFailure)
+        -> RecordVersion
 
     /// Replaces the stored record of `record.id` with `record` (same original, metadata derived
     /// again) if it is still the one read at `version`; the version written, or nil (nothing

@@ -48,10 +48,11 @@ public struct StoredImage: Sendable, Codable, Equatable {
 extension StoredImage {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        try self.init(id: c.decode(String.self, forKey: .id), sha256: c.decode(String.self, forKey: .sha256),
-                      source: c.decode(Source.self, forKey: .source), storedAt: c.decode(Date.self, forKey: .storedAt),
-                      metadata: c.decode(MetadataDocument.self, forKey: .metadata).metadata,
-                      outputRevision: c.decodeIfPresent(Int.self, forKey: .outputRevision))
+        try self.init(
+            id: c.decode(String.self, forKey: .id), sha256: c.decode(String.self, forKey: .sha256),
+            source: c.decode(Source.self, forKey: .source), storedAt: c.decode(Date.self, forKey: .storedAt),
+            metadata: c.decode(MetadataDocument.self, forKey: .metadata).metadata,
+            outputRevision: c.decodeIfPresent(Int.self, forKey: .outputRevision))
     }
 }
 
@@ -73,8 +74,9 @@ public enum ImageID {
     public static func isWellFormed(_ id: String) -> Bool {
         var id = id
         return id.withUTF8 { bytes in  // in place: ids are checked on every request
-            isContentID(bytes) || ((1...255).contains(bytes.count) && bytes.allSatisfy { isNameByte($0) }
-                && bytes.contains { $0 != 0x2E })
+            isContentID(bytes)
+                || ((1...255).contains(bytes.count) && bytes.allSatisfy { isNameByte($0) }
+                    && bytes.contains { $0 != 0x2E })
         }
     }
 

@@ -5,7 +5,8 @@ import HTTPServer
 extension FlipbookAPI {
     /// The pages load only their own scripts, styles and images, talk only to this origin, and
     /// may not be framed: no inline script or style, no external asset.
-    static let pageContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; "
+    static let pageContentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; "
         + "img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     func browserPage(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {

@@ -43,7 +43,8 @@ struct WebAssets: Sendable {
             let path = directory + "/" + name
             var isDirectory: ObjCBool = false
             guard manager.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                  let data = manager.contents(atPath: path) else { continue }
+                let data = manager.contents(atPath: path)
+            else { continue }
             files[name] = [UInt8](data)
         }
         return WebAssets(files: files)

@@ -31,7 +31,8 @@ enum ExternalTool {
         let text = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: text, as: UTF8.self))")
+            throw Failure(
+                description: "\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: text, as: UTF8.self))")
         }
     }
 

@@ -52,8 +52,10 @@ struct GIFBuilder {
                 tableBytes = Self.table(local, bits: bits)
             }
             out += [flags] + tableBytes
-            let rows = frame.interlaced ? Self.interlace(frame.indices, width: frame.rect.width, height: frame.rect.height)
-                                        : frame.indices
+            let rows =
+                frame.interlaced
+                ? Self.interlace(frame.indices, width: frame.rect.width, height: frame.rect.height)
+                : frame.indices
             out += Self.lzw(rows, minimumCodeSize: 8)
         }
         out += ending ?? [0x3B]

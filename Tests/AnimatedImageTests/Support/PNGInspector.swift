@@ -11,7 +11,11 @@ struct PNGInspector {
         var crcMatches: Bool
     }
 
-    enum InspectError: Error { case badSignature, truncated, noHeader, inflateFailed(Int32), badFilter(UInt8) }
+    enum InspectError: Error {
+        case badSignature, truncated, noHeader
+        case inflateFailed(Int32)
+        case badFilter(UInt8)
+    }
 
     let chunks: [Chunk]
     /// Bytes after the IEND chunk (should be none).
@@ -27,8 +31,10 @@ struct PNGInspector {
             guard offset + 12 + length <= bytes.count else { throw InspectError.truncated }
             let body = Array(bytes[offset + 4..<offset + 8 + length])
             let crc = body.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, uInt($0.count))) }
-            chunks.append(Chunk(type: String(decoding: body[0..<4], as: UTF8.self), payload: Array(body[4...]),
-                                crcMatches: crc == Self.bigEndian(bytes, at: offset + 8 + length)))
+            chunks.append(
+                Chunk(
+                    type: String(decoding: body[0..<4], as: UTF8.self), payload: Array(body[4...]),
+                    crcMatches: crc == Self.bigEndian(bytes, at: offset + 8 + length)))
             offset += 12 + length
         }
         self.chunks = chunks

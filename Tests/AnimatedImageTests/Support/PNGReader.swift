@@ -25,8 +25,9 @@ enum PNGReader {
         guard pixels.withUnsafeMutableBytes({ png_image_finish_read(&image, nil, $0.baseAddress, 0, nil) }) != 0 else {
             throw ReadError.corrupt
         }
-        return Image(width: Int(image.width), height: Int(image.height), pixels: pixels,
-                     colorType: bytes[25], bitDepth: bytes[24])
+        return Image(
+            width: Int(image.width), height: Int(image.height), pixels: pixels,
+            colorType: bytes[25], bitDepth: bytes[24])
     }
 
     static func read(contentsOf url: URL) throws -> Image {

@@ -23,7 +23,8 @@ struct PNGSampleWriter {
         var filter = 0
         let passes = interlaced ? Self.adam7 : [(0, 0, 1, 1)]
         for (x0, y0, dx, dy) in passes {
-            let columns = Array(stride(from: x0, to: width, by: dx)), rows = Array(stride(from: y0, to: height, by: dy))
+            let columns = Array(stride(from: x0, to: width, by: dx))
+            let rows = Array(stride(from: y0, to: height, by: dy))
             guard !columns.isEmpty, !rows.isEmpty else { continue }  // an empty pass has no rows at all
             var previous = [UInt8](repeating: 0, count: (columns.count * bitsPerPixel + 7) / 8)
             for y in rows {
@@ -43,7 +44,8 @@ struct PNGSampleWriter {
     /// One row of pixels as bytes: samples big-endian at 16 bits, packed from the high bit below 8.
     private func pack(_ pixels: [[Int]]) -> [UInt8] {
         var bytes: [UInt8] = []
-        var accumulator = 0, bits = 0
+        var accumulator = 0
+        var bits = 0
         for sample in pixels.joined() {
             if bitDepth == 16 {
                 bytes += [UInt8(sample >> 8), UInt8(sample & 0xFF)]
@@ -61,14 +63,19 @@ struct PNGSampleWriter {
 
     static func filtered(_ line: [UInt8], previous: [UInt8], filter: Int, bytesPerPixel bpp: Int) -> [UInt8] {
         line.indices.map { i in
-            let a = i >= bpp ? Int(line[i - bpp]) : 0, b = Int(previous[i]), c = i >= bpp ? Int(previous[i - bpp]) : 0
+            let a = i >= bpp ? Int(line[i - bpp]) : 0
+            let b = Int(previous[i])
+            let c = i >= bpp ? Int(previous[i - bpp]) : 0
             let predictor: Int
             switch filter {
             case 1: predictor = a
             case 2: predictor = b
             case 3: predictor = (a + b) / 2
             case 4:
-                let p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c)
+                let p = a + b - c
+                let pa = abs(p - a)
+                let pb = abs(p - b)
+                let pc = abs(p - c)
                 predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c
             default: predictor = 0
             }
@@ -101,8 +108,10 @@ struct LayoutAPNG {
     func build() -> [UInt8] {
         let b = APNGBuilder(width: width, height: height)
         var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        out += b.chunk("IHDR", b.be32(width) + b.be32(height)
-                       + [UInt8(writer.bitDepth), writer.colorType, 0, 0, writer.interlaced ? 1 : 0])
+        out += b.chunk(
+            "IHDR",
+            b.be32(width) + b.be32(height)
+                + [UInt8(writer.bitDepth), writer.colorType, 0, 0, writer.interlaced ? 1 : 0])
         for (type, payload) in extraChunks { out += b.chunk(type, payload) }
         if animated { out += b.chunk("acTL", b.be32(frames.count) + b.be32(0)) }
         if !palette.isEmpty { out += b.chunk("PLTE", palette) }
@@ -111,9 +120,11 @@ struct LayoutAPNG {
         for (i, frame) in frames.enumerated() {
             let data = writer.imageData(frame.samples, width: frame.width, height: frame.height)
             if animated {
-                out += b.chunk("fcTL", b.be32(sequence) + b.be32(frame.width) + b.be32(frame.height) + b.be32(frame.x)
-                               + b.be32(frame.y) + b.be16(frame.delayNumerator) + b.be16(frame.delayDenominator)
-                               + [frame.dispose, frame.blend])
+                out += b.chunk(
+                    "fcTL",
+                    b.be32(sequence) + b.be32(frame.width) + b.be32(frame.height) + b.be32(frame.x)
+                        + b.be32(frame.y) + b.be16(frame.delayNumerator) + b.be16(frame.delayDenominator)
+                        + [frame.dispose, frame.blend])
                 sequence += 1
             }
             if i == 0 {

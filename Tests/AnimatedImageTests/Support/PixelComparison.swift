@@ -32,6 +32,7 @@ struct PixelComparison {
 
     var summary: String {
         guard let first = firstDifference else { return "match" }
-        return "\(differing) pixels differ (max \(maxDifference)); first at (\(first.x),\(first.y)): ours \(first.ours), reference \(first.reference)"
+        return
+            "\(differing) pixels differ (max \(maxDifference)); first at (\(first.x),\(first.y)): ours \(first.ours), reference \(first.reference)"
     }
 }

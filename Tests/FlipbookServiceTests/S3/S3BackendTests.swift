@@ -1,10 +1,11 @@
-import FlipbookTestSupport
 import AnimatedImage
-@testable import FlipbookService
+import FlipbookTestSupport
 import Foundation
 import Logging
 import Synchronization
 import Testing
+
+@testable import FlipbookService
 
 /// `storage.backend = s3` beyond the shared API contract (which ``EndToEndTests`` runs on both
 /// backends): what lands in the bucket, read back with boto3; multipart uploads; the local cache
@@ -16,12 +17,16 @@ struct S3BackendTests {
     /// Runs Tests/s3/read_back.py (boto3) against the service's bucket; fails the test with its
     /// output when it finds a mismatch.
     static func readBack(_ service: TestService, _ arguments: [String]) throws {
-        let python = try #require(MotoServer.tool("python3", environment: "FLIPBOOK_S3_PYTHON"),
-                                  "no python3 with boto3: run `make test` (it makes .build-s3-venv)")
+        let python = try #require(
+            MotoServer.tool("python3", environment: "FLIPBOOK_S3_PYTHON"),
+            "no python3 with boto3: run `make test` (it makes .build-s3-venv)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [MotoServer.repository.appendingPathComponent("Tests/s3/read_back.py").path,
-                             "--endpoint", service.moto!.endpoint, "--bucket", service.bucket!, "--prefix", "flipbook/"]
+        process.arguments =
+            [
+                MotoServer.repository.appendingPathComponent("Tests/s3/read_back.py").path,
+                "--endpoint", service.moto!.endpoint, "--bucket", service.bucket!, "--prefix", "flipbook/",
+            ]
             + arguments
         let output = Pipe()
         process.standardOutput = output
@@ -51,7 +56,8 @@ struct S3BackendTests {
 
     @Test func whatFlipbookWritesIsReadBackByBoto3() async throws {
         let service = try TestService(backend: .s3) { $0.auth.adminToken = "t" }
-        let gif = try Corpus.bytes("wuffs/muybridge.gif"), other = try Corpus.bytes("pillow/gif/iss634.gif")
+        let gif = try Corpus.bytes("wuffs/muybridge.gif")
+        let other = try Corpus.bytes("pillow/gif/iss634.gif")
         let apng = try Corpus.bytes("image-rs-image/images/png/apng/ball.png")
         #expect(try service.upload(gif).status == 201)
         #expect(try service.client.send("PUT", "/images/clip.gif", body: other).status == 201)
@@ -63,7 +69,8 @@ struct S3BackendTests {
 
         // A name and a content id share one original: deleting the content id keeps it for the name.
         #expect(try service.client.send("PUT", "/images/same.gif", body: gif).status == 201)
-        #expect(try service.client.send("DELETE", "/images/\(Self.sha(gif))", headers: ["Authorization": "Bearer t"]).status == 204)
+        #expect(
+            try service.client.send("DELETE", "/images/\(Self.sha(gif))", headers: ["Authorization": "Bearer t"]).status == 204)
         #expect(try service.client.get("/images/\(Self.sha(gif))").status == 404)
         try Self.readBack(service, ["--name", "same.gif=\(Self.sha(gif))"])
         let cold = try TestService(backend: .s3, bucket: service.bucket)  // nothing local: from the bucket
@@ -85,7 +92,8 @@ struct S3BackendTests {
         #expect(response.json["frameCount"] as? Int == 15)
         try Self.readBack(service, ["--content-id", Self.sha(big), "--multipart", Self.sha(big)])
         let cold = try TestService(backend: .s3, bucket: service.bucket)
-        #expect(try cold.client.get("/frames/\(Self.sha(big))/7").body == (try service.client.get("/frames/\(Self.sha(big))/7").body))
+        #expect(
+            try cold.client.get("/frames/\(Self.sha(big))/7").body == (try service.client.get("/frames/\(Self.sha(big))/7").body))
         #expect(FileManager.default.fileExists(atPath: cold.dataDirectory + "/originals/" + Self.sha(big)))
         await cold.stop()
         await service.stop()
@@ -126,7 +134,8 @@ struct S3BackendTests {
     }
 
     @Test func theLocalCacheKeepsItsByteBudget() async throws {
-        let a = try Corpus.bytes("wuffs/muybridge.gif"), b = try Corpus.bytes("pillow/gif/iss634.gif")
+        let a = try Corpus.bytes("wuffs/muybridge.gif")
+        let b = try Corpus.bytes("pillow/gif/iss634.gif")
         let c = try Corpus.bytes("image-rs-image/images/png/apng/ball.png")
         let uploader = try TestService(backend: .s3)
         for bytes in [a, b, c] { #expect(try uploader.upload(bytes).status == 201) }
@@ -198,16 +207,22 @@ struct S3BackendTests {
     }
 
     @Test func credentialsComeFromTheAWSVariablesAndAreNeverLogged() async throws {
-        let environment = ["AWS_ACCESS_KEY_ID": "AKIAFLIPBOOKTEST", "AWS_SECRET_ACCESS_KEY": "very-secret-key-value",
-                           "AWS_SESSION_TOKEN": "very-secret-session-token", "FLIPBOOK_STORAGE_BACKEND": "s3",
-                           "FLIPBOOK_STORAGE_S3_BUCKET": "b", "FLIPBOOK_STORAGE_S3_ENDPOINT": "http://127.0.0.1:9"]
+        let environment = [
+            "AWS_ACCESS_KEY_ID": "AKIAFLIPBOOKTEST", "AWS_SECRET_ACCESS_KEY": "very-secret-key-value",
+            "AWS_SESSION_TOKEN": "very-secret-session-token", "FLIPBOOK_STORAGE_BACKEND": "s3",
+            "FLIPBOOK_STORAGE_S3_BUCKET": "b", "FLIPBOOK_STORAGE_S3_ENDPOINT": "http://127.0.0.1:9",
+        ]
         let settings = try await SettingsLoader(configPath: SettingsTests.configFile, environment: environment).load().settings
         #expect(settings.storage.s3.accessKeyId == "AKIAFLIPBOOKTEST")
         #expect(settings.storage.s3.secretAccessKey == "very-secret-key-value")
         #expect(settings.storage.s3.sessionToken == "very-secret-session-token")
         // The settings' own keys win over the AWS variables.
-        let own = try await SettingsLoader(configPath: SettingsTests.configFile, environment: environment, overrides: [
-            "storage.s3.accessKeyId": "own", "storage.s3.secretAccessKey": "own-secret"]).load().settings
+        let own = try await SettingsLoader(
+            configPath: SettingsTests.configFile, environment: environment,
+            overrides: [
+                "storage.s3.accessKeyId": "own", "storage.s3.secretAccessKey": "own-secret",
+            ]
+        ).load().settings
         #expect(own.storage.s3.accessKeyId == "own" && own.storage.s3.secretAccessKey == "own-secret")
 
         let lines = LogLines()
@@ -240,15 +255,21 @@ struct S3BackendTests {
             (["FLIPBOOK_STORAGE_BACKEND": "nfs"], "storage.backend"),
         ]
         for (extra, key) in cases {
-            await #expect(performing: {
-                try await SettingsLoader(configPath: SettingsTests.configFile,
-                                         environment: base.merging(extra) { $1 }).load()
-            }, throws: { "\($0)".contains(key) })
+            await #expect(
+                performing: {
+                    try await SettingsLoader(
+                        configPath: SettingsTests.configFile,
+                        environment: base.merging(extra) { $1 }
+                    ).load()
+                }, throws: { "\($0)".contains(key) })
         }
-        await #expect(performing: {
-            try await SettingsLoader(configPath: SettingsTests.configFile,
-                                     environment: ["FLIPBOOK_STORAGE_BACKEND": "s3", "FLIPBOOK_STORAGE_S3_BUCKET": "b"]).load()
-        }, throws: { "\($0)".contains("AWS_ACCESS_KEY_ID") })
+        await #expect(
+            performing: {
+                try await SettingsLoader(
+                    configPath: SettingsTests.configFile,
+                    environment: ["FLIPBOOK_STORAGE_BACKEND": "s3", "FLIPBOOK_STORAGE_S3_BUCKET": "b"]
+                ).load()
+            }, throws: { "\($0)".contains("AWS_ACCESS_KEY_ID") })
     }
 }
 

@@ -1,6 +1,7 @@
-@testable import FlipbookService
 import Foundation
 import Testing
+
+@testable import FlipbookService
 
 /// The signer against AWS's published Signature Version 4 test suite
 /// (`Tests/Fixtures/sigv4-test-suite.json`): for every case, the canonical request, the string to
@@ -35,19 +36,28 @@ import Testing
     }
 
     @Test(arguments: cases) func signsLikeAWS(_ c: Case) throws {
-        let signer = SigV4Signer(credentials: S3Credentials(accessKeyID: c.accessKeyID, secretAccessKey: c.secretAccessKey,
-                                                            sessionToken: c.sessionToken),
-                                 region: c.region, service: c.service)
-        let query: [(String, String)] = c.query.isEmpty ? [] : c.query.split(separator: "&").map { item in
-            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (String(pair[0]).removingPercentEncoding ?? "", pair.count > 1 ? String(pair[1]).removingPercentEncoding ?? "" : "")
-        }
+        let signer = SigV4Signer(
+            credentials: S3Credentials(
+                accessKeyID: c.accessKeyID, secretAccessKey: c.secretAccessKey,
+                sessionToken: c.sessionToken),
+            region: c.region, service: c.service)
+        let query: [(String, String)] =
+            c.query.isEmpty
+            ? []
+            : c.query.split(separator: "&").map { item in
+                let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                return (
+                    String(pair[0]).removingPercentEncoding ?? "",
+                    pair.count > 1 ? String(pair[1]).removingPercentEncoding ?? "" : ""
+                )
+            }
         let date = try #require(ISO8601DateFormatter().date(from: c.timestamp))
-        let signed = signer.sign(method: c.method, path: c.path.removingPercentEncoding ?? c.path, query: query,
-                                 headers: c.headers.map { ($0[0], $0[1]) },
-                                 payloadSHA256: SigV4Signer.sha256Hex(Array(c.body.utf8)), date: date,
-                                 normalizePath: c.normalizePath, sendPayloadHash: c.signBody,
-                                 signSessionToken: c.signSessionToken)
+        let signed = signer.sign(
+            method: c.method, path: c.path.removingPercentEncoding ?? c.path, query: query,
+            headers: c.headers.map { ($0[0], $0[1]) },
+            payloadSHA256: SigV4Signer.sha256Hex(Array(c.body.utf8)), date: date,
+            normalizePath: c.normalizePath, sendPayloadHash: c.signBody,
+            signSessionToken: c.signSessionToken)
         #expect(signed.canonicalRequest == c.canonicalRequest)
         #expect(signed.stringToSign == c.stringToSign)
         #expect(signed.signature == c.signature)
@@ -58,8 +68,9 @@ import Testing
     }
 
     @Test func credentialsNeverShowTheirSecrets() {
-        let credentials = S3Credentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-                                        sessionToken: "token-123")
+        let credentials = S3Credentials(
+            accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+            sessionToken: "token-123")
         var dumped = ""
         dump(credentials, to: &dumped)
         let text = "\(credentials) \(String(reflecting: credentials)) \(dumped)"

@@ -1,5 +1,6 @@
 import FlipbookTestSupport
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,8 +46,9 @@ final class MotoServer: Sendable {
 
     private init(port: Int? = nil) throws(Missing) {
         guard let moto = Self.tool("moto_server", environment: "FLIPBOOK_MOTO_SERVER") else {
-            throw Missing(description: "moto_server not found: run `make test` (it installs moto[server] into "
-                + ".build-s3-venv) or set FLIPBOOK_MOTO_SERVER")
+            throw Missing(
+                description: "moto_server not found: run `make test` (it installs moto[server] into "
+                    + ".build-s3-venv) or set FLIPBOOK_MOTO_SERVER")
         }
         self.port = port ?? Self.freePort()
         logPath = NSTemporaryDirectory() + "flipbook-moto-\(self.port).log"
@@ -56,12 +58,15 @@ final class MotoServer: Sendable {
         // SIGKILL, because moto's server does not exit on SIGTERM.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", """
+        process.arguments = [
+            "-c",
+            """
             "$0" -H 127.0.0.1 -p "$1" >>"$2" 2>&1 & m=$!
             echo $m >"$4"
             trap 'kill -9 $m 2>/dev/null' EXIT
             while kill -0 "$3" 2>/dev/null && kill -0 $m 2>/dev/null; do sleep 1; done
-            """, moto, String(self.port), logPath, String(getpid()), pidFile]
+            """, moto, String(self.port), logPath, String(getpid()), pidFile,
+        ]
         // Not the test process's output: swift test reads it to its end.
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
@@ -81,7 +86,8 @@ final class MotoServer: Sendable {
     /// Kills the server (its watcher exits with it); what it held is gone.
     func stop() {
         guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
-              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return }
+            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { return }
         kill(pid, SIGKILL)
         for _ in 0..<100 where kill(pid, 0) == 0 { usleep(50_000) }
     }

@@ -1,10 +1,11 @@
 import FlipbookTestSupport
-import SystemResources
-@testable import FlipbookService
-import FrameCache
 import Foundation
-import Testing
+import FrameCache
 import Logging
+import SystemResources
+import Testing
+
+@testable import FlipbookService
 
 /// Where a test service keeps images: the data directory (`fs`), or a bucket of the shared
 /// moto server with the data directory as the local cache (`s3`).
@@ -25,8 +26,10 @@ final class TestService: @unchecked Sendable {
     let moto: MotoServer?
 
     /// - Parameter configure: adjusts the settings (tokens, limits, …) before start.
-    init(dataDirectory: String? = nil, backend: Backend = .fs, bucket: String? = nil, moto: MotoServer? = nil,
-         clock: any MonotonicClock = SystemMonotonicClock(), configure: (inout FlipbookSettings) -> Void = { _ in }) throws {
+    init(
+        dataDirectory: String? = nil, backend: Backend = .fs, bucket: String? = nil, moto: MotoServer? = nil,
+        clock: any MonotonicClock = SystemMonotonicClock(), configure: (inout FlipbookSettings) -> Void = { _ in }
+    ) throws {
         let directory: String = dataDirectory ?? Self.temporaryDirectory()
         var settings = FlipbookSettings()
         settings.server.host = "127.0.0.1"

@@ -1,11 +1,13 @@
+import Dispatch
+import FlipbookTestSupport
+import Foundation
+import Synchronization
+
+@testable import HTTPServer
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FlipbookTestSupport
-import Dispatch
-import Foundation
-import Synchronization
-@testable import HTTPServer
 
 /// FNV-1a (64-bit) of some bytes, to compare uploaded bodies with what the server received.
 func fnv1a(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
@@ -91,8 +93,10 @@ func liveRouter(failures: FailureLog = FailureLog()) -> Router {
         return .later
     }
     router.get("/echo-path/:value") { request, _ in
-        .now(HTTPResponse(text: "\(request.pathParameters["value"] ?? "-")|\(request.path)|"
-            + request.queryItems.map { "\($0.name)=\($0.value)" }.joined(separator: "&")))
+        .now(
+            HTTPResponse(
+                text: "\(request.pathParameters["value"] ?? "-")|\(request.path)|"
+                    + request.queryItems.map { "\($0.name)=\($0.value)" }.joined(separator: "&")))
     }
     router.post("/echo", maxBodyBytes: 64 << 20) { request, _ in
         .now(HTTPResponse(text: "\(request.body.count) \(fnv1a(request.body))"))
@@ -107,7 +111,7 @@ func pseudoRandomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
     var state = seed
     var out = [UInt8](repeating: 0, count: count)
     for index in 0..<count {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
         out[index] = UInt8(truncatingIfNeeded: state >> 33)
     }
     return out
@@ -154,16 +158,19 @@ func runCurl(_ arguments: [String]) throws -> CurlResult {
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     group.wait()
     process.waitUntilExit()
-    return CurlResult(status: process.terminationStatus,
-                      stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
+    return CurlResult(
+        status: process.terminationStatus,
+        stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
 }
 
 /// Runs `body` and waits for it at most `seconds`: false when it has not finished by then, so a
 /// test that would hang fails instead (the bound is never the thing asserted).
 func finishes(within seconds: Double, _ body: @escaping @Sendable () async -> Void) async -> Bool {
     let done = DoneFlag()
-    Task { await body(); done.value.store(true, ordering: .releasing) }
+    Task {
+        await body(); done.value.store(true, ordering: .releasing)
+    }
     let deadline = ContinuousClock.now + .seconds(seconds)
     while !done.value.load(ordering: .acquiring), ContinuousClock.now < deadline {
         try? await Task.sleep(for: .milliseconds(10))

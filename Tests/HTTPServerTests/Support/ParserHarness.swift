@@ -2,8 +2,9 @@
 
 /// A parser event flattened to something tests can compare.
 enum ParsedEvent: Equatable, CustomStringConvertible {
-    case head(method: String, target: String, version: String, framing: HTTPBodyFraming, keepAlive: Bool,
-              expectsContinue: Bool, headers: [String])
+    case head(
+        method: String, target: String, version: String, framing: HTTPBodyFraming, keepAlive: Bool,
+        expectsContinue: Bool, headers: [String])
     case body([UInt8])
     case end
     case error(HTTPParseError)
@@ -51,10 +52,14 @@ func parseEvents(_ input: [UInt8], limits: HTTPParserLimits = HTTPParserLimits()
                 switch event {
                 case .head(let head):
                     let headers = head.headers.map { "\($0.name): \($0.value)" }
-                    return (consumed, .head(method: head.method.rawValue, target: head.target,
-                                            version: head.version.description, framing: head.framing,
-                                            keepAlive: head.keepAlive, expectsContinue: head.expectsContinue,
-                                            headers: headers))
+                    return (
+                        consumed,
+                        .head(
+                            method: head.method.rawValue, target: head.target,
+                            version: head.version.description, framing: head.framing,
+                            keepAlive: head.keepAlive, expectsContinue: head.expectsContinue,
+                            headers: headers)
+                    )
                 case .body(let range): return (consumed, .body(Array(raw[range])))
                 case .end: return (consumed, .end)
                 case .error(let error): return (consumed, .error(error))

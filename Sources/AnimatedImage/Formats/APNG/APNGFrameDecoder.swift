@@ -12,13 +12,15 @@ struct APNGFrameDecoder: FrameDecoder {
     let header: PNGHeader
 
     func decode(_ frame: FrameDescriptor) throws -> FramePatch {
-        guard case let .png(dataRanges) = frame.source else {
+        guard case .png(let dataRanges) = frame.source else {
             preconditionFailure("APNGFrameDecoder handed a non-PNG frame")
         }
-        let width = frame.rect.width, height = frame.rect.height
+        let width = frame.rect.width
+        let height = frame.rect.height
         let pixels = try bytes.withUnsafeBufferPointer { input in
-            try Self.decodeRGBA(pulling: stream(width: width, height: height, data: dataRanges, input: input),
-                                width: width, height: height)
+            try Self.decodeRGBA(
+                pulling: stream(width: width, height: height, data: dataRanges, input: input),
+                width: width, height: height)
         }
         return FramePatch(rect: frame.rect, pixels: .rgba(pixels))
     }
@@ -32,8 +34,9 @@ struct APNGFrameDecoder: FrameDecoder {
         if let transparency = header.transparency { payloads.append(transparency.count) }
         payloads.append(2)
         let head = PNGChunkWriter.file(byteCount: PNGChunkWriter.fileSize(payloads: payloads)) { writer in
-            writer.appendHeader(width: width, height: height, bitDepth: header.bitDepth,
-                                colorType: header.colorType, interlace: header.interlace)
+            writer.appendHeader(
+                width: width, height: height, bitDepth: header.bitDepth,
+                colorType: header.colorType, interlace: header.interlace)
             if let palette = header.palette {
                 writer.append("PLTE", UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(input)[palette]))
             }
@@ -56,8 +59,9 @@ struct APNGFrameDecoder: FrameDecoder {
         do {
             return try withExtendedLifetime(stream) {
                 try decodeRGBA(width: width, height: height) { out, text in
-                    flipbook_png_read_rgba8_pulling(pull, Unmanaged.passUnretained(stream).toOpaque(),
-                                                    UInt32(width), UInt32(height), out, text.baseAddress, text.count)
+                    flipbook_png_read_rgba8_pulling(
+                        pull, Unmanaged.passUnretained(stream).toOpaque(),
+                        UInt32(width), UInt32(height), out, text.baseAddress, text.count)
                 }
             }
         } catch {
@@ -72,15 +76,18 @@ struct APNGFrameDecoder: FrameDecoder {
     static func decodeRGBA(_ png: [UInt8], width: Int, height: Int) throws -> [UInt8] {
         try png.withUnsafeBufferPointer { input in
             try decodeRGBA(width: width, height: height) { out, text in
-                flipbook_png_read_rgba8(input.baseAddress, input.count, UInt32(width), UInt32(height),
-                                        out, text.baseAddress, text.count)
+                flipbook_png_read_rgba8(
+                    input.baseAddress, input.count, UInt32(width), UInt32(height),
+                    out, text.baseAddress, text.count)
             }
         }
     }
 
     /// The output buffer and the error text around one call of the C reader.
-    private static func decodeRGBA(width: Int, height: Int,
-                                   _ read: (UnsafeMutablePointer<UInt8>, UnsafeMutableBufferPointer<CChar>) -> Int32) throws -> [UInt8] {
+    private static func decodeRGBA(
+        width: Int, height: Int,
+        _ read: (UnsafeMutablePointer<UInt8>, UnsafeMutableBufferPointer<CChar>) -> Int32
+    ) throws -> [UInt8] {
         guard width > 0, height > 0, width <= UInt32.max, height <= UInt32.max else {
             throw FrameDataError("a \(width)×\(height) frame")
         }

@@ -132,24 +132,29 @@ enum APNGIndexer {
             let truncated = stoppedEarly || lastDataUnfinished || walker.isCutShort || frames.count < animation.frames
             if frames.count > animation.frames { frames.removeSubrange(animation.frames...) }
             if frames.isEmpty {
-                throw AnimatedImageError.noCompleteFrame(.apng, stoppedEarly
-                    ? "the frame control chunks are out of sequence" : "no frame has image data")
+                throw AnimatedImageError.noCompleteFrame(
+                    .apng,
+                    stoppedEarly
+                        ? "the frame control chunks are out of sequence" : "no frame has image data")
             }
             try Limits.checkFrameCount(frames.count, canvasPixels: header.width * header.height, limits: limits)
-            return ImageIndex(format: .apng, canvasWidth: header.width, canvasHeight: header.height,
-                              frames: frames, playCount: animation.plays, truncated: truncated,
-                              colorSpace: colorSpace, header: .png(header))
+            return ImageIndex(
+                format: .apng, canvasWidth: header.width, canvasHeight: header.height,
+                frames: frames, playCount: animation.plays, truncated: truncated,
+                colorSpace: colorSpace, header: .png(header))
         }
         // A still PNG: its IDAT image is the one frame.
         if lastDataUnfinished {
             throw AnimatedImageError.noCompleteFrame(.png, "the file ends after the image data, before another chunk")
         }
-        let still = FrameDescriptor(rect: PixelRect(x: 0, y: 0, width: header.width, height: header.height),
-                                    disposal: .none, blend: .source, rawDelayMs: 0,
-                                    isOpaque: header.isOpaque, source: .png(dataRanges: defaultImage))
-        return ImageIndex(format: .png, canvasWidth: header.width, canvasHeight: header.height,
-                          frames: [still], playCount: 1, truncated: walker.isCutShort || stoppedEarly,
-                          colorSpace: colorSpace, header: .png(header))
+        let still = FrameDescriptor(
+            rect: PixelRect(x: 0, y: 0, width: header.width, height: header.height),
+            disposal: .none, blend: .source, rawDelayMs: 0,
+            isOpaque: header.isOpaque, source: .png(dataRanges: defaultImage))
+        return ImageIndex(
+            format: .png, canvasWidth: header.width, canvasHeight: header.height,
+            frames: [still], playCount: 1, truncated: walker.isCutShort || stoppedEarly,
+            colorSpace: colorSpace, header: .png(header))
     }
 }
 
@@ -199,8 +204,9 @@ private struct FrameListBuilder {
         finishPending()
         var reader = ByteReader(bytes, range: data)
         guard let sequence = reader.u32be(), let w = reader.u32be(), let h = reader.u32be(),
-              let x = reader.u32be(), let y = reader.u32be(), let num = reader.u16be(),
-              let den = reader.u16be(), let dispose = reader.u8(), let blend = reader.u8() else {
+            let x = reader.u32be(), let y = reader.u32be(), let num = reader.u16be(),
+            let den = reader.u16be(), let dispose = reader.u8(), let blend = reader.u8()
+        else {
             throw AnimatedImageError.malformed(.apng, "fcTL is shorter than 26 bytes")
         }
         guard sequence == nextSequence else {

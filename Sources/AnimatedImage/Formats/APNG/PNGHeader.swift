@@ -21,15 +21,18 @@ struct PNGHeader: Sendable, Hashable {
     init(bytes: ImageBytes, ihdr: Range<Int>) throws {
         var reader = ByteReader(bytes, range: ihdr)
         guard let w = reader.u32be(), let h = reader.u32be(), let depth = reader.u8(),
-              let color = reader.u8(), let compression = reader.u8(), let filter = reader.u8(),
-              let interlace = reader.u8() else {
+            let color = reader.u8(), let compression = reader.u8(), let filter = reader.u8(),
+            let interlace = reader.u8()
+        else {
             throw AnimatedImageError.malformed(.png, "IHDR is shorter than 13 bytes")
         }
         guard w > 0, h > 0, w <= Int32.max, h <= Int32.max else {
             throw AnimatedImageError.malformed(.png, "the image is \(w)×\(h)")
         }
-        let validDepths: [UInt8: [UInt8]] = [0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8],
-                                             4: [8, 16], 6: [8, 16]]
+        let validDepths: [UInt8: [UInt8]] = [
+            0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8],
+            4: [8, 16], 6: [8, 16],
+        ]
         guard let depths = validDepths[color], depths.contains(depth) else {
             throw AnimatedImageError.malformed(.png, "colour type \(color) with bit depth \(depth) is not valid")
         }

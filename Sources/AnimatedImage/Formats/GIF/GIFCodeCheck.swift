@@ -8,17 +8,22 @@
 enum GIFCodeCheck {
     /// Throws when the frame's LZW data, the sub-blocks from `start` (just after the minimum
     /// code size byte) up to `end`, uses an undefined code before `pixels` pixels are out.
-    static func check(_ file: UnsafeBufferPointer<UInt8>, minimumCodeSize: Int, start: Int, end: Int,
-                      pixels: Int) throws {
-        let clear = 1 << minimumCodeSize, endCode = clear + 1
+    static func check(
+        _ file: UnsafeBufferPointer<UInt8>, minimumCodeSize: Int, start: Int, end: Int,
+        pixels: Int
+    ) throws {
+        let clear = 1 << minimumCodeSize
+        let endCode = clear + 1
         var lengths = [UInt16](repeating: 1, count: 4096)
         try lengths.withUnsafeMutableBufferPointer { length in
             var size = minimumCodeSize + 1
             var next = clear + 2
             var previous = -1
             var produced = 0
-            var accumulator: UInt32 = 0, bits = 0
-            var block = start, blockEnd = start
+            var accumulator: UInt32 = 0
+            var bits = 0
+            var block = start
+            var blockEnd = start
             let limit = min(end, file.count)
             while produced < pixels {
                 while bits < size {
@@ -52,7 +57,8 @@ enum GIFCodeCheck {
                 } else if code == next && previous >= 0 {
                     count = Int(length[previous]) + 1
                 } else {
-                    throw FrameDataError("LZW code \(code) is not defined yet (the next is \(next)) after \(produced) of \(pixels) pixels")
+                    throw FrameDataError(
+                        "LZW code \(code) is not defined yet (the next is \(next)) after \(produced) of \(pixels) pixels")
                 }
                 if previous >= 0 && next < 4096 {
                     length[next] = UInt16(min(Int(UInt16.max), Int(length[previous]) + 1))

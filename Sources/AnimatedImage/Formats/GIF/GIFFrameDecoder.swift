@@ -15,7 +15,7 @@ struct GIFFrameDecoder: FrameDecoder {
     var checksCodes = true
 
     func decode(_ frame: FrameDescriptor) throws -> FramePatch {
-        guard case let .gif(descriptorOffset, end, transparentIndex) = frame.source else {
+        guard case .gif(let descriptorOffset, let end, let transparentIndex) = frame.source else {
             preconditionFailure("GIFFrameDecoder handed a non-GIF frame")
         }
         let flags = bytes[descriptorOffset + 9]
@@ -33,20 +33,28 @@ struct GIFFrameDecoder: FrameDecoder {
         }
         let rect = frame.rect
         guard !rect.isEmpty else {
-            return FramePatch(rect: rect, pixels: .indexed(indices: [], palette: palette,
-                                                          transparentIndex: transparentIndex))
+            return FramePatch(
+                rect: rect,
+                pixels: .indexed(
+                    indices: [], palette: palette,
+                    transparentIndex: transparentIndex))
         }
         if checksCodes {
             try bytes.withUnsafeBufferPointer { file in
-                try GIFCodeCheck.check(file, minimumCodeSize: Int(minimumCodeSize), start: dataStart + 1, end: end,
-                                       pixels: rect.width * rect.height)
+                try GIFCodeCheck.check(
+                    file, minimumCodeSize: Int(minimumCodeSize), start: dataStart + 1, end: end,
+                    pixels: rect.width * rect.height)
             }
         }
-        let indices = try Self.decodeIndices(bytes, descriptorOffset: descriptorOffset, end: end,
-                                             width: rect.width, height: rect.height,
-                                             interlaced: flags & 0x40 != 0)
-        return FramePatch(rect: rect, pixels: .indexed(indices: indices, palette: palette,
-                                                      transparentIndex: transparentIndex))
+        let indices = try Self.decodeIndices(
+            bytes, descriptorOffset: descriptorOffset, end: end,
+            width: rect.width, height: rect.height,
+            interlaced: flags & 0x40 != 0)
+        return FramePatch(
+            rect: rect,
+            pixels: .indexed(
+                indices: indices, palette: palette,
+                transparentIndex: transparentIndex))
     }
 
     static func palette(_ bytes: ImageBytes, local: Range<Int>?, global: Range<Int>?) -> [UInt32] {
@@ -65,8 +73,10 @@ struct GIFFrameDecoder: FrameDecoder {
 
     /// Runs giflib's LZW decoder over the frame's data and returns one index per pixel, rows in
     /// display order (interlaced rows put in place).
-    private static func decodeIndices(_ bytes: ImageBytes, descriptorOffset: Int, end: Int,
-                                      width: Int, height: Int, interlaced: Bool) throws -> [UInt8] {
+    private static func decodeIndices(
+        _ bytes: ImageBytes, descriptorOffset: Int, end: Int,
+        width: Int, height: Int, interlaced: Bool
+    ) throws -> [UInt8] {
         var indices = [UInt8](repeating: 0, count: width * height)
         try bytes.withUnsafeBufferPointer { file in
             let stream = GIFByteStream(file: file, frameStart: descriptorOffset + 1, frameEnd: end)

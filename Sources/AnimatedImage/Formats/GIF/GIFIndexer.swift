@@ -9,7 +9,8 @@ enum GIFIndexer {
     static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         var reader = ByteReader(bytes, offset: 6)
         guard let screenWidth = reader.u16le(), let screenHeight = reader.u16le(),
-              let flags = reader.u8(), reader.skip(2) else {
+            let flags = reader.u8(), reader.skip(2)
+        else {
             throw AnimatedImageError.malformed(.gif, "the logical screen descriptor is cut short")
         }
         guard screenWidth > 0, screenHeight > 0 else {
@@ -31,7 +32,8 @@ enum GIFIndexer {
         var pendingControl: GraphicControl? = nil
         var loopCount: Int? = nil
         var truncated = false
-        var canvasWidth = Int(screenWidth), canvasHeight = Int(screenHeight)
+        var canvasWidth = Int(screenWidth)
+        var canvasHeight = Int(screenHeight)
 
         records: while true {
             guard let introducer = reader.u8() else { truncated = true; break }
@@ -44,7 +46,8 @@ enum GIFIndexer {
                 if label == 0xF9, let first = blocks.first, first.count >= 4 {
                     pendingControl = GraphicControl(bytes, first.lowerBound)
                 } else if label == 0xFF, blocks.count >= 2, blocks[0].count == 11,
-                          Self.isLoopApplication(bytes[blocks[0]]) {
+                    Self.isLoopApplication(bytes[blocks[0]])
+                {
                     let data = blocks[1]
                     if data.count >= 3, bytes[data.lowerBound] == 1 {
                         loopCount = Int(bytes[data.lowerBound + 1]) | Int(bytes[data.lowerBound + 2]) << 8
@@ -53,7 +56,8 @@ enum GIFIndexer {
             case 0x2C:
                 let descriptorOffset = reader.offset - 1
                 guard let x = reader.u16le(), let y = reader.u16le(), let w = reader.u16le(),
-                      let h = reader.u16le(), let imageFlags = reader.u8() else {
+                    let h = reader.u16le(), let imageFlags = reader.u8()
+                else {
                     truncated = true
                     break records
                 }
@@ -73,12 +77,14 @@ enum GIFIndexer {
                 try Limits.checkFrame(rect, limits: limits)
                 let control = pendingControl ?? GraphicControl()
                 pendingControl = nil
-                frames.append(FrameDescriptor(
-                    rect: rect, disposal: control.disposal, blend: .over,
-                    rawDelayMs: control.delayCentiseconds * 10,
-                    isOpaque: control.transparentIndex == nil,
-                    source: .gif(descriptorOffset: descriptorOffset, end: reader.offset,
-                                 transparentIndex: control.transparentIndex)))
+                frames.append(
+                    FrameDescriptor(
+                        rect: rect, disposal: control.disposal, blend: .over,
+                        rawDelayMs: control.delayCentiseconds * 10,
+                        isOpaque: control.transparentIndex == nil,
+                        source: .gif(
+                            descriptorOffset: descriptorOffset, end: reader.offset,
+                            transparentIndex: control.transparentIndex)))
                 try Limits.checkFrameCount(frames.count, canvasPixels: canvasWidth * canvasHeight, limits: limits)
             case 0x3B:
                 break records
@@ -91,9 +97,10 @@ enum GIFIndexer {
         // A GIF without a NETSCAPE loop extension plays once; a value N > 0 plays N + 1 times.
         let playCount: Int
         if let loops = loopCount { playCount = loops == 0 ? 0 : loops + 1 } else { playCount = 1 }
-        return ImageIndex(format: .gif, canvasWidth: canvasWidth, canvasHeight: canvasHeight,
-                          frames: frames, playCount: playCount, truncated: truncated,
-                          header: .gif(GIFHeader(headerEnd: headerEnd, globalPalette: globalPalette)))
+        return ImageIndex(
+            format: .gif, canvasWidth: canvasWidth, canvasHeight: canvasHeight,
+            frames: frames, playCount: playCount, truncated: truncated,
+            header: .gif(GIFHeader(headerEnd: headerEnd, globalPalette: globalPalette)))
     }
 
     /// Reads data sub-blocks up to and including the zero-length terminator and returns where

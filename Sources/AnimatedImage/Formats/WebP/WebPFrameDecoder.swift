@@ -11,10 +11,11 @@ struct WebPFrameDecoder: FrameDecoder {
     let isAnimated: Bool
 
     func decode(_ frame: FrameDescriptor) throws -> FramePatch {
-        guard case let .webp(range, _) = frame.source else {
+        guard case .webp(let range, _) = frame.source else {
             preconditionFailure("WebPFrameDecoder handed a non-WebP frame")
         }
-        let width = frame.rect.width, height = frame.rect.height
+        let width = frame.rect.width
+        let height = frame.rect.height
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else { throw FrameDataError("libwebp version mismatch") }

@@ -18,7 +18,8 @@ enum WebPIndexer {
             let demuxer = WebPDemuxPartial(&data, &state)
             defer { WebPDemuxDelete(demuxer) }
             if state == WEBP_DEMUX_PARSING_HEADER || state == WEBP_DEMUX_PARSED_HEADER {
-                throw AnimatedImageError.malformed(.webp, "the file ends before the \(Self.riffLength(buffer)) bytes its RIFF header announces")
+                throw AnimatedImageError.malformed(
+                    .webp, "the file ends before the \(Self.riffLength(buffer)) bytes its RIFF header announces")
             }
             guard let demux = demuxer, state == WEBP_DEMUX_DONE else {
                 throw AnimatedImageError.malformed(.webp, "the RIFF container could not be parsed")
@@ -43,8 +44,9 @@ enum WebPIndexer {
                         damaged = true
                         break
                     }
-                    let rect = PixelRect(x: Int(iterator.x_offset), y: Int(iterator.y_offset),
-                                         width: Int(iterator.width), height: Int(iterator.height))
+                    let rect = PixelRect(
+                        x: Int(iterator.x_offset), y: Int(iterator.y_offset),
+                        width: Int(iterator.width), height: Int(iterator.height))
                     guard canvas.contains(rect), !rect.isEmpty else { damaged = true; break }
                     try Limits.checkFrame(rect, limits: limits)
                     let start = fragment - base
@@ -54,8 +56,9 @@ enum WebPIndexer {
                         blend: iterator.blend_method == WEBP_MUX_BLEND ? .over : .source,
                         rawDelayMs: animated ? Int(iterator.duration) : 0,
                         isOpaque: iterator.has_alpha == 0,
-                        source: .webp(range: start..<start + iterator.fragment.size,
-                                      hasAlpha: iterator.has_alpha != 0))
+                        source: .webp(
+                            range: start..<start + iterator.fragment.size,
+                            hasAlpha: iterator.has_alpha != 0))
                     frames.append(frame)
                     try Limits.checkFrameCount(frames.count, canvasPixels: width * height, limits: limits)
                 } while WebPDemuxNextFrame(&iterator) != 0
@@ -74,9 +77,10 @@ enum WebPIndexer {
                     colorSpace = try ColorSpaceChunks.iccProfile(UnsafeRawBufferPointer(start: profile, count: chunk.chunk.size))
                 }
             }
-            return ImageIndex(format: .webp, canvasWidth: width, canvasHeight: height, frames: frames,
-                              playCount: loops, truncated: damaged, colorSpace: colorSpace,
-                              header: .webp(animated: animated))
+            return ImageIndex(
+                format: .webp, canvasWidth: width, canvasHeight: height, frames: frames,
+                playCount: loops, truncated: damaged, colorSpace: colorSpace,
+                header: .webp(animated: animated))
         }
     }
 

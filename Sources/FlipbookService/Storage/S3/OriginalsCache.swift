@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Metrics
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,8 +38,10 @@ final class OriginalsCache: Sendable {
     private let fills: Counter
     private let evictions: Counter
 
-    init(directory: String, temporaryDirectory: String, capacity: Int,
-         metricsFactory: any MetricsFactory) throws(StorageFailure) {
+    init(
+        directory: String, temporaryDirectory: String, capacity: Int,
+        metricsFactory: any MetricsFactory
+    ) throws(StorageFailure) {
         self.directory = directory
         self.temporaryDirectory = temporaryDirectory
         self.capacity = capacity

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Metrics
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,20 +37,25 @@ final class S3Backend: StorageBackend {
 
     /// - Parameter dataDirectory: local: `tmp/` for uploads and downloads in progress,
     ///   `originals/` for the cache.
-    init(settings: FlipbookSettings.S3, dataDirectory: String, metricsFactory: any MetricsFactory,
-         logger: Logger) throws(StorageFailure) {
+    init(
+        settings: FlipbookSettings.S3, dataDirectory: String, metricsFactory: any MetricsFactory,
+        logger: Logger
+    ) throws(StorageFailure) {
         let endpoint = settings.endpoint.isEmpty ? S3Endpoint.aws(region: settings.region) : S3Endpoint(settings.endpoint)
         guard let endpoint else { throw .failed("storage.s3.endpoint '\(settings.endpoint)' is not http(s)://host[:port]") }
-        client = S3Client(configuration: S3Client.Configuration(
-            endpoint: endpoint, region: settings.region, bucket: settings.bucket, pathStyle: settings.pathStyle,
-            credentials: S3Credentials(accessKeyID: settings.accessKeyId, secretAccessKey: settings.secretAccessKey,
-                                       sessionToken: settings.sessionToken),
-            requestTimeoutSeconds: settings.requestTimeoutSeconds, retries: settings.retries),
+        client = S3Client(
+            configuration: S3Client.Configuration(
+                endpoint: endpoint, region: settings.region, bucket: settings.bucket, pathStyle: settings.pathStyle,
+                credentials: S3Credentials(
+                    accessKeyID: settings.accessKeyId, secretAccessKey: settings.secretAccessKey,
+                    sessionToken: settings.sessionToken),
+                requestTimeoutSeconds: settings.requestTimeoutSeconds, retries: settings.retries),
             metricsFactory: metricsFactory)
         layout = S3Layout(prefix: settings.prefix)
         uploads = dataDirectory + "/tmp"
-        cache = try OriginalsCache(directory: dataDirectory + "/originals", temporaryDirectory: uploads,
-                                   capacity: settings.localCacheBytes, metricsFactory: metricsFactory)
+        cache = try OriginalsCache(
+            directory: dataDirectory + "/originals", temporaryDirectory: uploads,
+            capacity: settings.localCacheBytes, metricsFactory: metricsFactory)
         multipartThreshold = settings.multipartThresholdBytes
         partBytes = settings.partBytes
         self.logger = logger
@@ -71,8 +77,9 @@ final class S3Backend: StorageBackend {
         queue.asyncAfter(deadline: .now() + 2) {
             guard !stopped.isSet else { return }
             if !client.isReachable {
-                _ = try? client.send("ListObjectsV2", method: "GET", key: nil,
-                                     query: [("list-type", "2"), ("max-keys", "1"), ("prefix", layout.metaPrefix)])
+                _ = try? client.send(
+                    "ListObjectsV2", method: "GET", key: nil,
+                    query: [("list-type", "2"), ("max-keys", "1"), ("prefix", layout.metaPrefix)])
             }
             probe(client, layout, stopped, queue: queue)
         }
@@ -112,15 +119,18 @@ final class S3Backend: StorageBackend {
             default: throw Self.refusal("HeadObject", layout.meta(id), response)
             }
         }
-        let response = try client.send("GetObject", method: "GET", key: layout.name(id),
-                                       headers: [("If-None-Match", etag)])
+        let response = try client.send(
+            "GetObject", method: "GET", key: layout.name(id),
+            headers: [("If-None-Match", etag)])
         switch response.status {
         case 304: return .unchanged
         case 404: return .gone
         case 200:
             do {
-                return .changed(FetchedRecord(record: try StoredImage.decode(response.body),
-                                              version: .etag(response.etag ?? "")))
+                return .changed(
+                    FetchedRecord(
+                        record: try StoredImage.decode(response.body),
+                        version: .etag(response.etag ?? "")))
             } catch {
                 throw .failed("the record \(layout.name(id)) is not a Flipbook record: \(error)")
             }
@@ -150,10 +160,14 @@ final class S3Backend: StorageBackend {
     }
 
     func listIDs(after cursor: String?, limit: Int) throws(StorageFailure) -> (ids: [String], more: Bool) {
-        let contentIDs = try listKeys(prefix: layout.metaPrefix, startAfter: cursor.map { layout.meta($0) },
-                                      count: limit + 1).compactMap { layout.contentID(ofMetaKey: $0) }
-        let names = try listKeys(prefix: layout.namesPrefix, startAfter: cursor.map { layout.name($0) },
-                                 count: limit + 1).compactMap { layout.imageName(ofNameKey: $0) }
+        let contentIDs = try listKeys(
+            prefix: layout.metaPrefix, startAfter: cursor.map { layout.meta($0) },
+            count: limit + 1
+        ).compactMap { layout.contentID(ofMetaKey: $0) }
+        let names = try listKeys(
+            prefix: layout.namesPrefix, startAfter: cursor.map { layout.name($0) },
+            count: limit + 1
+        ).compactMap { layout.imageName(ofNameKey: $0) }
         let ids = (contentIDs + names).filter { cursor == nil || $0 > cursor! }.sorted()
         return (Array(ids.prefix(limit)), ids.count > limit)
     }
@@ -181,8 +195,10 @@ final class S3Backend: StorageBackend {
 
     // MARK: Writing
 
-    func store(_ record: StoredImage, uploadPath: String,
-               replacing previous: StoredImage?) throws(StorageFailure) -> RecordVersion {
+    func store(
+        _ record: StoredImage, uploadPath: String,
+        replacing previous: StoredImage?
+    ) throws(StorageFailure) -> RecordVersion {
         defer { unlink(uploadPath) }  // adopted into the cache below when all went well
         if record.source == .named {
             // The reference first: from now on no delete removes the original under this name.
@@ -195,8 +211,9 @@ final class S3Backend: StorageBackend {
         } catch {
             throw .failed("cannot encode the record of \(record.id): \(error)")
         }
-        let etag = try put("PutObject", key: recordKey(record.id), body: .bytes(document),
-                           contentType: "application/json")
+        let etag = try put(
+            "PutObject", key: recordKey(record.id), body: .bytes(document),
+            contentType: "application/json")
         cache.adopt(record.sha256, from: uploadPath)
         if let previous, previous.sha256 != record.sha256, record.source == .named {
             // The name now points elsewhere: its old original goes unless something else uses it.
@@ -221,8 +238,9 @@ final class S3Backend: StorageBackend {
             throw .failed("\(error)")
         }
         if bytes.count <= multipartThreshold {
-            try put("PutObject", key: key, body: .mapped(bytes, offset: 0, length: bytes.count),
-                    payloadSHA256: sha256, contentType: "application/octet-stream")
+            try put(
+                "PutObject", key: key, body: .mapped(bytes, offset: 0, length: bytes.count),
+                payloadSHA256: sha256, contentType: "application/octet-stream")
         } else {
             try putInParts(key: key, bytes: bytes)
         }
@@ -230,12 +248,15 @@ final class S3Backend: StorageBackend {
 
     /// PUT with `Content-MD5`; returns the ETag. Anything but 200 is a failure.
     @discardableResult
-    private func put(_ operation: String, key: String, query: [(String, String)] = [], body: S3Client.Body,
-                     payloadSHA256: String? = nil, contentType: String? = nil) throws(StorageFailure) -> String {
+    private func put(
+        _ operation: String, key: String, query: [(String, String)] = [], body: S3Client.Body,
+        payloadSHA256: String? = nil, contentType: String? = nil
+    ) throws(StorageFailure) -> String {
         var headers = [("Content-MD5", S3Client.md5Base64(of: body))]
         if let contentType { headers.append(("Content-Type", contentType)) }
-        let response = try client.send(operation, method: "PUT", key: key, query: query, headers: headers, body: body,
-                                       payloadSHA256: payloadSHA256)
+        let response = try client.send(
+            operation, method: "PUT", key: key, query: query, headers: headers, body: body,
+            payloadSHA256: payloadSHA256)
         guard response.status == 200 else { throw Self.refusal(operation, key, response) }
         return response.etag ?? ""
     }
@@ -243,8 +264,9 @@ final class S3Backend: StorageBackend {
     /// A multipart upload: the object appears only when the upload is completed; a failure
     /// aborts it, so no part lingers.
     private func putInParts(key: String, bytes: ImageBytes) throws(StorageFailure) {
-        let created = try client.send("CreateMultipartUpload", method: "POST", key: key, query: [("uploads", "")],
-                                      headers: [("Content-Type", "application/octet-stream")])
+        let created = try client.send(
+            "CreateMultipartUpload", method: "POST", key: key, query: [("uploads", "")],
+            headers: [("Content-Type", "application/octet-stream")])
         guard created.status == 200, let uploadID = S3XML.value(of: "UploadId", in: created.body) else {
             throw Self.refusal("CreateMultipartUpload", key, created)
         }
@@ -253,18 +275,21 @@ final class S3Backend: StorageBackend {
             var offset = 0
             while offset < bytes.count {
                 let length = min(partBytes, bytes.count - offset)
-                etags.append(try put("UploadPart", key: key,
-                                     query: [("partNumber", String(etags.count + 1)), ("uploadId", uploadID)],
-                                     body: .mapped(bytes, offset: offset, length: length)))
+                etags.append(
+                    try put(
+                        "UploadPart", key: key,
+                        query: [("partNumber", String(etags.count + 1)), ("uploadId", uploadID)],
+                        body: .mapped(bytes, offset: offset, length: length)))
                 offset += length
             }
             let parts = etags.enumerated().map {
                 "<Part><PartNumber>\($0.offset + 1)</PartNumber><ETag>\(S3XML.escape($0.element))</ETag></Part>"
             }.joined()
             let document = Array("<CompleteMultipartUpload>\(parts)</CompleteMultipartUpload>".utf8)
-            let completed = try client.send("CompleteMultipartUpload", method: "POST", key: key,
-                                            query: [("uploadId", uploadID)], headers: [("Content-Type", "application/xml")],
-                                            body: .bytes(document))
+            let completed = try client.send(
+                "CompleteMultipartUpload", method: "POST", key: key,
+                query: [("uploadId", uploadID)], headers: [("Content-Type", "application/xml")],
+                body: .bytes(document))
             // S3 may answer 200 with an <Error> document when completing fails late.
             guard completed.status == 200, S3XML.errorCode(completed.body) == nil else {
                 throw Self.refusal("CompleteMultipartUpload", key, completed)
@@ -288,9 +313,11 @@ final class S3Backend: StorageBackend {
         }
         let key = recordKey(record.id)
         let body = S3Client.Body.bytes(document)
-        let response = try client.send("PutObject", method: "PUT", key: key, headers: [
-            ("Content-MD5", S3Client.md5Base64(of: body)), ("Content-Type", "application/json"), ("If-Match", etag),
-        ], body: body)
+        let response = try client.send(
+            "PutObject", method: "PUT", key: key,
+            headers: [
+                ("Content-MD5", S3Client.md5Base64(of: body)), ("Content-Type", "application/json"), ("If-Match", etag),
+            ], body: body)
         switch response.status {
         case 200: return .etag(response.etag ?? "")
         case 404, 409, 412: return nil
@@ -342,8 +369,10 @@ final class S3Backend: StorageBackend {
         close(fd)
         unlink(probePath)
         if !client.isReachable {
-            return StorageHealth(.degraded, detail: "S3 cannot be reached (\(client.lastError ?? "no answer")): "
-                + "images whose originals are local are served; uploads answer 503.")
+            return StorageHealth(
+                .degraded,
+                detail: "S3 cannot be reached (\(client.lastError ?? "no answer")): "
+                    + "images whose originals are local are served; uploads answer 503.")
         }
         return StorageHealth(.ready)
     }

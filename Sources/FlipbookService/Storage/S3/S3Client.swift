@@ -2,14 +2,15 @@ import AnimatedImage
 import Crypto
 import Dispatch
 import Foundation
+import Metrics
+import Synchronization
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
 #endif
-import Metrics
-import Synchronization
 
 /// The few S3 operations Flipbook needs (GET, HEAD, PUT, DELETE of objects, ListObjectsV2,
 /// multipart uploads), signed with ``SigV4Signer`` and sent with FoundationNetworking's
@@ -111,27 +112,34 @@ final class S3Client: Sendable {
     }
 
     /// The URL and signed headers of one attempt.
-    func prepare(method: String, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
-                 payloadSHA256: String, date: Date) -> Prepared {
+    func prepare(
+        method: String, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
+        payloadSHA256: String, date: Date
+    ) -> Prepared {
         let (url, host, path) = url(key: key, query: query)
-        let signed = signer.sign(method: method, path: path, query: query, headers: [("Host", host)] + headers,
-                                 payloadSHA256: payloadSHA256, date: date)
-        return Prepared(url: url, headers: signed.headers + [(name: "Authorization", value: signed.authorization)],
-                        signed: signed)
+        let signed = signer.sign(
+            method: method, path: path, query: query, headers: [("Host", host)] + headers,
+            payloadSHA256: payloadSHA256, date: date)
+        return Prepared(
+            url: url, headers: signed.headers + [(name: "Authorization", value: signed.authorization)],
+            signed: signed)
     }
 
     /// Sends a request (with retries, see the type's description) and returns the server's
     /// answer, whatever its status. Throws ``StorageFailure/unavailable(_:)`` when no attempt got
     /// an answer that is not a server error.
-    func send(_ operation: String, method: String, key: String?, query: [(String, String)] = [],
-              headers: [(String, String)] = [], body: Body = .empty, payloadSHA256: String? = nil) throws(StorageFailure) -> Response {
+    func send(
+        _ operation: String, method: String, key: String?, query: [(String, String)] = [],
+        headers: [(String, String)] = [], body: Body = .empty, payloadSHA256: String? = nil
+    ) throws(StorageFailure) -> Response {
         let hash = payloadSHA256 ?? Self.sha256(of: body)
         let attempts = isReachable ? 1 + max(0, configuration.retries) : 1
         var lastFailure = ""
         for attempt in 0..<attempts {
             if attempt > 0 { Self.sleep(seconds: backoff(attempt: attempt)) }
-            let prepared = prepare(method: method, key: key, query: query, headers: headers, payloadSHA256: hash,
-                                   date: Date())
+            let prepared = prepare(
+                method: method, key: key, query: query, headers: headers, payloadSHA256: hash,
+                date: Date())
             switch perform(prepared, method: method, body: body) {
             case .success(let response):
                 count(operation, status: String(response.status))
@@ -207,8 +215,9 @@ final class S3Client: Sendable {
     }
 
     private func request(_ prepared: Prepared, method: String) -> URLRequest {
-        var request = URLRequest(url: prepared.url, cachePolicy: .reloadIgnoringLocalCacheData,
-                                 timeoutInterval: configuration.requestTimeoutSeconds)
+        var request = URLRequest(
+            url: prepared.url, cachePolicy: .reloadIgnoringLocalCacheData,
+            timeoutInterval: configuration.requestTimeoutSeconds)
         request.httpMethod = method
         for header in prepared.headers {
             request.setValue(header.value, forHTTPHeaderField: header.name)
@@ -229,15 +238,17 @@ final class S3Client: Sendable {
         let task: URLSessionTask
         switch body {
         case .empty:
-            task = method == "PUT" || method == "POST"
+            task =
+                method == "PUT" || method == "POST"
                 ? session.uploadTask(with: request, from: Data(), completionHandler: completion)
                 : session.dataTask(with: request, completionHandler: completion)
         case .bytes(let bytes):
             task = session.uploadTask(with: request, from: Data(bytes), completionHandler: completion)
         case .mapped(let file, let offset, let length):
             let data = file.withUnsafeBytes { buffer in
-                Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: buffer.baseAddress! + offset), count: length,
-                     deallocator: .none)
+                Data(
+                    bytesNoCopy: UnsafeMutableRawPointer(mutating: buffer.baseAddress! + offset), count: length,
+                    deallocator: .none)
             }
             task = session.uploadTask(with: request, from: data, completionHandler: completion)
         }
@@ -278,7 +289,9 @@ final class S3Client: Sendable {
         case .empty: return SigV4Signer.emptyPayloadSHA256
         case .bytes(let bytes): return SigV4Signer.sha256Hex(bytes)
         case .mapped(let file, let offset, let length):
-            return file.withUnsafeBytes { ContentHash.hex(SHA256.hash(data: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + length]))) }
+            return file.withUnsafeBytes {
+                ContentHash.hex(SHA256.hash(data: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + length])))
+            }
         }
     }
 
@@ -288,7 +301,9 @@ final class S3Client: Sendable {
         case .empty: digest = Insecure.MD5.hash(data: [UInt8]())
         case .bytes(let bytes): digest = Insecure.MD5.hash(data: bytes)
         case .mapped(let file, let offset, let length):
-            digest = file.withUnsafeBytes { Insecure.MD5.hash(data: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + length])) }
+            digest = file.withUnsafeBytes {
+                Insecure.MD5.hash(data: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + length]))
+            }
         }
         return Data(digest).base64EncodedString()
     }
@@ -299,8 +314,9 @@ final class S3Client: Sendable {
         let key = operation + " " + status
         let counter = counters.withLock { counters in
             if let counter = counters[key] { return counter }
-            let counter = Counter(label: "flipbook_s3_requests_total",
-                                  dimensions: [("operation", operation), ("status", status)], factory: metricsFactory)
+            let counter = Counter(
+                label: "flipbook_s3_requests_total",
+                dimensions: [("operation", operation), ("status", status)], factory: metricsFactory)
             counters[key] = counter
             return counter
         }

@@ -6,7 +6,8 @@ enum S3XML {
     /// The text of every `<tag>…</tag>` element, in document order.
     static func values(of tag: String, in body: [UInt8]) -> [String] {
         let text = String(decoding: body, as: UTF8.self)
-        let open = "<" + tag + ">", close = "</" + tag + ">"
+        let open = "<" + tag + ">"
+        let close = "</" + tag + ">"
         var values: [String] = []
         var rest = text[...]
         while let start = rest.range(of: open) {
@@ -45,7 +46,9 @@ enum S3XML {
             case "quot": out += "\""
             case "apos": out += "'"
             default:
-                let number = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16)
+                let number =
+                    entity.hasPrefix("#x")
+                    ? UInt32(entity.dropFirst(2), radix: 16)
                     : entity.hasPrefix("#") ? UInt32(entity.dropFirst(), radix: 10) : nil
                 if let number, let scalar = Unicode.Scalar(number) {
                     out.unicodeScalars.append(scalar)

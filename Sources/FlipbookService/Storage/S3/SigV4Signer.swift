@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,7 +8,8 @@ import Glibc
 /// An access key pair for S3, with the session token of temporary credentials. Its description
 /// never shows the secret or the token, so it can appear in logs and error messages safely.
 public struct S3Credentials: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
-                             CustomReflectable {
+    CustomReflectable
+{
     public var accessKeyID: String
     public var secretAccessKey: String
     /// `AWS_SESSION_TOKEN`: sent as `X-Amz-Security-Token` when set.
@@ -75,9 +77,11 @@ public struct SigV4Signer: Sendable {
     ///     services do; S3 never does, its keys may contain them).
     ///   - sendPayloadHash: add `x-amz-content-sha256` (S3 requires it).
     ///   - signSessionToken: sign `x-amz-security-token` rather than add it afterwards.
-    public func sign(method: String, path: String, query: [(String, String)] = [], headers: [(String, String)],
-                     payloadSHA256: String, date: Date, normalizePath: Bool = false, sendPayloadHash: Bool = true,
-                     signSessionToken: Bool = true) -> Signed {
+    public func sign(
+        method: String, path: String, query: [(String, String)] = [], headers: [(String, String)],
+        payloadSHA256: String, date: Date, normalizePath: Bool = false, sendPayloadHash: Bool = true,
+        signSessionToken: Bool = true
+    ) -> Signed {
         let (amzDate, day) = Self.timestamps(date)
         var sent = headers.map { (name: $0.0, value: $0.1) }
         sent.append((name: "X-Amz-Date", value: amzDate))
@@ -101,10 +105,12 @@ public struct SigV4Signer: Sendable {
             .joined(separator: "\n")
         let key = signingKey(day: day)
         let signature = ContentHash.hex(HMAC<SHA256>.authenticationCode(for: Array(stringToSign.utf8), using: key))
-        let authorization = "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), "
+        let authorization =
+            "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), "
             + "SignedHeaders=\(signedHeaders), Signature=\(signature)"
-        return Signed(canonicalRequest: canonicalRequest, stringToSign: stringToSign, signature: signature,
-                      authorization: authorization, headers: sent)
+        return Signed(
+            canonicalRequest: canonicalRequest, stringToSign: stringToSign, signature: signature,
+            authorization: authorization, headers: sent)
     }
 
     /// kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, day), region), service), "aws4_request").
