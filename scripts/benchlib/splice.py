@@ -27,3 +27,14 @@ def replace_section(path, heading, body):
     with open(path + ".tmp", "w") as f:
         f.write("\n".join(new))
     os.replace(path + ".tmp", path)
+
+
+def publish(result, report, out_dir, benchmarks_md, heading, write):
+    """Keeps a run: `result` as `out_dir`/result.json (what RENDER_ONLY re-renders from), the
+    rendered `report` on stdout, and — when `write` — the report as BENCHMARKS.md's `heading`."""
+    import json
+    with open(os.path.join(out_dir, "result.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    print(report)
+    if write:
+        replace_section(benchmarks_md, heading, report)

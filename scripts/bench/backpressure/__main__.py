@@ -19,7 +19,6 @@ that never read" section of BENCHMARKS.md. Environment: CLIENTS, REQUESTS, SKIP_
 BENCH_WRITE, SERVER_ARGS.
 """
 import datetime
-import json
 import os
 import socket
 import time
@@ -28,7 +27,7 @@ from benchlib import REPO, animations, head_commit
 from benchlib.machine import loadavg, machine
 from benchlib.sampler import busy_processes
 from benchlib.server import Server, build
-from benchlib.splice import replace_section
+from benchlib.splice import publish
 from benchlib.stats import mib, percentile
 
 OUT = os.path.join(REPO, "bench-out", "backpressure")
@@ -159,12 +158,7 @@ def main():
         "load": {"before": load_before, "after": loadavg(), "busyBefore": busy_before,
                  "busyAfter": busy_processes()},
     }
-    with open(os.path.join(OUT, "result.json"), "w") as f:
-        json.dump(result, f, indent=1)
-    report = render(result)
-    print(report)
-    if WRITE:
-        replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Clients that never read", report)
+    publish(result, render(result), OUT, os.path.join(REPO, "BENCHMARKS.md"), "Clients that never read", WRITE)
 
 
 def render(r):

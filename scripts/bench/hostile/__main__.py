@@ -33,7 +33,7 @@ from benchlib import REPO, head_commit, inputs
 from benchlib.machine import loadavg, machine
 from benchlib.sampler import RSSPoller
 from benchlib.server import Server, build
-from benchlib.splice import replace_section
+from benchlib.splice import publish
 from benchlib.stats import mib
 
 OUT = os.path.join(REPO, "bench-out", "hostile")
@@ -191,12 +191,7 @@ def main():
     commit = head_commit()
     result = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": commit,
               "machine": machine(), "seconds": DURATION, "decodeMb": DECODE_MB, "runs": runs}
-    with open(os.path.join(OUT, "result.json"), "w") as f:
-        json.dump(result, f, indent=1)
-    report = render(result)
-    print(report)
-    if WRITE:
-        replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Hostile files", report)
+    publish(result, render(result), OUT, os.path.join(REPO, "BENCHMARKS.md"), "Hostile files", WRITE)
     if any(r["peak"] > r["limit"] for r in runs):
         sys.exit(1)
 

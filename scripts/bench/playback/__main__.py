@@ -43,7 +43,7 @@ from benchlib.machine import loadavg, machine
 from benchlib.process import cpu_seconds
 from benchlib.sampler import RSSPoller, busy_processes
 from benchlib.server import BINARY, Server, build
-from benchlib.splice import replace_section
+from benchlib.splice import publish, replace_section
 from benchlib.stats import mib, percentile
 
 OUT = os.path.join(REPO, "bench-out", "playback")
@@ -310,12 +310,8 @@ def main():
     log(f"bench-playback: {sizes['frames']} frames, {mib(sizes['pngBytes'])} MiB of PNGs "
            f"({mib(sizes['rawBytes'])} MiB RGBA)")
     results = [run_one(spec, sizes, manifest) for spec in BUDGETS]
-    with open(os.path.join(OUT, "result.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    report = render(results)
-    print(report)
+    publish(results, render(results), OUT, os.path.join(REPO, "BENCHMARKS.md"), "Playback through the frame cache", WRITE)
     if WRITE:
-        replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Playback through the frame cache", report)
         log("bench-playback: BENCHMARKS.md section written")
 
 
