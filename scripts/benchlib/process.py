@@ -44,3 +44,15 @@ def tree_cpu(pid):
     except OSError:
         pass
     return user, system
+
+
+def machine_cpu():
+    """(busy, total) CPU seconds of the whole machine so far, all cores, from /proc/stat's first
+    line: busy is user + nice + system + irq + softirq + steal (the kernel's softirq work for
+    loopback TCP lands there whichever task it ran beside); total adds idle and iowait."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = fields
+    tick = os.sysconf("SC_CLK_TCK")
+    busy = user + nice + system + irq + softirq + steal
+    return busy / tick, (busy + idle + iowait) / tick

@@ -1,11 +1,12 @@
 """Load runs against one server: wrk with a Lua script (or httpload, which prints wrk's lines, for
 HEAD: wrk waits for the body a HEAD answer announces, wg/wrk#198), a 2 s warm-up first, and the
-server's CPU per request from /proc beside req/s and latency."""
+server's CPU per request from /proc beside req/s and latency — with the load generator's own CPU
+and the whole machine's, which bound what any server could reach on the same cores."""
 import re
 import resource
 import subprocess
 
-from benchlib.process import tree_cpu
+from benchlib.process import machine_cpu, tree_cpu
 
 
 def raise_descriptor_limit(wanted=65536):
@@ -37,14 +38,17 @@ def command(port, conns, load, seconds, threads):
 
 def run(port, conns, load, log_path, pid, seconds, threads=2):
     """A 2 s warm-up, then `seconds` of load; the output goes to `log_path`. Returns req/s,
-    p50/p99 ms, the error lines, and the CPU (user + system, and user alone) of process `pid` and
-    its children per request, in µs."""
+    p50/p99 ms, the error lines, and, per request in µs: the CPU (user + system, and user alone) of
+    process `pid` and its children, the load generator's CPU (its rusage as a waited child), and
+    the whole machine's busy CPU (every core, the kernel's softirq time included) with the share
+    of the machine that was busy."""
     subprocess.run(command(port, conns, load, 2, threads), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    before = tree_cpu(pid)
+    before, generator_before, machine_before = tree_cpu(pid), children_cpu(), machine_cpu()
     p = subprocess.run(command(port, conns, load, seconds, threads), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
-    after = tree_cpu(pid)
+    after, generator_after, machine_after = tree_cpu(pid), children_cpu(), machine_cpu()
     user, system = after[0] - before[0], after[1] - before[1]
+    busy, total = machine_after[0] - machine_before[0], machine_after[1] - machine_before[1]
     with open(log_path, "w") as f:
         f.write(p.stdout)
     out = p.stdout
@@ -55,4 +59,14 @@ def run(port, conns, load, log_path, pid, seconds, threads=2):
     requests = int(re.search(r"(\d+) requests in", out).group(1))
     return {"rps": rps, "p50": p50, "p99": p99, "errors": errors,
             "cpuUsPerRequest": (user + system) * 1e6 / max(1, requests),
-            "userUsPerRequest": user * 1e6 / max(1, requests)}
+            "userUsPerRequest": user * 1e6 / max(1, requests),
+            "generatorUsPerRequest": (generator_after - generator_before) * 1e6 / max(1, requests),
+            "machineUsPerRequest": busy * 1e6 / max(1, requests),
+            "machineBusy": busy / total if total > 0 else float("nan")}
+
+
+def children_cpu():
+    """User + system CPU seconds of this process's waited-for children so far (the load
+    generator's runs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

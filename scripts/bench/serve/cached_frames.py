@@ -87,11 +87,14 @@ def run_wrk(port, conns, load, log_path, pid):
     return wrk.run(port, conns, load, log_path, pid, DURATION, WRK_THREADS)
 
 
+MEANS = ("rps", "p50", "p99", "cpuUsPerRequest", "userUsPerRequest", "generatorUsPerRequest",
+         "machineUsPerRequest", "machineBusy")
+
+
 def mean_runs(a, b):
-    return {"rps": (a["rps"] + b["rps"]) / 2, "p50": (a["p50"] + b["p50"]) / 2, "p99": (a["p99"] + b["p99"]) / 2,
-            "errors": "; ".join(x for x in (a["errors"], b["errors"]) if x), "rpsRuns": [a["rps"], b["rps"]],
-            "cpuUsPerRequest": (a["cpuUsPerRequest"] + b["cpuUsPerRequest"]) / 2,
-            "userUsPerRequest": (a["userUsPerRequest"] + b["userUsPerRequest"]) / 2}
+    out = {key: (a[key] + b[key]) / 2 for key in MEANS}
+    out.update(errors="; ".join(x for x in (a["errors"], b["errors"]) if x), rpsRuns=[a["rps"], b["rps"]])
+    return out
 
 
 def get(port, path, headers=None, method="GET"):
@@ -269,4 +272,46 @@ def render(c):
                 f"{n['cpuUsPerRequest']:.1f} ({n['userUsPerRequest']:.1f}) / {f_['cpuUsPerRequest']:.1f} "
                 f"({f_['userUsPerRequest']:.1f}) | {cpu_ratio:.2f} {met(cpu_ratio <= goal['cpu'])} | "
                 f"{errs} |")
+    lines += ceiling_table(c)
     return "\n".join(lines)
+
+
+def ceiling(row):
+    """The most req/s any server could reach, as a multiple of nginx's, if it spent no user-space
+    time at all and kept flipbook's kernel work: both load generator and server share the same
+    cores, so with the machine busy, req/s ≈ cores ÷ machine CPU per request, and removing the
+    server's user-space time is the most a server can change."""
+    n, f_ = row["nginx"], row["flipbook"]
+    return n["machineUsPerRequest"] / (f_["machineUsPerRequest"] - f_["userUsPerRequest"])
+
+
+def ceiling_table(c):
+    """What the machine allows: where each request's CPU goes (the whole machine's, the load
+    generator's, the server's user space) and the ceiling above. Empty for results recorded before
+    these figures were."""
+    rows = [(mode, row) for mode in ("on", "off", "heap") if mode in c["modes"] for row in c["modes"][mode]["rows"]]
+    if not rows or "machineUsPerRequest" not in rows[0][1]["flipbook"]:
+        return []
+    lines = [
+        "",
+        "**What the machine allows.** wrk and the server share the 2 cores, and most of each request's CPU is the "
+        "kernel's (TCP over loopback on both ends, the body's copy into wrk) and wrk's own. Machine CPU per request = "
+        "busy CPU of all cores (`/proc/stat`: user, nice, system, irq, softirq, steal) ÷ requests; load generator = "
+        "wrk's (or httpload's) own user + system CPU; server user = the server's user-space CPU. With the machine "
+        "busy, req/s ≈ cores ÷ machine CPU per request, so a server that spent *no* user-space time at all, with "
+        "flipbook's kernel work, would reach at most nginx's machine CPU per request ÷ (flipbook's − flipbook's "
+        "user) × nginx's req/s: the ceiling column.",
+        "",
+        "| logs | request | conns | machine busy nginx / flipbook | machine CPU µs/req nginx / flipbook | "
+        "load generator µs/req nginx / flipbook | server user µs/req nginx / flipbook | ceiling |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for mode, row in rows:
+        n, f_ = row["nginx"], row["flipbook"]
+        label = {"200": "GET 200", "304": "GET 304", "HEAD": "HEAD 200"}[row["kind"]]
+        lines.append(
+            f"| {mode} | {label} | {row['connections']} | {n['machineBusy']:.0%} / {f_['machineBusy']:.0%} | "
+            f"{n['machineUsPerRequest']:.1f} / {f_['machineUsPerRequest']:.1f} | "
+            f"{n['generatorUsPerRequest']:.1f} / {f_['generatorUsPerRequest']:.1f} | "
+            f"{n['userUsPerRequest']:.1f} / {f_['userUsPerRequest']:.1f} | {ceiling(row):.2f}× |")
+    return lines
