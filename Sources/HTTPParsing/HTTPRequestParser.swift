@@ -220,12 +220,10 @@ public struct HTTPRequestParser: Sendable {
 
     private mutating func parseRequestLine(_ start: Int, _ end: Int) -> HTTPParseError? {
         buffer.withUnsafeBytes { raw -> HTTPParseError? in
-            var firstSpace = -1
-            var secondSpace = -1
-            for index in start..<end where raw[index] == 0x20 {
-                if firstSpace < 0 { firstSpace = index } else { secondSpace = index; break }
-            }
-            guard firstSpace > start, secondSpace > firstSpace + 1 else { return .malformedRequestLine }
+            guard let firstSpace = ByteSearch.firstOffset(of: 0x20, in: raw, range: start..<end),
+                let secondSpace = ByteSearch.firstOffset(of: 0x20, in: raw, range: (firstSpace + 1)..<end),
+                firstSpace > start, secondSpace > firstSpace + 1
+            else { return .malformedRequestLine }
             for index in start..<firstSpace where !ASCII.isTokenChar(raw[index]) { return .invalidMethod }
             let method = HTTPMethod.from(UnsafeRawBufferPointer(rebasing: raw[start..<firstSpace]))
 

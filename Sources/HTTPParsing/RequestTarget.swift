@@ -7,7 +7,9 @@ package enum RequestTarget {
         guard let first = bytes.first else { return false }
         if first == 0x2A { return bytes.count == 1 && method == .OPTIONS }
         if first != 0x2F && absolutePathStart(bytes) == nil { return false }
-        var index = 0
+        if ByteSearch.containsNonVisibleASCII(bytes) { return false }
+        guard var index = ByteSearch.firstOffset(of: 0x25, in: bytes) else { return true }
+        // Every `%` followed by two hex digits.
         while index < bytes.count {
             let byte = bytes[index]
             guard byte > 0x20, byte < 0x7F else { return false }
@@ -53,16 +55,12 @@ package enum RequestTarget {
         // slicing), without Character iteration on the hot path.
         var text = target
         let (question, end, pathStart) = text.withUTF8 { bytes -> (Int?, Int, Int) in
-            var end = bytes.count
-            var question: Int?
-            for offset in 0..<bytes.count {
-                let byte = bytes[offset]
-                if byte == 0x23 { end = offset; break }  // '#'
-                if byte == 0x3F && question == nil { question = offset }  // '?'
-            }
+            let raw = UnsafeRawBufferPointer(bytes)
+            let end = ByteSearch.firstOffset(of: 0x23, in: raw) ?? bytes.count  // '#'
+            let question = ByteSearch.firstOffset(of: 0x3F, in: raw, range: 0..<end)  // '?'
             var pathStart = 0
             if let first = bytes.first, first != 0x2F, !(first == 0x2A && bytes.count == 1) {
-                let prefix = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<(question ?? end)])
+                let prefix = UnsafeRawBufferPointer(rebasing: raw[0..<(question ?? end)])
                 pathStart = absolutePathStart(prefix) ?? 0
             }
             return (question, end, pathStart)

@@ -5,8 +5,9 @@
 ///
 /// All calls happen on the event-loop thread that owns the connection (``HTTPAccessRecord/loop``
 /// says which), one at a time per loop: per-loop state needs no lock against other loops.
-/// Keep the calls short; they are on the path of every response.
-public protocol HTTPResponseHook: Sendable {
+/// Keep the calls short; they are on the path of every response. A class: the server reads its
+/// hook for every response, and a class reference is copied with one retain.
+public protocol HTTPResponseHook: AnyObject, Sendable {
     /// Header lines every response carries, as `Name: value\r\n` bytes (e.g. `X-Served-By`).
     /// Read once, when the server is made.
     var constantHeaderLines: [UInt8] { get }

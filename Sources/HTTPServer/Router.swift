@@ -144,15 +144,15 @@ public struct Router: Sendable {
         return path.withUTF8 { bytes in
             let raw = UnsafeRawBufferPointer(bytes)
             // Segments follow the leading "/": one more than the slashes after it.
-            var count = 1
-            if raw.count > 1 { for byte in raw[1...] where byte == 0x2F { count += 1 } }
+            let start = min(1, raw.count)
+            let count = 1 + ByteSearch.count(of: 0x2F, in: UnsafeRawBufferPointer(rebasing: raw[start...]))
             return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: count) { ranges in
-                var start = min(1, raw.count)
+                var start = start
                 var n = 0
-                for offset in start..<raw.count where raw[offset] == 0x2F {
-                    ranges[n] = start..<offset
+                while let slash = ByteSearch.firstOffset(of: 0x2F, in: raw, range: start..<raw.count) {
+                    ranges[n] = start..<slash
                     n += 1
-                    start = offset + 1
+                    start = slash + 1
                 }
                 ranges[n] = start..<raw.count
                 return match(method, rawPath, raw, UnsafeBufferPointer(ranges))
@@ -209,9 +209,10 @@ public struct Router: Sendable {
             let segment = UnsafeRawBufferPointer(rebasing: path[range])
             switch part {
             case .literal(let literal):
-                if segment.contains(0x25) {
+                if ByteSearch.firstOffset(of: 0x25, in: segment) != nil {
                     guard RequestTarget.percentDecode(segment) == literal else { return nil }
                 } else {
+                    guard segment.count == literal.utf8.count else { return nil }
                     var literal = literal
                     guard literal.withUTF8({ segment.elementsEqual($0) }) else { return nil }
                 }

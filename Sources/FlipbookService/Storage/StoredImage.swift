@@ -88,8 +88,11 @@ public enum ImageID {
 
     static func isContentID(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.count == 64 else { return false }
-        for byte in bytes where byte &- 0x30 >= 10 && byte &- 0x61 >= 6 { return false }
-        return true
+        // No early exit, so that the compiler vectorises the loop: 1 when a byte is not a digit
+        // nor `a`–`f`.
+        var outside: UInt8 = 0
+        for byte in bytes { outside |= (byte &- 0x30 < 10 ? 0 : 1) & (byte &- 0x61 < 6 ? 0 : 1) }
+        return outside == 0
     }
 
     @inline(__always)

@@ -3,8 +3,9 @@
 noisy machine where times are not.
 
 Starts `flipbook serve` under `valgrind --tool=callgrind --instr-atstart=no`, uploads the three
-small bench inputs, warms the same 100 frames `make bench-serve` uses (and waits out the
-decode-ahead), then switches instrumentation on, sends REQUESTS requests over one keep-alive
+small bench inputs, warms the same 100 frames `make bench-serve` uses, then, for each kind of
+request, waits until the decode-ahead has stopped (the requests before may have woken it),
+switches instrumentation on, sends REQUESTS requests over one keep-alive
 connection (rotating over the 100 frames), switches it off and dumps. Reports the server's
 instructions (user space: every thread of the process; the kernel's share is not counted) per
 request, for GET (200), GET with a matching If-None-Match (304) and HEAD.
@@ -132,6 +133,9 @@ def main():
         run_requests(port, paths, 200)  # warm the connection path
         results = {}
         for label, method, tags in (("GET 200", "GET", None), ("GET 304", "GET", etags), ("HEAD", "HEAD", None)):
+            # The requests before this run moved the playhead, which may have woken the
+            # decode-ahead: let it finish so that no decoding is counted with the requests.
+            server.wait_for_decodes(poll=1)
             before = set(glob.glob(os.path.join(out_dir, "callgrind.out.*")))
             callgrind(proc.pid, "--zero")
             callgrind(proc.pid, "--instr=on")
