@@ -30,9 +30,10 @@ package enum ByteSearch {
         var offset = 0
         while offset + 8 <= bytes.count {
             let word = base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ pattern
-            // The high bit of exactly each byte that is zero (no carries between bytes).
+            // The high bit of exactly each byte that is zero (no carries between bytes), moved
+            // to the low bit and summed into the top byte by the multiplication.
             let zeros = ~(((word & lowBits) &+ lowBits) | word | lowBits)
-            count &+= zeros.nonzeroBitCount
+            count &+= Int(truncatingIfNeeded: ((zeros >> 7) &* ones) >> 56)
             offset += 8
         }
         while offset < bytes.count {

@@ -12,9 +12,13 @@
 /// `Content-Length` with `Transfer-Encoding` rejected, codings other than `chunked` answered 501.
 public struct HTTPRequestParser: Sendable {
     /// What one call to `parse(_:)` found.
+    ///
+    /// No case carries a reference-counted value, so that returning, matching and dropping an
+    /// event costs nothing (a head inside the event was copied and destroyed through the generic
+    /// value witnesses of an optional multi-payload enum: about 2,000 instructions a request).
     public enum Event: Sendable {
-        /// A complete request head.
-        case head(HTTPRequestHead)
+        /// A complete request head: take it with ``takeHead()``.
+        case head
         /// Body bytes: this range of the buffer passed to `parse(_:)` (already counted as consumed).
         case body(Range<Int>)
         /// The current request's body (and trailers) ended; the next bytes start a new request.
@@ -50,6 +54,8 @@ public struct HTTPRequestParser: Sendable {
     private var headerSectionStart = 0
     private var fields: [HTTPHeaders.Field] = []
     private var requestLine: (method: HTTPMethod, target: String, version: HTTPVersion)?
+    /// The head announced by the last `.head` event, until ``takeHead()``.
+    private var completedHead: HTTPRequestHead?
     package var chunkSizeValue = 0
     package var chunkSizeDigits = 0
     package var chunkLineBytes = 0
@@ -102,12 +108,7 @@ public struct HTTPRequestParser: Sendable {
             case .requestLine, .headerLines:
                 guard position < count else { return (position, nil) }
                 // Copy up to and including the next LF into the head buffer.
-                var lineEnd = -1
-                var scan = position
-                while scan < count {
-                    if input[scan] == 0x0A { lineEnd = scan; break }
-                    scan += 1
-                }
+                let lineEnd = ByteSearch.firstOffset(of: 0x0A, in: input, range: position..<count) ?? -1
                 let copyEnd = lineEnd >= 0 ? lineEnd + 1 : count
                 if buffer.capacity == 0 { buffer.reserveCapacity(512) }
                 buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[position..<copyEnd]))
@@ -164,6 +165,12 @@ public struct HTTPRequestParser: Sendable {
                 if let error = trailerByte(byte) { return fail(error, consumed: position) }
             }
         }
+    }
+
+    /// The request head completed by the `.head` event just returned, handed over once: nil when
+    /// there is none or it was taken already.
+    public mutating func takeHead() -> HTTPRequestHead? {
+        completedHead.take()
     }
 
     /// Convenience for tests and callers holding an array.
@@ -362,7 +369,7 @@ public struct HTTPRequestParser: Sendable {
         let isHTTP11 = line.version.minor == 1
         if isHTTP11 && expectOther { return failHead(.unsupportedExpectation) }
         let keepAlive = !connectionClose && (isHTTP11 || connectionKeepAlive)
-        let head = HTTPRequestHead(
+        completedHead = HTTPRequestHead(
             method: line.method, target: line.target, version: line.version,
             headers: HTTPHeaders(parsedStorage: buffer, fields: fields),
             framing: framing, keepAlive: keepAlive,
@@ -374,7 +381,7 @@ public struct HTTPRequestParser: Sendable {
         }
         buffer = []
         fields = []
-        return .head(head)
+        return .head
     }
 
     private mutating func failHead(_ error: HTTPParseError) -> Event {

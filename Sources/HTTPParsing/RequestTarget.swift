@@ -76,7 +76,7 @@ package enum RequestTarget {
     /// Malformed escapes are kept literally. Invalid UTF-8 becomes U+FFFD.
     package static func percentDecode(_ text: Substring, plusAsSpace: Bool = false) -> String {
         var copy = text
-        let plain = copy.withUTF8 { !$0.contains(0x25) && !(plusAsSpace && $0.contains(0x2B)) }
+        let plain = copy.withUTF8 { !needsDecoding(UnsafeRawBufferPointer($0), plusAsSpace: plusAsSpace) }
         // Nothing to decode: a copy of the (already valid) text, without validating it again.
         if plain { return String(text) }
         return copy.withUTF8 { percentDecode(UnsafeRawBufferPointer($0), plusAsSpace: plusAsSpace) }
@@ -84,9 +84,7 @@ package enum RequestTarget {
 
     /// Percent-decodes UTF-8 `bytes` (see ``percentDecode(_:plusAsSpace:)``).
     package static func percentDecode(_ bytes: UnsafeRawBufferPointer, plusAsSpace: Bool = false) -> String {
-        if !bytes.contains(0x25) && !(plusAsSpace && bytes.contains(0x2B)) {
-            return String(decoding: bytes, as: UTF8.self)
-        }
+        if !needsDecoding(bytes, plusAsSpace: plusAsSpace) { return String(decoding: bytes, as: UTF8.self) }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = 0
@@ -103,6 +101,12 @@ package enum RequestTarget {
             index += 1
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Whether `bytes` has a `%` (or, with `plusAsSpace`, a `+`).
+    private static func needsDecoding(_ bytes: UnsafeRawBufferPointer, plusAsSpace: Bool) -> Bool {
+        ByteSearch.firstOffset(of: 0x25, in: bytes) != nil
+            || (plusAsSpace && ByteSearch.firstOffset(of: 0x2B, in: bytes) != nil)
     }
 
     /// Decoded `name=value` pairs of a query string, in order, duplicates kept; a pair without `=`

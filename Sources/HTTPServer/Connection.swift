@@ -259,10 +259,10 @@ final class Connection {
             if wasIdle && current == nil && consumed > 0 && headStartedAt == 0 { headStartedAt = loop.now }
             guard let event else { break }
             switch event {
-            case .head(let head):
+            case .head:
                 headStartedAt = 0
                 turnRequests += 1
-                startRequest(head)
+                if let head = parser.takeHead() { startRequest(head) }
             case .body(let range):
                 receiveBody(UnsafeRawBufferPointer(rebasing: available[range]))
             case .end:

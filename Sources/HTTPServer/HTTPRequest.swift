@@ -76,10 +76,10 @@ public struct HTTPPathParameters: Sendable, Sequence {
     }
 
     private static func decoded(_ path: Substring, _ range: Range<Int>) -> String {
-        let utf8 = path.utf8
-        let lower = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
-        let upper = utf8.index(lower, offsetBy: range.count)
-        return RequestTarget.percentDecode(path[lower..<upper])
+        var path = path
+        return path.withUTF8 { bytes in
+            RequestTarget.percentDecode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[range]))
+        }
     }
 }
 

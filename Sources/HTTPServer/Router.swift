@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Maps method and path to a handler. Patterns are `/`-separated literals and `:name` parameters,
 /// e.g. `/frames/:id/:index`. Unknown paths answer 404 and known paths with another method 405
 /// with `Allow`, both as problem documents unless `notFoundResponse`/`methodNotAllowedResponse`
@@ -32,6 +36,11 @@ public struct Router: Sendable {
         let segments: [Segment]
         /// The names of the `:name` segments, in order.
         let parameterNames: [String]
+        /// For each segment, where its literal's UTF-8 bytes are in ``literalBytes`` (nil for a
+        /// parameter): matching compares bytes without copying a `Segment` and its string.
+        let literalRanges: [Range<Int>?]
+        /// The UTF-8 bytes of the literal segments, one after the other.
+        let literalBytes: [UInt8]
         let maxBodyBytes: Int?
         let action: Action
 
@@ -41,6 +50,14 @@ public struct Router: Sendable {
             self.index = index
             self.segments = segments
             parameterNames = segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
+            var bytes: [UInt8] = []
+            literalRanges = segments.map { segment in
+                guard case .literal(let literal) = segment else { return nil }
+                let start = bytes.count
+                bytes.append(contentsOf: literal.utf8)
+                return start..<bytes.count
+            }
+            literalBytes = bytes
             self.maxBodyBytes = maxBodyBytes
             self.action = action
         }
@@ -170,7 +187,7 @@ public struct Router: Sendable {
         let headFallsBack = method == .HEAD
         var headFallback: (Route, HTTPPathParameters)?
         for route in candidates where route.method == method || (headFallsBack && route.method == .GET) {
-            guard let parameters = Self.bind(route.segments, route.parameterNames, text, path, segments) else { continue }
+            guard let parameters = Self.bind(route, text, path, segments) else { continue }
             if route.method == method { return .found(route, parameters) }
             if headFallback == nil { headFallback = (route, parameters) }
         }
@@ -178,7 +195,7 @@ public struct Router: Sendable {
         // None: the methods the path allows (405), or 404.
         var allowed: [HTTPMethod] = []
         var firstBound: Route?
-        for route in candidates where Self.bind(route.segments, route.parameterNames, text, path, segments) != nil {
+        for route in candidates where Self.bind(route, text, path, segments) != nil {
             if firstBound == nil { firstBound = route }
             if !allowed.contains(route.method) { allowed.append(route.method) }
             if route.method == .GET && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
@@ -200,38 +217,54 @@ public struct Router: Sendable {
     /// literals compared as bytes (decoded only when the segment has a `%`), the parameters kept as
     /// ranges of the raw path (decoded when asked for).
     private static func bind(
-        _ pattern: [Segment], _ names: [String], _ text: Substring, _ path: UnsafeRawBufferPointer,
+        _ route: Route, _ text: Substring, _ path: UnsafeRawBufferPointer,
         _ segments: UnsafeBufferPointer<Range<Int>>
     ) -> HTTPPathParameters? {
-        guard pattern.count == segments.count else { return nil }
-        var parameterCount = 0
-        for (part, range) in zip(pattern, segments) {
-            let segment = UnsafeRawBufferPointer(rebasing: path[range])
-            switch part {
-            case .literal(let literal):
-                if ByteSearch.firstOffset(of: 0x25, in: segment) != nil {
-                    guard RequestTarget.percentDecode(segment) == literal else { return nil }
-                } else {
-                    guard segment.count == literal.utf8.count else { return nil }
-                    var literal = literal
-                    guard literal.withUTF8({ segment.elementsEqual($0) }) else { return nil }
-                }
-            case .parameter:
-                guard !segment.isEmpty else { return nil }
-                parameterCount += 1
+        let matched = route.literalRanges.withUnsafeBufferPointer { literalRanges in
+            route.literalBytes.withUnsafeBytes { literalBytes in
+                matches(route, literalRanges, literalBytes, path, segments)
             }
         }
-        guard parameterCount > 0 else { return HTTPPathParameters() }
+        guard matched else { return nil }
+        let names = route.parameterNames
+        guard !names.isEmpty else { return HTTPPathParameters() }
         // The values stay ranges of the raw path; they are decoded when a handler asks for them.
-        return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: parameterCount) { ranges in
+        return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: names.count) { ranges in
             var bound = 0
-            for (part, range) in zip(pattern, segments) {
-                if case .parameter = part {
-                    ranges[bound] = range
+            route.literalRanges.withUnsafeBufferPointer { literalRanges in
+                for (position, literal) in literalRanges.enumerated() where literal == nil {
+                    ranges[bound] = segments[position]
                     bound += 1
                 }
             }
             return HTTPPathParameters(names: names, path: text, ranges: UnsafeBufferPointer(ranges))
         }
+    }
+
+    /// Whether every literal of `route` equals its segment of `path` (decoded when it has a `%`)
+    /// and no parameter's segment is empty.
+    private static func matches(
+        _ route: Route, _ literalRanges: UnsafeBufferPointer<Range<Int>?>, _ literalBytes: UnsafeRawBufferPointer,
+        _ path: UnsafeRawBufferPointer, _ segments: UnsafeBufferPointer<Range<Int>>
+    ) -> Bool {
+        guard literalRanges.count == segments.count else { return false }
+        for position in 0..<segments.count {
+            let segment = UnsafeRawBufferPointer(rebasing: path[segments[position]])
+            guard let literalRange = literalRanges[position] else {
+                if segment.isEmpty { return false }
+                continue
+            }
+            if ByteSearch.firstOffset(of: 0x25, in: segment) != nil {
+                guard case .literal(let literal) = route.segments[position],
+                    RequestTarget.percentDecode(segment) == literal
+                else { return false }
+                continue
+            }
+            guard segment.count == literalRange.count,
+                segment.count == 0
+                    || memcmp(segment.baseAddress!, literalBytes.baseAddress! + literalRange.lowerBound, segment.count) == 0
+            else { return false }
+        }
+        return true
     }
 }

@@ -119,6 +119,23 @@ import Testing
     @Test func literalSegmentsMatchPercentEncodedForms() {
         let router = Self.makeRouter()
         guard case .found = router.match(.GET, rawPath: "/%69mages") else { Issue.record("no match"); return }
+        guard case .found(_, let parameters) = router.match(.GET, rawPath: "/fr%61mes/x/1") else {
+            Issue.record("no match"); return
+        }
+        #expect(parameters["id"] == "x")
+    }
+
+    /// Literals are compared as bytes: same length and same bytes, nothing less; a parameter's
+    /// segment must not be empty; empty literal segments (a trailing `/`) match only empty ones.
+    @Test func literalSegmentsMatchExactlyAndParametersAreNeverEmpty() {
+        var router = Self.makeRouter()
+        router.get("/a//b/") { _, _ in .now(HTTPResponse(status: .ok)) }
+        for path in ["/image", "/imagess", "/Images", "/imagez", "/frame/x/1", "/framesx/x/1", "/frames//1", "/frames/x/"] {
+            if case .found = router.match(.GET, rawPath: Substring(path)) { Issue.record("\(path) matched") }
+        }
+        guard case .found = router.match(.GET, rawPath: "/a//b/") else { Issue.record("no match"); return }
+        if case .found = router.match(.GET, rawPath: "/a/x/b/") { Issue.record("/a/x/b/ matched") }
+        if case .found = router.match(.GET, rawPath: "/a//b/x") { Issue.record("/a//b/x matched") }
     }
 
     @Test func defaultErrorBodiesAreProblemDocuments() {

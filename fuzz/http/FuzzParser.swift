@@ -84,7 +84,11 @@ func run(_ stream: UnsafeBufferPointer<UInt8>, limits: HTTPParserLimits, pieceSi
                     return (consumed, nil)
                 }
                 switch event {
-                case .head(let head):
+                case .head:
+                    guard let head = parser.takeHead() else {
+                        check(false, "a .head event without a head to take")
+                        return (consumed, nil)
+                    }
                     if case .contentLength(let length) = head.framing {
                         check(length > 0, "Content-Length framing of \(length)")
                         expectedBody = length

@@ -50,7 +50,8 @@ func parseEvents(_ input: [UInt8], limits: HTTPParserLimits = HTTPParserLimits()
                 let (consumed, event) = parser.parse(raw)
                 guard let event else { return (consumed, nil) }
                 switch event {
-                case .head(let head):
+                case .head:
+                    guard let head = parser.takeHead() else { return (consumed, .error(.malformedRequestLine)) }
                     let headers = head.headers.map { "\($0.name): \($0.value)" }
                     return (
                         consumed,
