@@ -234,18 +234,34 @@ extension Connection {
         let connectionHeader: ResponseSerializer.ConnectionHeader =
             closes ? .close : (exchange.isHTTP10 ? .keepAlive : .none)
         let sendsBody = !exchange.isHead && !response.status.forbidsBody
-        let hook = loop.shared.hook
-        let record = hook.map { _ in
-            HTTPAccessRecord(
-                method: exchange.method, rawPath: exchange.rawPath, route: exchange.route,
-                routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
-                requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
-                status: response.status.code, bodyBytes: sendsBody ? response.bodyCount : 0,
-                durationNanoseconds: Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds))
+        // The record is made only for a hook, and not as an optional: binding an optional record
+        // copies it (a retain of each of its fields).
+        guard let hook = loop.shared.hook else {
+            queue(response, of: exchange, sendsBody: sendsBody, connectionHeader, closes: closes) { _ in }
+            return
         }
+        let record = HTTPAccessRecord(
+            method: exchange.method, rawPath: exchange.rawPath, route: exchange.route,
+            routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
+            requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
+            status: response.status.code, bodyBytes: sendsBody ? response.bodyCount : 0,
+            durationNanoseconds: Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds))
+        queue(response, of: exchange, sendsBody: sendsBody, connectionHeader, closes: closes) { head in
+            hook.appendHeaderLines(for: record, to: &head)
+        }
+        hook.responseQueued(record)
+    }
+
+    /// Queues the head (with `hookLines` after the lines every response carries) and the body.
+    private func queue(
+        _ response: HTTPResponse, of exchange: Exchange, sendsBody: Bool,
+        _ connectionHeader: ResponseSerializer.ConnectionHeader, closes: Bool,
+        hookLines: (inout [UInt8]) -> Void
+    ) {
         enqueueStaged { head in
             ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)
-            loop.appendCommonLines(requestID: exchange.requestID, record: record, to: &head)
+            loop.appendCommonLines(requestID: exchange.requestID, to: &head)
+            hookLines(&head)
             ResponseSerializer.appendEnd(connectionHeader, to: &head)
         }
         if sendsBody {
@@ -255,7 +271,6 @@ extension Connection {
             stopParsing = true
             phase = .closingAfterWrite
         }
-        if let hook, let record { hook.responseQueued(record) }
     }
 
     /// The method recorded for a request whose request line could not be parsed.

@@ -383,7 +383,8 @@ final class EventLoop: @unchecked Sendable {
         }
         var bytes: [UInt8] = []
         ResponseSerializer.appendStatusAndFields(of: problem, sendsBody: true, to: &bytes)
-        appendCommonLines(requestID: requestID, record: record, to: &bytes)
+        appendCommonLines(requestID: requestID, to: &bytes)
+        if let hook = shared.hook, let record { hook.appendHeaderLines(for: record, to: &bytes) }
         ResponseSerializer.appendEnd(.close, to: &bytes)
         bytes += problem.body
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -409,8 +410,9 @@ final class EventLoop: @unchecked Sendable {
         return HTTPRequestID(generated: requestIDPrefix | UInt64(requestIDCounter))
     }
 
-    /// `Server`, `Date`, the hook's constant and per-request lines, and the request id.
-    func appendCommonLines(requestID: HTTPRequestID, record: HTTPAccessRecord?, to head: inout [UInt8]) {
+    /// `Server`, `Date`, the hook's constant lines and the request id (the hook's per-request
+    /// lines follow, from the caller).
+    func appendCommonLines(requestID: HTTPRequestID, to head: inout [UInt8]) {
         head.append(contentsOf: shared.serverLine)
         head.append(contentsOf: date.line)
         head.append(contentsOf: shared.constantHeaderLines)
@@ -420,7 +422,6 @@ final class EventLoop: @unchecked Sendable {
             head.append(0x0D)
             head.append(0x0A)
         }
-        if let hook = shared.hook, let record { hook.appendHeaderLines(for: record, to: &head) }
     }
 
     static var lingerDuration: Int64 { lingerMilliseconds }

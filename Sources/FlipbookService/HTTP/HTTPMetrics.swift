@@ -21,6 +21,9 @@ final class HTTPMetrics: Sendable {
 
     /// One latency histogram.
     struct Histogram {
+        /// The observations in each bucket alone (above the previous bound, up to this one):
+        /// one increment per observation; summed into Prometheus' cumulative buckets when the
+        /// metrics are written.
         var buckets: [Int]
         var sumNanoseconds: Int64 = 0
         var count = 0
@@ -28,12 +31,10 @@ final class HTTPMetrics: Sendable {
         init() { buckets = Array(repeating: 0, count: HTTPMetrics.bucketBounds.count) }
 
         mutating func record(_ nanoseconds: Int64) {
-            // Buckets are cumulative, as Prometheus reads them.
-            var i = HTTPMetrics.bucketBounds.count - 1
-            while i >= 0 && nanoseconds <= HTTPMetrics.bucketBounds[i] {
-                buckets[i] += 1
-                i -= 1
-            }
+            // Most requests take less than the first bound: search from the bottom.
+            var i = 0
+            while i < buckets.count && nanoseconds > HTTPMetrics.bucketBounds[i] { i += 1 }
+            if i < buckets.count { buckets[i] += 1 }
             sumNanoseconds &+= nanoseconds
             count += 1
         }
@@ -142,7 +143,9 @@ final class HTTPMetrics: Sendable {
             var label: [UInt8] = Array("route=\"".utf8)
             Self.appendLabelValue(totals.routeLabels[index] ?? "unmatched", to: &label)
             label.append(0x22)
-            for (bound, count) in zip(Self.bucketBounds, histogram.buckets) {
+            var count = 0
+            for (bound, inBucket) in zip(Self.bucketBounds, histogram.buckets) {
+                count += inBucket
                 buffer.append(contentsOf: "\(name)_bucket{".utf8)
                 buffer.append(contentsOf: label)
                 buffer.append(contentsOf: ",le=\"\(Duration.nanoseconds(bound).bucketRepresentation)\"} \(count)\n".utf8)

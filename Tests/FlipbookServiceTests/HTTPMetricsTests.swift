@@ -1,0 +1,34 @@
+import HTTPServer
+import Testing
+
+@testable import FlipbookService
+
+/// The request-duration histogram counts each response once, in its own bucket, and is written
+/// with Prometheus' cumulative buckets (`le` = at most this many seconds).
+@Suite struct HTTPMetricsTests {
+    private static func record(_ metrics: HTTPMetrics, milliseconds: Double, loop: Int) {
+        metrics.record(
+            HTTPAccessRecord(
+                method: .GET, path: "/frames/x/0", route: "/frames/:id/:index", routeIndex: 3,
+                requestHeaders: HTTPHeaders(), requestID: .none, remoteAddress: nil, connectionID: 1, loop: loop,
+                status: 200, bodyBytes: 1, duration: .nanoseconds(Int64(milliseconds * 1_000_000))))
+    }
+
+    @Test func durationBucketsAreCumulativeWhenWritten() {
+        let metrics = HTTPMetrics(loops: 2)
+        // Bounds 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000 ms; a value on a bound
+        // belongs to that bucket.
+        for (milliseconds, loop) in [(0.2, 0), (5, 1), (5.1, 0), (10, 1), (700, 0), (10_000, 1), (12_000, 0)] {
+            Self.record(metrics, milliseconds: milliseconds, loop: loop)
+        }
+        var buffer: [UInt8] = []
+        metrics.emit(into: &buffer)
+        let text = String(decoding: buffer, as: UTF8.self)
+        let prefix = "flipbook_http_request_duration_seconds_bucket{route=\"/frames/:id/:index\",le=\""
+        // The bucket lines in order (bounds as swift-prometheus writes them), by their counts.
+        let counts = text.split(separator: "\n").filter { $0.hasPrefix(prefix) }.map { $0.split(separator: " ").last! }
+        #expect(counts == ["2", "4", "4", "4", "4", "4", "4", "5", "5", "5", "6", "7"], "\(text)")
+        #expect(text.contains("\(prefix)+Inf\"} 7\n"))
+        #expect(text.contains("flipbook_http_request_duration_seconds_count{route=\"/frames/:id/:index\"} 7\n"))
+    }
+}
