@@ -41,6 +41,17 @@ struct CacheState {
     /// quarter of the budget (a budget too small for the threads' work still caches something).
     var holdLimit: Int { max(budget - workingReserve, budget / 4) }
 
+    /// The largest canvas (decoded frame) the cache plans for: a quarter of the budget, the
+    /// least ``holdLimit`` ever is. A larger canvas — a legal 7000×7000 frame is 196 MB — sizes
+    /// neither the working reserve nor the decoders' canvases set aside from the windows, and its
+    /// decoder is not kept after a job: the reserve could never cover its work (several times
+    /// the whole budget; that is bounded by the decode-memory budget, `limits.maxDecodeBytes`,
+    /// each job reserving before it allocates), and planning for it cut every other image's
+    /// window to nothing and the cache to a quarter of its budget for as long as it stayed
+    /// active (measured in the soak: frame p99 7–12 ms → 24–150 ms for the 20 s after each
+    /// 49 MP first frame, until the next purge made it inactive).
+    var largestPlannedCanvas: Int { budget / 4 }
+
     init(budget: Int, activeSeconds: Double) {
         self.budget = budget
         self.activeSeconds = activeSeconds
@@ -122,8 +133,8 @@ struct CacheState {
 
     // MARK: Windows
 
-    /// Works out which images are active, the working reserve (for the largest active canvas),
-    /// and every active image's window (``WindowPolicy``) within the hold limit less the
+    /// Works out which images are active, the working reserve (for the largest active canvas up
+    /// to ``largestPlannedCanvas``), and every active image's window (``WindowPolicy``) within the hold limit less the
     /// canvases the decoders in use keep (one of the largest per thread) and less the posters
     /// of inactive images. Inactive images get no window. Entries that hold nothing and are
     /// inactive are forgotten.
@@ -151,7 +162,8 @@ struct CacheState {
                 encodedFrameBytes: entry.encodedFrameEstimate, loopMs: entry.loopMs,
                 wasWhole: entry.isWhole)
         }
-        let largestCanvas = nowActive.map(\.decodedFrameBytes).max() ?? 0
+        let planned = largestPlannedCanvas
+        let largestCanvas = nowActive.map(\.decodedFrameBytes).filter { $0 <= planned }.max() ?? 0
         workingReserve = decodeThreads * Self.workingCanvasesPerThread * largestCanvas
         let canvases = decodeThreads * largestCanvas
         let windows = policy.windows(for: demands, budget: holdLimit - canvases - idlePosters, cap: cap)

@@ -145,7 +145,11 @@ extension FrameCache {
         var next: CacheState.Job? = nil
         if state.entries[entry.id] === entry {
             if entry.image == nil { entry.image = work.image }
-            entry.renderer = work.renderer
+            // A decoder whose canvas is larger than the cache plans for is not kept (see
+            // ``CacheState/largestPlannedCanvas``): counted, it would only evict every image's
+            // frames before being dropped. Its next job makes (and reserves) a canvas again.
+            let keepsDecoder = entry.decodedFrameBytes <= state.largestPlannedCanvas
+            entry.renderer = keepsDecoder ? work.renderer : nil
             if entry.discardCheckpointsAfterJob {
                 work.renderer?.discardCheckpoints()
                 entry.discardCheckpointsAfterJob = false
@@ -179,7 +183,7 @@ extension FrameCache {
                     waiters += more
                 }
             }
-            if case .success = made.frame, !shuttingDown, fitsAfterMakingRoom(for: entry, now: now) {
+            if case .success = made.frame, !shuttingDown, keepsDecoder, fitsAfterMakingRoom(for: entry, now: now) {
                 let sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
                 next = state.continuation(
                     of: entry, run: work.run + 1, maxRun: Self.maxRun,
