@@ -69,15 +69,15 @@ public final class ImageStore: Sendable {
     public let limits: DecodeLimits
     /// Another replica's replace or delete is seen within this many seconds.
     public let recheckSeconds: Double
-    private let clock: any MonotonicClock
+    let clock: any MonotonicClock
     let logger: Logger
     /// Records in memory, one copy per event loop (``RecordTable``): lookups by id from the loops
     /// take no lock another thread takes.
-    private let records: RecordTable
-    private let library: LibraryImages
+    let records: RecordTable
+    let library: LibraryImages
     /// Check-and-store of uploads is one step per store, so concurrent uploads of the same new
     /// bytes get one 201 and 200s.
-    private let commitLock = Mutex(())
+    let commitLock = Mutex(())
     /// Ids being rechecked in the background (at most one recheck per id at a time).
     private let refreshing = Mutex<Set<String>>([])
     private let refreshQueue = DispatchQueue(label: "flipbook.storage.refresh", attributes: .concurrent)
@@ -255,7 +255,7 @@ public final class ImageStore: Sendable {
 
     /// Caches what storage holds for `id`; a record of another output revision is re-indexed
     /// first with `reindexing`, else marked as needing it.
-    private func remember(
+    func remember(
         _ id: String, _ fetched: FetchedRecord, at now: Double,
         reindexing: Bool
     ) throws(StorageFailure) -> Cached {
@@ -281,7 +281,7 @@ public final class ImageStore: Sendable {
     }
 
     /// Drops `id` (deleted, perhaps by another replica) and whatever is kept locally for it.
-    private func forget(_ id: String) {
+    func forget(_ id: String) {
         let (removed, stillUsed) = records.remove(id)
         loaded.forget(id)
         if let removed, !stillUsed { backend.forgetOriginal(removed.record.sha256) }
@@ -331,201 +331,9 @@ public final class ImageStore: Sendable {
         return (found.compactMap { $0 }, more ? page.last : nil)
     }
 
-    /// Whether the original of `record` is on local disk (or already loaded), so that serving a
-    /// frame needs nothing from remote storage.
-    func hasLocalOriginal(_ record: StoredImage) -> Bool {
-        record.source == .library || backend.lookupsAreLocal
-            || loaded.image(record.id, sha256: record.sha256) != nil || backend.hasLocalOriginal(record)
-    }
-
-    /// Starts fetching the original of content id `id` while its record is being looked up
-    /// (remote storage only; a no-op for names, whose content is known only from the record).
-    func prefetchOriginal(ofContentID id: String) {
-        guard !backend.lookupsAreLocal, ImageID.isContentID(id) else { return }
-        backend.prefetchOriginal(id)
-    }
-
-    /// Brings the original of `record` to local disk (may wait on the network).
-    func fetchOriginal(_ record: StoredImage) throws(StorageFailure) {
-        guard !hasLocalOriginal(record) else { return }
-        _ = try backend.originalPath(record)
-    }
-
-    /// The image's bytes and index, for the frame cache (on a decode thread): kept from an
-    /// earlier load or the upload when it is among the most recently used, else mapped and
-    /// indexed now.
-    public func loadImage(_ record: StoredImage) throws -> AnimatedImage {
-        if let image = loaded.image(record.id, sha256: record.sha256) { return image }
-        if record.source == .library {
-            // Library files may be rewritten in place by an operator: read, not mapped, and not
-            // kept, so their memory goes with the decoder that holds them.
-            let bytes: ImageBytes
-            do {
-                bytes = try loaded.read(library.path(record.id) ?? "")
-            } catch {
-                throw StoreError.io("\(error)")
-            }
-            return try AnimatedImage(bytes: bytes, limits: limits, verification: .trusted(frameCount: record.metadata.frameCount))
-        }
-        let bytes: ImageBytes
-        do {
-            // Originals are only ever written by Flipbook through an atomic rename and never
-            // rewritten in place, so mapping them is safe.
-            bytes = try loaded.map(backend.originalPath(record))
-        } catch let failure as StorageFailure {
-            if case .unavailable(let why) = failure { throw StoreError.unavailable(why) }
-            throw StoreError.io(failure.description)
-        } catch {
-            throw StoreError.io("\(error)")
-        }
-        let image = try AnimatedImage(
-            bytes: bytes, limits: limits,
-            verification: .trusted(frameCount: record.metadata.frameCount))
-        // A size that disagrees with the record means another replica replaced the file after
-        // this record was read: serve it (as a read would), but do not keep it under the old hash.
-        if bytes.count == record.metadata.fileBytes {
-            loaded.keep(image, id: record.id, sha256: record.sha256)
-        }
-        return image
-    }
-
-    /// Images kept ready and the memory of every file handed out that is still alive.
-    public var fileStats: FileStats { loaded.stats }
-
     /// Storage's state, for readiness.
     public func health() -> StorageHealth {
         backend.health()
-    }
-
-    // MARK: Writing
-
-    /// A temporary file for an upload that is about to arrive.
-    public func beginUpload() throws -> UploadFile {
-        // Known to be unreachable: refuse before the body is sent, not after.
-        guard backend.isReachable else { throw StoreError.unavailable("storage cannot be reached") }
-        do {
-            return try UploadFile(directory: backend.uploadDirectory)
-        } catch {
-            throw StoreError.io("\(error)")
-        }
-    }
-
-    /// Indexes a finished upload and stores it under its content id (`name` nil) or under
-    /// `name`. Returns the record and whether it is new (201) rather than already there (200).
-    /// Slow (verifies every frame, and may wait on storage): call it off the event loops. The
-    /// upload is read through a mapping of its temporary file, which stays valid across the move
-    /// into place, so the verified image is kept for the frame cache's first request.
-    public func commit(_ upload: UploadFile, name: String? = nil) throws -> (StoredImage, created: Bool) {
-        defer { upload.discard() }
-        let sha256: String
-        do {
-            sha256 = try upload.finish()
-        } catch {
-            throw StoreError.io("\(error)")
-        }
-        let id = name ?? sha256
-        if let name, library.path(name) != nil {
-            throw StoreError.readOnly("\(name) is a library image and cannot be replaced")
-        }
-        if let existing = try storeResolve(id, reindexing: true), existing.record.sha256 == sha256 {
-            return (existing.record, false)
-        }
-        let bytes: ImageBytes
-        do {
-            bytes = try loaded.map(upload.path)
-        } catch let failure as MappedFile.Failure where failure.isEmpty {
-            bytes = ImageBytes([])  // nothing to map: rejected below like any non-image
-        } catch {
-            throw StoreError.io("\(error)")
-        }
-        let image = try verify(bytes)
-        // (Replicas racing on shared storage may both answer 201; the outcome is the same image
-        // either way.)
-        return try commitLock.withLock { _ throws -> (StoredImage, created: Bool) in
-            // Decide from storage, not from a record another replica may have deleted.
-            records.set(id, nil)
-            let current = try storeResolve(id, reindexing: false)
-            if let current, current.record.sha256 == sha256 {
-                return (current.record, false)
-            }
-            let record = StoredImage(
-                id: id, sha256: sha256, source: name == nil ? .upload : .named,
-                storedAt: Date(), metadata: ImageMetadata(image: image),
-                outputRevision: AnimatedImage.outputRevision)
-            let version: RecordVersion
-            do throws(StorageFailure) {
-                version = try backend.store(record, uploadPath: upload.path, replacing: current?.record)
-            } catch {
-                throw Self.storeError(error)
-            }
-            _ = try? remember(id, FetchedRecord(record: record, version: version), at: clock.seconds(), reindexing: false)
-            loaded.keep(image, id: id, sha256: sha256)
-            logger.info(
-                "image stored",
-                metadata: [
-                    "id": "\(id)", "bytes": "\(bytes.count)",
-                    "frames": "\(image.frameCount)", "replaced": "\(current != nil)",
-                ])
-            return (record, current == nil)
-        }
-    }
-
-    /// Indexes an upload (refusing it if it breaks a limit, ``DecodeLimits/maxDecodeBytes``
-    /// included), then decodes every frame once with the memory that takes reserved from the
-    /// decode-memory budget, waiting while it is spent.
-    func verify(_ bytes: ImageBytes) throws -> AnimatedImage {
-        do {
-            let indexed = try AnimatedImage(bytes: bytes, limits: limits, verification: .structural)
-            guard let decodeBudget else { return try indexed.verifyingFrames() }
-            let reservation: DecodeReservation
-            do throws(DecodeMemoryBudget.Refusal) {
-                reservation = try decodeBudget.reserve(indexed.decodeMemory.verificationBytes)
-            } catch .tooLarge(let needed, let capacity) {
-                throw AnimatedImageError.limitExceeded(.maxDecodeBytes, value: needed, limit: capacity)
-            } catch .queueFull, .closed {
-                throw StoreError.busy("too many uploads wait for memory to verify them")
-            }
-            defer { reservation.release() }
-            return try indexed.verifyingFrames()
-        } catch AnimatedImageError.unsupportedFormat {
-            throw StoreError.unsupportedFormat("the body is not a GIF, PNG/APNG or WebP image")
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw StoreError.undecodable("\(error)")
-        }
-    }
-
-    /// Deletes an uploaded or named image; false when there was none.
-    public func delete(_ id: String) throws -> Bool {
-        guard ImageID.isWellFormed(id) else { return false }
-        if library.path(id) != nil { throw StoreError.readOnly("\(id) is a library image and cannot be deleted") }
-        records.set(id, nil)  // decide from storage
-        guard let cached = try storeResolve(id, reindexing: false) else { return false }
-        let removed: Bool
-        do throws(StorageFailure) {
-            removed = try backend.delete(cached.record)
-        } catch {
-            throw Self.storeError(error)
-        }
-        forget(id)
-        if removed { logger.info("image deleted", metadata: ["id": "\(id)"]) }
-        return removed
-    }
-
-    private func storeResolve(_ id: String, reindexing: Bool) throws(StoreError) -> Cached? {
-        do {
-            return try resolve(id, reindexing: reindexing)
-        } catch {
-            throw Self.storeError(error)
-        }
-    }
-
-    static func storeError(_ failure: StorageFailure) -> StoreError {
-        switch failure {
-        case .unavailable(let why): .unavailable(why)
-        case .failed(let why): .io(why)
-        }
     }
 
     // MARK: Encoding
