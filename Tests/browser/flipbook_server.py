@@ -1,7 +1,8 @@
-"""A `flipbook serve` of its own for the browser tests (conftest.py) and the colour check
-(colour_check.py, which runs without the conftest): a temporary work directory for its data and
-log, a free loopback port (`--port 0`, read back from the log), plain HTTP helpers, and `stop()`,
-which removes it all again."""
+"""A `flipbook serve` of its own for the browser tests (conftest.py), the colour check
+(colour_check.py, which runs without the conftest) and the OpenAPI conformance cases
+(Tests/openapi/conformance.py): a temporary work directory for its data and log, a free loopback
+port (`--port 0`, read back from the log), plain HTTP helpers, and `stop()`, which removes it all
+again."""
 import json
 import os
 import re
@@ -30,16 +31,18 @@ def wait_for_port(log_path, process, timeout=60):
 
 
 class FlipbookServer:
-    """A running `flipbook serve` on a free loopback port, access log off, with `arguments` added."""
+    """A running `flipbook serve` on a free loopback port, with `arguments` added; its access log
+    is off unless `access_log`. It runs in its work directory unless `cwd` is given (relative
+    settings, `ui.dir` and the default Config/flipbook.json among them, are read from there)."""
 
-    def __init__(self, binary, arguments=(), prefix="flipbook-browser-"):
+    def __init__(self, binary, arguments=(), prefix="flipbook-browser-", access_log=False, cwd=None):
         self.work = tempfile.mkdtemp(prefix=prefix)
         self.log_path = os.path.join(self.work, "server.log")
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen(
             [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", os.path.join(self.work, "data"),
-             "--set", "log.accessLog=false", *arguments],
-            stdout=self.log, stderr=subprocess.STDOUT, cwd=self.work)
+             *([] if access_log else ["--set", "log.accessLog=false"]), *arguments],
+            stdout=self.log, stderr=subprocess.STDOUT, cwd=cwd or self.work)
         try:
             self.port = wait_for_port(self.log_path, self.process)
         except RuntimeError:
@@ -73,6 +76,7 @@ class FlipbookServer:
         return json.loads(body)
 
     def stop(self):
+        """Stops the server (SIGTERM, then SIGKILL after 20 s) and removes its work directory."""
         if self.process.poll() is None:
             self.process.terminate()
         try:

@@ -18,16 +18,15 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
-import time
 
 import jsonschema
 import yaml
+
+# The one way the tests start and stop a server (shared with the browser tests).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "browser"))
+from flipbook_server import FlipbookServer  # noqa: E402
 
 ADMIN_TOKEN = "admin-secret"
 UPLOAD_TOKEN = "upload-secret"
@@ -119,7 +118,7 @@ def raw_exchange(port, data, timeout=10.0, head=False):
             status_line = lines[0]
         match = re.match(r"HTTP/1\.[01] ([0-9]{3})", status_line)
         if not match:
-            raise AssertionError(f"no status line in {buffer[:200]!r}")
+            raise AssertionError(f"no status line in {status_line[:200]!r}")
         headers = {}
         for line in lines[1:]:
             name, _, value = line.partition(":")
@@ -156,45 +155,6 @@ def request(port, method, target, body=None, headers=None):
         lines.append(f"Content-Length: {len(payload)}")
     data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
     return raw_exchange(port, data, head=(method == "HEAD"))
-
-
-# ----------------------------------------------------------------------------- servers
-
-class Server:
-    def __init__(self, binary, workdir, library, *settings):
-        self.data = tempfile.mkdtemp(prefix="flipbook-openapi-")
-        self.log_path = os.path.join(self.data, "server.log")
-        self.log = open(self.log_path, "w")
-        args = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir",
-                os.path.join(self.data, "store"), "--log-format", "text", "--instance-name", "openapi-check", "--library-dir", library]
-        for setting in settings:
-            args += ["--set", setting]
-        self.process = subprocess.Popen(args, cwd=workdir, stdout=self.log, stderr=subprocess.STDOUT)
-        self.port = None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.port is None:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"flipbook serve exited: {open(self.log_path).read()}")
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                match = re.search(r"port=([0-9]+) .*HTTP server listening", f.read())
-            if match:
-                self.port = int(match.group(1))
-            else:
-                time.sleep(0.1)
-        if self.port is None:
-            self.stop()
-            raise RuntimeError("flipbook serve did not start listening within 30 s")
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
-        shutil.rmtree(self.data, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- the checks
@@ -480,6 +440,16 @@ def limits_server_checks(c, port, samples):
                  refused.status == 422 and "maxFrames" in refused.json().get("detail", ""), refused.body[:200])
 
 
+def start_server(binary, library, settings):
+    """A server of its own (fresh data directory, free port) run in this directory (its
+    Config/flipbook.json and web/), with text logs and `settings`, serving `library` as its
+    library directory."""
+    arguments = ["--log-format", "text", "--instance-name", "openapi-check", "--library-dir", library]
+    for setting in settings:
+        arguments += ["--set", setting]
+    return FlipbookServer(binary, arguments, prefix="flipbook-openapi-", access_log=True, cwd=os.getcwd())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spec", default="openapi.yaml")
@@ -494,23 +464,14 @@ def main():
         sys.exit(f"no GIF/PNG/WebP files in {samples_dir}")
     c = Checker(spec)
     binary = os.path.abspath(args.flipbook)
-    workdir = os.getcwd()
-    server = Server(binary, workdir, samples_dir, f"auth.adminToken={ADMIN_TOKEN}")
-    try:
-        main_server_checks(c, server.port, samples)
-    finally:
-        server.stop()
-    server = Server(binary, workdir, samples_dir, f"auth.uploadToken={UPLOAD_TOKEN}", "auth.adminToken=")
-    try:
-        token_server_checks(c, server.port, samples)
-    finally:
-        server.stop()
-
-    server = Server(binary, workdir, samples_dir, "limits.maxFrames=1")
-    try:
-        limits_server_checks(c, server.port, samples)
-    finally:
-        server.stop()
+    for checks, settings in ((main_server_checks, [f"auth.adminToken={ADMIN_TOKEN}"]),
+                             (token_server_checks, [f"auth.uploadToken={UPLOAD_TOKEN}", "auth.adminToken="]),
+                             (limits_server_checks, ["limits.maxFrames=1"])):
+        server = start_server(binary, samples_dir, settings)
+        try:
+            checks(c, server.port, samples)
+        finally:
+            server.stop()
 
     print(f"openapi conformance: {c.passed} passed, {len(c.failed)} failed")
     return 1 if c.failed else 0
