@@ -12,7 +12,6 @@ import subprocess
 from PIL import Image
 
 import pngwrite
-import scenes
 
 
 class Case:

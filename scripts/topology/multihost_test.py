@@ -209,7 +209,6 @@ def main():
                               "--data-dir", data, "--instance-name", f"replica-{i}"],
                              env, os.path.join(workdir, f"replica-{i}.log")))
         replicas[-1].address = f"{net.front}.1{i}"
-    by_name = {r.name: r for r in replicas}
     nginx_dir = os.path.join(workdir, "nginx")
     os.makedirs(nginx_dir)
     os.chmod(nginx_dir, 0o755)
