@@ -61,57 +61,15 @@ status=0
 # --- schemathesis against a fresh server ----------------------------------------------------
 work="$(mktemp -d /tmp/flipbook-openapi-st.XXXXXX)"
 reports="${OPENAPI_REPORTS:-$work/reports}"
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$server_pid" 2>/dev/null || true
-  fi
-  if [ "$status" -eq 0 ]; then rm -rf "$work"; else echo "openapi-check: kept $work (server log, reports)" >&2; fi
-}
-trap cleanup EXIT
-
-token="openapi-admin"
-"$flipbook" serve --host 127.0.0.1 --port 0 --data-dir "$work/data" --library-dir "$root/Samples" \
-  --instance-name openapi-check --log-format text --set auth.adminToken="$token" >"$work/server.log" 2>&1 &
-server_pid=$!
-port=""
-for _ in $(seq 1 300); do
-  port="$(sed -n 's/.*port=\([0-9][0-9]*\) .*HTTP server listening.*/\1/p' "$work/server.log" | head -n1)"
-  [ -n "$port" ] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; status=1; exit 1; }
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "openapi-check: the server did not start" >&2; status=1; exit 1; }
-
-# Give the generated requests real images to find: every sample under its content id and a name.
-"$py" - "$port" Samples <<'PY'
-import os, sys, urllib.request
-port, samples = sys.argv[1], sys.argv[2]
-for name in sorted(os.listdir(samples)):
-    data = open(os.path.join(samples, name), "rb").read()
-    for method, path in (("POST", "/images"), ("PUT", f"/images/named-{name}")):
-        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
-        with urllib.request.urlopen(request) as response:
-            assert response.status in (200, 201), (method, path, response.status)
-PY
-
 seed_args=(--seed "$seed"); [ "$seed" = random ] && seed_args=()
-mkdir -p "$reports"
-set +e
-(cd "$work" && "$venv/bin/st" --no-color run "$root/openapi.yaml" --url "http://127.0.0.1:$port" \
-  -H "Authorization: Bearer $token" \
-  --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
-  --max-examples "$max_examples" "${seed_args[@]}" --generation-database none \
-  --report junit --report-dir "$reports")
-st_status=$?
-set -e
-if grep -E '^[^ ]+ (error|critical) ' "$work/server.log" >/dev/null; then
-  echo "openapi-check: the server logged errors during the schemathesis run:" >&2
-  grep -E '^[^ ]+ (error|critical) ' "$work/server.log" | head -20 >&2
-  status=1
+"$py" Tests/openapi/schemathesis_run.py --flipbook "$flipbook" --st "$venv/bin/st" --spec openapi.yaml \
+  --samples Samples --max-examples "$max_examples" "${seed_args[@]}" --reports "$reports" \
+  --keep-log "$work/server.log" || status=1
+if [ "$status" -eq 0 ]; then
+  rm -rf "$work"
+  echo "openapi-check: passed"
+else
+  echo "openapi-check: kept $work (server log, reports)" >&2
+  echo "openapi-check: FAILED" >&2
 fi
-[ "$st_status" -eq 0 ] || status=1
-if [ "$status" -eq 0 ]; then echo "openapi-check: passed"; else echo "openapi-check: FAILED" >&2; fi
 exit "$status"
