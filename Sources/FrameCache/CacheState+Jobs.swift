@@ -1,6 +1,7 @@
 /// Choosing the decode threads' work: requests that wait come first, first come first served;
 /// then decode-ahead, earliest deadline first — the frame a real-time player will ask for
-/// soonest — as long as there is room for it.
+/// soonest — as long as there is room for it. Large jobs (``isLarge(_:)``) are left to the
+/// threads the lane for the others does not keep.
 extension CacheState {
     /// A unit of background work: render and encode frame `index` of `entry`.
     struct Job {
@@ -13,19 +14,20 @@ extension CacheState {
         let resume: (frame: Int, png: FrameBytes)?
     }
 
-    /// The next job, with its image marked busy.
-    mutating func nextJob(now: Double) -> Job? {
-        guard let job = peekJob(now: now) else { return nil }
+    /// The next job, with its image marked busy; with `largeAllowed` false, only a job on an
+    /// image that is not large (``isLarge(_:)``).
+    mutating func nextJob(now: Double, largeAllowed: Bool = true) -> Job? {
+        guard let job = peekJob(now: now, largeAllowed: largeAllowed) else { return nil }
         job.entry.busy = true
         return job
     }
 
-    /// The job ``nextJob(now:)`` would hand out, without taking it.
-    func peekJob(now: Double) -> Job? {
-        if let entry = oldestWaiting(excluding: nil) {
+    /// The job ``nextJob(now:largeAllowed:)`` would hand out, without taking it.
+    func peekJob(now: Double, largeAllowed: Bool = true) -> Job? {
+        if let entry = oldestWaiting(excluding: nil, largeAllowed: largeAllowed) {
             return job(entry, entry.waitOrder[0], urgent: true)
         }
-        guard let (entry, index, _) = earliestPrefetch(now: now, excluding: nil),
+        guard let (entry, index, _) = earliestPrefetch(now: now, excluding: nil, largeAllowed: largeAllowed),
             roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now)
         else { return nil }
         return job(entry, index, urgent: false)
@@ -61,21 +63,30 @@ extension CacheState {
         Job(entry: entry, index: index, urgent: urgent, resume: entry.resumePoint(before: index))
     }
 
-    private func oldestWaiting(excluding excluded: ImageEntry?) -> ImageEntry? {
+    /// A large job: its image's canvas is more than the cache plans for
+    /// (``largestPlannedCanvas``, a quarter of the budget) — a 49 MP frame takes seconds to
+    /// decode. The decode threads take large jobs on all of them but one (the lane kept for the
+    /// rest, ``FrameCache/largeJobs``), so the other images' jobs never queue behind them.
+    func isLarge(_ entry: ImageEntry) -> Bool {
+        entry.decodedFrameBytes > largestPlannedCanvas
+    }
+
+    private func oldestWaiting(excluding excluded: ImageEntry?, largeAllowed: Bool = true) -> ImageEntry? {
         var best: ImageEntry? = nil
-        for entry in active where !entry.busy && !entry.waitOrder.isEmpty && entry !== excluded {
+        for entry in active
+        where !entry.busy && !entry.waitOrder.isEmpty && entry !== excluded && (largeAllowed || !isLarge(entry)) {
             if best == nil || entry.waitingSince < best!.waitingSince { best = entry }
         }
         return best
     }
 
-    private func earliestPrefetch(now: Double, excluding excluded: ImageEntry?)
+    private func earliestPrefetch(now: Double, excluding excluded: ImageEntry?, largeAllowed: Bool = true)
         -> (ImageEntry, Int, deadline: Double)?
     {
         var best: (ImageEntry, Int, deadline: Double)? = nil
         for entry in active
         where !entry.busy && entry !== excluded && entry.window > 0 && !entry.prefetchStalled
-            && isActive(entry, now: now)
+            && isActive(entry, now: now) && (largeAllowed || !isLarge(entry))
         {
             guard let index = entry.nextRunStart else { continue }
             let deadline = entry.deadline(ofFrame: index)

@@ -25,6 +25,8 @@ extension FrameCache {
         var image: AnimatedImage?
         var renderer: FrameRenderer?
         var checkpointAllowance: Int
+        /// A large job: counted in ``FrameCache/largeJobs`` until the run ends.
+        var large: Bool
         /// Frames made in this run of the same image.
         var run = 0
         /// Frames made since the last one someone waited for in this run (nil: none was).
@@ -72,11 +74,14 @@ extension FrameCache {
             if shuttingDown { return nil }
             let now = clock.seconds()
             refreshWindowsIfDue(now: now)
-            if let job = state.nextJob(now: now) {
+            let largeAllowed = largeJobs < max(1, configuration.decodeThreads - 1)
+            if let job = state.nextJob(now: now, largeAllowed: largeAllowed) {
                 activeJobs += 1
+                let large = state.isLarge(job.entry)
+                if large { largeJobs += 1 }
                 return Work(
                     job: job, image: job.entry.image, renderer: job.entry.renderer,
-                    checkpointAllowance: checkpointAllowance())
+                    checkpointAllowance: checkpointAllowance(), large: large)
             }
             // Re-check now and then: windows regrow with time after memory pressure.
             _ = lock.wait(until: Date().addingTimeInterval(0.5))
@@ -197,7 +202,10 @@ extension FrameCache {
         } else {
             entry.busy = false  // removed while it was decoded: nothing of it is kept
         }
-        if next == nil { activeJobs -= 1 }
+        if next == nil {
+            activeJobs -= 1
+            if work.large { largeJobs -= 1 }
+        }
         let held = state.heldBytes
         let depth = state.waitingRequests
         let returnMemory = state.freed.isDue(now: now)

@@ -41,6 +41,9 @@ public final class FrameCache: @unchecked Sendable {
     var shuttingDown = false
     var runningWorkers = 0
     var activeJobs = 0
+    /// Large jobs (``CacheState/isLarge(_:)``) running now: at most `decodeThreads − 1`, so one
+    /// thread is always there for the other images' frames (with one thread, one at a time).
+    var largeJobs = 0
     let metrics: CacheMetrics
     let encoder: PNGEncoder
     /// The event loops' views of the frames, for hits without the lock.

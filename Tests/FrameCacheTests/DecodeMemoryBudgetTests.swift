@@ -174,8 +174,10 @@ import Testing
         #expect(job > 49_000_000 * 4)  // a canvas and more
         // Room for two renders from cold (no checkpoints, no resume), not three.
         let budget = DecodeMemoryBudget(capacityBytes: 2 * job + job / 2)
+        // Four threads: large jobs take all but one (the lane kept for small frames), so three
+        // may run at once and only the budget holds the third back.
         var configuration = FrameCacheConfiguration(
-            budgetBytes: 64 << 20, decodeThreads: 3,
+            budgetBytes: 64 << 20, decodeThreads: 4,
             window: WindowPolicy(wholeAnimationBytes: 0, minimumWindow: 1))
         configuration.decodeBudget = budget
         let cache = FrameCache(configuration: configuration)

@@ -1,12 +1,14 @@
 import AnimatedImage
+import Dispatch
 import FlipbookTestSupport
+import Synchronization
 import Testing
 
 @testable import FrameCache
 
 /// A canvas larger than the cache plans for (``CacheState/largestPlannedCanvas``, a quarter of
 /// the budget) must not take the other images' windows while it is active, nor be kept as a
-/// decoder that evicts their frames.
+/// decoder that evicts their frames, and its jobs leave one decode thread to the other images.
 @Suite("Frame cache: oversized canvases", .serialized)
 struct OversizedCanvasTests {
     @Test func anOversizedStillLeavesThePlayersWindowAndReserveAsTheyWere() throws {
@@ -53,5 +55,54 @@ struct OversizedCanvasTests {
             playerStats.cachedFrames > cachedBefore / 2,
             "the still's decode evicted the player's frames: \(cachedBefore) → \(playerStats.cachedFrames)")
         #expect(after.usedBytes <= after.budgetBytes - after.workingReserveBytes)
+    }
+
+    @Test func aSmallImagesMissIsServedWhileLargeJobsHoldAllButOneThread() throws {
+        let budget = 4 << 20
+        let bytes = DecodeMemoryBudgetTests.uniformGIF(side: 1200, color: 2)
+        let started = Mutex<[String]>([])
+        let gate = DispatchSemaphore(value: 0)
+        // A large still whose job holds its decode thread (in its load) until the gate opens.
+        func large(_ id: String) -> CacheableImage {
+            CacheableImage(
+                id: id, frameCount: 1, canvasWidth: 1200, canvasHeight: 1200,
+                load: {
+                    started.withLock { $0.append(id) }
+                    gate.wait()
+                    return try AnimatedImage(bytes: bytes)
+                })
+        }
+        #expect(1200 * 1200 * 4 > budget / 4)
+        let cache = FrameCache(
+            configuration: FrameCacheConfiguration(
+                budgetBytes: budget, decodeThreads: 2,
+                window: WindowPolicy(wholeAnimationBytes: 0, minimumWindow: 1)),
+            clock: ManualClock())
+        defer {
+            gate.signal()
+            gate.signal()
+            cache.shutdown()
+        }
+        let first = Results()
+        let second = Results()
+        let small = Results()
+        #expect(cache.frame(large("large-1"), index: 0, completion: first.completion) == nil)
+        #expect(DecodeMemoryBudgetTests.eventually { started.withLock { $0 } == ["large-1"] })
+        // Asked for before the small image: without the lane it would take the other thread.
+        #expect(cache.frame(large("large-2"), index: 0, completion: second.completion) == nil)
+        let image = try TestImages.small()
+        #expect(cache.frame(CacheableImage(id: "small", image: image), index: 0, completion: small.completion) == nil)
+        let answers = small.wait(for: 1)
+        #expect(answers.count == 1)
+        #expect((try? answers.first?.get())?.index == 0)
+        // The small frame came while the first large job still held its thread, and the second
+        // had not started.
+        #expect(started.withLock { $0 } == ["large-1"])
+        #expect(second.wait(for: 1, timeout: 0).isEmpty)
+        gate.signal()
+        gate.signal()
+        #expect((try? first.wait(for: 1).first?.get())?.index == 0)
+        #expect((try? second.wait(for: 1).first?.get())?.index == 0)
+        #expect(started.withLock { $0 } == ["large-1", "large-2"])
     }
 }
