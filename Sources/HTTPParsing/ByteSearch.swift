@@ -43,6 +43,27 @@ package enum ByteSearch {
         return count
     }
 
+    /// The offset of the first control byte (below 0x20) or DEL (0x7F) in `bytes`, or nil.
+    package static func firstControlByte(in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            // The first byte in the lowest bits, whatever the machine's byte order.
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let delete = word ^ (ones &* 0x7F)
+            // A high bit where a byte is below 0x20 or is DEL; the lowest one is always right (a
+            // borrow only carries up from a byte that is itself flagged).
+            let flagged = ((word &- ones &* 0x20) & ~word | (delete &- ones) & ~delete) & highBits
+            if flagged != 0 { return offset + flagged.trailingZeroBitCount / 8 }
+            offset += 8
+        }
+        while offset < bytes.count {
+            if bytes[offset] < 0x20 || bytes[offset] == 0x7F { return offset }
+            offset += 1
+        }
+        return nil
+    }
+
     /// Whether any byte of `bytes` is outside visible ASCII (`!` to `~`, 0x21–0x7E): a space, a
     /// control byte, DEL or a byte of 0x80 and above.
     package static func containsNonVisibleASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -36,6 +36,16 @@ public struct HTTPAccessRecord: Sendable {
         get { decodedPath ?? RequestTarget.percentDecode(rawPath) }
         set { decodedPath = newValue }
     }
+    /// Calls `body` with the UTF-8 bytes of ``path``: the raw path's own bytes when it has no
+    /// `%` (nothing to decode, no copy), else the decoded path's.
+    public func withPathUTF8<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        var text = decodedPath.map { Substring($0) } ?? rawPath
+        let plain =
+            decodedPath != nil || text.withUTF8 { ByteSearch.firstOffset(of: 0x25, in: UnsafeRawBufferPointer($0)) == nil }
+        if !plain { text = Substring(RequestTarget.percentDecode(rawPath)) }
+        return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+    }
+
     /// An upper bound of `path.utf8.count` found without decoding (decoding never lengthens).
     public var pathByteCountBound: Int { decodedPath?.utf8.count ?? rawPath.utf8.count }
     /// The path as set, or nil while it is `rawPath` decoded.

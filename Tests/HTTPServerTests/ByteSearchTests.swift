@@ -85,4 +85,20 @@ import Testing
             #expect(split.query.map(String.init) == query, "\(target)")
         }
     }
+
+    @Test func firstControlByteIsFoundAtEveryPositionWhateverFollows() {
+        for length in 0...24 {
+            #expect(Self.withBytes([UInt8](repeating: 0x20, count: length)) { ByteSearch.firstControlByte(in: $0) } == nil)
+            for position in 0..<length {
+                for byte in 0...255 {
+                    // Visible bytes before it, control bytes (which could borrow) after it.
+                    var bytes = [UInt8](repeating: 0x7E, count: length)
+                    bytes[position] = UInt8(byte)
+                    for later in (position + 1)..<max(position + 1, length) { bytes[later] = later % 2 == 0 ? 0x00 : 0x7F }
+                    let expected: Int? = byte < 0x20 || byte == 0x7F ? position : (position + 1 < length ? position + 1 : nil)
+                    #expect(Self.withBytes(bytes) { ByteSearch.firstControlByte(in: $0) } == expected, "\(bytes)")
+                }
+            }
+        }
+    }
 }

@@ -53,7 +53,7 @@ public enum AccessLogFormat: Sendable {
             Self.appendText(" ms=", to: &out)
             Self.appendMilliseconds(record.durationNanoseconds, to: &out)
             Self.appendText(" path=", to: &out)
-            Self.appendPath(record.path, json: false, to: &out)
+            record.withPathUTF8 { Self.appendPath($0, json: false, to: &out) }
             Self.appendText(" requestID=", to: &out)
             record.requestID.withUnsafeBytes { Self.appendEscaped($0, json: false, to: &out) }
             Self.appendText(" status=", to: &out)
@@ -72,7 +72,7 @@ public enum AccessLogFormat: Sendable {
             Self.appendText("\",\"ms\":\"", to: &out)
             Self.appendMilliseconds(record.durationNanoseconds, to: &out)
             Self.appendText("\",\"path\":\"", to: &out)
-            Self.appendPath(record.path, json: true, to: &out)
+            record.withPathUTF8 { Self.appendPath($0, json: true, to: &out) }
             Self.appendText("\",\"requestID\":\"", to: &out)
             record.requestID.withUnsafeBytes { Self.appendEscaped($0, json: true, to: &out) }
             Self.appendText("\",\"status\":\"", to: &out)
@@ -92,17 +92,12 @@ public enum AccessLogFormat: Sendable {
         text.withUTF8Buffer { out.append(contentsOf: $0) }
     }
 
-    private static func appendPath(_ path: String, json: Bool, to out: inout [UInt8]) {
-        var path = path
-        path.withUTF8 { bytes in
-            if bytes.count <= maximumPathBytes {
-                appendEscaped(UnsafeRawBufferPointer(bytes), json: json, to: &out)
-            } else {
-                appendEscaped(
-                    UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<maximumPathBytes]),
-                    json: json, to: &out)
-                out.append(contentsOf: [0xE2, 0x80, 0xA6])  // …
-            }
+    private static func appendPath(_ bytes: UnsafeRawBufferPointer, json: Bool, to out: inout [UInt8]) {
+        if bytes.count <= maximumPathBytes {
+            appendEscaped(bytes, json: json, to: &out)
+        } else {
+            appendEscaped(UnsafeRawBufferPointer(rebasing: bytes[0..<maximumPathBytes]), json: json, to: &out)
+            out.append(contentsOf: [0xE2, 0x80, 0xA6])  // …
         }
     }
 
@@ -116,8 +111,7 @@ public enum AccessLogFormat: Sendable {
     private static func appendEscaped(_ bytes: UnsafeRawBufferPointer, json: Bool, to out: inout [UInt8]) {
         if json { return JSONString.appendEscaped(bytes, to: &out) }
         // Most values need no escape: copy the clean prefix in one go.
-        var clean = 0
-        while clean < bytes.count, bytes[clean] >= 0x20, bytes[clean] != 0x7F { clean += 1 }
+        let clean = ByteSearch.firstControlByte(in: bytes) ?? bytes.count
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<clean]))
         guard clean < bytes.count else { return }
         for byte in bytes[clean...] {
@@ -143,17 +137,19 @@ public enum AccessLogFormat: Sendable {
     }
 
     static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        if value < 0 {
-            out.append(0x2D)
-            appendDecimal(0 - value, to: &out)
-            return
+        if value < 0 { out.append(0x2D) }
+        // The digits from the last, into a buffer on the stack (20 digits hold any Int).
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var rest = value.magnitude
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(truncatingIfNeeded: rest % 10) + 0x30
+                rest /= 10
+            } while rest > 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
         }
-        if value < 10 {
-            out.append(UInt8(value) + 0x30)
-            return
-        }
-        appendDecimal(value / 10, to: &out)
-        out.append(UInt8(value % 10) + 0x30)
     }
 }
 
