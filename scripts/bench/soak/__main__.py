@@ -46,8 +46,9 @@ the first into the measure — it lands wherever the cache's refill stands at th
 sample (a quiet 30-minute run read 17.3% spread with a falling floor, no growth at all; a
 49 MP first frame used to shrink the cache for 20 s and lowered the floor of those minutes) — so
 it fails without a leak, and a budget-sized refill could hide one. RSS less the cache's bytes
-removes the saw-tooth sample by sample (measured in a short run: the raw floor moved 71–83 MiB
-while the outside-cache floor stayed 68.6–69.2 MiB); its lowest sample is taken between decodes
+removes the saw-tooth sample by sample (an 8-minute run at 6422044, before the cache stopped
+planning for 49 MP canvases: the raw floor moved 71–83 MiB while the outside-cache floor stayed
+68.6–69.2 MiB); its lowest sample is taken between decodes
 and after the heap was trimmed, so transient decode memory does not lift it, and memory that is
 kept — a leak, or freed memory never handed back — raises it minute after minute. 5% of the
 ~70 MiB it reads is 3.5 MiB: a leak of a third of a MiB a minute fails within the last 10
@@ -255,11 +256,17 @@ def spread(values):
     return (max(values) - min(values)) / min(values) if values and min(values) else float("nan")
 
 
+def last_minutes(rows):
+    """The minutes the flat rule looks at: the last 10 (a short check run: those after warm-up)."""
+    after = [r for r in rows if r["minute"] > WARMUP_MINUTES]
+    return rows[-10:] if len(rows) >= 10 else (after or rows)
+
+
 def goals(result):
     """(name, value, met) rows; met is None for a row given for information only."""
     rows = result["perMinute"]
     after = [r for r in rows if r["minute"] > WARMUP_MINUTES]
-    last = rows[-10:] if len(rows) >= 10 else (after or rows)  # a short check run: what there is
+    last = last_minutes(rows)
     total5xx = sum(r["status5xx"] for r in rows)
     errors = sum(r["errors"] for r in rows)
     floors = [r.get("rssFloor", 0) for r in last]
@@ -327,7 +334,7 @@ def plot(result, path):
     bottom.plot(x, [r.get("cacheFloor", 0) / mib for r in rows], ls=":", label="frame cache bytes, lowest of the minute")
     for axis in (top, middle, bottom):
         axis.axvline(WARMUP_MINUTES + 0.5, color="gray", ls=":")
-    last = rows[-10:]
+    last = last_minutes(rows)
     floors = [r.get("otherFloor", 0) for r in last]
     if floors and min(floors):
         low = min(floors) / mib
