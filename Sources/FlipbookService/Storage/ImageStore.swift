@@ -188,6 +188,18 @@ public final class ImageStore: Sendable {
         return .needsStorage
     }
 
+    /// The record of the id whose UTF-8 bytes (percent-decoded) are `id` when memory holds it and
+    /// it is trusted without a recheck, background or not — the hot path of a frame request,
+    /// which makes no String. nil says only that the answer is not that simple:
+    /// ``quickLookup(_:reader:)`` decides then. Answers what ``quickLookup(_:reader:)`` would.
+    func trustedRecord(_ id: UnsafeRawBufferPointer, reader: Int?) -> StoredImage? {
+        // A name is looked up in the library first; a content id is never a library name.
+        guard library.count == 0 || ImageID.isContentID(id.assumingMemoryBound(to: UInt8.self)) else { return nil }
+        guard let cached = records.value(bytes: id, reader: reader), !cached.needsReindex else { return nil }
+        let age = clock.seconds() - cached.checkedAt
+        return age < recheckSeconds * 0.75 ? cached.record : nil
+    }
+
     /// The record of `id`, asking storage when the cached one is missing or due for a recheck.
     /// May wait on the network, and with `reindexing` (the default) re-indexes a record of
     /// another output revision (decoding the image): call it off the event loops. Throws when
