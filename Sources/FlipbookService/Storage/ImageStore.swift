@@ -189,15 +189,17 @@ public final class ImageStore: Sendable {
     }
 
     /// The record of the id whose UTF-8 bytes (percent-decoded) are `id` when memory holds it and
-    /// it is trusted without a recheck, background or not — the hot path of a frame request,
+    /// it is trusted without a recheck, in the background or not — the hot path of a frame request,
     /// which makes no String. nil says only that the answer is not that simple:
     /// ``quickLookup(_:reader:)`` decides then. Answers what ``quickLookup(_:reader:)`` would.
     func trustedRecord(_ id: UnsafeRawBufferPointer, reader: Int?) -> StoredImage? {
         // A name is looked up in the library first; a content id is never a library name.
         guard library.count == 0 || ImageID.isContentID(id.assumingMemoryBound(to: UInt8.self)) else { return nil }
         guard let cached = records.value(bytes: id, reader: reader), !cached.needsReindex else { return nil }
+        // Trusted as long as the String lookup trusts it without a side effect: a local backend's
+        // record until it is due for a recheck; a remote one's until a background recheck starts.
         let age = clock.seconds() - cached.checkedAt
-        return age < recheckSeconds * 0.75 ? cached.record : nil
+        return age < (backend.lookupsAreLocal ? recheckSeconds : recheckSeconds * 0.75) ? cached.record : nil
     }
 
     /// The record of `id`, asking storage when the cached one is missing or due for a recheck.
