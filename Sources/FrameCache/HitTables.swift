@@ -8,8 +8,7 @@ import Synchronization
 /// and cleared when it evicts it (``ImageEntry/store(_:at:)``, ``ImageEntry/drop(_:)``), an image
 /// appears when the cache first hears of it and goes when the cache forgets it; those happen at
 /// the rate of decodes, under the cache's lock, and take each table's lock in turn. A frame is
-/// only shared (`CachedFrame` is immutable), never copied. Images are keyed by ``IDKey`` (the
-/// id's bytes mixed once, not hashed with SipHash on every hit).
+/// only shared (`CachedFrame` is immutable), never copied.
 final class HitTables: Sendable {
     /// One image in one table.
     struct Image: Sendable {
@@ -29,7 +28,7 @@ final class HitTables: Sendable {
     }
 
     private final class Table: Sendable {
-        let images = Mutex<[IDKey: Image]>([:])
+        let images = Mutex<[String: Image]>([:])
         /// Hits answered through this table (only its own thread adds).
         let hits = Atomic<Int>(0)
     }
@@ -48,9 +47,8 @@ final class HitTables: Sendable {
     /// Frame `index` of the image cached under `id`, if it is cached, through `reader`'s table.
     func lookup(_ id: String, index: Int, reader: Int) -> Hit? {
         let table = tables[reader % tables.count]
-        let key = IDKey(id)
         let hit = table.images.withLock { images -> Hit? in
-            guard let image = images[key], index >= 0, index < image.frames.count, let frame = image.frames[index] else {
+            guard let image = images[id], index >= 0, index < image.frames.count, let frame = image.frames[index] else {
                 return nil
             }
             return Hit(entry: image.entry, frame: frame, runningLow: Self.runningLow(image, from: index))
@@ -73,9 +71,8 @@ final class HitTables: Sendable {
 
     /// Whether `reader`'s table holds frame `index` of `id` (no hit is counted; for tests).
     func holds(_ id: String, index: Int, reader: Int) -> Bool {
-        let key = IDKey(id)
-        return tables[reader % tables.count].images.withLock {
-            $0[key].map { index < $0.frames.count && $0.frames[index] != nil } ?? false
+        tables[reader % tables.count].images.withLock {
+            $0[id].map { index < $0.frames.count && $0.frames[index] != nil } ?? false
         }
     }
 
@@ -87,29 +84,26 @@ final class HitTables: Sendable {
     /// Shows `entry` (with the frames it holds) to every table.
     func insert(_ entry: ImageEntry) {
         let image = Image(entry: entry, frames: entry.frames, cachedCount: entry.cachedCount)
-        let key = IDKey(entry.id)
-        for table in tables { table.images.withLock { $0[key] = image } }
+        for table in tables { table.images.withLock { $0[entry.id] = image } }
     }
 
     /// Takes `entry` out of every table.
     func remove(_ entry: ImageEntry) {
-        let key = IDKey(entry.id)
         for table in tables {
             table.images.withLock { images in
-                if images[key]?.entry === entry { images[key] = nil }
+                if images[entry.id]?.entry === entry { images[entry.id] = nil }
             }
         }
     }
 
     /// Sets (or clears, with nil) frame `i` of `entry` in every table.
     func set(_ frame: CachedFrame?, at i: Int, of entry: ImageEntry) {
-        let key = IDKey(entry.id)
         for table in tables {
             table.images.withLock { images in
-                guard images[key]?.entry === entry, i < images[key]!.frames.count else { return }
-                let had = images[key]!.frames[i] != nil
-                images[key]!.frames[i] = frame
-                images[key]!.cachedCount += (frame != nil ? 1 : 0) - (had ? 1 : 0)
+                guard images[entry.id]?.entry === entry, i < images[entry.id]!.frames.count else { return }
+                let had = images[entry.id]!.frames[i] != nil
+                images[entry.id]!.frames[i] = frame
+                images[entry.id]!.cachedCount += (frame != nil ? 1 : 0) - (had ? 1 : 0)
             }
         }
     }

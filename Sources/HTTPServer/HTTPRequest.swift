@@ -57,30 +57,6 @@ public struct HTTPPathParameters: Sendable, Sequence {
         }
     }
 
-    /// Runs `body` on the percent-decoded UTF-8 bytes of the parameter called `name` and returns
-    /// its result (nil when there is no such parameter). A bound value without a `%` is passed
-    /// as the raw path's own bytes: nothing is copied and no String is made.
-    public func withBytes<Result>(of name: String, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
-        switch storage {
-        case .pairs(let pairs):
-            for pair in pairs where pair.name == name {
-                var value = pair.value
-                return value.withUTF8 { body(UnsafeRawBufferPointer($0)) }
-            }
-            return nil
-        case .bound(let names, let path, let first, let second, let rest):
-            guard let position = names.firstIndex(of: name) else { return nil }
-            let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
-            var path = path
-            return path.withUTF8 { bytes -> Result in
-                let raw = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[range])
-                guard ByteSearch.firstOffset(of: 0x25, in: raw) != nil else { return body(raw) }
-                var decoded = RequestTarget.percentDecode(raw)
-                return decoded.withUTF8 { body(UnsafeRawBufferPointer($0)) }
-            }
-        }
-    }
-
     /// The number of parameters.
     public var count: Int {
         switch storage {

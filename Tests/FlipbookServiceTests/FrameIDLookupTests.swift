@@ -1,16 +1,14 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
-import FrameCache
 import Testing
 
 @testable import FlipbookService
 
-/// A frame request looks its image up from the id's bytes in the path (no String on a hit):
-/// whatever happens to the image while its frames are cached — replaced, deleted, purged,
+/// Whatever happens to the image while its frames are cached — replaced, deleted, purged,
 /// re-indexed — the next request never gets the old record or frame; ids that were never
 /// stored are 404; percent-encoded ids name the same image as plain ones.
-@Suite("Frame requests looked up from the id's bytes")
+@Suite("Frame requests for ids replaced, deleted, purged, re-indexed, unknown or encoded")
 struct FrameIDLookupTests {
     /// Every byte of `id` percent-encoded, alternately in upper and lower case.
     static func percentEncoded(_ id: String) -> String {
@@ -147,27 +145,5 @@ struct FrameIDLookupTests {
             #expect(atTime.status == 200 && atTime.header("Content-Location") == "/frames/\(stored)/0")
         }
         await service.stop()
-    }
-
-    /// The records' table finds by bytes exactly what it finds by String, and nothing once removed.
-    @Test func theRecordTableFindsByBytesWhatItHoldsByID() throws {
-        let table = RecordTable(readers: 2)
-        let record = try StoredImage(
-            id: "clip.gif", sha256: String(repeating: "ab", count: 32), source: .named, storedAt: Date(),
-            metadata: ImageMetadata(image: AnimatedImage(bytes: Corpus.bytes("wuffs/muybridge.gif"))),
-            outputRevision: nil)
-        table.set("clip.gif", ImageStore.Cached(record: record, metadataJSON: [1], version: nil, checkedAt: 0))
-        func found(_ id: String, reader: Int?) -> String? {
-            Array(id.utf8).withUnsafeBytes { table.value(bytes: $0, reader: reader)?.record.id }
-        }
-        for reader in [nil, 0, 1] {
-            #expect(found("clip.gif", reader: reader) == "clip.gif")
-            #expect(table.value("clip.gif", reader: reader)?.record.id == "clip.gif")
-            for other in ["clip.gi", "clip.gif ", "clip.gig", "", "dlip.gif"] { #expect(found(other, reader: reader) == nil) }
-        }
-        let sameKey = Array("clip.gif".utf8).withUnsafeBytes { IDKey(borrowing: $0) == IDKey("clip.gif") }
-        #expect(sameKey)
-        #expect(table.remove("clip.gif").removed != nil)
-        for reader in [nil, 0, 1] { #expect(found("clip.gif", reader: reader) == nil) }
     }
 }

@@ -56,29 +56,6 @@ import Testing
         #expect(given.count == 1)
     }
 
-    @Test func parameterBytesAreTheRawPathsOwnUnlessEscaped() {
-        let router = Self.makeRouter()
-        let long = String(repeating: "0123456789abcdef", count: 4)
-        let path = Substring("/frames/\(long)/7")
-        guard case .found(_, let plain) = router.match(.GET, rawPath: path) else {
-            Issue.record("no match"); return
-        }
-        var copy = path
-        let pathStart = copy.withUTF8 { UInt(bitPattern: $0.baseAddress) }
-        let (bytes, start) = plain.withBytes(of: "id") { (Array($0), UInt(bitPattern: $0.baseAddress)) } ?? ([], 0)
-        #expect(bytes == Array(long.utf8))
-        #expect(start == pathStart + 8, "the path's own bytes, not a copy")
-        #expect(plain.withBytes(of: "index") { Array($0) } == Array("7".utf8))
-        #expect(plain.withBytes(of: "missing") { _ in 1 } == nil)
-        guard case .found(_, let encoded) = router.match(.GET, rawPath: "/frames/%61b%2ec%2F%C3%A9/0") else {
-            Issue.record("no match"); return
-        }
-        #expect(encoded.withBytes(of: "id") { Array($0) } == Array("ab.c/é".utf8))
-        let given = HTTPPathParameters([(name: "id", value: "a/b")])
-        #expect(given.withBytes(of: "id") { Array($0) } == Array("a/b".utf8))
-        #expect(given.withBytes(of: "index") { Array($0) } == nil)
-    }
-
     @Test func requestPathIsDecodedWhenAskedAndCanBeSet() {
         var request = HTTPRequest(method: .GET, target: "/frames/%61b/1?t=2")
         #expect(request.path == "/frames/ab/1")

@@ -39,33 +39,24 @@ extension FlipbookAPI {
         "\"f-\(record.sha256.prefix(32))-\(index)-z\(level)-r\(AnimatedImage.outputRevision)\""
     }
 
-    /// The request's `:id`, percent-decoded (made only off the hot path).
-    private static func id(_ request: HTTPRequest) -> String { request.pathParameters["id"] ?? "" }
-
-    /// The record of the request's `:id` when the store knows it without waiting and the original
-    /// is local: the hot path, looked up in the event loop's own copy of the records — from the
-    /// path's bytes while the record is trusted (``ImageStore/trustedRecord(_:reader:)``), so a
-    /// cached frame's request makes no String of its id.
-    private func recordAtOnce(_ request: HTTPRequest) -> StoredImage? {
-        let trusted = request.pathParameters.withBytes(of: "id") { bytes in
-            store.trustedRecord(bytes, reader: request.loop)
-        }
-        if let record = trusted ?? nil { return store.hasLocalOriginal(record) ? record : nil }
-        guard case .found(let record, _) = store.quickLookup(Self.id(request), reader: request.loop),
+    /// The record of `id` when the store knows it without waiting and the original is local: the
+    /// hot path, looked up in the event loop's own copy of the records.
+    private func recordAtOnce(_ id: String, _ request: HTTPRequest) -> StoredImage? {
+        guard case .found(let record, _) = store.quickLookup(id, reader: request.loop),
             store.hasLocalOriginal(record)
         else { return nil }
         return record
     }
 
     func frame(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        let id = request.pathParameters["id"] ?? ""
         let text = request.pathParameters["index"] ?? ""
         guard let index = Self.parseNonNegative(text) else {
             return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
         }
-        if let record = recordAtOnce(request) {
+        if let record = recordAtOnce(id, request) {
             return serveFrame(request, responder, record: record, index: index, contentLocation: false)
         }
-        let id = Self.id(request)
         return withRecord(id, responder, needsOriginal: true) { [self] record, _ in
             guard let record else { return .now(Self.unknownImage(id)) }
             return serveFrame(request, responder, record: record, index: index, contentLocation: false)
@@ -73,19 +64,18 @@ extension FlipbookAPI {
     }
 
     func frameAtTime(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        let id = request.pathParameters["id"] ?? ""
         guard let text = request.query("t") else {
-            let id = Self.id(request)
             return .now(.problem(.badRequest, detail: "Ask for /frames/\(id)/{index} or /frames/\(id)?t={milliseconds}."))
         }
         guard let time = PlaybackTime(decimal: text) else {
             return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
         }
-        if let record = recordAtOnce(request) {
+        if let record = recordAtOnce(id, request) {
             return serveFrame(
                 request, responder, record: record, index: Self.frameIndex(record, at: time),
                 contentLocation: true)
         }
-        let id = Self.id(request)
         return withRecord(id, responder, needsOriginal: true) { [self] record, _ in
             guard let record else { return .now(Self.unknownImage(id)) }
             return serveFrame(

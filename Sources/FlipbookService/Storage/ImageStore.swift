@@ -188,20 +188,6 @@ public final class ImageStore: Sendable {
         return .needsStorage
     }
 
-    /// The record of the id whose UTF-8 bytes (percent-decoded) are `id` when memory holds it and
-    /// it is trusted without a recheck, in the background or not — the hot path of a frame request,
-    /// which makes no String. nil says only that the answer is not that simple:
-    /// ``quickLookup(_:reader:)`` decides then. Answers what ``quickLookup(_:reader:)`` would.
-    func trustedRecord(_ id: UnsafeRawBufferPointer, reader: Int?) -> StoredImage? {
-        // A name is looked up in the library first; a content id is never a library name.
-        guard library.count == 0 || ImageID.isContentID(id.assumingMemoryBound(to: UInt8.self)) else { return nil }
-        guard let cached = records.value(bytes: id, reader: reader), !cached.needsReindex else { return nil }
-        // Trusted as long as the String lookup trusts it without a side effect: a local backend's
-        // record until it is due for a recheck; a remote one's until a background recheck starts.
-        let age = clock.seconds() - cached.checkedAt
-        return age < (backend.lookupsAreLocal ? recheckSeconds : recheckSeconds * 0.75) ? cached.record : nil
-    }
-
     /// The record of `id`, asking storage when the cached one is missing or due for a recheck.
     /// May wait on the network, and with `reindexing` (the default) re-indexes a record of
     /// another output revision (decoding the image): call it off the event loops. Throws when

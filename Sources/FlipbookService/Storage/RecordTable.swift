@@ -1,14 +1,11 @@
-import FrameCache
-
 /// The store's records by id, kept once per event loop plus once for every other thread, each
 /// copy behind its own lock: a loop looks an id up in its own copy, so the lookup on the hot path
 /// takes no lock that another loop or a storage thread takes. Writes — a recheck, an upload, a
 /// delete, a record read from storage: rare next to lookups — go to every copy, so all copies
-/// always say the same. Records are keyed by ``IDKey``, so a loop can look one up from the
-/// id's bytes in a request's path (``value(bytes:reader:)``) without making a String.
+/// always say the same.
 final class RecordTable: Sendable {
     /// Copy 0 is for threads that are not event loops; loop `n` reads copy `1 + n`.
-    private let copies: PerLoop<[IDKey: ImageStore.Cached]>
+    private let copies: PerLoop<[String: ImageStore.Cached]>
 
     /// - Parameter readers: the event loops that look records up.
     init(readers: Int) {
@@ -21,30 +18,21 @@ final class RecordTable: Sendable {
 
     /// The record of `id` as `reader` (an event loop's index, nil for any other thread) sees it.
     func value(_ id: String, reader: Int?) -> ImageStore.Cached? {
-        let key = IDKey(id)
-        return copies.withLock(copy(reader)) { $0[key] }
-    }
-
-    /// The record of the id whose UTF-8 bytes are `id`, as `reader` sees it; no String is made.
-    func value(bytes id: UnsafeRawBufferPointer, reader: Int?) -> ImageStore.Cached? {
-        let key = IDKey(borrowing: id)
-        return copies.withLock(copy(reader)) { $0[key] }
+        copies.withLock(copy(reader)) { $0[id] }
     }
 
     /// Sets (or, with nil, removes) the record of `id` everywhere.
     func set(_ id: String, _ value: ImageStore.Cached?) {
-        let key = IDKey(id)
-        copies.withEachLock { $0[key] = value }
+        copies.withEachLock { $0[id] = value }
     }
 
     /// Applies `change` to the record of `id` everywhere; returns the result.
     func update(_ id: String, _ change: (inout ImageStore.Cached?) -> Void) -> ImageStore.Cached? {
-        let key = IDKey(id)
         var result: ImageStore.Cached?
         copies.withEachLock { records in
-            var entry = records[key]
+            var entry = records[id]
             change(&entry)
-            records[key] = entry
+            records[id] = entry
             result = entry
         }
         return result
@@ -53,11 +41,10 @@ final class RecordTable: Sendable {
     /// Removes the record of `id` everywhere; returns it, and whether another id still has the
     /// same content (decided with the removal, under one lock).
     func remove(_ id: String) -> (removed: ImageStore.Cached?, contentStillUsed: Bool) {
-        let key = IDKey(id)
         var removed: ImageStore.Cached?
         var stillUsed = false
         copies.withEachLock { records in
-            guard let gone = records.removeValue(forKey: key) else { return }
+            guard let gone = records.removeValue(forKey: id) else { return }
             if removed == nil {
                 removed = gone
                 stillUsed = records.values.contains { $0.record.sha256 == gone.record.sha256 }
