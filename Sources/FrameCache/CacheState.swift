@@ -133,10 +133,10 @@ struct CacheState {
 
     // MARK: Windows
 
-    /// Works out which images are active, the working reserve (for the largest active canvas up
-    /// to ``largestPlannedCanvas``), and every active image's window (``WindowPolicy``) within the hold limit less the
-    /// canvases the decoders in use keep (one of the largest per thread) and less the posters
-    /// of inactive images. Inactive images get no window. Entries that hold nothing and are
+    /// Works out which images are active, the working reserve (for the largest active canvas that
+    /// is not large, ``isLarge(_:)``), and every active image's window (``WindowPolicy``) within
+    /// the hold limit less the canvases the decoders in use keep (one of the largest per thread)
+    /// and less the posters of inactive images. Inactive images get no window. Entries that hold nothing and are
     /// inactive are forgotten.
     mutating func refreshWindows(now: Double, policy: WindowPolicy, cap: Int?, decodeThreads: Int) {
         var nowActive: [ImageEntry] = []
@@ -162,8 +162,7 @@ struct CacheState {
                 encodedFrameBytes: entry.encodedFrameEstimate, loopMs: entry.loopMs,
                 wasWhole: entry.isWhole)
         }
-        let planned = largestPlannedCanvas
-        let largestCanvas = nowActive.map(\.decodedFrameBytes).filter { $0 <= planned }.max() ?? 0
+        let largestCanvas = nowActive.filter { !isLarge($0) }.map(\.decodedFrameBytes).max() ?? 0
         workingReserve = decodeThreads * Self.workingCanvasesPerThread * largestCanvas
         let canvases = decodeThreads * largestCanvas
         let windows = policy.windows(for: demands, budget: holdLimit - canvases - idlePosters, cap: cap)

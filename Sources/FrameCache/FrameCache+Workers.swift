@@ -153,7 +153,7 @@ extension FrameCache {
             // A decoder whose canvas is larger than the cache plans for is not kept (see
             // ``CacheState/largestPlannedCanvas``): counted, it would only evict every image's
             // frames before being dropped. Its next job makes (and reserves) a canvas again.
-            let keepsDecoder = entry.decodedFrameBytes <= state.largestPlannedCanvas
+            let keepsDecoder = !state.isLarge(entry)
             entry.renderer = keepsDecoder ? work.renderer : nil
             if entry.discardCheckpointsAfterJob {
                 work.renderer?.discardCheckpoints()
