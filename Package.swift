@@ -21,6 +21,14 @@ let requestPathSettings: [SwiftSetting] =
         .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))
     ]
 
+// Where Debian's libglib2.0-dev keeps its headers; one directory is per architecture.
+#if arch(arm64)
+    let debianMultiarch = "aarch64-linux-gnu"
+#else
+    let debianMultiarch = "x86_64-linux-gnu"
+#endif
+let glibIncludeFlags = ["-I/usr/include/glib-2.0", "-I/usr/lib/\(debianMultiarch)/glib-2.0/include"]
+
 let package = Package(
     name: "Flipbook",
     products: [
@@ -42,7 +50,7 @@ let package = Package(
     ],
     targets: [
         // System libraries from Debian (libgif-dev, libwebp-dev, libpng-dev, zlib1g-dev,
-        // libdeflate-dev).
+        // libdeflate-dev, libvips-dev).
         .systemLibrary(
             name: "CGIF", path: "Sources/CGIF",
             providers: [.apt(["libgif-dev"])]),
@@ -59,6 +67,13 @@ let package = Package(
         .systemLibrary(
             name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"])]),
+        // The one C function through which Swift calls libvips (libvips-dev), the resampler of
+        // scaled renditions: libvips's API is variadic, which Swift cannot call. Its headers need
+        // glib's (not through pkg-config: its `-pthread` is a flag SwiftPM refuses, with a warning).
+        .target(
+            name: "CResample", path: "Sources/CResample",
+            cSettings: [.unsafeFlags(glibIncludeFlags)],
+            linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
         // Linux system calls Glibc does not import: sched_getaffinity (the CPU limit), memfd_create
         // and hole punching (the frame cache's arena).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -72,10 +87,11 @@ let package = Package(
             dependencies: ["CLinux", "CMalloc"],
             swiftSettings: strictSettings),
 
-        // Formats → frame descriptors; decoders; one compositor; timeline; PNG encoding.
+        // Formats → frame descriptors; decoders; one compositor; timeline; PNG and WebP encoding;
+        // renditions (the size rule, scaling).
         .target(
             name: "AnimatedImage",
-            dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate", "SystemResources"],
+            dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate", "CResample", "SystemResources"],
             swiftSettings: strictSettings),
 
         // The shared frame cache: one byte budget, decode-ahead windows, background decoding,

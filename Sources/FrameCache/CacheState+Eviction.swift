@@ -73,18 +73,26 @@ extension CacheState {
         var idle: [ImageEntry] = []
         var busyOrActive: [ImageEntry] = []
         for entry in entries.values {
-            if isActive(entry, now: now) {
+            if isActive(entry, now: now) && !entry.onDemand {
                 busyOrActive.append(entry)
-            } else if entry !== requester && entry.heldBytes > (entry.frames.first??.count ?? 0) {
+            } else if entry !== requester && entry.heldBytes > (entry.isExact ? (entry.frames.first??.count ?? 0) : 0) {
                 idle.append(entry)
             }
         }
-        // 1. Idle images: everything but their posters, least recently used first.
+        // Decoders in use by a rendition decoded ahead (or by the requester) stay in steps 1 and 3;
+        // a decoder shared by several renditions is offered once.
+        var keptDecoders = Set(busyOrActive.map { ObjectIdentifier($0.source) })
+        if let requester { keptDecoders.insert(ObjectIdentifier(requester.source)) }
+        var offeredDecoders: Set<ObjectIdentifier> = []
+        // 1. Idle images and renditions made on demand: everything but the full-size posters,
+        //    least recently used first.
         for entry in idle.sorted(by: { $0.usedBefore($1) }) {
-            for i in 1..<max(1, entry.frameCount) {
+            for i in (entry.isExact ? 1 : 0)..<max(1, entry.frameCount) {
                 if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
             }
-            if !entry.busy, entry.renderer != nil || entry.rendererBytes > 0,
+            let source = ObjectIdentifier(entry.source)
+            if !entry.busy, entry.renderer != nil || entry.rendererBytes > 0, !keptDecoders.contains(source),
+                offeredDecoders.insert(source).inserted,
                 !take(.decoder(entry, releasingImage: true), entry.rendererBytes)
             {
                 return
@@ -100,7 +108,10 @@ extension CacheState {
             }
         }
         // 3. Checkpoints, then canvases, of decoders not in use.
-        let idleDecoders = byAge.filter { $0 !== requester && !$0.busy && $0.renderer != nil }
+        let idleDecoders = byAge.filter {
+            $0.source !== requester?.source && !$0.busy && $0.renderer != nil
+                && offeredDecoders.insert(ObjectIdentifier($0.source)).inserted
+        }
         for entry in idleDecoders {
             let bytes = entry.renderer!.checkpointBytes
             if bytes > 0, !take(.checkpoints(entry), bytes) { return }
@@ -113,7 +124,7 @@ extension CacheState {
         //    need them), then the rest.
         for entry in byAge.sorted(by: { ($0.renderer == nil ? 1 : 0) < ($1.renderer == nil ? 1 : 0) }) {
             let i = (entry.playhead - 1 + entry.frameCount) % max(1, entry.frameCount)
-            guard i > 0, entry.frameCount > 1, !entry.inWindow(i), !protected(entry, i) else { continue }
+            guard entry.isExact, i > 0, entry.frameCount > 1, !entry.inWindow(i), !protected(entry, i) else { continue }
             if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
         }
         guard reach >= .inWindows else { return }

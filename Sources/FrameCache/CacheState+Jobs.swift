@@ -3,12 +3,16 @@
 /// soonest — as long as there is room for it. Large jobs (``isLarge(_:)``) are left to the
 /// threads the lane for the others does not keep.
 extension CacheState {
-    /// A unit of background work: render and encode frame `index` of `entry`.
+    /// A unit of background work: render frame `index` of `entry`'s image and encode it for
+    /// `entry`, and for the image's other renditions that want it too (``also``).
     struct Job {
         let entry: ImageEntry
         let index: Int
         /// Someone is waiting for it (as opposed to decoding ahead).
         let urgent: Bool
+        /// Other renditions of the image that want frame `index` now (asked for, or in their
+        /// windows): encoded from the same canvas, so the frame is composited once.
+        let also: [ImageEntry]
         /// A cached frame before `index` whose PNG the renderer may resume from, when replaying
         /// would cost more.
         let resume: (frame: Int, png: FrameBytes)?
@@ -42,17 +46,28 @@ extension CacheState {
     /// a frame someone waited for: that client asks for the next one within a frame's delay,
     /// and a server that only ever answers waiting requests would leave every client waiting
     /// (under overload, serving the late first must not stop anyone from getting ahead).
+    ///
+    /// The image's renditions count as one: a frame waited for on any of them comes first, and a
+    /// run goes on with whichever of them is decoded ahead and has a frame to make.
     func continuation(
-        of entry: ImageEntry, run: Int, maxRun: Int, margin: Double,
+        of held: ImageEntry, run: Int, maxRun: Int, margin: Double,
         sinceWaited: Int?, aheadOfWaiter: Int, now: Double
     ) -> Job? {
-        if let index = entry.waitOrder.first { return job(entry, index, urgent: true) }
-        guard run < maxRun, !entry.prefetchStalled, isActive(entry, now: now),
-            let index = entry.nextPrefetch
+        let renditions = held.source.entries.filter { entries[$0.id] === $0 }
+        if let waiting = renditions.filter({ !$0.waitOrder.isEmpty }).min(by: { $0.waitingSince < $1.waitingSince }) {
+            return job(waiting, waiting.waitOrder[0], urgent: true)
+        }
+        guard run < maxRun,
+            let (entry, index) = renditions.lazy.compactMap({ entry -> (ImageEntry, Int)? in
+                guard !entry.prefetchStalled, entry.window > 0, self.isActive(entry, now: now),
+                    let index = entry.nextPrefetch
+                else { return nil }
+                return (entry, index)
+            }).first
         else { return nil }
-        if oldestWaiting(excluding: entry) != nil {
+        if oldestWaiting(excluding: held) != nil {
             guard let since = sinceWaited, since < aheadOfWaiter else { return nil }
-        } else if let (_, _, other) = earliestPrefetch(now: now, excluding: entry), other < now + margin {
+        } else if let (_, _, other) = earliestPrefetch(now: now, excluding: held), other < now + margin {
             return nil
         }
         guard roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now) else { return nil }
@@ -60,7 +75,10 @@ extension CacheState {
     }
 
     private func job(_ entry: ImageEntry, _ index: Int, urgent: Bool) -> Job {
-        Job(entry: entry, index: index, urgent: urgent, resume: entry.resumePoint(before: index))
+        let also = entry.source.entries.filter { $0 !== entry && entries[$0.id] === $0 && $0.wants(index) }
+        return Job(
+            entry: entry, index: index, urgent: urgent, also: also,
+            resume: entry.source.exactEntry?.resumePoint(before: index))
     }
 
     /// A large job: its image's canvas is more than the cache plans for

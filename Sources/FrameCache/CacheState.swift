@@ -3,7 +3,10 @@
 /// (CacheState+Eviction), what a purge drops. No threads and no clocks here: callers pass the
 /// time.
 struct CacheState {
+    /// Every rendition held, by cache key (``CacheableImage/key``).
     var entries: [String: ImageEntry] = [:]
+    /// The decoding side of every image held, by image id; each holds its renditions' entries.
+    var sources: [String: ImageSource] = [:]
     /// Images asked for within `activeSeconds` (or with requests waiting), as of the last
     /// ``refreshWindows(now:policy:cap:decodeThreads:)``; only these get windows and decode-ahead.
     private(set) var active: [ImageEntry] = []
@@ -115,20 +118,51 @@ struct CacheState {
         entry.rendererBytes = now
     }
 
-    /// Removes an entry entirely; returns its waiters.
+    /// Removes an image entirely — every rendition of it, and its decoder; returns the waiters.
     mutating func remove(_ id: String) -> [ImageEntry.Completion] {
-        guard let entry = entries.removeValue(forKey: id) else { return [] }
-        entry.hitTables?.remove(entry)
-        heldBytes -= entry.heldBytes
-        freed.note(
-            heapBytes: entry.frames.reduce(0) { $0 + ($1.map(FreedMemory.heapBytes(of:)) ?? 0) }
-                + FreedMemory.heapBytes(ofCanvases: entry.rendererBytes, canvasBytes: entry.decodedFrameBytes))
-        decoderBytes -= entry.rendererBytes
-        active.removeAll { $0 === entry }
+        let source = sources.removeValue(forKey: id) ?? entries[id]?.source
+        guard let source else { return [] }
+        var waiters: [ImageEntry.Completion] = []
+        for entry in source.entries { waiters += discard(entry) }
+        heldBytes -= source.rendererBytes
+        decoderBytes -= source.rendererBytes
+        freed.note(heapBytes: FreedMemory.heapBytes(ofCanvases: source.rendererBytes, canvasBytes: source.decodedFrameBytes))
         windowsStale = true
+        return waiters
+    }
+
+    /// Takes one rendition out of the cache: its frames (accounted), its place in the maps and
+    /// the hit tables; returns its waiters. The source's decoder stays.
+    @discardableResult
+    mutating func discard(_ entry: ImageEntry) -> [ImageEntry.Completion] {
+        if entries[entry.id] === entry { entries[entry.id] = nil }
+        entry.hitTables?.remove(entry)
+        entry.source.entries.removeAll { $0 === entry }
+        heldBytes -= entry.frameBytes
+        freed.note(heapBytes: entry.frames.reduce(0) { $0 + ($1.map(FreedMemory.heapBytes(of:)) ?? 0) })
+        active.removeAll { $0 === entry }
         let waiters = entry.takeAllWaiters()
         waitingRequests -= waiters.count
         return waiters
+    }
+
+    /// Forgets a rendition that holds nothing and that nobody waits for, and its image when
+    /// nothing of it is left (no other rendition, no decoder).
+    mutating func forget(_ entry: ImageEntry) {
+        discard(entry)
+        let source = entry.source
+        if source.entries.isEmpty && !source.busy && source.renderer == nil && source.rendererBytes == 0,
+            sources[source.id] === source
+        {
+            sources[source.id] = nil
+        }
+    }
+
+    /// Whether a rendition holds nothing worth keeping its record for: no frames, nobody waiting,
+    /// and its image either kept by another rendition or holding no decoder.
+    func isForgettable(_ entry: ImageEntry) -> Bool {
+        entry.frameBytes == 0 && entry.cachedCount == 0 && entry.waitOrder.isEmpty
+            && (entry.source.entries.count > 1 || (!entry.busy && entry.renderer == nil && entry.rendererBytes == 0))
     }
 
     // MARK: Windows
@@ -136,29 +170,44 @@ struct CacheState {
     /// Works out which images are active, the working reserve (for the largest active canvas that
     /// is not large, ``isLarge(_:)``), and every active image's window (``WindowPolicy``) within
     /// the hold limit less the canvases the decoders in use keep (one of the largest per thread)
-    /// and less the posters of inactive images. Inactive images get no window. Entries that hold nothing and are
-    /// inactive are forgotten.
-    mutating func refreshWindows(now: Double, policy: WindowPolicy, cap: Int?, decodeThreads: Int) {
+    /// and less the posters of inactive images. Inactive images get no window. Of an image's
+    /// active renditions other than the full-size PNG, only the `decodeAheadRenditions` most
+    /// recently used among those being played get windows; the rest are made on demand
+    /// (``ImageEntry/onDemand``). Entries that hold nothing and are inactive or on demand are
+    /// forgotten.
+    mutating func refreshWindows(now: Double, policy: WindowPolicy, cap: Int?, decodeThreads: Int, decodeAheadRenditions: Int = 4) {
         var nowActive: [ImageEntry] = []
+        var renditions: [ObjectIdentifier: [ImageEntry]] = [:]
         var idlePosters = 0
-        var forget: [String] = []
+        var forget: [ImageEntry] = []
         for entry in entries.values {
             entry.isListedActive = isActive(entry, now: now)
+            entry.onDemand = false
             if entry.isListedActive {
                 nowActive.append(entry)
+                if !entry.isExact { renditions[ObjectIdentifier(entry.source), default: []].append(entry) }
             } else {
                 entry.window = 0
                 entry.isWhole = false
-                idlePosters += entry.frames.first??.count ?? 0
-                if entry.heldBytes == 0 && !entry.busy && entry.renderer == nil { forget.append(entry.id) }
+                if entry.isExact { idlePosters += entry.frames.first??.count ?? 0 }
+                if isForgettable(entry) { forget.append(entry) }
             }
         }
-        for id in forget {
-            if let entry = entries.removeValue(forKey: id) { entry.hitTables?.remove(entry) }
+        for group in renditions.values {
+            let played = group.filter { $0.playheadMoves > 0 }.sorted { $1.usedBefore($0) }
+            let decodedAhead = Set(played.prefix(max(0, decodeAheadRenditions)).map(ObjectIdentifier.init))
+            for entry in group where !decodedAhead.contains(ObjectIdentifier(entry)) {
+                entry.onDemand = true
+                entry.window = 0
+                entry.isWhole = false
+                if isForgettable(entry) { forget.append(entry) }
+            }
         }
-        let demands = nowActive.map { entry in
+        for entry in forget { self.forget(entry) }
+        let windowed = nowActive.filter { !$0.onDemand && entries[$0.id] === $0 }
+        let demands = windowed.map { entry in
             WindowPolicy.Demand(
-                frameCount: entry.frameCount, decodedFrameBytes: entry.decodedFrameBytes,
+                frameCount: entry.frameCount, decodedFrameBytes: entry.outputFrameBytes,
                 encodedFrameBytes: entry.encodedFrameEstimate, loopMs: entry.loopMs,
                 wasWhole: entry.isWhole)
         }
@@ -166,12 +215,12 @@ struct CacheState {
         workingReserve = decodeThreads * Self.workingCanvasesPerThread * largestCanvas
         let canvases = decodeThreads * largestCanvas
         let windows = policy.windows(for: demands, budget: holdLimit - canvases - idlePosters, cap: cap)
-        for (entry, window) in zip(nowActive, windows) {
+        for (entry, window) in zip(windowed, windows) {
             entry.prefetchStalled = false
             entry.window = window
             entry.isWhole = policy.isWhole(window, frameCount: entry.frameCount)
         }
-        active = nowActive
+        active = nowActive.filter { entries[$0.id] === $0 }
         windowsRefreshedAt = now
         windowsStale = false
     }
@@ -185,6 +234,8 @@ struct CacheState {
         let before = heldBytes
         purgeGeneration += 1
         for entry in entries.values {
+            // Posters stay, but those of renditions made on demand or not in use.
+            if !entry.pinsPoster, entry.frameCount > 0 { evict(entry, frame: 0) }
             for i in 1..<max(1, entry.frameCount) where entry.frames[i] != nil {
                 if level == .critical || i != entry.playhead { evict(entry, frame: i) }
             }
@@ -219,4 +270,8 @@ struct CacheCounters: Sendable {
     var evictions = 0
     var uncacheable = 0
     var refusedQueueFull = 0
+    /// Frames encoded for another rendition from a canvas composited for one (no decode of their own).
+    var sharedRenders = 0
+    /// Renditions replaced to keep an image's count within ``ImageSource/maxRenditions``.
+    var renditionsReplaced = 0
 }

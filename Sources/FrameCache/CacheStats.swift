@@ -37,7 +37,25 @@ public struct CacheStats: Sendable, Codable {
     public var decodeMemory: DecodeMemoryBudget.Stats?
     public var pressure: Pressure
     public var purges: [PurgeRecord]
+    /// The renditions held (every scaled or WebP version of an image is one, the full-size PNG
+    /// too).
+    public var renditions: Renditions
     public var images: [Image]
+
+    /// How the cache's entries split into renditions decoded ahead and made on demand.
+    public struct Renditions: Sendable, Codable {
+        /// Entries held, every rendition of every image.
+        public var entries: Int
+        /// Renditions other than the full-size PNG with decode-ahead windows now.
+        public var decodeAhead: Int
+        /// Renditions made only when asked for (beyond ``FrameCacheConfiguration/decodeAheadRenditions``
+        /// per image, or not played).
+        public var onDemand: Int
+        /// Frames encoded for a rendition from a canvas composited for another (decoded once).
+        public var sharedRenders: Int
+        /// Renditions dropped to keep an image within its most renditions held.
+        public var replaced: Int
+    }
 
     /// The memory-pressure state.
     public struct Pressure: Sendable, Codable {
@@ -46,9 +64,11 @@ public struct CacheStats: Sendable, Codable {
         public var onDemand: Bool
     }
 
-    /// One image's share of the cache.
+    /// One rendition's share of the cache (an image's full-size PNG frames are one).
     public struct Image: Sendable, Codable {
         public var id: String
+        /// `full` for the full-size PNG, else the rendition's key (``FrameRendition/key``).
+        public var rendition: String
         public var frameCount: Int
         public var cachedFrames: Int
         public var window: Int

@@ -1,7 +1,8 @@
 import AnimatedImage
 
 /// What the cache needs to know of an image before loading it: its id, its frame count and
-/// canvas size (from stored metadata), and how to load it when a frame must be decoded.
+/// canvas size (from stored metadata), how to load it when a frame must be decoded, and which
+/// rendition of its frames is wanted (the full-size PNG unless said otherwise).
 public struct CacheableImage: Sendable {
     /// Makes what a client keeps with each frame of this image (``FrameAttachment``).
     public typealias Preparer = @Sendable (_ index: Int, _ png: FrameBytes) -> (any FrameAttachment)?
@@ -10,6 +11,8 @@ public struct CacheableImage: Sendable {
     public var frameCount: Int
     public var canvasWidth: Int
     public var canvasHeight: Int
+    /// What the frames are made into: scaled, cropped, PNG or WebP (``FrameRendition``).
+    public var rendition: FrameRendition
     /// Reads and indexes the image; called on a decode thread, never on the caller's.
     public var load: @Sendable () throws -> AnimatedImage
     /// Called on a decode thread for each frame as it is made, before it enters the cache; what
@@ -18,29 +21,42 @@ public struct CacheableImage: Sendable {
     public var prepare: Preparer?
 
     public init(
-        id: String, frameCount: Int, canvasWidth: Int, canvasHeight: Int,
+        id: String, frameCount: Int, canvasWidth: Int, canvasHeight: Int, rendition: FrameRendition? = nil,
         load: @escaping @Sendable () throws -> AnimatedImage, prepare: Preparer? = nil
     ) {
         self.id = id
         self.frameCount = frameCount
         self.canvasWidth = canvasWidth
         self.canvasHeight = canvasHeight
+        self.rendition = rendition ?? .exact(width: canvasWidth, height: canvasHeight)
         self.load = load
         self.prepare = prepare
     }
 
+    /// The key the cache holds these frames under, and the one to look them up by
+    /// (``FrameCache/cachedFrame(id:index:reader:)``): ``id`` for the full-size PNG, else `id`
+    /// and the rendition's key.
+    public var key: String {
+        Self.key(id: id, rendition: rendition, canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+    }
+
+    public static func key(id: String, rendition: FrameRendition, canvasWidth: Int, canvasHeight: Int) -> String {
+        rendition.isExact(width: canvasWidth, height: canvasHeight) ? id : id + "/" + rendition.key
+    }
+
     /// An image already in memory.
-    public init(id: String, image: AnimatedImage) {
+    public init(id: String, image: AnimatedImage, rendition: FrameRendition? = nil) {
         self.init(
             id: id, frameCount: image.frameCount, canvasWidth: image.canvasWidth,
-            canvasHeight: image.canvasHeight, load: { image })
+            canvasHeight: image.canvasHeight, rendition: rendition, load: { image })
     }
 }
 
-/// A composited frame as PNG bytes, with what the client attached to it when it was made.
+/// A composited frame as its rendition's bytes (PNG or WebP), with what the client attached to
+/// it when it was made.
 public struct EncodedFrame: Sendable {
     public let index: Int
-    /// The PNG, where the cache keeps it (in its memory file, for `sendfile`, or on the heap).
+    /// The encoded frame, where the cache keeps it (in its memory file, for `sendfile`, or on the heap).
     public let bytes: FrameBytes
     /// What ``CacheableImage/prepare`` made for this frame (nil without a preparer).
     public let attachment: (any FrameAttachment)?
@@ -51,7 +67,7 @@ public struct EncodedFrame: Sendable {
         self.attachment = attachment
     }
 
-    /// The PNG as an array (a copy when the bytes are in the cache's memory file).
+    /// The encoded frame as an array (a copy when the bytes are in the cache's memory file).
     public var png: [UInt8] { bytes.array }
 }
 

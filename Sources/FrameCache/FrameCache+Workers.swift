@@ -3,9 +3,10 @@ import CLinux
 import Foundation
 import SystemResources
 
-/// The decode threads: take a job under the lock, render and encode outside it, then store the
-/// frame, answer its waiters and either go on with the same image (a short run in playback
-/// order) or hand the image back.
+/// The decode threads: take a job under the lock, render and encode outside it — the canvas once,
+/// encoded for every rendition of the image that wants the frame — then store the frames, answer
+/// their waiters and either go on with the same image (a short run in playback order) or hand
+/// the image back.
 extension FrameCache {
     func startWorkers() {
         lock.lock()
@@ -35,7 +36,8 @@ extension FrameCache {
 
     /// The result of one frame's work.
     struct Made {
-        var frame: Result<CachedFrame, FrameCacheError>
+        /// One per target of the job (``CacheState/Job/entry`` first, then ``CacheState/Job/also``).
+        var frames: [Result<CachedFrame, FrameCacheError>]
         var framesDecoded = 0
         var resumed = false
         var seconds = 0.0
@@ -51,9 +53,12 @@ extension FrameCache {
         while var work = takeWork() {
             while true {
                 let made = make(&work)
-                let (waiters, next) = finish(&work, made)
-                let result = made.frame.map { $0.encoded(work.job.index) }
-                for completion in waiters { completion(result) }
+                let index = work.job.index
+                let (answers, next) = finish(&work, made)
+                for (waiters, frame) in answers {
+                    let result = frame.map { $0.encoded(index) }
+                    for completion in waiters { completion(result) }
+                }
                 guard let next else { break }
                 work.sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
                 work.job = next
@@ -88,10 +93,11 @@ extension FrameCache {
         }
     }
 
-    /// Renders and encodes the job's frame (outside the lock).
+    /// Renders the job's frame and encodes it for each of its targets (outside the lock).
     private func make(_ work: inout Work) -> Made {
         let started = SystemMonotonicClock().nanoseconds()
-        var made = Made(frame: .failure(.decodeFailed("not attempted")))
+        let targets = [work.job.entry] + work.job.also
+        var made = Made(frames: targets.map { _ in .failure(.decodeFailed("not attempted")) })
         do {
             let image = try work.image ?? loadImage(work.job.entry)
             work.image = image
@@ -119,76 +125,102 @@ extension FrameCache {
             }
             let canvas = try renderer.render(work.job.index)
             made.framesDecoded = renderer.decodeCount - before
-            let png = try encoder.encode(canvas, colorSpace: image.colorSpace)
-            // Into the memory file when there is room (sendfile), else kept on the heap; what the
-            // client keeps with the frame is made here too, off the lock and the loops.
-            let bytes = arena.flatMap { arena in png.withUnsafeBytes { arena.store($0) } } ?? FrameBytes(png)
-            made.frame = .success(CachedFrame(bytes: bytes, attachment: work.job.entry.prepare?(work.job.index, bytes)))
-        } catch let error as FrameCacheError {
-            made.frame = .failure(error)
-        } catch let error as AnimatedImageError {
-            made.frame = .failure(.decodeFailed(error.description))
+            made.frames = targets.map { target in
+                Result { try encode(canvas, for: target, index: work.job.index, colorSpace: image.colorSpace) }
+                    .mapError(Self.cacheError)
+            }
         } catch {
-            made.frame = .failure(.decodeFailed("\(error)"))
+            made.frames = targets.map { _ in .failure(Self.cacheError(error)) }
         }
         made.seconds = Double(SystemMonotonicClock().nanoseconds() - started) / 1e9
         return made
     }
 
-    /// Stores the frame, takes its waiters, keeps the budget, and picks the next frame of the
-    /// same image if the run goes on (else hands the image back).
-    private func finish(_ work: inout Work, _ made: Made) -> ([ImageEntry.Completion], CacheState.Job?) {
+    /// The canvas as `target`'s rendition, kept where frames are kept: in the memory file when
+    /// there is room (sendfile), else on the heap. What the client keeps with the frame is made
+    /// here too, off the lock and the loops.
+    private func encode(_ canvas: Canvas, for target: ImageEntry, index: Int, colorSpace: ColorSpaceChunks) throws
+        -> CachedFrame
+    {
+        let encoded = try encoder.encode(canvas, as: target.rendition, colorSpace: colorSpace)
+        let bytes = arena.flatMap { arena in encoded.withUnsafeBytes { arena.store($0) } } ?? FrameBytes(encoded)
+        return CachedFrame(bytes: bytes, attachment: target.prepare?(index, bytes))
+    }
+
+    private static func cacheError(_ error: any Error) -> FrameCacheError {
+        switch error {
+        case let error as FrameCacheError: return error
+        case let error as AnimatedImageError: return .decodeFailed(error.description)
+        default: return .decodeFailed("\(error)")
+        }
+    }
+
+    /// Stores the frames, takes their waiters, keeps the budget, and picks the next frame of the
+    /// same image if the run goes on (else hands the image back). Returns each target's waiters
+    /// with its frame.
+    private func finish(_ work: inout Work, _ made: Made) -> (
+        [([ImageEntry.Completion], Result<CachedFrame, FrameCacheError>)], CacheState.Job?
+    ) {
         metrics.decoded(seconds: made.seconds)
         let entry = work.job.entry
+        let source = entry.source
+        let index = work.job.index
         let now = clock.seconds()
         lock.lock()
         state.counters.decodes += 1
         state.counters.framesDecoded += made.framesDecoded
+        state.counters.sharedRenders += work.job.also.count
         if made.resumed { state.counters.resumes += 1 }
         if !work.job.urgent { state.counters.prefetches += 1 }
-        var waiters: [ImageEntry.Completion] = []
+        var answers: [([ImageEntry.Completion], Result<CachedFrame, FrameCacheError>)] = []
         var next: CacheState.Job? = nil
-        if state.entries[entry.id] === entry {
-            if entry.image == nil { entry.image = work.image }
-            // A decoder whose canvas is larger than the cache plans for is not kept (see
-            // ``CacheState/largestPlannedCanvas``): counted, it would only evict every image's
-            // frames before being dropped. Its next job makes (and reserves) a canvas again.
-            let keepsDecoder = !state.isLarge(entry)
-            entry.renderer = keepsDecoder ? work.renderer : nil
-            if entry.discardCheckpointsAfterJob {
+        // A decoder whose canvas is larger than the cache plans for is not kept (see
+        // ``CacheState/largestPlannedCanvas``): counted, it would only evict every image's
+        // frames before being dropped. Its next job makes (and reserves) a canvas again.
+        let keepsDecoder = !state.isLarge(entry)
+        if state.sources[source.id] === source || state.entries[entry.id] === entry {
+            if source.image == nil { source.image = work.image }
+            source.renderer = keepsDecoder ? work.renderer : nil
+            if source.discardCheckpointsAfterJob {
                 work.renderer?.discardCheckpoints()
-                entry.discardCheckpointsAfterJob = false
+                source.discardCheckpointsAfterJob = false
             }
             // A purge during the job: unless the image was asked for since, what it made is not
             // kept (the answer still goes to whoever waited for it).
             let keep = state.askedForSincePurge(entry)
-            if entry.dropRendererAfterJob {
-                entry.dropRendererAfterJob = false
-                if !keep { entry.renderer = nil }
+            if source.dropRendererAfterJob {
+                source.dropRendererAfterJob = false
+                if !keep { source.renderer = nil }
             }
             state.updateRendererBytes(entry)
-            waiters = entry.takeWaiters(for: work.job.index)
-            state.waitingRequests -= waiters.count
-            switch made.frame {
-            case .success where !keep:
-                break
-            case .success(let frame):
-                let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
-                if state.makeRoom(for: frame.count, reach: reach, protecting: entry, keep: work.job.index, now: now) {
-                    state.store(frame, in: entry, at: work.job.index)
-                } else {
-                    state.counters.uncacheable += 1
-                    if !work.job.urgent { entry.prefetchStalled = true }
-                }
-            case .failure:
-                // A frame that cannot be made fails every request for this image's later frames too.
-                for i in entry.waitOrder where i > work.job.index {
-                    let more = entry.takeWaiters(for: i)
-                    state.waitingRequests -= more.count
-                    waiters += more
+            let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
+            for (target, frame) in zip([entry] + work.job.also, made.frames) where state.entries[target.id] === target {
+                let waiters = target.takeWaiters(for: index)
+                state.waitingRequests -= waiters.count
+                answers.append((waiters, frame))
+                switch frame {
+                case .success where !keep:
+                    break
+                case .success(let frame):
+                    if state.makeRoom(for: frame.count, reach: reach, protecting: target, keep: index, now: now) {
+                        state.store(frame, in: target, at: index)
+                    } else {
+                        state.counters.uncacheable += 1
+                        if !work.job.urgent && target === entry { target.prefetchStalled = true }
+                    }
+                case .failure(let error):
+                    // A frame that cannot be made fails every request for this rendition's later
+                    // frames too.
+                    for i in target.waitOrder where i > index {
+                        let more = target.takeWaiters(for: i)
+                        state.waitingRequests -= more.count
+                        answers.append((more, .failure(error)))
+                    }
                 }
             }
-            if case .success = made.frame, !shuttingDown, keepsDecoder, fitsAfterMakingRoom(for: entry, now: now) {
+            if case .success = made.frames[0], !shuttingDown, keepsDecoder, state.entries[entry.id] === entry,
+                fitsAfterMakingRoom(for: entry, now: now)
+            {
                 let sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
                 next = state.continuation(
                     of: entry, run: work.run + 1, maxRun: Self.maxRun,
@@ -196,11 +228,11 @@ extension FrameCache {
                     aheadOfWaiter: Self.aheadOfWaiter, now: now)
             }
             if next == nil {
-                entry.busy = false
+                source.busy = false
                 keepWithinBudget(entry, now: now)
             }
         } else {
-            entry.busy = false  // removed while it was decoded: nothing of it is kept
+            source.busy = false  // removed while it was decoded: nothing of it is kept
         }
         if next == nil {
             activeJobs -= 1
@@ -214,7 +246,7 @@ extension FrameCache {
         if returnMemory { FreedMemory.returnToKernel() }
         metrics.bytes(held)
         metrics.queueDepth(depth)
-        return (waiters, next)
+        return (answers, next)
     }
 
     /// True when the budget holds with this image's decoder kept, after evicting what nobody
@@ -258,7 +290,11 @@ extension FrameCache {
             return DecodeMemoryPlan(reservation: nil, checkpointBytes: work.checkpointAllowance, mayResume: true)
         }
         let memory = image.decodeMemory
-        let base = memory.renderBytes + (work.renderer == nil ? memory.canvasBytes : 0)
+        // Scaling and encoding for the renditions, one after another: the largest of them.
+        let renditions = ([work.job.entry] + work.job.also).map {
+            RenditionEncoder.workingBytes($0.rendition, width: image.canvasWidth, height: image.canvasHeight)
+        }.max() ?? 0
+        let base = memory.renderBytes + renditions + (work.renderer == nil ? memory.canvasBytes : 0)
         let resume = work.job.resume == nil ? 0 : memory.canvasBytes
         let replayed =
             work.renderer?.framesToDecode(for: work.job.index)
@@ -293,7 +329,7 @@ extension FrameCache {
 
     private func loadImage(_ entry: ImageEntry) throws -> AnimatedImage {
         do {
-            return try entry.load()
+            return try entry.source.load()
         } catch let error as AnimatedImageError {
             throw FrameCacheError.loadFailed(error.description)
         } catch {

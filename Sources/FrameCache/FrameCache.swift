@@ -45,7 +45,8 @@ public final class FrameCache: @unchecked Sendable {
     /// thread is always there for the other images' frames (with one thread, one at a time).
     var largeJobs = 0
     let metrics: CacheMetrics
-    let encoder: PNGEncoder
+    /// Turns composited canvases into each rendition's bytes.
+    let encoder: RenditionEncoder
     /// The event loops' views of the frames, for hits without the lock.
     let hitTables: HitTables
     /// Where frames' PNGs are kept (nil: on the heap; ``FrameCacheConfiguration/frameArena``).
@@ -78,7 +79,8 @@ public final class FrameCache: @unchecked Sendable {
         self.clock = clock
         self.state = CacheState(budget: configuration.budgetBytes, activeSeconds: configuration.activeImageSeconds)
         self.pressure = PressureController(schedule: configuration.pressure)
-        self.encoder = PNGEncoder(compressionLevel: configuration.pngCompressionLevel)
+        self.encoder = RenditionEncoder(
+            png: PNGEncoder(compressionLevel: configuration.pngCompressionLevel), webp: configuration.webpEncoder)
         self.hitTables = HitTables(count: configuration.hitTables)
         // Twice the budget, virtually: room to find free slots without moving frames.
         self.arena = configuration.frameArena ? FrameArena(capacity: max(64 << 20, configuration.budgetBytes * 2)) : nil
@@ -91,9 +93,10 @@ public final class FrameCache: @unchecked Sendable {
 
     // MARK: Requests
 
-    /// Frame `index` of `image`. Returns it at once when cached (and `completion` is not called);
-    /// otherwise returns nil and calls `completion` once, from a decode thread, when the frame
-    /// is ready or cannot be made. Either way the frames after it are scheduled.
+    /// Frame `index` of `image` in `image.rendition`. Returns it at once when cached (and
+    /// `completion` is not called); otherwise returns nil and calls `completion` once, from a
+    /// decode thread, when the frame is ready or cannot be made. Either way the frames after it
+    /// are scheduled.
     public func frame(_ image: CacheableImage, index: Int, completion: @escaping Completion) -> EncodedFrame? {
         guard index >= 0, index < image.frameCount else {
             completion(.failure(.frameOutOfRange(index: index, frameCount: image.frameCount)))
@@ -106,10 +109,9 @@ public final class FrameCache: @unchecked Sendable {
             completion(.failure(.shuttingDown))
             return nil
         }
-        let entry = entry(for: image, now: now)
-        let moved = entry.playhead != index
+        let entry = entry(for: image, startingAt: index, now: now)
+        let moved = entry.movePlayhead(to: index)
         if moved { entry.prefetchStalled = false }
-        entry.playhead = index
         entry.lastRequest = now
         entry.requestGeneration = state.purgeGeneration
         entry.lastUse = state.nextTick()
@@ -142,8 +144,8 @@ public final class FrameCache: @unchecked Sendable {
         return nil
     }
 
-    /// Frame `index` of the image cached under `id` when it is cached, found without the cache's
-    /// lock through the hit table of `reader` (the caller's event loop: ``FrameCacheConfiguration/hitTables``);
+    /// Frame `index` of the image (rendition) cached under `id` (``CacheableImage/key``) when it is
+    /// cached, found without the cache's lock through the hit table of `reader` (the caller's event loop: ``FrameCacheConfiguration/hitTables``);
     /// nil otherwise — then ask ``frame(_:index:completion:)``, which decodes it.
     ///
     /// A hit moves the image's playhead as ``frame(_:index:completion:)`` does. It takes the
@@ -154,8 +156,7 @@ public final class FrameCache: @unchecked Sendable {
         guard let hit = hitTables.lookup(id, index: index, reader: reader) else { return nil }
         let entry = hit.entry
         let now = clock.seconds()
-        let moved = entry.playhead != index
-        if moved { entry.playhead = index }
+        let moved = entry.movePlayhead(to: index)
         entry.lastRequest = now
         if moved && hit.runningLow && !entry.busy || !entry.isListedActive
             || entry.requestGeneration != purgeGeneration.load(ordering: .relaxed)
@@ -195,7 +196,8 @@ public final class FrameCache: @unchecked Sendable {
         if delta > 0 { metrics.hits(delta) }
     }
 
-    /// Drops everything held for an image (it was deleted). Waiting requests fail with `.removed`.
+    /// Drops everything held for an image — every rendition of it, and its decoder (it was
+    /// deleted). Waiting requests fail with `.removed`.
     public func remove(id: String) {
         lock.lock()
         let waiters = state.remove(id)
@@ -268,9 +270,11 @@ public final class FrameCache: @unchecked Sendable {
         defer { lock.unlock() }
         let images = state.entries.values.sorted { $1.usedBefore($0) }.map { entry in
             CacheStats.Image(
-                id: entry.id, frameCount: entry.frameCount, cachedFrames: entry.cachedCount,
+                id: entry.source.id, rendition: entry.isExact ? "full" : entry.rendition.key,
+                frameCount: entry.frameCount, cachedFrames: entry.cachedCount,
                 window: entry.window, whole: entry.isWhole, playhead: entry.playhead,
-                frameBytes: entry.frameBytes, decoderBytes: entry.rendererBytes,
+                frameBytes: entry.frameBytes,
+                decoderBytes: entry.source.entries.first === entry ? entry.rendererBytes : 0,
                 loaded: entry.image != nil, waiting: entry.waiterCount,
                 idleSeconds: max(0, now - entry.lastRequest))
         }
@@ -288,7 +292,13 @@ public final class FrameCache: @unchecked Sendable {
             pressure: CacheStats.Pressure(
                 level: pressure.level(at: now), windowCap: pressure.windowCap(at: now),
                 onDemand: pressure.isOnDemand(at: now)),
-            purges: purges, images: images)
+            purges: purges,
+            renditions: CacheStats.Renditions(
+                entries: state.entries.count,
+                decodeAhead: state.entries.values.filter { !$0.isExact && $0.window > 0 }.count,
+                onDemand: state.entries.values.filter { $0.onDemand }.count,
+                sharedRenders: c.sharedRenders, replaced: c.renditionsReplaced),
+            images: images)
     }
 
     /// Which of one image's frames the cache holds right now, its window and its playhead
@@ -323,14 +333,40 @@ public final class FrameCache: @unchecked Sendable {
 
     // MARK: Internals (under the lock)
 
-    private func entry(for image: CacheableImage, now: Double) -> ImageEntry {
-        if let existing = state.entries[image.id] { return existing }
-        let entry = ImageEntry(image: image, now: now, tick: state.nextTick())
-        state.entries[image.id] = entry
+    /// The entry of `image`'s rendition, made (with its playhead at `index`: the first request
+    /// does not count as a move) when the cache holds none.
+    private func entry(for image: CacheableImage, startingAt index: Int, now: Double) -> ImageEntry {
+        let key = image.key
+        if let existing = state.entries[key] { return existing }
+        let source: ImageSource
+        if let known = state.sources[image.id] {
+            source = known
+        } else {
+            source = ImageSource(image)
+            state.sources[image.id] = source
+        }
+        replaceRenditionIfFull(source)
+        let entry = ImageEntry(image: image, source: source, now: now, tick: state.nextTick())
+        entry.playhead = index
+        source.entries.append(entry)
+        state.entries[key] = entry
         entry.hitTables = hitTables
         hitTables.insert(entry)
         state.windowsStale = true
         return entry
+    }
+
+    /// Keeps an image's renditions within ``ImageSource/maxRenditions``: before another is added,
+    /// the least recently used one that is neither the full-size PNG nor decoded ahead and that
+    /// nobody waits for goes, with its frames.
+    private func replaceRenditionIfFull(_ source: ImageSource) {
+        guard source.entries.count >= ImageSource.maxRenditions else { return }
+        let candidates = source.entries.filter {
+            !$0.isExact && ($0.onDemand || !$0.isListedActive) && $0.waitOrder.isEmpty
+        }
+        guard let victim = candidates.min(by: { $0.usedBefore($1) }) else { return }
+        state.discard(victim)
+        state.counters.renditionsReplaced += 1
     }
 
     /// Works the windows out again when something changed, or every ``windowRefreshSeconds``.
@@ -338,7 +374,7 @@ public final class FrameCache: @unchecked Sendable {
         guard state.windowsStale || now - state.windowsRefreshedAt >= Self.windowRefreshSeconds else { return }
         state.refreshWindows(
             now: now, policy: configuration.window, cap: pressure.windowCap(at: now),
-            decodeThreads: configuration.decodeThreads)
+            decodeThreads: configuration.decodeThreads, decodeAheadRenditions: configuration.decodeAheadRenditions)
     }
 
     /// Canvas checkpoints one decoder may keep: a quarter of the budget shared by the active

@@ -29,6 +29,13 @@ public struct FrameCacheConfiguration: Sendable {
     /// The decode-memory budget every render and encode reserves from before it starts
     /// (shared with upload verification); nil: decoding memory is not bounded.
     public var decodeBudget: DecodeMemoryBudget? = nil
+    /// Renditions of one image other than the full-size PNG that get windows and decode-ahead
+    /// at once: the most recently used of those being played (their playhead moved). The rest
+    /// are made on demand and are the first to go when room is needed.
+    public var decodeAheadRenditions: Int = 4
+    /// How a composited frame becomes the bytes of its rendition; the PNG encoder's level is
+    /// ``pngCompressionLevel``.
+    public var webpEncoder = WebPEncoder()
 
     public init(
         budgetBytes: Int = MemoryLimits.detect().defaultCacheBudget,

@@ -1,35 +1,61 @@
 import AnimatedImage
 import Synchronization
 
-/// The cache's record of one image: its encoded frames, its decoder, its playhead and window,
-/// when its next frames will be wanted, and the requests waiting for it. Used under the cache's
-/// lock (a worker takes the renderer out while it decodes, marked by `busy`) — except what the
-/// hit path reads and writes without it (``FrameCache/cachedFrame(id:index:reader:)``): the
-/// playhead and the time of the last request, and the flags that say whether a hit must take
-/// the lock after all (active, busy, window, purge generation). Those are atomics; holders of
-/// the lock read and write them like any other field. The frames themselves reach the hit path
-/// through the hit tables (``HitTables``), which ``store(_:at:)`` and ``drop(_:)`` keep current.
+/// The cache's record of one rendition of one image (``FrameRendition``; the full-size PNG is
+/// one too): its encoded frames, its playhead and window, when its next frames will be wanted,
+/// and the requests waiting for it. The image and its decoder are its ``ImageSource``'s, shared
+/// with the image's other renditions. Used under the cache's lock (a worker takes the source's
+/// renderer out while it decodes, marked by `busy`) — except what the hit path reads and writes
+/// without it (``FrameCache/cachedFrame(id:index:reader:)``): the playhead, the time of the last
+/// request, the count of playhead moves, and the flags that say whether a hit must take the lock
+/// after all (active, busy, window, purge generation). Those are atomics; holders of the lock
+/// read and write them like any other field. The frames themselves reach the hit path through
+/// the hit tables (``HitTables``), which ``store(_:at:)`` and ``drop(_:)`` keep current.
 final class ImageEntry: @unchecked Sendable {
     typealias Completion = @Sendable (Result<EncodedFrame, FrameCacheError>) -> Void
 
+    /// The cache key: the image's id, and the rendition's key unless it is the full-size PNG
+    /// (``CacheableImage/key``).
     let id: String
     let frameCount: Int
-    /// RGBA bytes of one canvas.
-    let decodedFrameBytes: Int
-    let load: @Sendable () throws -> AnimatedImage
+    let source: ImageSource
+    let rendition: FrameRendition
+    /// The full-size PNG rendition: its frames are today's frames and can seed the renderer.
+    let isExact: Bool
     /// Makes the attachment of each frame (``CacheableImage/prepare``).
     let prepare: CacheableImage.Preparer?
     /// The hit tables that mirror this entry's frames (nil for entries built by hand in tests).
     weak var hitTables: HitTables?
 
-    /// The image (its file and index), kept while the entry is in use; the file's bytes are the
-    /// store's (mapped), not the cache's, so they are not counted in the budget.
+    /// RGBA bytes of one canvas (the decoder's, the source's).
+    var decodedFrameBytes: Int { source.decodedFrameBytes }
+    /// RGBA bytes of one frame of this rendition (what the window policy sizes "small" by).
+    var outputFrameBytes: Int { isExact ? decodedFrameBytes : rendition.outputWidth * rendition.outputHeight * 4 }
+    /// The source's image, decoder and its accounting, and the decode thread's hold on them.
     var image: AnimatedImage? {
-        didSet { if let image, timestampsMs == nil { learnTiming(image.timeline) } }
+        get { source.image }
+        set { source.image = newValue }
     }
-    var renderer: FrameRenderer?
-    /// Bytes accounted for the renderer: its canvas and its checkpoints.
-    var rendererBytes = 0
+    var renderer: FrameRenderer? {
+        get { source.renderer }
+        set { source.renderer = newValue }
+    }
+    var rendererBytes: Int {
+        get { source.rendererBytes }
+        set { source.rendererBytes = newValue }
+    }
+    var busy: Bool {
+        get { source.busy }
+        set { source.busy = newValue }
+    }
+    var discardCheckpointsAfterJob: Bool {
+        get { source.discardCheckpointsAfterJob }
+        set { source.discardCheckpointsAfterJob = newValue }
+    }
+    var dropRendererAfterJob: Bool {
+        get { source.dropRendererAfterJob }
+        set { source.dropRendererAfterJob = newValue }
+    }
 
     var frames: [CachedFrame?]
     var frameBytes = 0
@@ -42,13 +68,18 @@ final class ImageEntry: @unchecked Sendable {
         get { atomicPlayhead.load(ordering: .relaxed) }
         set { atomicPlayhead.store(newValue, ordering: .relaxed) }
     }
-    /// Frames kept and decoded ahead from the playhead (wrapping); 0 for an inactive image.
+    /// Frames kept and decoded ahead from the playhead (wrapping); 0 for an inactive image and
+    /// for a rendition made on demand.
     var window: Int {
         get { atomicWindow.load(ordering: .relaxed) }
         set { atomicWindow.store(newValue, ordering: .relaxed) }
     }
     /// The window covers the whole animation because it fits (see ``WindowPolicy``).
     var isWhole = false
+    /// A rendition that is active but not among its image's few decoded ahead
+    /// (``CacheState/refreshWindows(now:policy:cap:decodeThreads:)``): its frames are made when
+    /// asked for, go first when room is needed, and its poster is not kept.
+    var onDemand = false
     /// Counted among the active images when windows were last worked out.
     var isListedActive: Bool {
         get { atomicListedActive.load(ordering: .relaxed) }
@@ -65,6 +96,9 @@ final class ImageEntry: @unchecked Sendable {
         get { atomicRequestGeneration.load(ordering: .relaxed) }
         set { atomicRequestGeneration.store(newValue, ordering: .relaxed) }
     }
+    /// How many times a request moved the playhead: a rendition is played (and may be decoded
+    /// ahead) once it has, not while one frame of it was asked for.
+    var playheadMoves: Int { atomicMoves.load(ordering: .relaxed) }
     /// A tick of the last request that took the cache's lock: breaks ties of ``lastRequest``
     /// (see ``usedBefore(_:)``).
     var lastUse: UInt64
@@ -74,7 +108,7 @@ final class ImageEntry: @unchecked Sendable {
     private let atomicListedActive = Atomic<Bool>(false)
     private let atomicLastRequest = Atomic<UInt64>(0)
     private let atomicRequestGeneration = Atomic<Int>(0)
-    private let atomicBusy = Atomic<Bool>(false)
+    private let atomicMoves = Atomic<Int>(0)
 
     /// Completions waiting per frame index, the order frames were first asked for, and when the
     /// oldest of them began to wait (a tick: waiting requests are served first come, first served).
@@ -82,34 +116,41 @@ final class ImageEntry: @unchecked Sendable {
     var waitOrder: [Int] = []
     var waitingSince: UInt64 = 0
 
-    /// A worker holds the renderer.
-    var busy: Bool {
-        get { atomicBusy.load(ordering: .relaxed) }
-        set { atomicBusy.store(newValue, ordering: .relaxed) }
-    }
-    /// Set while busy when a purge wants the checkpoints gone.
-    var discardCheckpointsAfterJob = false
-    /// Set while busy when a critical purge wants the decoder gone (unless the image is asked
-    /// for again before the job ends).
-    var dropRendererAfterJob = false
     /// A frame decoded ahead found no room and was thrown away: no more decoding ahead for
     /// this image until its playhead moves or the windows are worked out again.
     var prefetchStalled = false
 
     /// Start of each frame on the played timeline and the length of one play, in milliseconds;
     /// known once the image is loaded (until then every frame counts as 100 ms).
-    private(set) var timestampsMs: [Int]?
-    private(set) var durationMs = 0
+    var timestampsMs: [Int]? { source.timestampsMs }
+    var durationMs: Int { source.durationMs }
 
-    init(image: CacheableImage, now: Double, tick: UInt64) {
-        id = image.id
+    /// A rendition of `source`'s image.
+    init(image: CacheableImage, source: ImageSource, now: Double, tick: UInt64) {
+        id = image.key
         frameCount = image.frameCount
-        decodedFrameBytes = image.canvasWidth * image.canvasHeight * 4
-        load = image.load
+        self.source = source
+        rendition = image.rendition
+        isExact = image.rendition.isExact(width: image.canvasWidth, height: image.canvasHeight)
         prepare = image.prepare
         frames = Array(repeating: nil, count: max(0, image.frameCount))
         lastUse = tick
         lastRequest = now
+    }
+
+    /// An entry with a source of its own (tests build states by hand).
+    convenience init(image: CacheableImage, now: Double, tick: UInt64) {
+        let source = ImageSource(image)
+        self.init(image: image, source: source, now: now, tick: tick)
+        source.entries.append(self)
+    }
+
+    /// Moves the playhead to `index`; returns whether it moved.
+    func movePlayhead(to index: Int) -> Bool {
+        guard playhead != index else { return false }
+        playhead = index
+        atomicMoves.wrappingAdd(1, ordering: .relaxed)
+        return true
     }
 
     /// Whether this image was used less recently than `other`: asked for earlier, or (at the
@@ -120,6 +161,15 @@ final class ImageEntry: @unchecked Sendable {
     }
 
     var heldBytes: Int { frameBytes + rendererBytes }
+
+    /// Whether its poster (frame 0) is kept when room is needed and through purges: the
+    /// full-size PNG's always, another rendition's while it is decoded ahead.
+    var pinsPoster: Bool { isExact || (isListedActive && !onDemand) }
+
+    /// Whether frame `i` is wanted now: asked for, or in the window and not stalled.
+    func wants(_ i: Int) -> Bool {
+        frames[i] == nil && (waiting[i] != nil || (window > 0 && !prefetchStalled && inWindow(i)))
+    }
 
     /// The average PNG size so far, or a guess (a quarter of the raw canvas) before any.
     var encodedFrameEstimate: Int {
@@ -132,12 +182,6 @@ final class ImageEntry: @unchecked Sendable {
     /// One play of the animation, in milliseconds.
     var loopMs: Int { timestampsMs != nil && durationMs > 0 ? durationMs : 100 * max(1, frameCount) }
 
-    private func learnTiming(_ timeline: Timeline) {
-        guard timeline.timestampsMs.count == frameCount else { return }
-        timestampsMs = timeline.timestampsMs
-        durationMs = timeline.durationMs
-    }
-
     // MARK: Window
 
     /// True when frame `i` lies in the window that starts at the playhead (wrapping).
@@ -149,7 +193,7 @@ final class ImageEntry: @unchecked Sendable {
     /// request for the frame after the playhead resumes from it (one PNG decode) instead of
     /// replaying from a key frame, so eviction keeps it longer than other frames behind.
     func isResumeAnchor(_ i: Int) -> Bool {
-        frameCount > 1 && i == (playhead - 1 + frameCount) % frameCount
+        isExact && frameCount > 1 && i == (playhead - 1 + frameCount) % frameCount
     }
 
     /// The first frame of the window that is neither cached nor waited for, if any.
@@ -215,10 +259,10 @@ final class ImageEntry: @unchecked Sendable {
     }
 
     /// The nearest cached frame before `index` (at most `reach` frames back) whose PNG can seed
-    /// the renderer (its disposal is not "previous"), with that PNG (not copied: most jobs never
+    /// the renderer (its disposal is not "previous"; only full-size PNG frames can), with that PNG (not copied: most jobs never
     /// resume, and a frame in the memory file would be copied out under the cache's lock).
     func resumePoint(before index: Int, reach: Int = 64) -> (frame: Int, png: FrameBytes)? {
-        guard let image, index > 0 else { return nil }
+        guard isExact, let image, index > 0 else { return nil }
         let descriptors = image.index.frames
         var j = index - 1
         while j >= 0 && index - j <= reach {

@@ -9,6 +9,9 @@ import Prometheus
 /// holds what the handlers share. Handlers live in extensions, one file per resource.
 public final class FlipbookAPI: Sendable {
     let settings: FlipbookSettings
+    /// Presets, the default format and the output limit of renditions (validated with the
+    /// settings; defaults if they were not).
+    let renditions: RenditionPolicy
     let store: ImageStore
     let cache: FrameCache
     let registry: PrometheusCollectorRegistry
@@ -37,6 +40,7 @@ public final class FlipbookAPI: Sendable {
         connectionStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil }
     ) {
         self.settings = settings
+        self.renditions = (try? RenditionPolicy(settings)) ?? Self.defaultRenditions
         self.store = store
         self.cache = cache
         self.registry = registry
@@ -60,6 +64,8 @@ public final class FlipbookAPI: Sendable {
             }
         }
     }
+
+    private static let defaultRenditions = try! RenditionPolicy(FlipbookSettings())
 
     /// The name in `X-Served-By`.
     public var instanceName: String { decorator.instanceName }

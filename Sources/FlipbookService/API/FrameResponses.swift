@@ -1,8 +1,10 @@
+import AnimatedImage
 import FrameCache
 import HTTPServer
 
 /// A cached frame's answers, encoded once when the frame enters the frame cache (which keeps them
-/// with the frame and counts them in its budget): `200` with the PNG and `304`, each for content
+/// with the frame and counts them in its budget): `200` with the frame (PNG or WebP, as its
+/// rendition says) and `304`, each for content
 /// ids (`Cache-Control: public, max-age=31536000, immutable`) and for named and library images
 /// (`no-cache`) — two ids with the same bytes share one cache entry. Answering a hit then builds
 /// nothing: the server adds `Date`, `Server`, the response hook's lines and the request id.
@@ -12,12 +14,12 @@ final class FrameResponses: FrameAttachment {
     private let revalidated: (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse)
     let byteCount: Int
 
-    /// The answers for frame `index` of `record`'s content, whose PNG is `png` (shared, not
-    /// copied: sent with `sendfile` from the cache's memory file when it is there).
-    init(record: StoredImage, index: Int, png: FrameBytes, etag: String) {
+    /// The answers for frame `index` of `record`'s content, encoded as `bytes` in `format`
+    /// (shared, not copied: sent with `sendfile` from the cache's memory file when it is there).
+    init(record: StoredImage, index: Int, bytes png: FrameBytes, format: FrameFormat, etag: String) {
         self.etag = etag
         func answers(_ cacheControl: String) -> (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse) {
-            let headers = Self.headers(record, index: index, etag: etag, cacheControl: cacheControl)
+            let headers = Self.headers(record, index: index, format: format, etag: etag, cacheControl: cacheControl)
             let ok =
                 if let file = Self.fileBody(png) {
                     HTTPPreparedResponse(status: .ok, headers: headers, fileBody: file)
@@ -55,9 +57,11 @@ final class FrameResponses: FrameAttachment {
     }
 
     /// The header fields of a frame: type, validator, caching, and the frame's place and delay.
-    static func headers(_ record: StoredImage, index: Int, etag: String, cacheControl: String) -> HTTPHeaders {
+    static func headers(
+        _ record: StoredImage, index: Int, format: FrameFormat = .png, etag: String, cacheControl: String
+    ) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "image/png")
+        headers.add(name: "Content-Type", value: format.mimeType)
         headers.add(name: "ETag", value: etag)
         headers.add(name: "Cache-Control", value: cacheControl)
         headers.add(name: "X-Frame-Index", value: String(index))

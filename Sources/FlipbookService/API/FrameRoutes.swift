@@ -4,7 +4,8 @@ import HTTPServer
 import Logging
 
 /// `GET /frames/{id}/{index}` and `GET /frames/{id}?t={ms}` (t a decimal number of milliseconds):
-/// composited frames from the cache.
+/// composited frames from the cache, full size as PNG or in the rendition the query asks for
+/// (`width`, `height`, `dpr`, `fit`, `enlarge`, `format`, `quality`, `r`: ``RenditionPolicy``).
 extension FlipbookAPI {
     /// Frames of content-addressed images can never change: caches may keep them for a year.
     static let immutableCacheControl = "public, max-age=31536000, immutable"
@@ -13,30 +14,41 @@ extension FlipbookAPI {
     /// frames and a replaced named image never serves its old frames.
     static func cacheKey(_ record: StoredImage) -> String { record.sha256 }
 
-    /// The image as the frame cache sees it: loaded from the store on a decode thread, and each
-    /// frame prepared with its answers (``FrameResponses``) as it enters the cache.
-    func cacheable(_ record: StoredImage) -> CacheableImage {
+    /// The image as the frame cache sees it, in `rendition`: loaded from the store on a decode
+    /// thread, and each frame prepared with its answers (``FrameResponses``) as it enters the cache.
+    func cacheable(_ record: StoredImage, _ rendition: FrameRendition) -> CacheableImage {
         let store = self.store
         let level = settings.cache.pngCompressionLevel
         return CacheableImage(
             id: Self.cacheKey(record), frameCount: record.metadata.frameCount,
-            canvasWidth: record.metadata.width, canvasHeight: record.metadata.height,
+            canvasWidth: record.metadata.width, canvasHeight: record.metadata.height, rendition: rendition,
             load: { try store.loadImage(record) },
-            prepare: { index, png in
+            prepare: { index, bytes in
                 FrameResponses(
-                    record: record, index: index, png: png,
-                    etag: Self.frameETag(record, index, level: level))
+                    record: record, index: index, bytes: bytes, format: rendition.format,
+                    etag: Self.frameETag(record, index, rendition, level: level))
             })
     }
 
-    /// Names the frame's bytes: the image's content, the index, the deflate level and the
-    /// revision of Flipbook's output (``AnimatedImage/outputRevision``).
-    func frameETag(_ record: StoredImage, _ index: Int) -> String {
-        Self.frameETag(record, index, level: settings.cache.pngCompressionLevel)
+    /// Names the frame's bytes: the image's content, the index, the rendition (none for the
+    /// full-size PNG), the deflate level of PNGs and the revision of Flipbook's output
+    /// (``AnimatedImage/outputRevision``).
+    static func frameETag(_ record: StoredImage, _ index: Int, _ rendition: FrameRendition, level: Int) -> String {
+        let metadata = record.metadata
+        let name =
+            rendition.isExact(width: metadata.width, height: metadata.height)
+            ? "z\(level)" : rendition.format == .png ? "\(rendition.key)-z\(level)" : rendition.key
+        return "\"f-\(record.sha256.prefix(32))-\(index)-\(name)-r\(AnimatedImage.outputRevision)\""
     }
 
-    static func frameETag(_ record: StoredImage, _ index: Int, level: Int) -> String {
-        "\"f-\(record.sha256.prefix(32))-\(index)-z\(level)-r\(AnimatedImage.outputRevision)\""
+    /// The rendition the request's query and `Accept` field ask for; nil with the 400 to answer.
+    private func requestedRendition(_ request: HTTPRequest) -> Result<RequestedRendition, RenditionParameterError> {
+        // Today's frame without a query: nothing to parse on the common path.
+        if request.queryItems.isEmpty && renditions.defaultFormat == .png { return .success(.full) }
+        let accept = request.headers.values(for: "Accept").joined(separator: ",")
+        return Result { () throws(RenditionParameterError) in
+            try renditions.requested(request.queryItems, accept: Substring(accept))
+        }
     }
 
     /// The record of `id` when the store knows it without waiting and the original is local: the
@@ -54,12 +66,17 @@ extension FlipbookAPI {
         guard let index = Self.parseNonNegative(text) else {
             return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
         }
+        let requested: RequestedRendition
+        switch requestedRendition(request) {
+        case .success(let value): requested = value
+        case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+        }
         if let record = recordAtOnce(id, request) {
-            return serveFrame(request, responder, record: record, index: index, contentLocation: false)
+            return serveFrame(request, responder, record: record, index: index, requested: requested, contentLocation: false)
         }
         return withRecord(id, responder, needsOriginal: true) { [self] record, _ in
             guard let record else { return .now(Self.unknownImage(id)) }
-            return serveFrame(request, responder, record: record, index: index, contentLocation: false)
+            return serveFrame(request, responder, record: record, index: index, requested: requested, contentLocation: false)
         }
     }
 
@@ -71,16 +88,21 @@ extension FlipbookAPI {
         guard let time = PlaybackTime(decimal: text) else {
             return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
         }
+        let requested: RequestedRendition
+        switch requestedRendition(request) {
+        case .success(let value): requested = value
+        case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+        }
         if let record = recordAtOnce(id, request) {
             return serveFrame(
                 request, responder, record: record, index: Self.frameIndex(record, at: time),
-                contentLocation: true)
+                requested: requested, contentLocation: true)
         }
         return withRecord(id, responder, needsOriginal: true) { [self] record, _ in
             guard let record else { return .now(Self.unknownImage(id)) }
             return serveFrame(
                 request, responder, record: record, index: Self.frameIndex(record, at: time),
-                contentLocation: true)
+                requested: requested, contentLocation: true)
         }
     }
 
@@ -90,9 +112,20 @@ extension FlipbookAPI {
         return Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount).frameIndex(at: time)
     }
 
+    /// `Content-Location` of a frame asked for by time: its index, with the request's query less
+    /// `t` (the rendition's parameters, as given).
+    static func contentLocation(_ request: HTTPRequest, id: String, index: Int) -> String {
+        let path = "/frames/\(id)/\(index)"
+        guard let mark = request.target.firstIndex(of: "?") else { return path }
+        let kept = request.target[request.target.index(after: mark)...].split(separator: "&").filter {
+            $0 != "t" && !$0.hasPrefix("t=")
+        }
+        return kept.isEmpty ? path : path + "?" + kept.joined(separator: "&")
+    }
+
     private func serveFrame(
         _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
-        contentLocation: Bool
+        requested: RequestedRendition, contentLocation: Bool
     ) -> HTTPHandlerResult {
         let count = record.metadata.frameCount
         guard index < count else {
@@ -102,9 +135,29 @@ extension FlipbookAPI {
                     detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); "
                         + "there is no frame \(index)."))
         }
-        let location: HTTPHeaders = contentLocation ? ["Content-Location": "/frames/\(record.id)/\(index)"] : HTTPHeaders()
+        let width = record.metadata.width
+        let height = record.metadata.height
+        let rendition: FrameRendition
+        if requested == .full {
+            rendition = .exact(width: width, height: height)
+        } else {
+            do {
+                rendition = try renditions.rendition(requested, canvasWidth: width, canvasHeight: height)
+            } catch {
+                return .now(.problem(.badRequest, detail: error.detail))
+            }
+        }
+        // What the prepared answers do not hold: where a frame asked for by time is, and that a
+        // negotiated format varies by `Accept`.
+        var extra = HTTPHeaders()
+        if contentLocation {
+            extra.add(name: "Content-Location", value: Self.contentLocation(request, id: record.id, index: index))
+        }
+        if requested.negotiated { extra.add(name: "Vary", value: "Accept") }
+        let location = extra
+        let key = CacheableImage.key(id: Self.cacheKey(record), rendition: rendition, canvasWidth: width, canvasHeight: height)
         // A cached frame: its answers were encoded when it entered the cache; nothing is built.
-        if let hit = cache.cachedFrame(id: Self.cacheKey(record), index: index, reader: request.loop),
+        if let hit = cache.cachedFrame(id: key, index: index, reader: request.loop),
             let responses = hit.attachment as? FrameResponses
         {
             if request.headers.ifNoneMatchMatches(responses.etag) {
@@ -112,22 +165,24 @@ extension FlipbookAPI {
             }
             return .now(HTTPResponse(responses.ok(for: record), extraHeaders: location))
         }
-        let etag = frameETag(record, index)
+        let etag = Self.frameETag(record, index, rendition, level: settings.cache.pngCompressionLevel)
         let cacheControl = record.isImmutable ? Self.immutableCacheControl : "no-cache"
-        var headers = FrameResponses.headers(record, index: index, etag: etag, cacheControl: cacheControl)
+        var headers = FrameResponses.headers(
+            record, index: index, format: rendition.format, etag: etag, cacheControl: cacheControl)
         for field in location { headers.add(name: field.name, value: field.value) }
+        let image = cacheable(record, rendition)
         if Self.matches(request, etag: etag) {
             var notModified = Self.notModified(etag: etag, cacheControl: cacheControl)
-            if contentLocation { notModified.headers.add(name: "Content-Location", value: "/frames/\(record.id)/\(index)") }
+            for field in location { notModified.headers.add(name: field.name, value: field.value) }
             // Still tell the cache where the client is, so decode-ahead follows a revalidating player.
-            _ = cache.frame(cacheable(record), index: index) { _ in }
+            _ = cache.frame(image, index: index) { _ in }
             return .now(notModified)
         }
         let logger = self.logger
         let frameHeaders = headers
         let store = self.store
         if let frame = cache.frame(
-            cacheable(record), index: index,
+            image, index: index,
             completion: { result in
                 if case .failure(.loadFailed) = result, store.health().status == .degraded {
                     // The original went from the local cache and storage cannot be reached.

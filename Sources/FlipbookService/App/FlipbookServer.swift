@@ -66,6 +66,7 @@ public final class FlipbookServer: Sendable {
         cacheConfiguration.hitTables = loops
         cacheConfiguration.frameArena = settings.cache.frameArena
         cacheConfiguration.decodeBudget = decodeBudget
+        cacheConfiguration.decodeAheadRenditions = settings.renditions.decodeAheadPerImage
         cache = FrameCache(configuration: cacheConfiguration, metricsFactory: PrometheusMetricsFactory(registry: registry))
         var monitorSettings = MemoryPressureMonitor.Settings()
         monitorSettings.interval = settings.cache.pressurePollSeconds

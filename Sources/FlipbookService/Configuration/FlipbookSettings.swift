@@ -123,6 +123,9 @@ public struct FlipbookSettings: Sendable, Equatable {
         /// budget is spent); an image one decode of which would need more is refused with 422.
         /// 0 = 25% of the memory limit, capped at 60% of what is available (at least 64 MiB).
         public var maxDecodeBytes = 0
+        /// The largest rendition served, in pixels on a side: a requested `width × dpr` or
+        /// `height × dpr` above it is refused (400).
+        public var maxOutputDimension = 4096
         public init() {}
 
         /// The decode-memory budget in bytes: ``maxDecodeBytes``, or its default from `memory`.
@@ -141,6 +144,23 @@ public struct FlipbookSettings: Sendable, Equatable {
             limits.maxDecodeBytes = decodeBudget
             return limits
         }
+    }
+
+    /// Scaled and WebP frames (`?width=&height=&fit=&dpr=&enlarge=&format=&quality=&r=`).
+    public struct Renditions: Sendable, Equatable {
+        /// The format of frames whose request names none: `png` (today's frames, byte for byte),
+        /// `webp`, or `auto` (WebP when `Accept` lists `image/webp`, else PNG; `Vary: Accept`).
+        public var defaultFormat = "png"
+        /// Renditions by name, as `NAME:QUERY` (`thumb:width=160&format=webp&quality=75`),
+        /// asked for with `?r=NAME`.
+        public var presets: [String] = []
+        /// false: only presets are served (`?r=`); any other rendition parameter is refused
+        /// (400). For public deployments, so clients cannot ask for every size.
+        public var allowArbitrary = true
+        /// Renditions of one image (besides the full-size PNG) decoded ahead at once: the most
+        /// recently used of those being played; the others are made on demand.
+        public var decodeAheadPerImage = 4
+        public init() {}
     }
 
     /// Bearer tokens; an empty token disables what it guards (admin routes) or its check (uploads).
@@ -178,6 +198,7 @@ public struct FlipbookSettings: Sendable, Equatable {
     public var storage = Storage()
     public var cache = Cache()
     public var limits = Limits()
+    public var renditions = Renditions()
     public var auth = Auth()
     public var ui = UI()
     public var log = Log()

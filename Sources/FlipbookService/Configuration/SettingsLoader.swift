@@ -241,6 +241,15 @@ public struct SettingsLoader: Sendable {
         }
         try require(settings.limits.maxDecodeBytes >= 0, "limits.maxDecodeBytes must be ≥ 0 (0 = from the memory limit)")
         try require(
+            (1...16383).contains(settings.limits.maxOutputDimension),
+            "limits.maxOutputDimension must be 1…16383 (WebP's largest side)")
+        try require(settings.renditions.decodeAheadPerImage >= 0, "renditions.decodeAheadPerImage must be ≥ 0")
+        do {
+            _ = try RenditionPolicy(settings)
+        } catch {
+            throw Failure(description: error.detail)
+        }
+        try require(
             ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(settings.log.level),
             "log.level must be one of trace, debug, info, notice, warning, error, critical")
         try require(["text", "json"].contains(settings.log.format), "log.format must be text or json")

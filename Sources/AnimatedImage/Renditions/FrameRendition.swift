@@ -1,0 +1,68 @@
+/// One way of serving an image's frames, normalised to what it produces: the size the composited
+/// canvas is scaled to, the part of that kept (a `cover` crop), and the encoding. Two requests
+/// that produce the same bytes are the same rendition, whatever parameters they spelled it with
+/// (``RenditionRequest/rendition(canvasWidth:canvasHeight:maxOutputDimension:)``), so they share
+/// one cache entry and one ETag.
+public struct FrameRendition: Sendable, Hashable {
+    /// The canvas is scaled to this size (the canvas's own size: not scaled).
+    public var scaledWidth: Int
+    public var scaledHeight: Int
+    /// The part of the scaled frame served (nil: all of it).
+    public var crop: PixelRect?
+    public var format: FrameFormat
+    /// Lossy WebP quality, 1–100; nil = lossless.
+    public var quality: Int?
+
+    public init(scaledWidth: Int, scaledHeight: Int, crop: PixelRect? = nil, format: FrameFormat, quality: Int? = nil) {
+        self.scaledWidth = scaledWidth
+        self.scaledHeight = scaledHeight
+        self.crop = crop
+        self.format = format
+        self.quality = format == .webp ? quality : nil
+    }
+
+    /// Today's frame: full size, PNG. `exact(width:height:)` with the canvas's size.
+    public static func exact(width: Int, height: Int) -> FrameRendition {
+        FrameRendition(scaledWidth: width, scaledHeight: height, format: .png)
+    }
+
+    /// The served frame's width and height.
+    public var outputWidth: Int { crop?.width ?? scaledWidth }
+    public var outputHeight: Int { crop?.height ?? scaledHeight }
+
+    /// Whether frames of a `width`×`height` canvas are scaled at all.
+    public func scales(width: Int, height: Int) -> Bool { scaledWidth != width || scaledHeight != height }
+
+    /// True for the full-size PNG of a `width`×`height` canvas: the frame as served without
+    /// parameters, byte for byte.
+    public func isExact(width: Int, height: Int) -> Bool {
+        !scales(width: width, height: height) && crop == nil && format == .png
+    }
+
+    /// A short name of the rendition, unique per canvas: `320x180-png`, `320x180-webp-ll`
+    /// (lossless), `320x180-webp-q80`, and with a crop `400x300+40+0-320x300-webp-q80` (scaled
+    /// size, crop origin, crop size). Part of cache keys and ETags.
+    public var key: String {
+        var key = "\(scaledWidth)x\(scaledHeight)"
+        if let crop { key += "+\(crop.x)+\(crop.y)-\(crop.width)x\(crop.height)" }
+        switch (format, quality) {
+        case (.png, _): key += "-png"
+        case (.webp, nil): key += "-webp-ll"
+        case (.webp, let q?): key += "-webp-q\(q)"
+        }
+        return key
+    }
+}
+
+/// The encodings frames are served in.
+public enum FrameFormat: String, Sendable, Hashable, CaseIterable {
+    case png
+    case webp
+
+    public var mimeType: String {
+        switch self {
+        case .png: return "image/png"
+        case .webp: return "image/webp"
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// Turns a composited canvas into the bytes of one rendition: scaled (``Resampler``), cropped,
+/// then encoded as PNG or WebP with the source's colour information. The one place every served
+/// frame is encoded — the cache's decode threads and the CLI both call it, so they make the same
+/// bytes.
+public struct RenditionEncoder: Sendable {
+    public var png: PNGEncoder
+    public var webp: WebPEncoder
+
+    public init(png: PNGEncoder = PNGEncoder(), webp: WebPEncoder = WebPEncoder()) {
+        self.png = png
+        self.webp = webp
+    }
+
+    /// `canvas` (a full composited frame) as `rendition`'s bytes.
+    public func encode(_ canvas: Canvas, as rendition: FrameRendition, colorSpace: ColorSpaceChunks) throws -> [UInt8] {
+        var frame = try Resampler.scale(canvas, width: rendition.scaledWidth, height: rendition.scaledHeight)
+        if let crop = rendition.crop {
+            frame = Canvas(width: crop.width, height: crop.height, pixels: frame.copy(crop.intersection(frame.rect)))
+        }
+        switch rendition.format {
+        case .png: return try png.encode(frame, colorSpace: colorSpace)
+        case .webp: return try webp.encode(frame, quality: rendition.quality, colorSpace: colorSpace)
+        }
+    }
+
+    /// What encoding one frame of `rendition` from a `width`×`height` canvas may allocate
+    /// besides the canvas: the scaler's work and the scaled frame, and the encoder's buffers (a
+    /// few times the output).
+    public static func workingBytes(_ rendition: FrameRendition, width: Int, height: Int) -> Int {
+        let output = rendition.scaledWidth * rendition.scaledHeight * 4
+        let scaling = rendition.scales(width: width, height: height) ? Resampler.workingBytes(width: width, height: height) : 0
+        return scaling + 3 * output
+    }
+}

@@ -1,0 +1,45 @@
+import CResample
+
+/// Scales composited frames for renditions, with libvips: a Lanczos-3 kernel applied to each
+/// axis, on premultiplied alpha (no dark or light fringe where transparency changes), in the
+/// frame's own sRGB values (as browsers and imgproxy scale), deterministic. Each frame is
+/// scaled on its own, after compositing at full canvas size, so nothing bleeds between frames.
+/// Safe to call from several threads at once. (Why libvips and not pixman: BENCHMARKS.md,
+/// "Resampling library".)
+public enum Resampler {
+    /// `canvas` scaled to `width`×`height`.
+    public static func scale(_ canvas: Canvas, width: Int, height: Int) throws -> Canvas {
+        guard width > 0, height > 0 else { throw ResamplingError(message: "cannot scale to \(width)×\(height)") }
+        if width == canvas.width && height == canvas.height { return canvas }
+        let opaque = PNGEncoder.isOpaque(canvas.pixels)
+        var out = [UInt8](repeating: 0, count: width * height * 4)
+        var message = [CChar](repeating: 0, count: 256)
+        let status = canvas.pixels.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                message.withUnsafeMutableBufferPointer { text in
+                    flipbook_resample_rgba(
+                        source.baseAddress, Int32(canvas.width), Int32(canvas.height), target.baseAddress,
+                        Int32(width), Int32(height), opaque ? 1 : 0, text.baseAddress, text.count)
+                }
+            }
+        }
+        guard status == 0 else {
+            let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            throw ResamplingError(message: text)
+        }
+        return Canvas(width: width, height: height, pixels: out)
+    }
+
+    /// The bytes scaling a `width`×`height` canvas may allocate besides the source and the
+    /// result: a premultiplied copy of the source, and libvips's buffers (a few rows).
+    public static func workingBytes(width: Int, height: Int) -> Int { width * height * 4 + (1 << 20) }
+
+    /// The libvips version linked.
+    public static var libraryVersion: String { String(cString: flipbook_resample_library_version()) }
+}
+
+/// libvips refused or failed to scale a frame.
+public struct ResamplingError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { "scaling failed: \(message)" }
+}

@@ -1,0 +1,137 @@
+// Scales one RGBA frame with libvips (see flipbook_resample.h).
+//
+// vips_resize with `gap` 0 reduces each axis with the Lanczos-3 kernel straight from the source
+// (no box pre-shrink, which is faster and blurrier), in the image's own sRGB values; only a
+// reduction by more than MAX_DIRECT_REDUCE (which libvips's reducer refuses) box-shrinks by an
+// integer factor first, leaving at least SHRINK_GAP for the kernel. A frame with any transparency
+// is premultiplied into 8-bit samples first (as browsers' and Pillow's scalers do), scaled, then
+// unpremultiplied with rounding to nearest; an opaque frame is scaled as it is. The operation
+// cache is off (every frame is new) and each call evaluates on one worker thread: Flipbook's
+// decode threads are the parallelism. Measured on 2 cores, 1280×720 → 320×180: 4 ms a frame;
+// premultiplying into floats instead cost 27 ms, into 16 bits 15 ms.
+#include "flipbook_resample.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vips/vips.h>  // libvips-dev
+
+/// Reductions up to this factor use the kernel alone; larger ones shrink first.
+#define MAX_DIRECT_REDUCE 40.0
+/// What the kernel is left to reduce after that shrink.
+#define SHRINK_GAP 16.0
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int init_status = 0;
+
+static void start_vips(void) {
+    if (VIPS_INIT("flipbook")) {
+        init_status = -1;
+        return;
+    }
+    vips_cache_set_max(0);
+    vips_concurrency_set(1);
+    vips_leak_set(FALSE);
+}
+
+static int fail(char *error, size_t size, int code, const char *what) {
+    if (error && size > 0) {
+        const char *detail = vips_error_buffer();
+        snprintf(error, size, "%s%s%s", what, detail && *detail ? ": " : "", detail ? detail : "");
+        // libvips keeps one error buffer per process; this call's message has been taken.
+        vips_error_clear();
+    }
+    return code;
+}
+
+int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
+                           int opaque, char *error, size_t error_size) {
+    pthread_once(&once, start_vips);
+    if (init_status != 0) return fail(error, error_size, -1, "libvips did not start");
+    if (sw <= 0 || sh <= 0 || dw <= 0 || dh <= 0) return fail(error, error_size, -2, "empty image");
+
+    VipsImage *base = vips_image_new_from_memory(src, (size_t)sw * sh * 4, sw, sh, 4, VIPS_FORMAT_UCHAR);
+    if (!base) return fail(error, error_size, -3, "cannot wrap the frame");
+    base->Type = VIPS_INTERPRETATION_sRGB;
+
+    VipsImage *premultiplied = NULL, *scaled = NULL;
+    uint8_t *buffer = NULL;
+    int status = 0;
+    double hscale = (double)dw / sw, vscale = (double)dh / sh;
+    VipsImage *input = base;
+    if (!opaque) {
+        size_t n = (size_t)sw * sh;
+        buffer = malloc(n * 4);
+        if (!buffer) {
+            status = fail(error, error_size, -4, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < n * 4; i += 4) {
+            unsigned a = src[i + 3];
+            buffer[i + 0] = (uint8_t)((src[i + 0] * a + 127) / 255);
+            buffer[i + 1] = (uint8_t)((src[i + 1] * a + 127) / 255);
+            buffer[i + 2] = (uint8_t)((src[i + 2] * a + 127) / 255);
+            buffer[i + 3] = (uint8_t)a;
+        }
+        premultiplied = vips_image_new_from_memory(buffer, n * 4, sw, sh, 4, VIPS_FORMAT_UCHAR);
+        if (!premultiplied) {
+            status = fail(error, error_size, -4, "cannot wrap the premultiplied frame");
+            goto done;
+        }
+        input = premultiplied;
+    }
+    double factor = fmax(1 / hscale, 1 / vscale);
+    double gap = factor > MAX_DIRECT_REDUCE ? SHRINK_GAP : 0.0;
+    if (vips_resize(input, &scaled, hscale, "vscale", vscale, "kernel", VIPS_KERNEL_LANCZOS3, "gap", gap, NULL)) {
+        status = fail(error, error_size, -5, "resize failed");
+        goto done;
+    }
+    if (scaled->Xsize != dw || scaled->Ysize != dh || scaled->Bands != 4) {
+        char what[96];
+        snprintf(what, sizeof what, "libvips made %dx%d (%d bands), not %dx%d", scaled->Xsize, scaled->Ysize,
+                 scaled->Bands, dw, dh);
+        status = fail(error, error_size, -6, what);
+        goto done;
+    }
+    size_t size = 0;
+    void *memory = vips_image_write_to_memory(scaled, &size);
+    if (!memory) {
+        status = fail(error, error_size, -7, "evaluation failed");
+        goto done;
+    }
+    size_t pixels = (size_t)dw * dh;
+    if (scaled->BandFmt != VIPS_FORMAT_UCHAR || size != pixels * 4) {
+        status = fail(error, error_size, -8, "unexpected sample format");
+    } else if (opaque) {
+        memcpy(dst, memory, pixels * 4);
+    } else {
+        const uint8_t *p = memory;
+        for (size_t i = 0; i < pixels * 4; i += 4) {
+            unsigned a = p[i + 3];
+            if (a == 0) {
+                dst[i] = dst[i + 1] = dst[i + 2] = dst[i + 3] = 0;
+                continue;
+            }
+            // Rounded to nearest; a colour above its alpha (the kernel's overshoot) clamps to 255.
+            unsigned r = (p[i] * 255 + a / 2) / a, g = (p[i + 1] * 255 + a / 2) / a, b = (p[i + 2] * 255 + a / 2) / a;
+            dst[i] = r > 255 ? 255 : (uint8_t)r;
+            dst[i + 1] = g > 255 ? 255 : (uint8_t)g;
+            dst[i + 2] = b > 255 ? 255 : (uint8_t)b;
+            dst[i + 3] = (uint8_t)a;
+        }
+    }
+    g_free(memory);
+
+done:
+    if (scaled) g_object_unref(scaled);
+    if (premultiplied) g_object_unref(premultiplied);
+    g_object_unref(base);
+    free(buffer);
+    return status;
+}
+
+const char *flipbook_resample_library_version(void) {
+    return vips_version_string();
+}

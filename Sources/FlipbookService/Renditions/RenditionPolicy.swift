@@ -1,0 +1,149 @@
+import AnimatedImage
+
+/// The service's rules for renditions, from its settings: the default format, the presets,
+/// whether arbitrary parameters are allowed, the output limit. It turns a frame request's query
+/// and `Accept` field into a ``RequestedRendition``, and that, for an image's canvas, into the
+/// ``FrameRendition`` the cache makes.
+struct RenditionPolicy: Sendable {
+    let defaultFormat: RenditionQuery.Format
+    let presets: [String: RenditionQuery]
+    let allowArbitrary: Bool
+    let maxOutputDimension: Int
+
+    /// A preset's name: letters, digits, `_` and `-`, 1–64 characters.
+    static func isValidPresetName(_ name: Substring) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64
+            && name.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    }
+
+    /// The policy of `settings`; a malformed setting is an error naming it.
+    init(_ settings: FlipbookSettings) throws(RenditionParameterError) {
+        guard let format = RenditionQuery.Format(rawValue: settings.renditions.defaultFormat) else {
+            throw RenditionParameterError(
+                parameter: "renditions.defaultFormat",
+                detail: "renditions.defaultFormat must be png, webp or auto (got '\(settings.renditions.defaultFormat)')")
+        }
+        var presets: [String: RenditionQuery] = [:]
+        for entry in settings.renditions.presets {
+            let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, Self.isValidPresetName(parts[0]) else {
+                throw RenditionParameterError(
+                    parameter: "renditions.presets",
+                    detail: "renditions.presets: '\(entry)' is not NAME:QUERY (NAME of letters, digits, _ and -)")
+            }
+            do {
+                presets[String(parts[0])] = try RenditionQuery.preset(parts[1])
+            } catch {
+                throw RenditionParameterError(
+                    parameter: "renditions.presets", detail: "renditions.presets: '\(entry)': \(error.detail)")
+            }
+        }
+        self.defaultFormat = format
+        self.presets = presets
+        self.allowArbitrary = settings.renditions.allowArbitrary
+        self.maxOutputDimension = settings.limits.maxOutputDimension
+    }
+
+    /// What `query` (a frame request's query items) and `accept` (its `Accept` field) ask for.
+    /// Parameters other than the rendition's are ignored (`t`, cache busters).
+    func requested(_ query: [(name: String, value: String)], accept: Substring?) throws(RenditionParameterError)
+        -> RequestedRendition
+    {
+        var given = RenditionQuery()
+        var preset: String? = nil
+        var arbitrary: String? = nil
+        for (name, value) in query where RenditionQuery.parameterNames.contains(name) {
+            if name == "r" {
+                guard preset == nil else {
+                    throw RenditionParameterError(parameter: "r", detail: "r is given more than once.")
+                }
+                preset = value
+            } else {
+                arbitrary = arbitrary ?? name
+                try given.set(name, value)
+            }
+        }
+        if let arbitrary, !allowArbitrary {
+            throw RenditionParameterError(
+                parameter: arbitrary,
+                detail: "Only presets are served here (renditions.allowArbitrary is false): ask with ?r=NAME, "
+                    + "one of: \(presets.keys.sorted().joined(separator: ", ")).")
+        }
+        if let preset {
+            guard let base = presets[preset] else {
+                let known = presets.isEmpty ? "none are configured" : "one of: \(presets.keys.sorted().joined(separator: ", "))"
+                throw RenditionParameterError(
+                    parameter: "r", detail: "r='\(RenditionQuery.shown(preset))' is not a preset (\(known)).")
+            }
+            given = base.overlaid(by: given)
+        }
+        let format = given.format ?? defaultFormat
+        if given.quality != nil && format == .png {
+            throw RenditionParameterError(
+                parameter: "quality", detail: "quality applies to lossy WebP; it cannot be given with format=png.")
+        }
+        let fit = given.fit ?? .contain
+        if fit != .contain && (given.width == nil || given.height == nil) {
+            throw RenditionParameterError(
+                parameter: "fit", detail: "fit=\(fit.rawValue) needs both width and height.")
+        }
+        let negotiated = format == .auto
+        let frameFormat: FrameFormat =
+            switch format {
+            case .png: .png
+            case .webp: .webp
+            case .auto: AcceptNegotiation.acceptsWebP(accept) ? .webp : .png
+            }
+        let request = RenditionRequest(
+            width: given.width, height: given.height, dpr: given.dpr ?? .one, fit: fit,
+            enlarge: given.enlarge ?? false, format: frameFormat, quality: frameFormat == .webp ? given.quality : nil)
+        do {
+            _ = try request.targetBox(maxOutputDimension: maxOutputDimension)
+        } catch {
+            throw Self.limitError(error)
+        }
+        return RequestedRendition(request: request, negotiated: negotiated)
+    }
+
+    /// The rendition `requested` makes of a `width`×`height` canvas.
+    func rendition(_ requested: RequestedRendition, canvasWidth: Int, canvasHeight: Int) throws(RenditionParameterError)
+        -> FrameRendition
+    {
+        do {
+            return try requested.request.rendition(
+                canvasWidth: canvasWidth, canvasHeight: canvasHeight, maxOutputDimension: maxOutputDimension)
+        } catch {
+            throw Self.limitError(error)
+        }
+    }
+
+    private static func limitError(_ error: RenditionError) -> RenditionParameterError {
+        switch error {
+        case .outputTooLarge:
+            return RenditionParameterError(parameter: "limits.maxOutputDimension", detail: "\(error.description.capitalizedFirst).")
+        case .coverNeedsBoth(let fit):
+            return RenditionParameterError(parameter: "fit", detail: "fit=\(fit.rawValue) needs both width and height.")
+        }
+    }
+}
+
+/// A frame request's rendition once presets, defaults and `Accept` are applied; the image's
+/// canvas turns it into a ``FrameRendition``.
+struct RequestedRendition: Sendable, Equatable {
+    var request: RenditionRequest
+    /// The format was chosen by `Accept`: the answer carries `Vary: Accept`.
+    var negotiated: Bool
+
+    /// No rendition parameters and a PNG default: today's frame.
+    static let full = RequestedRendition(request: .full, negotiated: false)
+}
+
+extension UInt8 {
+    fileprivate var isASCIILetterOrDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
+    }
+}
+
+extension String {
+    fileprivate var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+}

@@ -1,0 +1,114 @@
+import AnimatedImage
+
+/// The rendition parameters of a frame request (`width`, `height`, `dpr`, `fit`, `enlarge`,
+/// `format`, `quality`), as given: each checked on its own, none yet applied to an image. A
+/// preset is one of these too (``RenditionPolicy``). Parsing is strict: a malformed or
+/// out-of-range value, or a parameter given twice, is a ``RenditionParameterError`` naming it.
+struct RenditionQuery: Sendable, Equatable {
+    /// `format`: a frame format, or `auto` (negotiated by `Accept`).
+    enum Format: String, Sendable, Equatable {
+        case png, webp, auto
+    }
+
+    var width: Int?
+    var height: Int?
+    var dpr: DevicePixelRatio?
+    var fit: RenditionRequest.Fit?
+    var enlarge: Bool?
+    var format: Format?
+    var quality: Int?
+
+    /// Every query parameter the frame routes read for renditions (`r` names a preset).
+    static let parameterNames: Set<String> = ["width", "height", "dpr", "fit", "enlarge", "format", "quality", "r"]
+
+    /// Nothing given.
+    var isEmpty: Bool { self == RenditionQuery() }
+
+    /// `self` with every parameter `other` gives put over it (explicit parameters over a preset's).
+    func overlaid(by other: RenditionQuery) -> RenditionQuery {
+        RenditionQuery(
+            width: other.width ?? width, height: other.height ?? height, dpr: other.dpr ?? dpr,
+            fit: other.fit ?? fit, enlarge: other.enlarge ?? enlarge, format: other.format ?? format,
+            quality: other.quality ?? quality)
+    }
+
+    /// Sets the parameter `name` from `value`; names that are not rendition parameters (and `r`)
+    /// are left to the caller.
+    mutating func set(_ name: String, _ value: String) throws(RenditionParameterError) {
+        func fail(_ what: String) -> RenditionParameterError {
+            RenditionParameterError(parameter: name, detail: "\(name)='\(Self.shown(value))' is not \(what).")
+        }
+        func once<T>(_ current: T?) throws(RenditionParameterError) {
+            if current != nil {
+                throw RenditionParameterError(parameter: name, detail: "\(name) is given more than once.")
+            }
+        }
+        switch name {
+        case "width", "height":
+            try once(name == "width" ? width : height)
+            guard let pixels = Self.positiveInteger(value) else { throw fail("a positive integer (CSS pixels)") }
+            if name == "width" { width = pixels } else { height = pixels }
+        case "dpr":
+            try once(dpr)
+            guard let ratio = DevicePixelRatio(decimal: Substring(value)) else {
+                throw fail("a decimal number from 1 to 4 (at most \(DevicePixelRatio.maxFractionDigits) decimals)")
+            }
+            dpr = ratio
+        case "fit":
+            try once(fit)
+            guard let mode = RenditionRequest.Fit(rawValue: value) else { throw fail("contain, cover or fill") }
+            fit = mode
+        case "enlarge":
+            try once(enlarge)
+            switch value {
+            case "true": enlarge = true
+            case "false": enlarge = false
+            default: throw fail("true or false")
+            }
+        case "format":
+            try once(format)
+            guard let chosen = Format(rawValue: value) else { throw fail("png, webp or auto") }
+            format = chosen
+        case "quality":
+            try once(quality)
+            guard let q = Self.positiveInteger(value), q <= 100 else { throw fail("an integer from 1 to 100") }
+            quality = q
+        default:
+            break
+        }
+    }
+
+    /// Parses a preset's query, `width=160&format=webp&quality=75` (no `r`, no percent-encoding).
+    static func preset(_ text: Substring) throws(RenditionParameterError) -> RenditionQuery {
+        var query = RenditionQuery()
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            guard parameterNames.contains(name), name != "r", parts.count == 2 else {
+                throw RenditionParameterError(parameter: name, detail: "'\(pair)' is not a rendition parameter.")
+            }
+            try query.set(name, String(parts[1]))
+        }
+        return query
+    }
+
+    /// Decimal digits only, no sign, at least 1, at most 9 digits.
+    static func positiveInteger(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let value = Int(text), value > 0
+        else { return nil }
+        return value
+    }
+
+    /// A value as quoted back in a problem's detail: at most 40 characters.
+    static func shown(_ value: String) -> String {
+        value.count <= 40 ? value : String(value.prefix(40)) + "…"
+    }
+}
+
+/// A rendition parameter that cannot be served: which one and why (a 400 problem's detail).
+struct RenditionParameterError: Error, Sendable, Equatable {
+    /// The query parameter (or setting) at fault.
+    var parameter: String
+    var detail: String
+}

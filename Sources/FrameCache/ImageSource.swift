@@ -1,0 +1,75 @@
+import AnimatedImage
+import Synchronization
+
+/// The decoding side of one image, shared by every rendition of it the cache holds: the image
+/// (its file and index), the one decoder (``FrameRenderer``: canvas and checkpoints) and its
+/// accounting, and whether a decode thread holds it. Each rendition is an ``ImageEntry`` with
+/// its own frames, playhead and window; a thread that composites frame k for one of them
+/// encodes it for every other rendition that wants frame k too, so frame k is decoded and
+/// composited once however many renditions play at once.
+///
+/// Used under the cache's lock, except ``busy``, which the hit path reads (an atomic).
+final class ImageSource: @unchecked Sendable {
+    /// The content key the renditions share (the cache's image id).
+    let id: String
+    let frameCount: Int
+    /// RGBA bytes of one canvas.
+    let decodedFrameBytes: Int
+    let canvasWidth: Int
+    let canvasHeight: Int
+    let load: @Sendable () throws -> AnimatedImage
+
+    /// The renditions of this image the cache holds, the full-size PNG one among them when it
+    /// is held.
+    var entries: [ImageEntry] = []
+
+    /// The image, kept while a rendition is in use; the file's bytes are the store's (mapped),
+    /// not the cache's, so they are not counted in the budget.
+    var image: AnimatedImage? {
+        didSet { if let image, timestampsMs == nil { learnTiming(image.timeline) } }
+    }
+    var renderer: FrameRenderer?
+    /// Bytes accounted for the renderer: its canvas and its checkpoints.
+    var rendererBytes = 0
+    /// Set while busy when a purge wants the checkpoints gone.
+    var discardCheckpointsAfterJob = false
+    /// Set while busy when a critical purge wants the decoder gone (unless the image is asked
+    /// for again before the job ends).
+    var dropRendererAfterJob = false
+
+    /// Start of each frame on the played timeline and the length of one play, in milliseconds;
+    /// known once the image is loaded.
+    private(set) var timestampsMs: [Int]?
+    private(set) var durationMs = 0
+
+    private let atomicBusy = Atomic<Bool>(false)
+
+    /// The renditions of one image the cache keeps at most; a new one beyond it replaces the
+    /// least recently used rendition that is not decoded ahead and has nobody waiting (a client
+    /// cycling through sizes holds at most this many entries of an image, whatever it asks).
+    static let maxRenditions = 32
+
+    init(_ image: CacheableImage) {
+        id = image.id
+        frameCount = image.frameCount
+        decodedFrameBytes = image.canvasWidth * image.canvasHeight * 4
+        canvasWidth = image.canvasWidth
+        canvasHeight = image.canvasHeight
+        load = image.load
+    }
+
+    /// A decode thread holds the renderer.
+    var busy: Bool {
+        get { atomicBusy.load(ordering: .relaxed) }
+        set { atomicBusy.store(newValue, ordering: .relaxed) }
+    }
+
+    /// The full-size PNG rendition, whose frames can seed the renderer (``ImageEntry/resumePoint(before:reach:)``).
+    var exactEntry: ImageEntry? { entries.first { $0.isExact } }
+
+    private func learnTiming(_ timeline: Timeline) {
+        guard timeline.timestampsMs.count == frameCount else { return }
+        timestampsMs = timeline.timestampsMs
+        durationMs = timeline.durationMs
+    }
+}
