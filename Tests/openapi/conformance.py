@@ -6,7 +6,9 @@ mismatch on a server with an upload token, or a malformed request line. This scr
 requests itself, over plain sockets, and checks every answer against the spec: the status is
 documented for the operation, the Content-Type is one the spec lists, a JSON body validates
 against the schema, and every required header is present and matches its schema. It also checks
-what the spec says in words (201 then 200, 304 on the ETag, paging, Location, Content-Location).
+what the spec says in words (201 then 200, 304 on the ETag, paging, Location, Content-Location;
+for renditions: the size rule, the 400s naming their parameter, negotiation and `Vary`, an ETag
+per rendition, presets).
 
   conformance.py --spec openapi.yaml --flipbook PATH [--samples DIR]
 
@@ -16,10 +18,12 @@ It starts its own servers (a fresh data directory each, on free ports) and stops
 import argparse
 import hashlib
 import json
+import math
 import os
 import re
 import socket
 import sys
+from fractions import Fraction
 
 import jsonschema
 import yaml
@@ -30,6 +34,8 @@ from flipbook_server import FlipbookServer  # noqa: E402
 
 ADMIN_TOKEN = "admin-secret"
 UPLOAD_TOKEN = "upload-secret"
+# Two presets, for the servers that check `r` (a list setting: comma-separated).
+PRESETS = "renditions.presets=thumb:width=48&format=webp&quality=75,small:width=24"
 
 
 # ----------------------------------------------------------------------------- the spec
@@ -197,6 +203,8 @@ class Checker:
                             problems += [f"body: {e.message} at {list(e.absolute_path)}" for e in errors[:5]]
                     elif media == "image/png" and not response.body.startswith(b"\x89PNG\r\n\x1a\n"):
                         problems.append("body is not a PNG")
+                    elif media == "image/webp" and not (response.body[:4] == b"RIFF" and response.body[8:12] == b"WEBP"):
+                        problems.append("body is not a WebP")
             for name, header in (entry.get("headers") or {}).items():
                 value = response.header(name)
                 if value is None:
@@ -228,6 +236,371 @@ def sample_files(samples):
             with open(os.path.join(samples, name), "rb") as f:
                 files[name] = f.read()
     return files
+
+
+# ----------------------------------------------------------------------------- renditions
+
+def image_size(body):
+    """(width, height) of a PNG or WebP body (from IHDR, VP8X, VP8L or VP8 ), or None."""
+    if body.startswith(b"\x89PNG\r\n\x1a\n") and len(body) >= 24:
+        return int.from_bytes(body[16:20], "big"), int.from_bytes(body[20:24], "big")
+    if body[:4] == b"RIFF" and body[8:12] == b"WEBP" and len(body) >= 30:
+        chunk = body[12:16]
+        if chunk == b"VP8X":
+            return int.from_bytes(body[24:27], "little") + 1, int.from_bytes(body[27:30], "little") + 1
+        if chunk == b"VP8L" and body[20] == 0x2F:
+            bits = int.from_bytes(body[21:25], "little")
+            return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+        if chunk == b"VP8 ":
+            return int.from_bytes(body[26:28], "little") & 0x3FFF, int.from_bytes(body[28:30], "little") & 0x3FFF
+    return None
+
+
+def round_half_up(x):
+    """`round` of the size rule: to nearest, halves away from zero (x ≥ 0, a Fraction)."""
+    return math.floor(x + Fraction(1, 2))
+
+
+def size_rule(w, h, width=None, height=None, dpr="1", fit="contain", enlarge=False):
+    """The served size of a w×h canvas's rendition, by the size rule of openapi.yaml (exactly,
+    in fractions); (scaled width, scaled height, crop or None), crop = (left, top, width, height)."""
+    ratio = Fraction(dpr)
+    tw = round_half_up(width * ratio) if width is not None else None
+    th = round_half_up(height * ratio) if height is not None else None
+    one = Fraction(1)
+    if fit == "contain":
+        scales = [Fraction(t, side) for t, side in ((tw, w), (th, h)) if t is not None]
+        s = min(scales) if scales else one
+        if not enlarge:
+            s = min(s, one)
+        return max(1, round_half_up(w * s)), max(1, round_half_up(h * s)), None
+    if fit == "cover":
+        s = max(Fraction(tw, w), Fraction(th, h))
+        if not enlarge:
+            s = min(s, one)
+        sw, sh = max(1, round_half_up(w * s)), max(1, round_half_up(h * s))
+        cw, ch = min(tw, sw), min(th, sh)
+        crop = None if (cw, ch) == (sw, sh) else ((sw - cw) // 2, (sh - ch) // 2, cw, ch)
+        return sw, sh, crop
+    sx, sy = Fraction(tw, w), Fraction(th, h)
+    if not enlarge:
+        sx, sy = min(sx, one), min(sy, one)
+    return max(1, round_half_up(w * sx)), max(1, round_half_up(h * sy)), None
+
+
+def rendition_key(scaled, fmt, quality=None):
+    """The ETag's rendition key (a regular expression): `48x48-png-z1`, `48x48-webp-ll`,
+    `48x48-webp-q80`, `40x40+0+10-40x20-png-z1`."""
+    sw, sh, crop = scaled
+    key = f"{sw}x{sh}" + (re.escape(f"+{crop[0]}+{crop[1]}-{crop[2]}x{crop[3]}") if crop else "")
+    if fmt == "png":
+        return key + "-png-z[0-9]+"
+    return key + ("-webp-ll" if quality is None else f"-webp-q{quality}")
+
+
+def etag_names(response, key):
+    """The response's ETag names the rendition `key` (a regular expression)."""
+    return re.fullmatch(rf'"f-[0-9a-f]{{32}}-[0-9]+-{key}-r[0-9]+"', response.header("etag") or "") is not None
+
+
+def vary_lists_accept(response):
+    return any("accept" == part.strip().lower()
+               for value in response.headers.get("vary", []) for part in value.split(","))
+
+
+def names_in_detail(response, *words):
+    """The 400 problem's detail names every one of `words`."""
+    try:
+        detail = response.json().get("detail", "")
+    except (ValueError, AttributeError):
+        return False
+    return all(word in detail for word in words)
+
+
+# Malformed or out-of-range rendition parameters, each → 400 whose detail names the parameter.
+BAD_RENDITION_QUERIES = [
+    ("width=0", "width"), ("width=-1", "width"), ("width=%2B5", "width"), ("width=abc", "width"),
+    ("width=1.5", "width"), ("width=", "width"), ("width=1e2", "width"),
+    ("height=0", "height"), ("height=x", "height"),
+    ("dpr=0.5", "dpr"), ("dpr=5", "dpr"), ("dpr=4.5", "dpr"), ("dpr=-1", "dpr"), ("dpr=abc", "dpr"),
+    ("dpr=1e0", "dpr"), ("dpr=", "dpr"),
+    ("fit=crop", "fit"), ("fit=", "fit"),
+    ("enlarge=yes", "enlarge"), ("enlarge=1", "enlarge"),
+    ("format=gif", "format"), ("format=jpeg", "format"), ("format=", "format"),
+    ("quality=0", "quality"), ("quality=101", "quality"), ("quality=abc", "quality"),
+    ("format=webp&quality=0", "quality"),
+    ("width=10&width=20", "width"), ("format=webp&format=png", "format"),
+    ("quality=80", "quality"), ("format=png&quality=80", "quality"),
+    ("fit=cover&width=10", "fit"), ("fit=cover&height=10", "fit"), ("fit=fill&width=10", "fit"),
+    ("r=nope", "r"), ("r=a&r=b", "r"),
+]
+
+
+def rendition_checks(c, port, ids):
+    """Renditions on the main server (samples uploaded, default settings: png, no presets)."""
+    for name, (digest, meta) in ids.items():
+        w, h = meta["width"], meta["height"]
+        base = f"/frames/{digest}/0"
+        full = request(port, "GET", base)
+        # The size rule on this canvas: (query, parameters of size_rule, format, quality).
+        cases = [
+            ("width=48", dict(width=48), "png", None),
+            ("width=48&format=webp", dict(width=48), "webp", None),
+            ("width=48&format=webp&quality=80", dict(width=48), "webp", 80),
+            ("width=33&dpr=1.5", dict(width=33, dpr="1.5"), "png", None),
+            ("height=33&dpr=1.5&format=webp", dict(height=33, dpr="1.5"), "webp", None),
+            ("width=40&height=20", dict(width=40, height=20), "png", None),
+            ("width=40&height=20&fit=cover", dict(width=40, height=20, fit="cover"), "png", None),
+            ("width=40&height=20&fit=cover&format=webp&quality=60", dict(width=40, height=20, fit="cover"), "webp", 60),
+            ("width=40&height=20&fit=fill", dict(width=40, height=20, fit="fill"), "png", None),
+            ("width=20&height=40&fit=fill&format=webp", dict(width=20, height=40, fit="fill"), "webp", None),
+            (f"width={w + 100}&enlarge=true", dict(width=w + 100, enlarge=True), "png", None),
+            (f"width={w + 24}&height={h // 2}&fit=cover&enlarge=true&format=webp",
+             dict(width=w + 24, height=h // 2, fit="cover", enlarge=True), "webp", None),
+            ("height=1", dict(height=1), "png", None),
+            ("width=1&height=1&fit=fill&format=webp", dict(width=1, height=1, fit="fill"), "webp", None),
+            ("width=2048&dpr=2", dict(width=2048, dpr="2"), "png", None),
+        ]
+        etags = []  # of the renditions that are not the full-size frame
+        for query, parameters, fmt, quality in cases:
+            got = request(port, "GET", f"{base}?{query}")
+            label = f"GET frame ?{query} ({name})"
+            if not c.conforms(f"{label} → 200 image/{fmt}", "GET", "/frames/{id}/{index}", got, 200):
+                continue
+            scaled = size_rule(w, h, **parameters)
+            crop = scaled[2]
+            want = (crop[2], crop[3]) if crop else scaled[:2]
+            c.expect(f"{label}: Content-Type image/{fmt}", got.header("content-type") == f"image/{fmt}",
+                     got.header("content-type"))
+            c.expect(f"{label}: {want[0]}×{want[1]} by the size rule", image_size(got.body) == want,
+                     f"{image_size(got.body)} != {want}")
+            if scaled[:2] == (w, h) and crop is None and fmt == "png":
+                c.expect(f"{label}: not scaled, so the full-size frame, its bytes and ETag",
+                         got.body == full.body and got.header("etag") == full.header("etag"), got.header("etag"))
+            else:
+                c.expect(f"{label}: the ETag names the rendition", etag_names(got, rendition_key(scaled, fmt, quality)),
+                         got.header("etag"))
+                etags.append(got.header("etag"))
+            c.expect(f"{label}: no Vary: Accept (the format was not negotiated)", not vary_lists_accept(got),
+                     got.headers.get("vary"))
+            c.expect(f"{label}: the frame headers and Cache-Control of the full-size frame",
+                     got.header("cache-control") == full.header("cache-control")
+                     and got.header("x-frame-index") == "0" and got.header("x-frame-count") == str(meta["frameCount"]),
+                     f"{got.header('cache-control')} {got.header('x-frame-index')} {got.header('x-frame-count')}")
+        c.expect(f"renditions ({name}): one ETag per rendition, none the full-size frame's",
+                 len(set(etags)) == len(etags) and full.header("etag") not in etags, etags)
+        c.conforms(f"GET frame ?width=200 ({name}) → 200 (not enlarged: full size)", "GET", "/frames/{id}/{index}",
+                   request(port, "GET", f"{base}?width=200"), 200)
+        ignored = request(port, "GET", f"{base}?cb=123&x=y")
+        c.conforms(f"GET frame ?cb=123&x=y ({name}) → 200 (unknown parameters ignored)", "GET", "/frames/{id}/{index}",
+                   ignored, 200)
+        c.expect(f"GET frame ?cb=123&x=y ({name}): the full-size frame",
+                 ignored.body == full.body and ignored.header("etag") == full.header("etag"))
+
+    # The rest on one image: the first sample, by content id and by name.
+    name, (digest, meta) = next(iter(ids.items()))
+    base = f"/frames/{digest}/0"
+    webp = request(port, "GET", f"{base}?width=48&format=webp")
+    c.conforms("GET rendition If-None-Match → 304", "GET", "/frames/{id}/{index}",
+               request(port, "GET", f"{base}?width=48&format=webp", headers={"If-None-Match": webp.header("etag") or "-"}), 304)
+    c.expect("GET rendition: the full-size ETag does not match it",
+             request(port, "GET", f"{base}?width=48&format=webp",
+                     headers={"If-None-Match": request(port, "GET", base).header("etag")}).status == 200)
+    head = request(port, "HEAD", f"{base}?width=48&format=webp&quality=70")
+    c.conforms("HEAD rendition → 200", "HEAD", "/frames/{id}/{index}", head, 200)
+    c.expect("HEAD rendition: Content-Type image/webp", head.header("content-type") == "image/webp", head.header("content-type"))
+    library = request(port, "GET", f"/frames/{name}/0?width=48&format=webp")
+    c.conforms("GET library rendition → 200", "GET", "/frames/{id}/{index}", library, 200)
+    c.expect("GET library rendition: no-cache", library.header("cache-control") == "no-cache", library.header("cache-control"))
+    c.expect("GET rendition of a content id: immutable",
+             webp.header("cache-control") == "public, max-age=31536000, immutable", webp.header("cache-control"))
+
+    # Negotiation: format=auto → WebP when Accept lists image/webp with q > 0, with Vary: Accept.
+    for accept, fmt in ((None, "png"), ("*/*", "png"), ("image/*", "png"), ("image/webp", "webp"),
+                        ("image/avif,image/webp,*/*;q=0.8", "webp"), ("image/webp;q=0.5", "webp"),
+                        ("image/webp;q=0, */*", "png"), ("IMAGE/WEBP", "webp"), ("image/png", "png")):
+        got = request(port, "GET", f"{base}?width=48&format=auto", headers={"Accept": accept} if accept else None)
+        label = f"format=auto, Accept {accept!r}"
+        if c.conforms(f"GET frame ?width=48&format=auto ({label}) → 200 image/{fmt}", "GET", "/frames/{id}/{index}", got, 200):
+            c.expect(f"{label}: image/{fmt}", got.header("content-type") == f"image/{fmt}", got.header("content-type"))
+            c.expect(f"{label}: Vary: Accept", vary_lists_accept(got), got.headers.get("vary"))
+            c.expect(f"{label}: the ETag names the format", etag_names(got, rendition_key((48, 48, None), fmt)),
+                     got.header("etag"))
+    lossy = request(port, "GET", f"{base}?width=48&format=auto&quality=50", headers={"Accept": "image/webp"})
+    c.conforms("format=auto&quality=50, Accept image/webp → 200", "GET", "/frames/{id}/{index}", lossy, 200)
+    c.expect("format=auto&quality=50, Accept image/webp: lossy at 50", etag_names(lossy, "48x48-webp-q50"), lossy.header("etag"))
+    png = request(port, "GET", f"{base}?width=48&format=auto&quality=50")
+    c.conforms("format=auto&quality=50 negotiated to PNG → 200 (quality ignored)", "GET", "/frames/{id}/{index}", png, 200)
+    c.expect("format=auto&quality=50 negotiated to PNG: image/png", png.header("content-type") == "image/png",
+             png.header("content-type"))
+    full_auto = request(port, "GET", f"{base}?format=auto", headers={"Accept": "image/webp"})
+    c.conforms("GET frame ?format=auto (full size), Accept image/webp → 200", "GET", "/frames/{id}/{index}", full_auto, 200)
+    c.expect("?format=auto full size: a WebP of the canvas's size, Vary: Accept",
+             full_auto.header("content-type") == "image/webp" and image_size(full_auto.body) == (meta["width"], meta["height"])
+             and vary_lists_accept(full_auto), f"{full_auto.header('content-type')} {image_size(full_auto.body)}")
+    for query in ("", "?format=png", "?format=webp", "?width=48&format=png"):
+        got = request(port, "GET", f"{base}{query}", headers={"Accept": "image/webp"})
+        c.expect(f"GET frame {query or '(no query)'}, Accept image/webp: no Vary: Accept",
+                 got.status == 200 and not vary_lists_accept(got), f"{got.status} {got.headers.get('vary')}")
+    negotiated = request(port, "GET", f"{base}?width=48&format=auto", headers={"Accept": "image/webp"})
+    c.conforms("negotiated rendition If-None-Match → 304", "GET", "/frames/{id}/{index}",
+               request(port, "GET", f"{base}?width=48&format=auto", headers={"Accept": "image/webp",
+                                                                              "If-None-Match": negotiated.header("etag") or "-"}), 304)
+
+    # 400s, each naming its parameter; on both routes, and on HEAD.
+    for query, parameter in BAD_RENDITION_QUERIES:
+        got = request(port, "GET", f"{base}?{query}")
+        c.conforms(f"GET frame ?{query} → 400", "GET", "/frames/{id}/{index}", got, 400)
+        c.expect(f"GET frame ?{query}: the detail names {parameter}", names_in_detail(got, parameter), got.body[:200])
+    for query, parameter in (("width=abc", "width"), ("fit=fill&height=4", "fit"), ("quality=5", "quality"), ("r=x", "r")):
+        got = request(port, "GET", f"/frames/{digest}?t=0&{query}")
+        c.conforms(f"GET /frames/{{id}}?t=0&{query} → 400", "GET", "/frames/{id}", got, 400)
+        c.expect(f"GET ?t=0&{query}: the detail names {parameter}", names_in_detail(got, parameter), got.body[:200])
+    c.conforms("HEAD frame ?dpr=9 → 400", "HEAD", "/frames/{id}/{index}", request(port, "HEAD", f"{base}?dpr=9"), 400)
+    c.conforms("HEAD ?t=0&format=gif → 400", "HEAD", "/frames/{id}", request(port, "HEAD", f"/frames/{digest}?t=0&format=gif"), 400)
+
+    # The dimension limit (default 4096), in device pixels.
+    for query in ("width=4097", "height=4097", "width=2049&dpr=2", "width=1366&dpr=3", "width=9999&height=10&fit=cover"):
+        got = request(port, "GET", f"{base}?{query}")
+        c.conforms(f"GET frame ?{query} → 400 (limits.maxOutputDimension)", "GET", "/frames/{id}/{index}", got, 400)
+        c.expect(f"GET frame ?{query}: the detail names limits.maxOutputDimension and 4096",
+                 names_in_detail(got, "limits.maxOutputDimension", "4096"), got.body[:200])
+    c.conforms("GET frame ?width=4096 → 200 (at the limit)", "GET", "/frames/{id}/{index}",
+               request(port, "GET", f"{base}?width=4096"), 200)
+
+    # ?t= with a rendition: the same answer, and Content-Location keeps the query without t.
+    last = meta["frameCount"] - 1
+    probe = meta["frames"][last]["timestampMs"]
+    for query, location in ((f"t={probe}&width=48&format=webp&cb=1", f"/frames/{digest}/{last}?width=48&format=webp&cb=1"),
+                            (f"width=48&t={probe}", f"/frames/{digest}/{last}?width=48"),
+                            (f"format=webp&quality=80&t={probe}&height=24", f"/frames/{digest}/{last}?format=webp&quality=80&height=24")):
+        at = request(port, "GET", f"/frames/{digest}?{query}")
+        if not c.conforms(f"GET /frames/{{id}}?{query} → 200", "GET", "/frames/{id}", at, 200):
+            continue
+        c.expect(f"GET ?{query}: Content-Location {location}", at.header("content-location") == location,
+                 at.header("content-location"))
+        by_index = request(port, "GET", location)
+        c.expect(f"GET ?{query}: the bytes and ETag of {location}",
+                 by_index.body == at.body and by_index.header("etag") == at.header("etag"), by_index.header("etag"))
+        c.conforms(f"GET ?{query} If-None-Match → 304", "GET", "/frames/{id}",
+                   request(port, "GET", f"/frames/{digest}?{query}", headers={"If-None-Match": at.header("etag") or "-"}), 304)
+    auto_at = request(port, "GET", f"/frames/{digest}?t=0&format=auto", headers={"Accept": "image/webp"})
+    c.conforms("GET ?t=0&format=auto, Accept image/webp → 200", "GET", "/frames/{id}", auto_at, 200)
+    c.expect("GET ?t=0&format=auto: image/webp with Vary: Accept",
+             auto_at.header("content-type") == "image/webp" and vary_lists_accept(auto_at), auto_at.headers.get("vary"))
+    head_at = request(port, "HEAD", f"/frames/{digest}?t=0&width=48&format=webp")
+    c.conforms("HEAD ?t=0&width=48&format=webp → 200", "HEAD", "/frames/{id}", head_at, 200)
+
+    # /stats: the renditions and the rows' `rendition` (a rendition was just played).
+    stats = request(port, "GET", "/stats")
+    if c.conforms("GET /stats after renditions → 200", "GET", "/stats", stats, 200):
+        document = stats.json()
+        rows = [row.get("rendition") for row in document.get("images", [])]
+        c.expect("/stats: rows of full-size frames say rendition full", "full" in rows, rows[:10])
+        c.expect("/stats: rows of renditions name their key",
+                 any(re.fullmatch(r"[0-9]+x[0-9]+.*-(png-z[0-9]+|webp-ll|webp-q[0-9]+)", r or "") for r in rows), rows[:10])
+        c.expect("/stats: renditions.entries counts them", document.get("renditions", {}).get("entries", 0) >= 2,
+                 document.get("renditions"))
+
+
+def presets_server_checks(c, port, samples):
+    """renditions.presets: thumb (lossy WebP, 48 px) and small (PNG, 24 px)."""
+    data = next(iter(samples.values()))
+    digest = request(port, "POST", "/images", data).json()["id"]
+    base = f"/frames/{digest}/0"
+    for query, size, key in (("r=thumb", (48, 48), "48x48-webp-q75"), ("r=small", (24, 24), "24x24-png-z[0-9]+"),
+                             ("r=thumb&width=24", (24, 24), "24x24-webp-q75"), ("width=24&r=thumb", (24, 24), "24x24-webp-q75"),
+                             ("r=thumb&quality=50", (48, 48), "48x48-webp-q50"), ("r=thumb&format=png&quality=", None, None),
+                             ("r=small&format=webp", (24, 24), "24x24-webp-ll")):
+        got = request(port, "GET", f"{base}?{query}")
+        if size is None:
+            c.conforms(f"presets: ?{query} → 400", "GET", "/frames/{id}/{index}", got, 400)
+            continue
+        if c.conforms(f"presets: ?{query} → 200", "GET", "/frames/{id}/{index}", got, 200):
+            c.expect(f"presets: ?{query} is {size[0]}×{size[1]}, ETag names {key}",
+                     image_size(got.body) == size and etag_names(got, key), f"{image_size(got.body)} {got.header('etag')}")
+    for query in ("r=thumb&format=png", "r=nope", "r="):
+        got = request(port, "GET", f"{base}?{query}")
+        parameter = "quality" if "format=png" in query else "r"
+        c.conforms(f"presets: ?{query} → 400", "GET", "/frames/{id}/{index}", got, 400)
+        c.expect(f"presets: ?{query}: the detail names {parameter}", names_in_detail(got, parameter), got.body[:200])
+    at = request(port, "GET", f"/frames/{digest}?t=0&r=thumb")
+    c.conforms("presets: ?t=0&r=thumb → 200", "GET", "/frames/{id}", at, 200)
+    c.expect("presets: ?t=0&r=thumb: Content-Location keeps r", at.header("content-location") == f"/frames/{digest}/0?r=thumb",
+             at.header("content-location"))
+
+
+def presets_only_server_checks(c, port, samples):
+    """renditions.allowArbitrary=false: presets only."""
+    data = next(iter(samples.values()))
+    digest = request(port, "POST", "/images", data).json()["id"]
+    base = f"/frames/{digest}/0"
+    got = request(port, "GET", f"{base}?r=thumb")
+    c.conforms("presets only: ?r=thumb → 200", "GET", "/frames/{id}/{index}", got, 200)
+    c.expect("presets only: ?r=thumb is the preset", image_size(got.body) == (48, 48) and got.header("content-type") == "image/webp",
+             f"{image_size(got.body)} {got.header('content-type')}")
+    c.conforms("presets only: no parameters → 200 (the full-size frame)", "GET", "/frames/{id}/{index}",
+               request(port, "GET", base), 200)
+    c.conforms("presets only: ?cb=1 → 200 (unknown parameters ignored)", "GET", "/frames/{id}/{index}",
+               request(port, "GET", f"{base}?cb=1"), 200)
+    for query in ("width=48", "format=webp", "r=thumb&width=24", "dpr=2&r=thumb", "quality=80"):
+        c.conforms(f"presets only: ?{query} → 400", "GET", "/frames/{id}/{index}", request(port, "GET", f"{base}?{query}"), 400)
+    c.conforms("presets only: ?t=0&width=48 → 400", "GET", "/frames/{id}", request(port, "GET", f"/frames/{digest}?t=0&width=48"), 400)
+
+
+def auto_default_server_checks(c, port, samples):
+    """renditions.defaultFormat=auto: frames without `format` are negotiated."""
+    data = next(iter(samples.values()))
+    digest = request(port, "POST", "/images", data).json()["id"]
+    base = f"/frames/{digest}/0"
+    for query, accept, fmt in (("", "image/webp", "webp"), ("", None, "png"), ("", "*/*", "png"),
+                               ("?width=48&quality=80", "image/webp", "webp"), ("?width=48&quality=80", None, "png")):
+        got = request(port, "GET", f"{base}{query}", headers={"Accept": accept} if accept else None)
+        label = f"defaultFormat=auto: {query or '(no query)'}, Accept {accept!r}"
+        if c.conforms(f"{label} → 200", "GET", "/frames/{id}/{index}", got, 200):
+            c.expect(f"{label}: image/{fmt} with Vary: Accept",
+                     got.header("content-type") == f"image/{fmt}" and vary_lists_accept(got),
+                     f"{got.header('content-type')} {got.headers.get('vary')}")
+    for query in ("?format=png", "?format=webp"):
+        got = request(port, "GET", f"{base}{query}", headers={"Accept": "image/webp"})
+        c.expect(f"defaultFormat=auto: {query}: no Vary: Accept", got.status == 200 and not vary_lists_accept(got),
+                 f"{got.status} {got.headers.get('vary')}")
+    c.conforms("defaultFormat=auto: ?format=png&quality=80 → 400", "GET", "/frames/{id}/{index}",
+               request(port, "GET", f"{base}?format=png&quality=80"), 400)
+
+
+def webp_default_server_checks(c, port, samples):
+    """renditions.defaultFormat=webp: frames without `format` are WebP, not negotiated."""
+    data = next(iter(samples.values()))
+    digest = request(port, "POST", "/images", data).json()["id"]
+    base = f"/frames/{digest}/0"
+    got = request(port, "GET", base)
+    if c.conforms("defaultFormat=webp: no parameters → 200", "GET", "/frames/{id}/{index}", got, 200):
+        c.expect("defaultFormat=webp: image/webp, lossless, no Vary: Accept",
+                 got.header("content-type") == "image/webp" and not vary_lists_accept(got)
+                 and etag_names(got, r"[0-9]+x[0-9]+-webp-ll"), f"{got.header('content-type')} {got.header('etag')}")
+    lossy = request(port, "GET", f"{base}?width=48&quality=80")
+    c.conforms("defaultFormat=webp: ?width=48&quality=80 → 200", "GET", "/frames/{id}/{index}", lossy, 200)
+    c.expect("defaultFormat=webp: ?width=48&quality=80 is lossy WebP", etag_names(lossy, "48x48-webp-q80"), lossy.header("etag"))
+    c.conforms("defaultFormat=webp: ?format=png → 200 (PNG)", "GET", "/frames/{id}/{index}",
+               request(port, "GET", f"{base}?format=png"), 200)
+
+
+def output_limit_server_checks(c, port, samples):
+    """limits.maxOutputDimension=64."""
+    data = next(iter(samples.values()))
+    digest = request(port, "POST", "/images", data).json()["id"]
+    base = f"/frames/{digest}/0"
+    for query in ("width=64", "width=32&dpr=2", "height=64&format=webp"):
+        got = request(port, "GET", f"{base}?{query}")
+        c.conforms(f"limits.maxOutputDimension=64: ?{query} → 200", "GET", "/frames/{id}/{index}", got, 200)
+    for query in ("width=65", "width=33&dpr=2", "height=22&dpr=3", "width=10&height=65&fit=fill"):
+        got = request(port, "GET", f"{base}?{query}")
+        c.conforms(f"limits.maxOutputDimension=64: ?{query} → 400", "GET", "/frames/{id}/{index}", got, 400)
+        c.expect(f"limits.maxOutputDimension=64: ?{query}: the detail names the limit and 64",
+                 names_in_detail(got, "limits.maxOutputDimension", "64"), got.body[:200])
+    got = request(port, "GET", f"/frames/{digest}?t=0&width=100")
+    c.conforms("limits.maxOutputDimension=64: ?t=0&width=100 → 400", "GET", "/frames/{id}", got, 400)
 
 
 def main_server_checks(c, port, samples):
@@ -323,6 +696,8 @@ def main_server_checks(c, port, samples):
         c.conforms(f"HEAD ?t ({name}) → 200", "HEAD", "/frames/{id}", request(port, "HEAD", f"/frames/{digest}?t=0"), 200)
         for query in ("", "?t=", "?t=-5", "?t=abc", "?x=1"):
             c.conforms(f"GET /frames/{{id}}{query} → 400", "GET", "/frames/{id}", request(port, "GET", f"/frames/{digest}{query}"), 400)
+
+    rendition_checks(c, port, ids)
 
     unknown = "0" * 64
     for method, template, target in (("GET", "/images/{id}", f"/images/{unknown}"),
@@ -466,7 +841,12 @@ def main():
     binary = os.path.abspath(args.flipbook)
     for checks, settings in ((main_server_checks, [f"auth.adminToken={ADMIN_TOKEN}"]),
                              (token_server_checks, [f"auth.uploadToken={UPLOAD_TOKEN}", "auth.adminToken="]),
-                             (limits_server_checks, ["limits.maxFrames=1"])):
+                             (limits_server_checks, ["limits.maxFrames=1"]),
+                             (presets_server_checks, [PRESETS]),
+                             (presets_only_server_checks, [PRESETS, "renditions.allowArbitrary=false"]),
+                             (auto_default_server_checks, ["renditions.defaultFormat=auto"]),
+                             (webp_default_server_checks, ["renditions.defaultFormat=webp"]),
+                             (output_limit_server_checks, ["limits.maxOutputDimension=64"])):
         server = start_server(binary, samples_dir, settings)
         try:
             checks(c, server.port, samples)
