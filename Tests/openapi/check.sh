@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks openapi.yaml: always validates it (openapi-spec-validator, OpenAPI 3.1); given a flipbook
 # binary, also checks it against running servers: Tests/openapi/conformance.py (hand-made cases:
-# uploads, tokens, 304s, HTTP-layer errors) and schemathesis (generated requests) on a fresh
-# server with the samples uploaded.
+# uploads, tokens, 304s, HTTP-layer errors; renditions: sizes, 400s, negotiation, presets) and
+# schemathesis (generated requests) on a fresh server with the samples uploaded.
 #
 #   Tests/openapi/check.sh                                  validate the spec only
 #   Tests/openapi/check.sh --flipbook .build/debug/flipbook validate, then check the server

@@ -151,6 +151,10 @@ def raw_exchange(port, data, timeout=10.0, head=False):
         return Response(status, headers, body)
 
 
+class NoAnswer(Exception):
+    """A request that got no answer in time: ends its server's group of checks as one failure."""
+
+
 def request(port, method, target, body=None, headers=None):
     lines = [f"{method} {target} HTTP/1.1", "Host: 127.0.0.1", "Connection: close"]
     for name, value in (headers or {}).items():
@@ -160,7 +164,10 @@ def request(port, method, target, body=None, headers=None):
         payload = body
         lines.append(f"Content-Length: {len(payload)}")
     data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
-    return raw_exchange(port, data, head=(method == "HEAD"))
+    try:
+        return raw_exchange(port, data, head=(method == "HEAD"))
+    except TimeoutError as error:
+        raise NoAnswer(f"{method} {target[:120]}: no answer within 10 s") from error
 
 
 # ----------------------------------------------------------------------------- the checks
@@ -503,6 +510,16 @@ def rendition_checks(c, port, ids):
                  document.get("renditions"))
 
 
+def rendition_server_checks(c, port, samples):
+    """Renditions on a server of their own (default settings), every sample uploaded."""
+    ids = {}
+    for name, data in samples.items():
+        uploaded = request(port, "POST", "/images", data)
+        if uploaded.status in (200, 201):
+            ids[name] = (uploaded.json()["id"], uploaded.json())
+    rendition_checks(c, port, ids)
+
+
 def presets_server_checks(c, port, samples):
     """renditions.presets: thumb (lossy WebP, 48 px) and small (PNG, 24 px)."""
     data = next(iter(samples.values()))
@@ -697,8 +714,6 @@ def main_server_checks(c, port, samples):
         for query in ("", "?t=", "?t=-5", "?t=abc", "?x=1"):
             c.conforms(f"GET /frames/{{id}}{query} → 400", "GET", "/frames/{id}", request(port, "GET", f"/frames/{digest}{query}"), 400)
 
-    rendition_checks(c, port, ids)
-
     unknown = "0" * 64
     for method, template, target in (("GET", "/images/{id}", f"/images/{unknown}"),
                                      ("GET", "/images/{id}/delays", f"/images/{unknown}/delays"),
@@ -842,6 +857,7 @@ def main():
     for checks, settings in ((main_server_checks, [f"auth.adminToken={ADMIN_TOKEN}"]),
                              (token_server_checks, [f"auth.uploadToken={UPLOAD_TOKEN}", "auth.adminToken="]),
                              (limits_server_checks, ["limits.maxFrames=1"]),
+                             (rendition_server_checks, []),
                              (presets_server_checks, [PRESETS]),
                              (presets_only_server_checks, [PRESETS, "renditions.allowArbitrary=false"]),
                              (auto_default_server_checks, ["renditions.defaultFormat=auto"]),
@@ -850,6 +866,8 @@ def main():
         server = start_server(binary, samples_dir, settings)
         try:
             checks(c, server.port, samples)
+        except NoAnswer as error:
+            c.record(f"{checks.__name__}: stopped at a request the server never answered", [str(error)])
         finally:
             server.stop()
 
