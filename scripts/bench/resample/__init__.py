@@ -1,0 +1,1 @@
+"""`make bench-resample`: libvips vs pixman scaling RGBA frames (compare.py)."""
