@@ -173,8 +173,8 @@ struct CacheState {
     /// and less the posters of inactive images. Inactive images get no window. Of an image's
     /// active renditions other than the full-size PNG, only the `decodeAheadRenditions` most
     /// recently used among those being played get windows; the rest are made on demand
-    /// (``ImageEntry/onDemand``). Entries that hold nothing and are inactive or on demand are
-    /// forgotten.
+    /// (``ImageEntry/onDemand``). Entries that hold nothing and are inactive are forgotten (an
+    /// active one may be the entry a request is about to wait on).
     mutating func refreshWindows(now: Double, policy: WindowPolicy, cap: Int?, decodeThreads: Int, decodeAheadRenditions: Int = 4) {
         var nowActive: [ImageEntry] = []
         var renditions: [ObjectIdentifier: [ImageEntry]] = [:]
@@ -200,7 +200,6 @@ struct CacheState {
                 entry.onDemand = true
                 entry.window = 0
                 entry.isWhole = false
-                if isForgettable(entry) { forget.append(entry) }
             }
         }
         for entry in forget { self.forget(entry) }

@@ -2,10 +2,11 @@ import AnimatedImage
 import ArgumentParser
 import Foundation
 
-/// `flipbook frame FILE INDEX --output OUT.png`: one composited frame as PNG.
+/// `flipbook frame FILE INDEX --output OUT.png`: one composited frame as PNG, or in a rendition
+/// (`--width … --format webp`: the bytes `GET /frames/{id}/{index}?width=…` serves).
 struct FrameCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "frame", abstract: "Write one composited frame as PNG.")
+        commandName: "frame", abstract: "Write one composited frame as PNG, or scaled, or as WebP.")
 
     @Argument(help: "A GIF, PNG/APNG or WebP file.")
     var file: String
@@ -20,20 +21,25 @@ struct FrameCommand: ParsableCommand {
     var compressionLevel = 1
 
     @OptionGroup var limits: LimitOptions
+    @OptionGroup var rendition: RenditionOptions
 
     func run() throws {
         let image = openImage(file, limits: limits, verification: .structural)
+        let target = rendition.rendition(of: image)
         // One frame from a cold start: checkpoints kept on the way would never be used.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
         // Decode the frames on the way on the other cores while this one composites them.
         renderer.backgroundDecoding = true
         do {
             let canvas = try renderer.render(index)
-            writeFile(try PNGEncoder(compressionLevel: compressionLevel).encode(canvas, colorSpace: image.colorSpace), to: output)
+            let encoder = RenditionOptions.encoder(compressionLevel: compressionLevel)
+            writeFile(try encoder.encode(canvas, as: target, colorSpace: image.colorSpace), to: output)
         } catch let error as AnimatedImageError {
             if case .frameDecodeFailed(let broken, _) = error, broken <= index {
                 fail("\(file): frame \(index) is not shown: \(error)", status: CLIExit.badImage)
             }
+            fail("\(file): \(error)", status: CLIExit.badImage)
+        } catch {
             fail("\(file): \(error)", status: CLIExit.badImage)
         }
     }

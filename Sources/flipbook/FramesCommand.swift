@@ -6,13 +6,14 @@ import Synchronization
 import SystemPackage
 import SystemResources
 
-/// `flipbook frames FILE --output DIR`: every composited frame as `DIR/frame_NNNN.png`.
+/// `flipbook frames FILE --output DIR`: every composited frame as `DIR/frame_NNNN.png`, or in a
+/// rendition (`--width 320 --format webp`: `frame_NNNN.webp`, the bytes the service serves).
 ///
-/// Frames are composited in order on this thread while PNG encoding (most of the work) runs on
-/// the other cores, with a bounded number of frames in flight.
+/// Frames are composited in order on this thread while scaling and encoding (most of the work)
+/// run on the other cores, with a bounded number of frames in flight.
 struct FramesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "frames", abstract: "Write every composited frame as PNG files.")
+        commandName: "frames", abstract: "Write every composited frame as PNG (or WebP) files.")
 
     @Argument(help: "A GIF, PNG/APNG or WebP file.")
     var file: String
@@ -24,9 +25,11 @@ struct FramesCommand: ParsableCommand {
     var compressionLevel = 1
 
     @OptionGroup var limits: LimitOptions
+    @OptionGroup var rendition: RenditionOptions
 
     func run() throws {
         let image = openImage(file, limits: limits, verification: .structural)
+        let target = rendition.rendition(of: image)
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         } catch {
@@ -34,7 +37,7 @@ struct FramesCommand: ParsableCommand {
         }
         // Frames are rendered in order, each decoded once: checkpoints would only cost copies.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
-        let encoder = PNGEncoder(compressionLevel: compressionLevel)
+        let encoder = RenditionOptions.encoder(compressionLevel: compressionLevel)
         let workers = DispatchQueue(label: "flipbook.frames.encode", attributes: .concurrent)
         let group = DispatchGroup()
         let inFlight = DispatchSemaphore(value: max(2, CPULimit.usableCores * 2))
@@ -53,12 +56,13 @@ struct FramesCommand: ParsableCommand {
                 fail("\(file): \(error)", status: CLIExit.badImage)
             }
             inFlight.wait()
-            let path = (output as NSString).appendingPathComponent(String(format: "frame_%04d.png", i))
+            let name = String(format: "frame_%04d.", i) + target.format.rawValue
+            let path = (output as NSString).appendingPathComponent(name)
             workers.async(group: group) {
                 defer { inFlight.signal() }
                 do {
-                    let png = try encoder.encode(canvas, colorSpace: image.colorSpace)
-                    try writeFrameFile(png, to: path)
+                    let bytes = try encoder.encode(canvas, as: target, colorSpace: image.colorSpace)
+                    try writeFrameFile(bytes, to: path)
                 } catch {
                     failures.record("cannot write \(path): \(error)")
                 }

@@ -23,12 +23,12 @@ public struct RenditionEncoder: Sendable {
         }
     }
 
-    /// What encoding one frame of `rendition` from a `width`×`height` canvas may allocate
-    /// besides the canvas: the scaler's work and the scaled frame, and the encoder's buffers (a
-    /// few times the output).
+    /// What making one frame of `rendition` from a `width`×`height` canvas may allocate beyond
+    /// what rendering and PNG-encoding the canvas itself takes (``DecodeMemory/renderBytes``):
+    /// the scaler's work and the scaled frame, and libwebp's buffers (a few times the output).
     public static func workingBytes(_ rendition: FrameRendition, width: Int, height: Int) -> Int {
         let output = rendition.scaledWidth * rendition.scaledHeight * 4
-        let scaling = rendition.scales(width: width, height: height) ? Resampler.workingBytes(width: width, height: height) : 0
-        return scaling + 3 * output
+        let scaling = rendition.scales(width: width, height: height) ? Resampler.workingBytes(width: width, height: height) + output : 0
+        return scaling + (rendition.format == .webp ? 3 * output : 0)
     }
 }
