@@ -4,7 +4,8 @@
 The server is started and stopped by the browser tests' FlipbookServer (its own data directory,
 a free port; run in this directory, for its Config/flipbook.json and web/), with the samples as
 its library directory and every sample also uploaded under its
-content id and a name, so that generated requests find real images. It fails when schemathesis
+content id and a name, and the preset `thumb` (the spec's example of `r`), so that generated
+requests find real images and renditions. It fails when schemathesis
 fails or the server logs an error or a critical line meanwhile.
 
   schemathesis_run.py --flipbook PATH --st PATH --spec openapi.yaml --samples DIR --reports DIR
@@ -24,6 +25,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from flipbook_server import FlipbookServer  # noqa: E402
 
 ADMIN_TOKEN = "openapi-admin"
+# The preset openapi.yaml's example of `r` names, so that generated requests with it are served.
+PRESETS = "thumb:width=160&format=webp&quality=75"
 CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,"
           "response_headers_conformance")
 
@@ -63,7 +66,7 @@ def main():
     server = FlipbookServer(
         os.path.abspath(args.flipbook),
         ["--library-dir", os.path.abspath(args.samples), "--instance-name", "openapi-check", "--log-format", "text",
-         "--set", f"auth.adminToken={ADMIN_TOKEN}"],
+         "--set", f"auth.adminToken={ADMIN_TOKEN}", "--set", f"renditions.presets={PRESETS}"],
         prefix="flipbook-openapi-st-", access_log=True, cwd=os.getcwd())
     failed = True
     try:
