@@ -67,13 +67,17 @@ let package = Package(
         .systemLibrary(
             name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"])]),
-        // The one C function through which Swift calls libvips (libvips-dev), the resampler of
-        // scaled renditions: libvips's API is variadic, which Swift cannot call. Its headers need
-        // glib's (not through pkg-config: its `-pthread` is a flag SwiftPM refuses, with a warning).
+        // The one C function through which Swift scales frames: libvips (libvips-dev) reduces,
+        // pixman (libpixman-1-dev) enlarges (BENCHMARKS.md, "Resampling library"). libvips's API
+        // is variadic, which Swift cannot call. Its headers need glib's (not through pkg-config:
+        // its `-pthread` is a flag SwiftPM refuses, with a warning).
         .target(
             name: "CResample", path: "Sources/CResample",
-            cSettings: [.unsafeFlags(glibIncludeFlags)],
-            linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
+            cSettings: [.unsafeFlags(glibIncludeFlags + ["-I/usr/include/pixman-1"])],
+            linkerSettings: [
+                .linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
+                .linkedLibrary("pixman-1"), .linkedLibrary("m"),
+            ]),
         // Linux system calls Glibc does not import: sched_getaffinity (the CPU limit), memfd_create
         // and hole punching (the frame cache's arena).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),

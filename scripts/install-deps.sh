@@ -14,7 +14,7 @@
 #   scripts/install-deps.sh conformance + Chromium and every encoder `make conformance-matrix` runs
 set -euo pipefail
 
-build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libvips-dev pkg-config)
+build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libvips-dev libpixman-1-dev pkg-config)
 test=(gifsicle webp imagemagick apngasm curl python3 python3-venv)
 bench=(ffmpeg libvips-tools python3-pil hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3 python3-venv iproute2)
