@@ -56,6 +56,7 @@ extension FlipbookAPI {
         let id = request.pathParameters["id"] ?? ""
         return withRecord(id, responder) { record, json in
             guard let record else { return .now(Self.unknownImage(id)) }
+            self.refreshIfDue(record)
             let etag = Self.metadataETag(record)
             if Self.matches(request, etag: etag) {
                 return .now(Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl))
