@@ -66,17 +66,18 @@ public struct URLSignature: Sendable {
         return signed + (split < bytes.endIndex ? "&" : "?") + "sig=" + sig
     }
 
-    /// Checks `target` (the request target as sent) at Unix time `now`.
-    public func verify(_ target: String, now: Int) -> Result<Void, Failure> {
+    /// Checks `target` (the request target as sent) at Unix time `now`: nil when it verifies,
+    /// else why not.
+    public func verify(_ target: String, now: Int) -> Failure? {
         var target = target
         return target.withUTF8 { verify(UnsafeRawBufferPointer($0), now: now) }
     }
 
-    public func verify(_ target: UnsafeRawBufferPointer, now: Int) -> Result<Void, Failure> {
+    public func verify(_ target: UnsafeRawBufferPointer, now: Int) -> Failure? {
         let end = target.count
         var split = 0
         while split < end, target[split] != 0x3f { split += 1 }
-        guard split < end else { return .failure(.missing) }
+        guard split < end else { return .missing }
         // The query's items; `sig` and `exp` found by name.
         var sigRange: Range<Int>? = nil
         var expiry: Int? = nil
@@ -91,13 +92,13 @@ public struct URLSignature: Sendable {
             let name = UnsafeRawBufferPointer(rebasing: target[start..<nameEnd])
             let valueStart = min(nameEnd + 1, stop)
             if Self.nameIs(name, "sig") {
-                guard sigRange == nil else { return .failure(.malformed("more than one sig")) }
+                guard sigRange == nil else { return .malformed("more than one sig") }
                 sigRange = valueStart..<stop
             } else {
                 if Self.nameIs(name, "exp") {
-                    guard expiry == nil else { return .failure(.malformed("more than one exp")) }
+                    guard expiry == nil else { return .malformed("more than one exp") }
                     guard let value = Self.decimal(UnsafeRawBufferPointer(rebasing: target[valueStart..<stop])) else {
-                        return .failure(.malformed("exp is not a number of seconds"))
+                        return .malformed("exp is not a number of seconds")
                     }
                     expiry = value
                 }
@@ -105,9 +106,9 @@ public struct URLSignature: Sendable {
             }
             start = stop + 1
         }
-        guard let sigRange else { return .failure(.missing) }
+        guard let sigRange else { return .missing }
         guard let given = Self.decodeBase64URL(UnsafeRawBufferPointer(rebasing: target[sigRange])), given.count == 32
-        else { return .failure(.malformed("sig is not 43 characters of URL-safe base64")) }
+        else { return .malformed("sig is not 43 characters of URL-safe base64") }
         var matched: UInt8 = 1
         for base in prepared {
             var mac = base.mac
@@ -123,9 +124,9 @@ public struct URLSignature: Sendable {
             }
             matched &= difference == 0 ? 0 : 1  // 0 once any key matched
         }
-        guard matched == 0 else { return .failure(.mismatch) }
-        if let expiry, now > expiry { return .failure(.expired) }
-        return .success(())
+        guard matched == 0 else { return .mismatch }
+        if let expiry, now > expiry { return .expired }
+        return nil
     }
 
     private static let ampersand: [UInt8] = [0x26]

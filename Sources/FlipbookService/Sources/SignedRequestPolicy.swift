@@ -69,11 +69,8 @@ public struct SignedRequestPolicy: Sendable {
                 method: request.method, route: route, parameters: request.queryItems.lazy.map(\.name),
                 isURLSource: Self.isURLSource(request))
         else { return nil }
-        switch signature.verify(request.target, now: now()) {
-        case .success: return nil
-        case .failure(let failure):
-            return .problem(.forbidden, detail: "This request must be signed: \(failure).")
-        }
+        guard let failure = signature.verify(request.target, now: now()) else { return nil }
+        return .problem(.forbidden, detail: "This request must be signed: \(failure).")
     }
 
     /// An upload that names a URL (`Content-Type: application/json`, or a `url` parameter).
