@@ -72,7 +72,8 @@ struct SSRFProbeTests {
         }
         defer { Task { await service.stop() } }
         for url in [
-            "http://allowed.test.evil.net:\(origin.port)/a.gif", "http://allowed.test:\(origin.port)@allowed.test.evil.net:\(origin.port)/a.gif",
+            "http://allowed.test.evil.net:\(origin.port)/a.gif",
+            "http://allowed.test:\(origin.port)@allowed.test.evil.net:\(origin.port)/a.gif",
             "http://allowed.test:\(origin.port + 1)/a.gif", "https://allowed.test:\(origin.port)/a.gif",
             "http://127.0.0.1:\(origin.port)/a.gif", "http://evil.net/http://allowed.test:\(origin.port)/a.gif",
         ] {

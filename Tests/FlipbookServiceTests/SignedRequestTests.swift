@@ -1,6 +1,6 @@
 import FlipbookTestSupport
-import HTTPServer
 import Foundation
+import HTTPServer
 import SourceRules
 import Testing
 import URLSigning
@@ -72,7 +72,9 @@ struct SignedRequestTests {
         #expect(signed.status == 200, "\(signed.text)")
         #expect(origin.connections == 1)
         #expect(try service.client.send("POST", "/images/\(id)/refresh").status == 403)
-        #expect(try service.client.send("POST", Self.signer.sign("/images/\(id)/refresh")).status == 409, "signed: reaches the handler")
+        #expect(
+            try service.client.send("POST", Self.signer.sign("/images/\(id)/refresh")).status == 409,
+            "signed: reaches the handler")
     }
 }
 

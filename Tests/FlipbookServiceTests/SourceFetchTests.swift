@@ -75,7 +75,10 @@ struct SourceFetchTests {
         let json = ["Content-Type": "application/json"]
         #expect(try service.client.send("POST", "/images", headers: json, body: Array("{".utf8)).status == 400)
         #expect(try service.client.send("POST", "/images", headers: json, body: Array("{\"uri\":\"x\"}".utf8)).status == 400)
-        #expect(try service.client.send("POST", "/images?url=http://a.example/", headers: json, body: Array("{\"url\":\"http://b.example/\"}".utf8)).status == 400)
+        #expect(
+            try service.client.send(
+                "POST", "/images?url=http://a.example/", headers: json, body: Array("{\"url\":\"http://b.example/\"}".utf8)
+            ).status == 400)
     }
 
     @Test func redirectsAreFollowedAndCounted() async throws {
@@ -96,7 +99,8 @@ struct SourceFetchTests {
     }
 
     @Test func aRedirectToARefusedAddressNeverConnects() async throws {
-        let inside = try OriginServer(address: "127.0.0.2", routes: ["/secret.gif": .answer(status: 200, headers: [], body: Self.gif)])
+        let inside = try OriginServer(
+            address: "127.0.0.2", routes: ["/secret.gif": .answer(status: 200, headers: [], body: Self.gif)])
         defer { inside.stop() }
         let origin = try OriginServer()
         defer { origin.stop() }

@@ -49,7 +49,9 @@ struct AddressClassTests {
         #expect(url.host == .address(try #require(IPAddress(address))), "\(host)")
     }
 
-    @Test(arguments: ["256.1.1.1", "1.2.3.4.5", "0x100000000", "4294967296", "1.2.0x1000000", "08.1.1.1", "1..1", "0x7f.0x100000000"])
+    @Test(arguments: [
+        "256.1.1.1", "1.2.3.4.5", "0x100000000", "4294967296", "1.2.0x1000000", "08.1.1.1", "1..1", "0x7f.0x100000000",
+    ])
     func malformedNumericHostsAreRefusedNotResolved(_ host: String) {
         #expect(throws: SourceURL.Refusal.host) { try SourceURL("http://\(host)/") }
     }

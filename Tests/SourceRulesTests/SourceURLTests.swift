@@ -63,7 +63,8 @@ struct SourceURLTests {
 
     @Test func malformedSettingsAreReported() {
         let (_, invalid) = SourcePolicy.parse(
-            prefixes: ["https://ok.example", "ftp://x", "https://a@b", "https://x/?q"], networks: ["10.0.0.0/8", "10.0.0.1/8", "nope"])
+            prefixes: ["https://ok.example", "ftp://x", "https://a@b", "https://x/?q"],
+            networks: ["10.0.0.0/8", "10.0.0.1/8", "nope"])
         #expect(invalid == ["ftp://x", "https://a@b", "https://x/?q", "10.0.0.1/8", "nope"])
     }
 

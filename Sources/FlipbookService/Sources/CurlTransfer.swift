@@ -55,7 +55,7 @@ final class CurlTransfer {
         guard Self.globalInit, let handle = curl_easy_init() else { throw .unreachable("the HTTP client cannot start") }
         defer { curl_easy_cleanup(handle) }
         var lists: [UnsafeMutablePointer<curl_slist>?] = []
-        defer { lists.forEach { curl_slist_free_all($0) } }
+        defer { for list in lists { curl_slist_free_all(list) } }
         func list(_ items: [String]) -> UnsafeMutablePointer<curl_slist>? {
             var head: UnsafeMutablePointer<curl_slist>? = nil
             for item in items { head = curl_slist_append(head, item) }

@@ -44,12 +44,16 @@ public enum SourceFetchFailure: Error, Sendable, Equatable, CustomStringConverti
 
     public var description: String {
         switch self {
-        case .refused(.url(let why)): "The source URL is refused (\(why.rawValue)): only http(s) URLs without credentials and with a well-formed host are fetched."
+        case .refused(.url(let why)):
+            "The source URL is refused (\(why.rawValue)): only http(s) URLs without credentials and with a well-formed host are fetched."
         case .refused(.prefix): "The source URL is refused (prefix-not-allowed): it matches none of sources.allowedPrefixes."
-        case .refused(.address(let kind)): "The source is refused (address-\(kind.rawValue)): its host resolves to a \(kind.rawValue) address, which sources.allowedNetworks does not allow."
-        case .tooManyRedirects(let limit): "The source is refused (too-many-redirects): more than sources.maxRedirects (\(limit)) redirects."
+        case .refused(.address(let kind)):
+            "The source is refused (address-\(kind.rawValue)): its host resolves to a \(kind.rawValue) address, which sources.allowedNetworks does not allow."
+        case .tooManyRedirects(let limit):
+            "The source is refused (too-many-redirects): more than sources.maxRedirects (\(limit)) redirects."
         case .tooLarge(let limit): "The source is refused (too-large): its body exceeds sources.maxBytes (\(limit) bytes)."
-        case .contentEncoding(let coding): "The source is refused (content-encoding): the origin answered with Content-Encoding '\(coding)'; only identity is accepted."
+        case .contentEncoding(let coding):
+            "The source is refused (content-encoding): the origin answered with Content-Encoding '\(coding)'; only identity is accepted."
         case .originStatus(let status): "The origin answered \(status)."
         case .unreachable(let why): "The origin cannot be reached: \(why)."
         case .timedOut(let seconds): "The origin did not deliver the source within sources.timeoutSeconds (\(seconds) s)."

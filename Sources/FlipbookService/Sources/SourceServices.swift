@@ -33,7 +33,8 @@ final class SourceServices: Sendable {
     func count(_ result: String) {
         let counter = counters.withLock { counters in
             if let counter = counters[result] { return counter }
-            let counter = Metrics.Counter(label: "flipbook_source_fetches_total", dimensions: [("result", result)], factory: factory)
+            let counter = Metrics.Counter(
+                label: "flipbook_source_fetches_total", dimensions: [("result", result)], factory: factory)
             counters[result] = counter
             return counter
         }

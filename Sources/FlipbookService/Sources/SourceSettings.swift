@@ -25,7 +25,8 @@ extension SettingsLoader {
         let (_, invalid) = SourcePolicy.parse(prefixes: sources.allowedPrefixes, networks: sources.allowedNetworks)
         if let bad = invalid.first {
             throw Failure(
-                description: "sources: '\(bad)' is neither an http(s) URL prefix (allowedPrefixes) nor a CIDR block (allowedNetworks)")
+                description:
+                    "sources: '\(bad)' is neither an http(s) URL prefix (allowedPrefixes) nor a CIDR block (allowedNetworks)")
         }
         if sources.maxRedirects < 0 { throw Failure(description: "sources.maxRedirects must be ≥ 0") }
         if sources.maxBytes < 0 { throw Failure(description: "sources.maxBytes must be ≥ 0 (0 = limits.maxFileBytes)") }
