@@ -157,6 +157,13 @@ let package = Package(
             path: "Benchmarks/HTTPBenchServer",
             swiftSettings: strictSettings),
 
+        // `make bench-sign`: the cost of verifying a signed request URL.
+        .executableTarget(
+            name: "sign-bench",
+            dependencies: ["URLSigning"],
+            path: "Benchmarks/SignBench",
+            swiftSettings: strictSettings),
+
         // What every test target shares: the corpus, a seeded generator, a raw HTTP client, a
         // clock moved by hand.
         .target(
