@@ -160,7 +160,7 @@ let package = Package(
         // `make bench-sign`: the cost of verifying a signed request URL.
         .executableTarget(
             name: "sign-bench",
-            dependencies: ["URLSigning"],
+            dependencies: ["URLSigning", .product(name: "Crypto", package: "swift-crypto")],
             path: "Benchmarks/SignBench",
             swiftSettings: strictSettings),
 

@@ -109,27 +109,41 @@ public struct URLSignature: Sendable {
         guard let sigRange else { return .missing }
         guard let given = Self.decodeBase64URL(UnsafeRawBufferPointer(rebasing: target[sigRange])), given.count == 32
         else { return .malformed("sig is not 43 characters of URL-safe base64") }
+        // The signed text, gathered into one buffer on the stack: one update per key (each call
+        // into swift-crypto's generic update costs more than hashing a few dozen bytes).
         var matched: UInt8 = 1
-        for base in prepared {
-            var mac = base.mac
-            mac.update(data: UnsafeRawBufferPointer(rebasing: target[0...split]))  // path and `?`
+        withUnsafeTemporaryAllocation(byteCount: max(end, 1), alignment: 1) { buffer in
+            var length = 0
+            func append(_ range: Range<Int>) {
+                guard !range.isEmpty else { return }
+                buffer.baseAddress!.advanced(by: length).copyMemory(
+                    from: target.baseAddress!.advanced(by: range.lowerBound), byteCount: range.count)
+                length += range.count
+            }
+            append(0..<(split + 1))  // path and `?`
             for (index, item) in items.enumerated() {
-                if index > 0 { mac.update(data: Self.ampersand) }
-                mac.update(data: UnsafeRawBufferPointer(rebasing: target[item]))
+                if index > 0 {
+                    buffer[length] = 0x26
+                    length += 1
+                }
+                append(item)
             }
-            let code = mac.finalize()
-            var difference: UInt8 = 0
-            code.withUnsafeBytes { bytes in
-                for i in 0..<32 { difference |= bytes[i] ^ given[i] }
+            let text = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<length])
+            for base in prepared {
+                var mac = base.mac
+                mac.update(data: text)
+                let code = mac.finalize()
+                var difference: UInt8 = 0
+                code.withUnsafeBytes { bytes in
+                    for i in 0..<32 { difference |= bytes[i] ^ given[i] }
+                }
+                matched &= difference == 0 ? 0 : 1  // 0 once any key matched
             }
-            matched &= difference == 0 ? 0 : 1  // 0 once any key matched
         }
         guard matched == 0 else { return .mismatch }
         if let expiry, now > expiry { return .expired }
         return nil
     }
-
-    private static let ampersand: [UInt8] = [0x26]
 
     /// Whether a raw parameter name, percent-decoded, is `expected` (lower-case ASCII).
     static func nameIs(_ raw: UnsafeRawBufferPointer, _ expected: StaticString) -> Bool {
