@@ -7,7 +7,9 @@ import Foundation
 import URLSigning
 
 let keys = [
-    URLSigningKey("943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881:520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5")!,
+    URLSigningKey(
+        "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881:520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
+    )!,
     URLSigningKey("6f74686572:73616c74")!, URLSigningKey("746869726420:6b6579")!,
 ]
 let now = Int(Date().timeIntervalSince1970)
@@ -25,7 +27,9 @@ func measure(_ label: String, _ verifier: URLSignature, iterations: Int = 400_00
         best = min(best, elapsed)
     }
     precondition(failures == 0, "a valid target did not verify")
-    print(String(format: "%@: %.0f ns per verification (best of 5 × %d; target %d bytes)", label, best, iterations, target.utf8.count))
+    print(
+        String(
+            format: "%@: %.0f ns per verification (best of 5 × %d; target %d bytes)", label, best, iterations, target.utf8.count))
 }
 
 measure("one key", URLSignature(keys: [keys[0]]))
