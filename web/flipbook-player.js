@@ -306,7 +306,7 @@ export class FlipbookPlayer extends HTMLElement {
       this.#fail(new FlipbookError(`src must name an image: …/images/{id}, not ${url.pathname}`));
       return;
     }
-    this.#metaURL = url.origin + match[1] + '/images/' + match[2];
+    this.#metaURL = url.origin + match[1] + '/images/' + match[2] + url.search;  // a signed src keeps its query
     this.#framesURL = url.origin + match[1] + '/frames/' + match[2] + '/';
     const generation = this.#generation;
     fetch(this.#metaURL, { signal: this.#abort.signal })
@@ -412,7 +412,9 @@ export class FlipbookPlayer extends HTMLElement {
 
   #fetchFrame(index) {
     const generation = this.#generation;
-    const promise = fetch(this.#framesURL + index, { signal: this.#abort.signal })
+    // A signed metadata answer lists each frame's signed URL (README, "Signed URLs").
+    const frameURL = this.#meta?.frameUrls ? new URL(this.#meta.frameUrls[index], this.#metaURL).href : this.#framesURL + index;
+    const promise = fetch(frameURL, { signal: this.#abort.signal })
       .then(async (response) => {
         if (!response.ok) throw await problemOf(response);
         return response.blob();

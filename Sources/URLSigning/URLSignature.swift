@@ -145,6 +145,20 @@ public struct URLSignature: Sendable {
         return nil
     }
 
+    /// The query of `target` without its `sig` parameter (raw, in the order given), or nil when
+    /// the target carries no `sig`.
+    public static func queryWithoutSignature(_ target: String) -> String? {
+        guard let mark = target.firstIndex(of: "?") else { return nil }
+        var found = false
+        var kept: [Substring] = []
+        for item in target[target.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false) {
+            let name = item.prefix { $0 != "=" }
+            let isSig = Array(name.utf8).withUnsafeBytes { nameIs($0, "sig") }
+            if isSig { found = true } else { kept.append(item) }
+        }
+        return found ? kept.joined(separator: "&") : nil
+    }
+
     /// Whether a raw parameter name, percent-decoded, is `expected` (lower-case ASCII).
     static func nameIs(_ raw: UnsafeRawBufferPointer, _ expected: StaticString) -> Bool {
         let want = UnsafeRawBufferPointer(start: expected.utf8Start, count: expected.utf8CodeUnitCount)

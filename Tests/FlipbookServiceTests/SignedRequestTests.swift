@@ -58,6 +58,14 @@ struct SignedRequestTests {
         #expect(try service.client.get(Self.signer.sign("/images/\(id)", expires: 1)).status == 403)
         let future = Int(Date().timeIntervalSince1970) + 600
         #expect(try service.client.get(Self.signer.sign("/images/\(id)", expires: future)).status == 200)
+        // A signed metadata request lists signed frame URLs carrying its own query.
+        let signedMeta = SourceFetchTests.json(
+            try service.client.get(Self.signer.sign("/images/\(id)?width=10", expires: future)))
+        let frameURLs = try #require(signedMeta["frameUrls"] as? [String])
+        #expect(frameURLs.count == signedMeta["frameCount"] as? Int)
+        #expect(frameURLs.first?.hasPrefix("/frames/\(id)/0?width=10&exp=\(future)&sig=") == true)
+        for url in frameURLs { #expect(Self.signer.verify(url, now: future - 1) == nil, "\(url)") }
+        #expect(try service.client.get(frameURLs[1]).status != 403)
         // A rendition parameter needs a signature; with one, the request reaches its handler.
         let rendition = try service.client.get("/frames/\(id)/0?width=10")
         #expect(rendition.status == 403 && rendition.header("Content-Type") == "application/problem+json")

@@ -64,7 +64,8 @@ extension FlipbookAPI {
             var headers = HTTPHeaders()
             headers.add(name: "ETag", value: etag)
             headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
-            return .now(Self.json(json, headers: headers))
+            let body = self.withSignedFrameURLs(json, request: request, id: id, frameCount: record.metadata.frameCount)
+            return .now(Self.json(body, headers: headers))
         }
     }
 
