@@ -180,6 +180,23 @@ struct SourceFetchTests {
         #expect(try service.metric("flipbook_source_fetches_total", where: "result=\"unreachable\"") == 2)
     }
 
+    @Test func refreshSecondsRevalidatesInTheBackground() async throws {
+        let origin = try OriginServer(routes: ["/clip": .answer(status: 200, headers: ["ETag: \"v1\""], body: Self.gif)])
+        defer { origin.stop() }
+        let service = try Self.service { $0.sources.refreshSeconds = 0.2 }
+        defer { Task { await service.stop() } }
+        #expect(try Self.register(service, origin.base + "/clip", name: "clip").status == 201)
+        origin.set("/clip", .answer(status: 200, headers: ["ETag: \"v2\""], body: Self.webp))
+        #expect(Self.json(try service.client.get("/images/clip"))["format"] as? String == "gif", "not due yet")
+        try await Task.sleep(for: .milliseconds(300))
+        _ = try service.client.get("/images/clip")  // due: revalidated in the background
+        for _ in 0..<100 where service.server.store.record("clip")?.origin?.etag != "\"v2\"" {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(origin.heads.last?.contains("If-None-Match: \"v1\"") == true)
+        #expect(Self.json(try service.client.get("/images/clip"))["format"] as? String == "webp")
+    }
+
     @Test func refreshRevalidatesAndMovesANameToNewBytes() async throws {
         let origin = try OriginServer(routes: [
             "/clip": .answer(status: 200, headers: ["ETag: \"v1\""], body: Self.gif)

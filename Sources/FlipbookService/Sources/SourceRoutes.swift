@@ -72,6 +72,13 @@ extension FlipbookAPI {
     func fetchAndCommit(
         _ url: String, name: String?, validators: SourceFetcher.Validators? = nil, requestID: HTTPRequestID
     ) -> HTTPResponse {
+        guard sources.claimFetch() else {
+            sources.count("busy")
+            return .problem(
+                .tooManyRequests, detail: "Too many sources are being fetched at once; retry shortly.",
+                headers: ["Retry-After": "1"])
+        }
+        defer { sources.releaseFetch() }
         let upload: UploadFile
         do {
             upload = try store.beginUpload()

@@ -16,6 +16,10 @@ final class SourceServices: Sendable {
     let queue = DispatchQueue(label: "flipbook.sources", attributes: .concurrent)
     private let factory: any MetricsFactory
     private let counters = Mutex<[String: Metrics.Counter]>([:])
+    /// Fetches under way; beyond ``maxConcurrentFetches`` a registration is answered 429 at
+    /// once instead of holding another thread on a slow origin.
+    let fetching = Mutex(0)
+    static let maxConcurrentFetches = 32
     /// Ids whose background refresh (``FlipbookAPI/refreshIfDue(_:)``) is under way.
     let refreshing = Mutex<Set<String>>([])
 
@@ -43,6 +47,17 @@ final class SourceServices: Sendable {
 }
 
 extension SourceServices {
+    /// Takes a fetch slot; false when all are taken.
+    func claimFetch() -> Bool {
+        fetching.withLock { count in
+            guard count < Self.maxConcurrentFetches else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func releaseFetch() { fetching.withLock { $0 -= 1 } }
+
     /// Marks `id` as being refreshed; false when a refresh of it is already under way.
     func claimRefresh(_ id: String) -> Bool {
         refreshing.withLock { $0.insert(id).inserted }
