@@ -27,11 +27,11 @@ struct SSRFProbeTests {
         ]
     }
 
-    /// Names as `/etc/hosts` would give them: loopback, a public and a private address (one bad
-    /// address refuses the name), IPv4-mapped loopback.
+    /// Names as `/etc/hosts` would give them: loopback, private and loopback addresses of both
+    /// families, IPv4-mapped loopback. (No public address: nothing here may leave the machine.)
     static let resolver = StaticResolver([
         "loop.test": [.v4(0x7f00_0001)],
-        "rebind.test": [.v4(0x0808_0808), .v4(0x7f00_0001)],
+        "rebind.test": [.v4(0x0a00_0001), .v4(0x7f00_0001), IPAddress("::1")!],
         "mapped.test": [IPAddress("::ffff:127.0.0.1")!],
         "localhost": [.v4(0x7f00_0001), IPAddress("::1")!],
         "allowed.test": [.v4(0x7f00_0001)],
@@ -83,6 +83,17 @@ struct SSRFProbeTests {
         #expect(origin.connections == 0)
         // The allowed prefix itself works (its network is allowed).
         #expect(try SourceFetchTests.register(service, "http://allowed.test:\(origin.port)/a.gif").status == 201)
+        #expect(origin.connections == 1)
+    }
+
+    @Test func onlyTheAddressesThatPassAreConnectedTo() async throws {
+        // `localhost` as /etc/hosts has it (::1 and 127.0.0.1) with only 127.0.0.1 allowed.
+        let origin = try OriginServer(routes: ["/a.gif": .answer(status: 200, headers: [], body: SourceFetchTests.gif)])
+        defer { origin.stop() }
+        let resolver = StaticResolver(["both.test": [IPAddress("::1")!, .v4(0x7f00_0001)]])
+        let service = try TestService(sourceResolver: resolver) { $0.sources.allowedNetworks = ["127.0.0.1/32"] }
+        defer { Task { await service.stop() } }
+        #expect(try SourceFetchTests.register(service, "http://both.test:\(origin.port)/a.gif").status == 201)
         #expect(origin.connections == 1)
     }
 

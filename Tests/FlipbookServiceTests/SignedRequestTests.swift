@@ -76,6 +76,10 @@ struct SignedRequestTests {
         let source = (origin.base + "/a.gif").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         #expect(try SourceFetchTests.register(service, origin.base + "/a.gif").status == 403)
         #expect(try service.client.send("POST", "/images?url=\(source)").status == 403)
+        let bodyOnly = try service.client.send(
+            "POST", Self.signer.sign("/images"), headers: ["Content-Type": "application/json"],
+            body: Array("{\"url\":\"\(origin.base)/a.gif\"}".utf8))
+        #expect(bodyOnly.status == 403, "the body is not signed: \(bodyOnly.text)")
         let signed = try service.client.send("POST", Self.signer.sign("/images?url=\(source)"))
         #expect(signed.status == 200, "\(signed.text)")
         #expect(origin.connections == 1)

@@ -479,7 +479,9 @@ def source_server_checks(c, port, samples):
     c.conforms("by URL, signed, silent origin → 504", "POST", "/images",
                by_url(f"http://127.0.0.1:{silent.getsockname()[1]}/a.gif"), 504)
     c.conforms("by URL, signed, malformed body → 400", "POST", "/images",
-               request(port, "POST", sign("/images"), b"{", json_type), 400)
+               request(port, "POST", sign("/images?url=http%3A%2F%2Fa.example%2F"), b"{", json_type), 400)
+    c.conforms("by URL, signed, URL only in the body → 403", "POST", "/images",
+               request(port, "POST", sign("/images"), b'{"url":"http://a.example/"}', json_type), 403)
     name = next(iter(samples))
     c.conforms("refresh unsigned → 403", "POST", "/images/{id}/refresh", request(port, "POST", f"/images/{name}/refresh"), 403)
     c.conforms("refresh of a library image → 409", "POST", "/images/{id}/refresh",

@@ -109,8 +109,10 @@ public struct SourceFetcher: Sendable {
     }
 
     /// The addresses a hop may connect to, every one checked: the host's own for an address
-    /// literal, else all the resolver gives (one refused address refuses the name: a name that
-    /// resolves to a public and a private address is not fetched).
+    /// literal, else those of all the resolver gives that pass the address rules. The connection
+    /// is pinned to these; a refused address is never connected to (`localhost` resolving to
+    /// `::1` and `127.0.0.1` with only `127.0.0.0/8` allowed connects to `127.0.0.1`), and a name
+    /// none of whose addresses passes is refused with the first refusal.
     func addresses(of url: SourceURL) throws(SourceFetchFailure) -> [IPAddress] {
         let found: [IPAddress]
         switch url.host {
@@ -118,13 +120,17 @@ public struct SourceFetcher: Sendable {
         case .name(let name): found = resolver.addresses(of: name)
         }
         guard !found.isEmpty else { throw .unreachable("the host name does not resolve") }
+        var passed: [IPAddress] = []
+        var firstRefusal: SourcePolicy.Refusal? = nil
         for address in found {
             do {
                 try policy.check(address)
+                passed.append(address)
             } catch {
-                throw .refused(error)
+                if firstRefusal == nil { firstRefusal = error }
             }
         }
-        return found
+        if passed.isEmpty, let firstRefusal { throw .refused(firstRefusal) }
+        return passed
     }
 }

@@ -26,6 +26,16 @@ final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
     }
 
     func finish() -> HTTPHandlerResult {
+        // A signature covers the path and query, not the body: where registrations must be
+        // signed, the URL must be the signed `url` parameter.
+        if request.query("url") == nil, let signing = api.sources.signing, let route = request.route,
+            signing.needsSignature(method: request.method, route: route, parameters: [String](), isURLSource: true)
+        {
+            return .now(
+                .problem(
+                    .forbidden,
+                    detail: "This request must be signed: a signed registration names its URL in the url parameter."))
+        }
         let url: String
         switch Self.sourceURL(query: request.query("url"), body: body) {
         case .success(let found): url = found
