@@ -48,7 +48,7 @@ public enum SourceFetchFailure: Error, Sendable, Equatable, CustomStringConverti
             "The source URL is refused (\(why.rawValue)): only http(s) URLs without credentials and with a well-formed host are fetched."
         case .refused(.prefix): "The source URL is refused (prefix-not-allowed): it matches none of sources.allowedPrefixes."
         case .refused(.address(let kind)):
-            "The source is refused (address-\(kind.rawValue)): its host resolves to a \(kind.rawValue) address, which sources.allowedNetworks does not allow."
+            "The source is refused (address-\(kind.rawValue)): its host's address is of the class '\(kind.rawValue)', which only sources.allowedNetworks could allow."
         case .tooManyRedirects(let limit):
             "The source is refused (too-many-redirects): more than sources.maxRedirects (\(limit)) redirects."
         case .tooLarge(let limit): "The source is refused (too-large): its body exceeds sources.maxBytes (\(limit) bytes)."
