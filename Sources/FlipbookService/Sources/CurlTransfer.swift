@@ -104,6 +104,10 @@ final class CurlTransfer {
         headers.last { $0.name.lowercased() == name.lowercased() }?.value
     }
 
+    /// An answer with more header fields than this is dropped (libcurl bounds each line, not
+    /// their number).
+    static let maxHeaderFields = 100
+
     static func isRedirect(_ status: Int) -> Bool { [301, 302, 303, 307, 308].contains(status) }
 
     // MARK: Callbacks (libcurl's thread, during curl_easy_perform)
@@ -132,6 +136,10 @@ final class CurlTransfer {
                 return false
             }
             return true
+        }
+        guard headers.count < Self.maxHeaderFields else {
+            failure = .unreachable("the origin sent more than \(Self.maxHeaderFields) header fields")
+            return false
         }
         if let colon = trimmed.firstIndex(of: ":") {
             headers.append(
