@@ -4,7 +4,7 @@
 #   docker run --rm -p 8080:8080 -v flipbook-data:/data flipbook
 # The runtime stage holds the statically linked Swift binary plus giflib, libwebp, libpng, zlib
 # (decoding), libdeflate (compressing the PNGs Flipbook writes) and libcurl (FoundationNetworking's
-# HTTP client, for storage.backend=s3) from Debian; libstdc++6, libgcc-s1 and libc6 are already in
+# HTTP client, for storage.backend=s3, and the source fetcher's, through its C API) from Debian; libstdc++6, libgcc-s1 and libc6 are already in
 # debian:bookworm-slim (apt needs them). The build fails if `ldd` finds any library missing.
 
 ARG SWIFT_IMAGE=swift:6.2-bookworm

@@ -78,6 +78,11 @@ let package = Package(
                 .linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
                 .linkedLibrary("pixman-1"), .linkedLibrary("m"),
             ]),
+        // libcurl's C API (libcurl4-openssl-dev): the source fetcher's HTTP client, for its
+        // connect-time hook (CURLOPT_OPENSOCKETFUNCTION) and pinned name resolution (CURLOPT_RESOLVE).
+        .systemLibrary(
+            name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
         // Linux system calls Glibc does not import: sched_getaffinity (the CPU limit), memfd_create
         // and hole punching (the frame cache's arena).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -114,6 +119,18 @@ let package = Package(
             name: "HTTPParsing",
             swiftSettings: requestPathSettings),
 
+        // The rules a source URL must pass: URL and address parsing (every numeric IPv4 form),
+        // address classes, CIDR blocks, prefixes. Standard library only (fuzzed as it is).
+        .target(
+            name: "SourceRules",
+            swiftSettings: strictSettings),
+
+        // Signed URLs: HMAC-SHA256 over path and query (imgproxy's scheme in query parameters).
+        .target(
+            name: "URLSigning",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings),
+
         // HTTP/1.1 on POSIX sockets and epoll; knows nothing of images.
         .target(
             name: "HTTPServer",
@@ -128,7 +145,8 @@ let package = Package(
         .target(
             name: "FlipbookService",
             dependencies: [
-                "AnimatedImage", "FrameCache", "HTTPServer", "SystemResources",
+                "AnimatedImage", "FrameCache", "HTTPServer", "SystemResources", "SourceRules", "URLSigning",
+                "CCurl",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -143,7 +161,7 @@ let package = Package(
         .executableTarget(
             name: "flipbook",
             dependencies: [
-                "AnimatedImage", "FlipbookService", "SystemResources",
+                "AnimatedImage", "FlipbookService", "SystemResources", "URLSigning",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -157,6 +175,13 @@ let package = Package(
             name: "http-bench-server",
             dependencies: ["HTTPServer"],
             path: "Benchmarks/HTTPBenchServer",
+            swiftSettings: strictSettings),
+
+        // `make bench-sign`: the cost of verifying a signed request URL.
+        .executableTarget(
+            name: "sign-bench",
+            dependencies: ["URLSigning", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Benchmarks/SignBench",
             swiftSettings: strictSettings),
 
         // What every test target shares: the corpus, a seeded generator, a raw HTTP client, a
@@ -179,8 +204,12 @@ let package = Package(
             name: "FlipbookServiceTests",
             dependencies: [
                 "FlipbookService", "FrameCache", "HTTPServer", "AnimatedImage", "SystemResources",
-                "FlipbookTestSupport",
+                "FlipbookTestSupport", "SourceRules", "URLSigning",
             ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "SourceRulesTests",
+            dependencies: ["SourceRules", "URLSigning"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPServerTests",

@@ -61,6 +61,7 @@ library_sources() {
     SystemResources) find Sources/SystemResources -name '*.swift' | LC_ALL=C sort ;;
     AnimatedImage) find Sources/AnimatedImage -name '*.swift' | LC_ALL=C sort ;;
     HTTPParsing) find Sources/HTTPParsing -name '*.swift' | LC_ALL=C sort ;;
+    SourceRules) find Sources/SourceRules -name '*.swift' | LC_ALL=C sort ;;
     *) die "unknown library '$1'" ;;
   esac
 }

@@ -47,6 +47,10 @@ extension Connection {
             response.headers.set(name: "Allow", value: allowed.map(\.rawValue).joined(separator: ", "))
             reject(sequence, response, hasBody: hasBody)
         case .found(let route, _):
+            if let admission = shared.router.admission, let refusal = admission(request) {
+                reject(sequence, refusal, hasBody: hasBody)
+                return
+            }
             let maxBytes = route.maxBodyBytes ?? configuration.defaultMaxBodyBytes
             if case .contentLength(let length) = head.framing, length > maxBytes {
                 reject(sequence, .problem(.contentTooLarge, detail: Self.tooLargeDetail(maxBytes)), hasBody: true)

@@ -100,6 +100,11 @@ public struct Router: Sendable {
     /// CORS preflights come this way.
     public var optionsResponse: (@Sendable (HTTPRequest, [HTTPMethod]) -> HTTPResponse)?
 
+    /// Consulted for every request that matched a route, before its handler or sink is made:
+    /// a response refuses the request with it (e.g. a signature check), nil lets it through.
+    /// Its body, if any, is not read. nil (the default) costs nothing.
+    public var admission: (@Sendable (HTTPRequest) -> HTTPResponse?)?
+
     /// An empty router.
     public init() {}
 

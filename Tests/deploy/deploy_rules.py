@@ -10,7 +10,8 @@ import tempfile
 
 from dockerfile_parse import DockerfileParser
 
-# libcurl4-openssl-dev: the static Foundation links FoundationNetworking against libcurl (-lcurl).
+# libcurl4-openssl-dev: the static Foundation links FoundationNetworking against libcurl (-lcurl),
+# and the source fetcher (CCurl) calls its C API.
 BUILD_PACKAGES = {"libgif-dev", "libwebp-dev", "libpng-dev", "zlib1g-dev", "libdeflate-dev", "libcurl4-openssl-dev",
                   "pkg-config"}
 RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libpng16-16", "zlib1g", "libdeflate0", "libcurl4"}

@@ -16,7 +16,9 @@ It starts its own servers (a fresh data directory each, on free ports) and stops
 """
 
 import argparse
+import base64
 import hashlib
+import hmac
 import json
 import math
 import os
@@ -24,6 +26,8 @@ import re
 import socket
 import sys
 from fractions import Fraction
+import threading
+import urllib.parse
 
 import jsonschema
 import yaml
@@ -830,6 +834,58 @@ def limits_server_checks(c, port, samples):
                  refused.status == 422 and "maxFrames" in refused.json().get("detail", ""), refused.body[:200])
 
 
+URL_KEY, URL_SALT = "736563726574", "68656c6c6f"
+
+
+def sign(target):
+    """The documented signature (README, "Signed URLs"): sig over path ? query."""
+    path, _, query = target.partition("?")
+    mac = hmac.new(bytes.fromhex(URL_KEY), bytes.fromhex(URL_SALT) + f"{path}?{query}".encode(), hashlib.sha256)
+    return target + ("&" if "?" in target else "?") + "sig=" + base64.urlsafe_b64encode(mac.digest()).rstrip(b"=").decode()
+
+
+def source_server_checks(c, port, samples):
+    """Registration by URL and signed URLs: 403, 422, 502, 504 and 409 as documented. Origins
+    are on loopback only (127.0.0.1 allowed; a closed port; a listener that never answers)."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    held = []
+    threading.Thread(target=lambda: [held.append(silent.accept()) for _ in range(4)], daemon=True).start()
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
+    json_type = {"Content-Type": "application/json"}
+
+    def by_url(url, signed=True):
+        target = "/images?url=" + urllib.parse.quote(url, safe="")
+        return request(port, "POST", sign(target) if signed else target)
+
+    c.conforms("by URL, unsigned → 403", "POST", "/images",
+               request(port, "POST", "/images", b'{"url":"http://127.0.0.1/a.gif"}', json_type), 403)
+    c.conforms("by URL, signed, refused address → 422", "POST", "/images", by_url("http://10.0.0.1/a.gif"), 422)
+    c.conforms("by URL, signed, credentials → 422", "POST", "/images", by_url("http://u@example.com/a.gif"), 422)
+    c.conforms("by URL, signed, closed port → 502", "POST", "/images",
+               by_url(f"http://127.0.0.1:{closed.getsockname()[1]}/a.gif"), 502)
+    c.conforms("by URL, signed, silent origin → 504", "POST", "/images",
+               by_url(f"http://127.0.0.1:{silent.getsockname()[1]}/a.gif"), 504)
+    c.conforms("by URL, signed, malformed body → 400", "POST", "/images",
+               request(port, "POST", sign("/images?url=http%3A%2F%2Fa.example%2F"), b"{", json_type), 400)
+    c.conforms("by URL, signed, URL only in the body → 403", "POST", "/images",
+               request(port, "POST", sign("/images"), b'{"url":"http://a.example/"}', json_type), 403)
+    name = next(iter(samples))
+    c.conforms("refresh unsigned → 403", "POST", "/images/{id}/refresh", request(port, "POST", f"/images/{name}/refresh"), 403)
+    c.conforms("refresh of a library image → 409", "POST", "/images/{id}/refresh",
+               request(port, "POST", sign(f"/images/{name}/refresh")), 409)
+    c.conforms("refresh of an unknown image → 404", "POST", "/images/{id}/refresh",
+               request(port, "POST", sign("/images/no-such-image/refresh")), 404)
+    c.conforms("rendition parameter, unsigned → 403", "GET", "/frames/{id}/{index}",
+               request(port, "GET", f"/frames/{name}/0?width=10"), 403)
+    c.conforms("frame without rendition parameters → 200", "GET", "/frames/{id}/{index}",
+               request(port, "GET", f"/frames/{name}/0"), 200)
+    closed.close()
+    silent.close()
+
+
 def start_server(binary, library, settings):
     """A server of its own (fresh data directory, free port) run in this directory (its
     Config/flipbook.json and web/), with text logs and `settings`, serving `library` as its
@@ -862,7 +918,10 @@ def main():
                              (presets_only_server_checks, [PRESETS, "renditions.allowArbitrary=false"]),
                              (auto_default_server_checks, ["renditions.defaultFormat=auto"]),
                              (webp_default_server_checks, ["renditions.defaultFormat=webp"]),
-                             (output_limit_server_checks, ["limits.maxOutputDimension=64"])):
+                             (output_limit_server_checks, ["limits.maxOutputDimension=64"]),
+                             (source_server_checks, [f"security.urlKeys={URL_KEY}:{URL_SALT}",
+                                                     "sources.allowedNetworks=127.0.0.1/32",
+                                                     "sources.timeoutSeconds=1"])):
         server = start_server(binary, samples_dir, settings)
         try:
             checks(c, server.port, samples)

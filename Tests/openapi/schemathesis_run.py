@@ -66,7 +66,10 @@ def main():
     server = FlipbookServer(
         os.path.abspath(args.flipbook),
         ["--library-dir", os.path.abspath(args.samples), "--instance-name", "openapi-check", "--log-format", "text",
-         "--set", f"auth.adminToken={ADMIN_TOKEN}", "--set", f"renditions.presets={PRESETS}"],
+         "--set", f"auth.adminToken={ADMIN_TOKEN}", "--set", f"renditions.presets={PRESETS}",
+         # Generated registrations by URL stay on this machine: no generated URL matches this
+         # prefix, so each is refused (422) before any lookup or connection.
+         "--set", "sources.allowedPrefixes=https://sources.invalid/"],
         prefix="flipbook-openapi-st-", access_log=True, cwd=os.getcwd())
     failed = True
     try:

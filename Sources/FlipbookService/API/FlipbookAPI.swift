@@ -29,6 +29,8 @@ public final class FlipbookAPI: Sendable {
     let isDraining: @Sendable () -> Bool
     /// The HTTP server's connection counts, for `/metrics` (nil before it runs).
     let connectionStatistics: @Sendable () -> HTTPServerStatistics?
+    /// Sources by URL and signed URLs.
+    let sources: SourceServices
 
     /// - Parameters:
     ///   - loops: the HTTP server's event loops (metrics and the access log keep per-loop state).
@@ -37,7 +39,8 @@ public final class FlipbookAPI: Sendable {
         settings: FlipbookSettings, store: ImageStore, cache: FrameCache,
         registry: PrometheusCollectorRegistry, logger: Logger, loops: Int = 1, accessLog: AccessLog? = nil,
         isDraining: @escaping @Sendable () -> Bool,
-        connectionStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil }
+        connectionStatistics: @escaping @Sendable () -> HTTPServerStatistics? = { nil },
+        sourceResolver: any SourceResolver = SystemResolver()
     ) {
         self.settings = settings
         self.renditions = (try? RenditionPolicy(settings)) ?? Self.defaultRenditions
@@ -47,6 +50,7 @@ public final class FlipbookAPI: Sendable {
         self.logger = logger
         self.isDraining = isDraining
         self.connectionStatistics = connectionStatistics
+        sources = SourceServices(settings: settings, registry: registry, resolver: sourceResolver)
         let instance = settings.server.instanceName.isEmpty ? Self.hostName() : settings.server.instanceName
         decorator = ResponseDecorator(
             instanceName: instance,
@@ -82,6 +86,7 @@ public final class FlipbookAPI: Sendable {
         router.stream(.PUT, "/images/:id", maxBodyBytes: settings.server.maxUploadBytes) { [self] request, responder in
             self.uploadSink(request, responder, name: request.pathParameters["id"])
         }
+        router.post("/images/:id/refresh", maxBodyBytes: 4096) { [self] in self.refreshSource($0, $1) }
         router.get("/images") { [self] in self.listImages($0, $1) }
         router.get("/images/:id") { [self] in self.metadata($0, $1) }
         router.delete("/images/:id") { [self] in self.deleteImage($0, $1) }
@@ -99,6 +104,7 @@ public final class FlipbookAPI: Sendable {
             router.get("/player/:id") { [self] in self.playerPage($0, $1) }
             router.get("/ui/:file") { [self] in self.uiFile($0, $1) }
         }
+        if let signing = sources.signing { router.admission = { signing.refusal($0) } }
         // CORS headers reach every response (404 and 405 included) through the response hook.
         let cors = decorator.cors
         router.optionsResponse = { request, allowed in cors.preflight(request, allowed: allowed) }

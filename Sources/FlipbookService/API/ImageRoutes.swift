@@ -56,6 +56,7 @@ extension FlipbookAPI {
         let id = request.pathParameters["id"] ?? ""
         return withRecord(id, responder) { record, json in
             guard let record else { return .now(Self.unknownImage(id)) }
+            self.refreshIfDue(record)
             let etag = Self.metadataETag(record)
             if Self.matches(request, etag: etag) {
                 return .now(Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl))
@@ -63,7 +64,8 @@ extension FlipbookAPI {
             var headers = HTTPHeaders()
             headers.add(name: "ETag", value: etag)
             headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
-            return .now(Self.json(json, headers: headers))
+            let body = self.withSignedFrameURLs(json, request: request, id: id, frameCount: record.metadata.frameCount)
+            return .now(Self.json(body, headers: headers))
         }
     }
 

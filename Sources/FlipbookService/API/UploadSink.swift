@@ -85,6 +85,9 @@ extension FlipbookAPI {
         if let name, let why = ImageID.validateName(name) {
             return RefusingSink(HTTPError(.badRequest, detail: "Invalid image name '\(name)': \(why)."))
         }
+        if SignedRequestPolicy.isURLSource(request) {
+            return SourceRequestSink(api: self, request: request, name: name, responder: responder)
+        }
         do {
             return UploadSink(
                 api: self, upload: try store.beginUpload(), name: name, responder: responder,
@@ -105,9 +108,11 @@ extension FlipbookAPI {
     }
 
     /// Verifies and stores a finished upload (on the ingest queue) and says how it went.
-    func commitUpload(_ upload: UploadFile, name: String?, requestID: HTTPRequestID) -> HTTPResponse {
+    func commitUpload(
+        _ upload: UploadFile, name: String?, requestID: HTTPRequestID, origin: SourceOrigin? = nil
+    ) -> HTTPResponse {
         do {
-            let (record, created) = try store.commit(upload, name: name)
+            let (record, created) = try store.commit(upload, name: name, origin: origin)
             var headers = HTTPHeaders()
             headers.add(name: "Location", value: "/images/\(record.id)")
             headers.add(name: "ETag", value: Self.metadataETag(record))

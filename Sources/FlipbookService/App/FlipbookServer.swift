@@ -30,10 +30,12 @@ public final class FlipbookServer: Sendable {
     /// Builds everything; nothing listens until `start()` or `run()`.
     /// - Parameter registry: where metrics go (the process's, or a test's own).
     /// - Parameter clock: what the store's record rechecks are timed by (tests drive it).
+    /// - Parameter sourceResolver: how source URLs' host names are resolved (tests inject names).
     public init(
         settings: FlipbookSettings, logger: Logger = Logger(label: "flipbook"),
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
-        clock: any MonotonicClock = SystemMonotonicClock()
+        clock: any MonotonicClock = SystemMonotonicClock(),
+        sourceResolver: any SourceResolver = SystemResolver()
     ) throws {
         self.settings = settings
         self.logger = logger
@@ -89,7 +91,7 @@ public final class FlipbookServer: Sendable {
             settings: settings, store: store, cache: cache, registry: registry, logger: logger,
             loops: configuration.eventLoopThreads, accessLog: accessLog,
             isDraining: { box.server?.isDraining ?? false },
-            connectionStatistics: { box.server?.statistics })
+            connectionStatistics: { box.server?.statistics }, sourceResolver: sourceResolver)
         configuration.maxConnections = settings.server.maxConnections
         configuration.maxRequestLineBytes = settings.server.maxRequestLineBytes
         configuration.maxHeaderBytes = settings.server.maxHeaderBytes

@@ -180,6 +180,34 @@ public struct FlipbookSettings: Sendable, Equatable {
         public init() {}
     }
 
+    /// Images registered by URL (`POST /images` with `{"url": …}`), fetched under these rules.
+    public struct Sources: Sendable, Equatable {
+        /// URL prefixes a source must match (scheme, host and port equal, path at a segment
+        /// boundary); empty = any host.
+        public var allowedPrefixes: [String] = []
+        /// CIDR blocks whose loopback, private, link-local, … addresses may be fetched anyway
+        /// (development and tests); empty = only public addresses.
+        public var allowedNetworks: [String] = []
+        public var maxRedirects = 3
+        /// The largest body fetched; 0 = `limits.maxFileBytes`.
+        public var maxBytes = 0
+        /// The whole fetch, redirects included.
+        public var timeoutSeconds = 10.0
+        /// Revalidate a source this long after it was fetched, when its image is asked for;
+        /// 0 = only `POST /images/{id}/refresh`.
+        public var refreshSeconds = 0.0
+        public init() {}
+    }
+
+    /// Signed URLs (HMAC-SHA256, imgproxy's scheme in query parameters).
+    public struct Security: Sendable, Equatable {
+        /// `KEY:SALT` pairs, hexadecimal; the first signs, any verifies. Empty = no signatures.
+        public var urlKeys: [String] = []
+        /// Which requests must be signed when `urlKeys` is set (see ``SignedRequestPolicy``).
+        public var signedRoutes: [String] = ["renditions", "previews", "storyboards", "sources"]
+        public init() {}
+    }
+
     /// Logging.
     public struct Log: Sendable, Equatable {
         /// trace, debug, info, notice, warning, error, critical.
@@ -202,6 +230,8 @@ public struct FlipbookSettings: Sendable, Equatable {
     public var auth = Auth()
     public var ui = UI()
     public var log = Log()
+    public var sources = Sources()
+    public var security = Security()
 
     public init() {}
 }

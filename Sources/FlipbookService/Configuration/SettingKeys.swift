@@ -88,6 +88,14 @@ enum SettingKeys {
         Key(name: "log.format", kind: .string(\.log.format)),
         Key(name: "log.accessLog", kind: .bool(\.log.accessLog)),
         Key(name: "log.accessLogFile", kind: .string(\.log.accessLogFile)),
+        Key(name: "sources.allowedPrefixes", kind: .strings(\.sources.allowedPrefixes)),
+        Key(name: "sources.allowedNetworks", kind: .strings(\.sources.allowedNetworks)),
+        Key(name: "sources.maxRedirects", kind: .int(\.sources.maxRedirects)),
+        Key(name: "sources.maxBytes", kind: .int(\.sources.maxBytes)),
+        Key(name: "sources.timeoutSeconds", kind: .double(\.sources.timeoutSeconds)),
+        Key(name: "sources.refreshSeconds", kind: .double(\.sources.refreshSeconds)),
+        Key(name: "security.urlKeys", kind: .strings(\.security.urlKeys), isSecret: true),
+        Key(name: "security.signedRoutes", kind: .strings(\.security.signedRoutes)),
     ]
 
     static func key(named name: String) -> Key? {

@@ -256,6 +256,7 @@ public struct SettingsLoader: Sendable {
         for proxy in settings.server.trustedProxies {
             try require(IPAddressRange(proxy) != nil, "server.trustedProxies: '\(proxy)' is not an IP address or CIDR block")
         }
+        try validateSources(settings)
         for origin in settings.server.corsOrigins {
             try require(
                 CORSPolicy.isValidEntry(origin),

@@ -25,6 +25,8 @@ public struct StoredImage: Sendable, Codable, Equatable {
     /// before revisions were recorded). A record of another revision is re-indexed from its
     /// original when it is loaded (``ImageStore``), since frame counts and timing may differ.
     public var outputRevision: Int?
+    /// Where the bytes were fetched from, for an image registered by URL (nil otherwise).
+    public var origin: SourceOrigin? = nil
 
     /// Whether `metadata` is what this build derives from the original.
     public var isCurrentRevision: Bool { outputRevision == AnimatedImage.outputRevision }
@@ -32,7 +34,7 @@ public struct StoredImage: Sendable, Codable, Equatable {
     /// Frames and metadata of this image can never change under its id.
     public var isImmutable: Bool { source == .upload }
 
-    private enum CodingKeys: String, CodingKey { case id, sha256, source, storedAt, metadata, outputRevision }
+    private enum CodingKeys: String, CodingKey { case id, sha256, source, storedAt, metadata, outputRevision, origin }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -42,6 +44,7 @@ public struct StoredImage: Sendable, Codable, Equatable {
         try c.encode(storedAt, forKey: .storedAt)
         try c.encode(MetadataDocument(id: id, metadata: metadata), forKey: .metadata)
         try c.encodeIfPresent(outputRevision, forKey: .outputRevision)
+        try c.encodeIfPresent(origin, forKey: .origin)
     }
 }
 
@@ -52,7 +55,8 @@ extension StoredImage {
             id: c.decode(String.self, forKey: .id), sha256: c.decode(String.self, forKey: .sha256),
             source: c.decode(Source.self, forKey: .source), storedAt: c.decode(Date.self, forKey: .storedAt),
             metadata: c.decode(MetadataDocument.self, forKey: .metadata).metadata,
-            outputRevision: c.decodeIfPresent(Int.self, forKey: .outputRevision))
+            outputRevision: c.decodeIfPresent(Int.self, forKey: .outputRevision),
+            origin: c.decodeIfPresent(SourceOrigin.self, forKey: .origin))
     }
 }
 

@@ -28,7 +28,8 @@ final class TestService: @unchecked Sendable {
     /// - Parameter configure: adjusts the settings (tokens, limits, …) before start.
     init(
         dataDirectory: String? = nil, backend: Backend = .fs, bucket: String? = nil, moto: MotoServer? = nil,
-        clock: any MonotonicClock = SystemMonotonicClock(), configure: (inout FlipbookSettings) -> Void = { _ in }
+        clock: any MonotonicClock = SystemMonotonicClock(), sourceResolver: any SourceResolver = SystemResolver(),
+        configure: (inout FlipbookSettings) -> Void = { _ in }
     ) throws {
         let directory: String = dataDirectory ?? Self.temporaryDirectory()
         var settings = FlipbookSettings()
@@ -64,7 +65,7 @@ final class TestService: @unchecked Sendable {
         configure(&settings)
         var logger = Logger(label: "flipbook.test")
         logger.logLevel = .warning
-        server = try FlipbookServer(settings: settings, logger: logger, clock: clock)
+        server = try FlipbookServer(settings: settings, logger: logger, clock: clock, sourceResolver: sourceResolver)
         try server.start()
         self.dataDirectory = directory
         client = HTTPTestClient(port: server.port)

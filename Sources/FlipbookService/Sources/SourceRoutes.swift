@@ -1,0 +1,167 @@
+import Foundation
+import HTTPServer
+
+/// Receives the small JSON body of a registration by URL (`{"url": "https://…"}`), then fetches
+/// on the sources queue and answers as an upload of the fetched bytes would.
+final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
+    static let maxBodyBytes = 16 * 1024
+    private let api: FlipbookAPI
+    private let request: HTTPRequest
+    private let name: String?
+    private let responder: HTTPResponder
+    private var body: [UInt8] = []
+
+    init(api: FlipbookAPI, request: HTTPRequest, name: String?, responder: HTTPResponder) {
+        self.api = api
+        self.request = request
+        self.name = name
+        self.responder = responder
+    }
+
+    func write(_ chunk: UnsafeRawBufferPointer) throws {
+        body.append(contentsOf: chunk)
+        if body.count > Self.maxBodyBytes {
+            throw HTTPError(.contentTooLarge, detail: "A registration by URL is a JSON object of at most 16 KiB.")
+        }
+    }
+
+    func finish() -> HTTPHandlerResult {
+        // A signature covers the path and query, not the body: where registrations must be
+        // signed, the URL must be the signed `url` parameter.
+        if request.query("url") == nil, let signing = api.sources.signing, let route = request.route,
+            signing.needsSignature(method: request.method, route: route, parameters: [String](), isURLSource: true)
+        {
+            return .now(
+                .problem(
+                    .forbidden,
+                    detail: "This request must be signed: a signed registration names its URL in the url parameter."))
+        }
+        let url: String
+        switch Self.sourceURL(query: request.query("url"), body: body) {
+        case .success(let found): url = found
+        case .failure(let refusal): return .now(FlipbookAPI.problem(refusal))
+        }
+        let (api, name, responder, requestID) = (self.api, self.name, self.responder, request.requestID)
+        api.sources.queue.async {
+            responder.respond(api.fetchAndCommit(url, name: name, requestID: requestID))
+        }
+        return .later
+    }
+
+    func fail(_ reason: HTTPBodyFailure) {}
+
+    /// The URL named by the `url` parameter (the form a signature covers) and/or the body's
+    /// `url` member; when both are given they must be equal.
+    static func sourceURL(query: String?, body: [UInt8]) -> Result<String, HTTPError> {
+        var fromBody: String? = nil
+        if !body.isEmpty {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+                let url = object["url"] as? String
+            else {
+                return .failure(HTTPError(.badRequest, detail: "The body must be a JSON object with a string member 'url'."))
+            }
+            fromBody = url
+        }
+        switch (query, fromBody) {
+        case (nil, nil):
+            return .failure(HTTPError(.badRequest, detail: "Name the image's URL: {\"url\": \"https://…\"}."))
+        case (let q?, let b?) where q != b:
+            return .failure(HTTPError(.badRequest, detail: "The url parameter and the body's url differ."))
+        case (let q?, _):
+            return .success(q)
+        case (nil, let b?):
+            return .success(b)
+        }
+    }
+}
+
+/// `POST /images` and `PUT /images/{name}` by URL, and `POST /images/{id}/refresh`.
+extension FlipbookAPI {
+    /// Fetches `url` into an upload and commits it (slow: on the sources queue). With
+    /// `validators`, a 304 answers nil (the image is unchanged).
+    func fetchAndCommit(
+        _ url: String, name: String?, validators: SourceFetcher.Validators? = nil, requestID: HTTPRequestID
+    ) -> HTTPResponse {
+        guard sources.claimFetch() else {
+            sources.count("busy")
+            return .problem(
+                .tooManyRequests, detail: "Too many sources are being fetched at once; retry shortly.",
+                headers: ["Retry-After": "1"])
+        }
+        defer { sources.releaseFetch() }
+        let upload: UploadFile
+        do {
+            upload = try store.beginUpload()
+        } catch {
+            return Self.storageUnavailable("The source cannot be stored right now")
+        }
+        let fetched: SourceFetcher.Fetched
+        do {
+            fetched = try sources.fetcher.fetch(url, validators: validators) { try upload.append($0) }
+        } catch {
+            upload.discard()
+            sources.count(error.reason)
+            if error.status == .internalServerError {
+                logger.error("source not written", metadata: ["error": "\(error)", "requestID": "\(requestID)"])
+            }
+            return .problem(error.status, detail: error.description)
+        }
+        if fetched.status == 304 {
+            upload.discard()
+            sources.count("not-modified")
+            return HTTPResponse(status: .notModified)
+        }
+        guard upload.byteCount > 0 else {
+            upload.discard()
+            sources.count("empty")
+            return .problem(.unprocessableContent, detail: "The source's body is empty.")
+        }
+        sources.count("ok")
+        let origin = SourceOrigin(url: url, etag: fetched.etag, lastModified: fetched.lastModified, fetchedAt: Date())
+        return commitUpload(upload, name: name, requestID: requestID, origin: origin)
+    }
+
+    /// `POST /images/{id}/refresh`: revalidates an image registered by URL with its validators.
+    /// Unchanged → 200 with its metadata; new bytes → a new content id (201, `Location`), and a
+    /// named image moves to them (200).
+    func refreshSource(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        if let refusal = Authorization.check(
+            request, token: settings.auth.uploadToken, what: "Refreshing", disabledWhenEmpty: false)
+        {
+            return .now(Self.problem(refusal))
+        }
+        let id = request.pathParameters["id"] ?? ""
+        let requestID = request.requestID
+        sources.queue.async { [self] in
+            responder.respond(refresh(id, requestID: requestID))
+        }
+        return .later
+    }
+
+    func refresh(_ id: String, requestID: HTTPRequestID) -> HTTPResponse {
+        guard let record = store.record(id, reindexing: false) else { return Self.unknownImage(id) }
+        guard let origin = record.origin else {
+            return .problem(.conflict, detail: "Image '\(id)' was not registered by URL; there is nothing to refresh.")
+        }
+        let validators = SourceFetcher.Validators(etag: origin.etag, lastModified: origin.lastModified)
+        let name = record.source == .named ? id : nil
+        let response = fetchAndCommit(origin.url, name: name, validators: validators, requestID: requestID)
+        guard response.status == .notModified else { return response }
+        let body = store.recordAndMetadata(id)?.1 ?? (try? ImageStore.encodeMetadata(of: record)) ?? []
+        return Self.json(body, headers: ["ETag": Self.metadataETag(record)])
+    }
+
+    /// With `sources.refreshSeconds`, an image whose source was fetched longer ago is
+    /// revalidated in the background when it is asked for (the request is not held).
+    func refreshIfDue(_ record: StoredImage) {
+        guard sources.refreshSeconds > 0, let origin = record.origin,
+            Date().timeIntervalSince(origin.fetchedAt) > sources.refreshSeconds,
+            sources.claimRefresh(record.id)
+        else { return }
+        let id = record.id
+        sources.queue.async { [self] in
+            _ = refresh(id, requestID: .none)
+            sources.releaseRefresh(id)
+        }
+    }
+}
