@@ -1,14 +1,40 @@
 // The image browser (GET /): every image with its poster and facts, paged with `next`, and an
 // upload area (file picker and drag-and-drop) that POSTs to /images with a progress bar.
+// Posters are frame 0 at the size the card shows them in device pixels (CSS width ×
+// devicePixelRatio, rounded up to a multiple of 40 px as the player rounds), as lossy WebP
+// where the browser takes it (`format=auto`); at the image's own width or wider, the full-size
+// frame itself. A card that grows gets a larger poster, one that shrinks keeps the one it has.
 import { fillFacts, formatBytes, formatDuration, formatPlays, problemDetail } from './format.js';
 
 const PAGE_SIZE = 60;
+const POSTER_STEP = 40;       // device pixels, as <flipbook-player> steps its frame widths
+const POSTER_QUALITY = 75;
 const list = document.getElementById('images');
 const listStatus = document.getElementById('list-status');
 const more = document.getElementById('more');
 const shown = new Map();  // id → <li>
 let next = undefined;     // the cursor of the next page; null after the last
 let loading = false;
+
+// ------------------------------------------------------------------ posters
+
+const posters = new WeakMap();  // <img> → the image it shows
+const resizes = 'ResizeObserver' in window
+  ? new ResizeObserver((entries) => { for (const entry of entries) sizePoster(entry.target); }) : null;
+
+/** Sets the poster's source for the width it is shown at, unless it already has one as wide. */
+function sizePoster(poster) {
+  const image = posters.get(poster);
+  if (!image) return;
+  const device = Math.round(poster.getBoundingClientRect().width * (window.devicePixelRatio || 1));
+  const width = Math.ceil(device / POSTER_STEP) * POSTER_STEP;
+  const full = width <= 0 || width >= image.width;
+  const current = Number(poster.dataset.width || 0);
+  if (poster.getAttribute('src') && (current === 0 || (!full && width <= current))) return;
+  poster.dataset.width = full ? '0' : String(width);
+  const frame = `/frames/${encodeURIComponent(image.id)}/0`;
+  poster.src = full ? frame : `${frame}?width=${width}&format=auto&quality=${POSTER_QUALITY}`;
+}
 
 function card(image) {
   const item = document.createElement('li');
@@ -18,7 +44,6 @@ function card(image) {
   link.href = `/player/${encodeURIComponent(image.id)}`;
   link.className = 'poster';
   const poster = document.createElement('img');
-  poster.src = `/frames/${encodeURIComponent(image.id)}/0`;
   poster.alt = '';
   poster.width = image.width;
   poster.height = image.height;
@@ -45,10 +70,16 @@ function card(image) {
 function add(image, { first = false } = {}) {
   const item = card(image);
   const existing = shown.get(image.id);
-  if (existing) existing.replaceWith(item);
-  else if (first) list.prepend(item);
+  if (existing) {
+    resizes?.unobserve(existing.querySelector('img'));
+    existing.replaceWith(item);
+  } else if (first) list.prepend(item);
   else list.append(item);
   shown.set(image.id, item);
+  const poster = item.querySelector('img');
+  posters.set(poster, image);
+  sizePoster(poster);  // laid out now (the width and height attributes give its box): its size is known
+  resizes?.observe(poster);
 }
 
 async function loadPage() {

@@ -11,13 +11,36 @@
 //
 // Frames come from /frames/{id}/{index}, about one second of playback ahead of the playhead
 // (capped in frames and bytes), decoded off the main thread with createImageBitmap and drawn
-// 1:1 on a canvas at the image's size in an open shadow root (part="canvas").
+// 1:1 on a canvas in an open shadow root (part="canvas").
+//
+// Sizes. The canvas is laid out at the image's size in CSS pixels, at most as wide as the page
+// lets it be, always at the image's aspect; its bitmap is the frame drawn on it. The player
+// measures that layout (a ResizeObserver, and a media query for devicePixelRatio changes) and
+// asks for frames as wide as it is shown in device pixels (CSS width × devicePixelRatio),
+// rounded up to a multiple of WIDTH_STEP so that a small resize refetches nothing:
+// `?width=N&format=auto&quality=Q` (N in device pixels, no `dpr`: lossy WebP at quality Q when
+// the Accept header lists WebP, which the player's does, else PNG). Shown at the image's own
+// width or wider (or not laid out at all), it asks with no parameters: the full-size lossless
+// frame, exactly the server's PNG. After a change of width, frames of the old width are still
+// drawn until those of the new one replace them. Attributes: `rendition="full"` always full size;
+// `rendition="NAME"` a preset of the server (`?r=NAME`, whatever its size); `quality="1…100"`
+// the quality of scaled frames (default DEFAULT_QUALITY). A server that refuses scaled frames
+// (400: renditions.allowArbitrary is off) gets full-size ones instead.
 
 const PREFETCH_MS = 1000;          // playback time fetched ahead of the playhead
 const PREFETCH_MAX_FRAMES = 48;    // … but never more frames than this
 const KEEP_ALL_BYTES = 48 << 20;   // decoded bytes under which every frame is kept (loops refetch nothing)
 const AHEAD_BYTES = 96 << 20;      // decoded bytes the ahead window may hold otherwise
 const PARALLEL_FETCHES = 4;
+// Scaled frames: widths are device pixels rounded up to a multiple of this; lossy WebP at this
+// quality unless the `quality` attribute says otherwise. Chosen by `make bench-player-bytes`: one
+// loop at 320 CSS px, DPR 1, headers and metadata included, costs 0.69× large.gif (1280×720,
+// 300 frames) and 1.90× small.gif (480×270, 100 frames); at 75 it was 0.79× and 2.16×, over
+// issue 21's goal of 2× for the small one.
+const WIDTH_STEP = 40;
+const DEFAULT_QUALITY = 60;
+// What the frames are asked for in: createImageBitmap decodes both (`format=auto` picks by it).
+const FRAME_ACCEPT = 'image/webp,image/png;q=0.9';
 const MIN_RATE = 0.25, MAX_RATE = 4;
 // Animation-frame timestamps are multiples of 0.1 ms; sums of them drift by float rounding (a
 // frame due at exactly 80 ms would otherwise wait for the next animation frame at 79.99999…).
@@ -86,17 +109,25 @@ async function problemOf(response) {
 }
 
 export class FlipbookPlayer extends HTMLElement {
-  static get observedAttributes() { return ['src', 'controls', 'poster-only']; }
+  static get observedAttributes() { return ['src', 'controls', 'poster-only', 'rendition', 'quality']; }
 
   #shadow; #canvas; #context; #controls = null; #errorBox;
   #meta = null; #etag = null; #metaURL = null; #framesURL = null; #generation = 0; #abort = null;
+  // index → { bitmap, query }: a decoded frame and the rendition it is of; index → query of the
+  // fetch under way.
   #bitmaps = new Map(); #pending = new Map(); #queue = [];
-  #index = 0; #shownIndex = -1; #plays = 0; #accum = 0; #last = null; #raf = 0;
+  #index = 0; #shownIndex = -1; #shownBitmap = null; #plays = 0; #accum = 0; #last = null; #raf = 0;
   #playing = false; #ended = false; #stalled = false; #rate = 1; #loop = undefined;
   #hidden = false; #offscreen = false; #observer = null; #metadataWaiters = [];
   #drawWaiters = []; #keepAll = false; #userStarted = false; #scrubbing = null;
+  // The rendition frames are fetched in ({ query, width, height, scaled }), the canvas's width
+  // in device pixels as last measured, and whether the server refused scaled frames.
+  #rendition = null; #deviceWidth = 0; #scaledRefused = false;
+  #sizeObserver = null; #resolution = null;
   #tick = (now) => this.#onAnimationFrame(now);
   #onVisibility = () => { this.#hidden = document.visibilityState === 'hidden'; this.#updateRunning(); };
+  #onResize = () => this.#resized();
+  #onResolution = () => { this.#watchResolution(); this.#resized(); };
 
   constructor() {
     super();
@@ -132,6 +163,11 @@ export class FlipbookPlayer extends HTMLElement {
       });
       this.#observer.observe(this);
     }
+    if ('ResizeObserver' in window) {
+      this.#sizeObserver = new ResizeObserver(this.#onResize);
+      this.#sizeObserver.observe(this.#canvas);
+    }
+    this.#watchResolution();
     this.#renderControls();
     if (!this.#metaURL && this.getAttribute('src')) this.#load();
   }
@@ -140,6 +176,10 @@ export class FlipbookPlayer extends HTMLElement {
     document.removeEventListener('visibilitychange', this.#onVisibility);
     this.#observer?.disconnect();
     this.#observer = null;
+    this.#sizeObserver?.disconnect();
+    this.#sizeObserver = null;
+    this.#resolution?.removeEventListener('change', this.#onResolution);
+    this.#resolution = null;
     this.#cancelFrame();
   }
 
@@ -148,6 +188,7 @@ export class FlipbookPlayer extends HTMLElement {
     if (name === 'src' && this.isConnected) this.#load();
     if (name === 'controls' || name === 'poster-only') this.#renderControls();
     if (name === 'poster-only' && this.hasAttribute('poster-only')) this.pause();
+    if (name === 'rendition' || name === 'quality') this.#resized();
   }
 
   get src() { return this.getAttribute('src') || ''; }
@@ -169,6 +210,8 @@ export class FlipbookPlayer extends HTMLElement {
   get stalled() { return this.#stalled; }
   /** How many frames are decoded and ready. */
   get bufferedFrames() { return this.#bitmaps.size; }
+  /** The query frames are asked for with ('' = full size), once the metadata is in. */
+  get frameQuery() { return this.#rendition ? this.#rendition.query : undefined; }
 
   get playbackRate() { return this.#rate; }
   set playbackRate(value) {
@@ -291,6 +334,8 @@ export class FlipbookPlayer extends HTMLElement {
     this.#ended = false;
     this.#stalled = false;
     this.#index = 0; this.#plays = 0; this.#accum = 0; this.#shownIndex = -1;
+    this.#rendition = null;
+    this.#scaledRefused = false;
     this.#showError(null);
     const src = this.getAttribute('src');
     if (!src) return;
@@ -321,12 +366,19 @@ export class FlipbookPlayer extends HTMLElement {
 
   #adopt(meta) {
     this.#meta = meta;
-    this.#canvas.width = meta.width;
-    this.#canvas.height = meta.height;
+    // Laid out at the image's size and aspect whatever the size of the frame on it (CSS of the
+    // page, through ::part(canvas), still wins); then measured.
+    this.#canvas.style.width = `${meta.width}px`;
+    this.#canvas.style.aspectRatio = `${meta.width} / ${meta.height}`;
+    this.#measure();
+    this.#rendition = this.#chooseRendition();
+    this.#canvas.width = this.#rendition.width;
+    this.#canvas.height = this.#rendition.height;
+    this.#shownBitmap = null;
     this.#canvas.setAttribute('aria-label', `Animation ${meta.id}: ${meta.frameCount} frame${meta.frameCount === 1 ? '' : 's'}`);
     this.#context = this.#canvas.getContext('2d', { alpha: true });
     this.#context.imageSmoothingEnabled = false;
-    this.#keepAll = meta.width * meta.height * 4 * meta.frameCount <= KEEP_ALL_BYTES;
+    this.#updateKeepAll();
     this.#index = Math.min(this.#index, meta.frameCount - 1);
     this.#shownIndex = -1;
     this.#renderControls();
@@ -360,11 +412,66 @@ export class FlipbookPlayer extends HTMLElement {
   }
 
   #dropFrames() {
-    for (const bitmap of this.#bitmaps.values()) bitmap.close();
+    for (const { bitmap } of this.#bitmaps.values()) bitmap.close();
     this.#bitmaps.clear();
     this.#pending.clear();
     this.#queue = [];
   }
+
+  // ------------------------------------------------------------------ sizes
+
+  /** The canvas's laid-out width in device pixels (0 when it is not laid out). */
+  #measure() {
+    const width = this.isConnected ? this.#canvas.getBoundingClientRect().width : 0;
+    this.#deviceWidth = Math.round(width * (window.devicePixelRatio || 1));
+  }
+
+  /** The rendition to fetch frames in now (see the header). */
+  #chooseRendition() {
+    const meta = this.#meta;
+    const full = { query: '', width: meta.width, height: meta.height, scaled: false };
+    const name = (this.getAttribute('rendition') || '').trim();
+    if (name === 'full') return full;
+    if (name) {
+      // A preset's size is the server's to say: the full size stands in (for the byte budgets)
+      // until its first frame is in.
+      const query = `?r=${encodeURIComponent(name)}`;
+      const known = this.#rendition && this.#rendition.query === query ? this.#rendition : null;
+      return known || { query, width: meta.width, height: meta.height, scaled: false };
+    }
+    const width = Math.ceil(this.#deviceWidth / WIDTH_STEP) * WIDTH_STEP;
+    if (this.#scaledRefused || width <= 0 || width >= meta.width) return full;
+    const asked = Number(this.getAttribute('quality'));
+    const quality = Number.isInteger(asked) && asked >= 1 && asked <= 100 ? asked : DEFAULT_QUALITY;
+    // The server's size rule (contain, no enlarging): round(h × width / w), halves up.
+    const height = Math.max(1, Math.floor((2 * meta.height * width + meta.width) / (2 * meta.width)));
+    return { query: `?width=${width}&format=auto&quality=${quality}`, width, height, scaled: true };
+  }
+
+  /** After a resize, a change of devicePixelRatio or of an attribute: a new rendition when the
+   *  stepped width (or the attributes) changed; frames are refetched from the playhead on. */
+  #resized() {
+    if (!this.#meta) return;
+    this.#measure();
+    const next = this.#chooseRendition();
+    if (next.query === this.#rendition.query) return;
+    this.#rendition = next;
+    this.#updateKeepAll();
+    this.#schedule();
+  }
+
+  #watchResolution() {
+    this.#resolution?.removeEventListener('change', this.#onResolution);
+    this.#resolution = window.matchMedia?.(`(resolution: ${window.devicePixelRatio || 1}dppx)`) ?? null;
+    this.#resolution?.addEventListener('change', this.#onResolution);
+  }
+
+  #frameBytes() { return this.#rendition.width * this.#rendition.height * 4; }
+
+  #updateKeepAll() { this.#keepAll = this.#frameBytes() * this.#meta.frameCount <= KEEP_ALL_BYTES; }
+
+  /** Whether frame `index` is decoded in the rendition asked for now. */
+  #fresh(index) { return this.#bitmaps.get(index)?.query === this.#rendition.query; }
 
   /** The frames wanted now, in the order they will be shown: the current one, then about a
    *  second of playback ahead (scaled by the rate), looping when the animation loops. */
@@ -372,8 +479,7 @@ export class FlipbookPlayer extends HTMLElement {
     const meta = this.#meta;
     const wanted = [this.#index];
     if (this.hasAttribute('poster-only')) return wanted;
-    const frameBytes = meta.width * meta.height * 4;
-    const maxFrames = Math.max(1, Math.min(PREFETCH_MAX_FRAMES, Math.floor(AHEAD_BYTES / frameBytes)));
+    const maxFrames = Math.max(1, Math.min(PREFETCH_MAX_FRAMES, Math.floor(AHEAD_BYTES / this.#frameBytes())));
     let ahead = 0, index = this.#index, plays = this.#plays;
     const total = this.#totalPlays();
     while (wanted.length <= maxFrames && ahead < PREFETCH_MS * this.#rate) {
@@ -396,11 +502,12 @@ export class FlipbookPlayer extends HTMLElement {
     const wanted = this.#wanted();
     if (!this.#keepAll) {
       const keep = new Set(wanted);
-      for (const [index, bitmap] of this.#bitmaps) {
+      for (const [index, { bitmap }] of this.#bitmaps) {
         if (!keep.has(index)) { bitmap.close(); this.#bitmaps.delete(index); }
       }
     }
-    this.#queue = wanted.filter((index) => !this.#bitmaps.has(index) && !this.#pending.has(index));
+    // Frames of another rendition stay drawable until this one's replace them.
+    this.#queue = wanted.filter((index) => !this.#fresh(index) && !this.#pending.has(index));
     this.#pump();
   }
 
@@ -412,27 +519,44 @@ export class FlipbookPlayer extends HTMLElement {
 
   #fetchFrame(index) {
     const generation = this.#generation;
-    const promise = fetch(this.#framesURL + index, { signal: this.#abort.signal })
+    const rendition = this.#rendition;
+    fetch(this.#framesURL + index + rendition.query,
+          { signal: this.#abort.signal, headers: { Accept: FRAME_ACCEPT } })
       .then(async (response) => {
         if (!response.ok) throw await problemOf(response);
         return response.blob();
       })
       // Decoded off the main thread. No colour-space option: the frame is converted exactly as
-      // the browser converts the original (the served PNG carries the original's colour
+      // the browser converts the original (the served PNG or WebP carries the original's colour
       // information), and untagged frames are drawn as they are. Straight alpha, so a canvas
       // holding it premultiplies once, as it does for any image drawn on it.
       .then((blob) => createImageBitmap(blob, { premultiplyAlpha: 'none' }))
       .then((bitmap) => {
         if (generation !== this.#generation) { bitmap.close(); return; }
         this.#pending.delete(index);
-        this.#bitmaps.set(index, bitmap);
+        const current = rendition.query === this.#rendition.query;
+        if (!current && this.#fresh(index)) { bitmap.close(); this.#pump(); return; }
+        if (current && (bitmap.width !== this.#rendition.width || bitmap.height !== this.#rendition.height)) {
+          // A preset's size (or a server that scaled otherwise): the byte budgets follow it.
+          this.#rendition = { ...this.#rendition, width: bitmap.width, height: bitmap.height };
+          this.#updateKeepAll();
+        }
+        this.#bitmaps.get(index)?.bitmap.close();
+        this.#bitmaps.set(index, { bitmap, query: rendition.query });
         this.#frameArrived(index);
-        this.#pump();
+        // A frame of an earlier rendition: drawable now, but this one's is still to fetch.
+        if (current) this.#pump(); else this.#schedule();
       })
       .catch((error) => {
         if (generation !== this.#generation) return;
         this.#pending.delete(index);
         if (error.name === 'AbortError') return;
+        if (error.status === 400 && rendition.scaled) {
+          // Scaled frames refused (a presets-only server): full-size ones are always served.
+          if (this.#scaledRefused) this.#schedule();
+          else { this.#scaledRefused = true; this.#resized(); }
+          return;
+        }
         if (error.status === 429 || error.status === 503) {
           // The server is busy (decode queue full, or draining): the player stalls and asks again.
           setTimeout(() => { if (generation === this.#generation) this.#schedule(); },
@@ -441,11 +565,14 @@ export class FlipbookPlayer extends HTMLElement {
         }
         this.#fail(error);
       });
-    this.#pending.set(index, promise);
+    this.#pending.set(index, rendition.query);
   }
 
   #frameArrived(index) {
-    if (index === this.#index && this.#shownIndex !== index) this.#draw(index);
+    if (index === this.#index) {
+      if (this.#shownIndex !== index) this.#draw(index);
+      else if (this.#shownBitmap !== this.#bitmaps.get(index).bitmap) this.#draw(index, undefined, true);
+    }
     if (this.#stalled) this.#updateRunning();
   }
 
@@ -460,13 +587,23 @@ export class FlipbookPlayer extends HTMLElement {
     return done;
   }
 
-  #draw(index, time = performance.now()) {
-    const bitmap = this.#bitmaps.get(index);
+  /** Draws frame `index`; a `frame` event tells of it unless it only replaces the same frame in
+   *  another rendition (`replacing`). */
+  #draw(index, time = performance.now(), replacing = false) {
+    const bitmap = this.#bitmaps.get(index)?.bitmap;
     if (!bitmap || !this.#context) return false;
+    if (this.#canvas.width !== bitmap.width || this.#canvas.height !== bitmap.height) {
+      // The canvas's bitmap is the frame's size (CSS keeps the size it is shown at); a resized
+      // canvas starts from a fresh context state.
+      this.#canvas.width = bitmap.width;
+      this.#canvas.height = bitmap.height;
+      this.#context.imageSmoothingEnabled = false;
+    }
     // 'copy' replaces every pixel, transparent ones included: the canvas holds exactly the frame.
     this.#context.globalCompositeOperation = 'copy';
     this.#context.drawImage(bitmap, 0, 0);
     this.#shownIndex = index;
+    this.#shownBitmap = bitmap;
     const waiters = this.#drawWaiters;
     this.#drawWaiters = [];
     for (const waiter of waiters) {
@@ -474,7 +611,7 @@ export class FlipbookPlayer extends HTMLElement {
       else this.#drawWaiters.push(waiter);
     }
     this.#syncControls();
-    this.dispatchEvent(new CustomEvent('frame', { detail: { index, time, play: this.#plays } }));
+    if (!replacing) this.dispatchEvent(new CustomEvent('frame', { detail: { index, time, play: this.#plays } }));
     return true;
   }
 

@@ -79,7 +79,8 @@ async function pollCache() {
   polling = 0;
   if (document.visibilityState === 'hidden') return;
   try {
-    const response = await fetch(`/images/${encodeURIComponent(id)}/cache`, { cache: 'no-store' });
+    // With the player's rendition query (empty at full size): the frames of what it plays.
+    const response = await fetch(`/images/${encodeURIComponent(id)}/cache${player.frameQuery || ''}`, { cache: 'no-store' });
     if (response.ok) showResidency(await response.json());
   } catch { /* the next poll tries again */ }
   polling = setTimeout(pollCache, CACHE_POLL_MS);
