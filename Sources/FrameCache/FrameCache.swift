@@ -112,6 +112,8 @@ public final class FrameCache: @unchecked Sendable {
         let entry = entry(for: image, startingAt: index, now: now)
         let moved = entry.movePlayhead(to: index)
         if moved { entry.prefetchStalled = false }
+        // A rendition first played: it may now be decoded ahead (``CacheState/refreshWindows``).
+        if moved && !entry.isExact && entry.playheadMoves == 1 { state.windowsStale = true }
         entry.lastRequest = now
         entry.requestGeneration = state.purgeGeneration
         entry.lastUse = state.nextTick()

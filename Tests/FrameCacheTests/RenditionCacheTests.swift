@@ -1,0 +1,195 @@
+import AnimatedImage
+import FlipbookTestSupport
+import Foundation
+import SystemResources
+import Testing
+
+@testable import FrameCache
+
+/// Renditions in the one cache: keyed by (content, rendition, index), one decoder per image
+/// feeding every rendition's encoder, the budget, pressure and coalescing across renditions, and
+/// the bound on what a client cycling through sizes can make the cache hold.
+@Suite("Renditions in the frame cache", .serialized)
+struct RenditionCacheTests {
+    func cache(budget: Int, threads: Int = 2, decodeAhead: Int = 4) -> FrameCache {
+        var configuration = FrameCacheConfiguration(
+            budgetBytes: budget, decodeThreads: threads,
+            window: WindowPolicy(wholeAnimationBytes: 10_000_000, minimumWindow: 2))
+        configuration.decodeAheadRenditions = decodeAhead
+        return FrameCache(configuration: configuration)
+    }
+
+    /// `image` scaled to `width` px wide (aspect kept), as `format`.
+    func rendition(_ image: AnimatedImage, width: Int, format: FrameFormat = .png, quality: Int? = nil) throws
+        -> FrameRendition
+    {
+        try RenditionRequest(width: width, format: format, quality: quality)
+            .rendition(canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight, maxOutputDimension: 4096)
+    }
+
+    func cacheable(_ id: String, _ image: AnimatedImage, _ rendition: FrameRendition? = nil) -> CacheableImage {
+        CacheableImage(id: id, image: image, rendition: rendition)
+    }
+
+    @Test func aRenditionsFramesAreTheScaledCompositeEncodedAsAsked() throws {
+        let image = try TestImages.medium()
+        let cache = cache(budget: 64 << 20)
+        defer { cache.shutdown() }
+        let small = try rendition(image, width: 100, format: .webp, quality: 70)
+        let renderer = FrameRenderer(image: image)
+        for k in [0, 7, 41] {
+            let (_, frame) = cache.fetch(cacheable("m", image, small), k)
+            let expected = try RenditionEncoder().encode(renderer.render(k), as: small, colorSpace: image.colorSpace)
+            #expect(frame?.png == expected, "frame \(k)")
+            #expect(frame?.png.starts(with: Array("RIFF".utf8)) == true)
+        }
+        // The full-size PNG is another entry of the same image, with today's bytes.
+        let (_, full) = cache.fetch(cacheable("m", image), 7)
+        #expect(full?.png == (try PNGEncoder().encode(renderer.render(7), colorSpace: image.colorSpace)))
+        #expect(cache.stats().entries == 2)
+    }
+
+    @Test func twoRenditionsPlayedTogetherDecodeEachFrameOnce() throws {
+        let image = try TestImages.medium()
+        let cache = cache(budget: 256 << 20)
+        defer { cache.shutdown() }
+        let a = cacheable("m", image, try rendition(image, width: 120))
+        let b = cacheable("m", image, try rendition(image, width: 80, format: .webp, quality: 80))
+        for k in 0..<image.frameCount {
+            #expect(cache.fetch(a, k).frame != nil)
+            #expect(cache.fetch(b, k).frame != nil)
+        }
+        cache.waitUntilIdle()
+        let stats = cache.stats()
+        // Each frame composited once (a few more: the first frames, made on demand for each
+        // rendition before both were played, replay from the key frame).
+        #expect(stats.framesDecoded <= image.frameCount + 8, "\(stats.framesDecoded) decodes for \(image.frameCount) frames")
+        #expect(stats.renditions.sharedRenders >= image.frameCount - 4, "\(stats.renditions)")
+        #expect(stats.images.allSatisfy { $0.cachedFrames == image.frameCount })
+        #expect(stats.images.filter { $0.decoderBytes > 0 }.count <= 1, "one decoder for the image")
+    }
+
+    @Test func concurrentRequestsCoalescePerRenditionAndShareOneComposite() throws {
+        let image = try TestImages.medium()
+        let gate = DispatchSemaphore(value: 0)
+        let cache = cache(budget: 64 << 20, threads: 1)
+        defer { cache.shutdown() }
+        func gated(_ rendition: FrameRendition) -> CacheableImage {
+            CacheableImage(
+                id: "m", frameCount: image.frameCount, canvasWidth: image.canvasWidth,
+                canvasHeight: image.canvasHeight, rendition: rendition,
+                load: {
+                    gate.wait()
+                    return image
+                })
+        }
+        let a = gated(try rendition(image, width: 120))
+        let b = gated(try rendition(image, width: 60))
+        let results = Results()
+        for image in [a, a, a, b, b, b] {
+            #expect(cache.frame(image, index: 9, completion: results.completion) == nil)
+        }
+        gate.signal()
+        let values = results.wait(for: 6)
+        #expect(values.count == 6)
+        let sizes = Set(values.compactMap { try? $0.get().png.count })
+        #expect(sizes.count == 2, "one frame per rendition, each answered three times")
+        let stats = cache.stats()
+        #expect(stats.coalesced == 4)
+        #expect(stats.renditions.sharedRenders >= 1, "the second rendition's frame came from the first's canvas")
+        #expect(stats.framesDecoded <= 10, "frame 9 and the frames before it, composited once: \(stats.framesDecoded)")
+    }
+
+    @Test func theBudgetHoldsAcrossRenditions() throws {
+        let image = try TestImages.medium()
+        let budget = 6 << 20
+        let cache = cache(budget: budget)
+        defer { cache.shutdown() }
+        let renditions = try [240, 200, 160, 120].map { cacheable("m", image, try rendition(image, width: $0)) }
+        for k in 0..<image.frameCount {
+            for r in renditions { #expect(cache.fetch(r, k).frame != nil) }
+            let stats = cache.stats()
+            #expect(stats.usedBytes <= budget - stats.workingReserveBytes, "frame \(k): \(stats.usedBytes)")
+        }
+    }
+
+    @Test func onlyTheMostRecentlyPlayedFewAreDecodedAhead() async throws {
+        let image = try TestImages.medium()
+        let cache = cache(budget: 256 << 20, decodeAhead: 2)
+        defer { cache.shutdown() }
+        let renditions = try [200, 160, 120, 100].map { cacheable("m", image, try rendition(image, width: $0)) }
+        for k in 0..<3 {
+            for r in renditions { _ = cache.fetch(r, k) }
+        }
+        cache.waitUntilIdle()
+        let stats = cache.stats()
+        #expect(stats.renditions.decodeAhead == 2, "\(stats.renditions)")
+        #expect(stats.renditions.onDemand == 2, "\(stats.renditions)")
+        // The on-demand ones get nothing more decoded ahead for them.
+        let onDemand = stats.images.filter { $0.window == 0 }
+        #expect(onDemand.count == 2)
+        try await Task.sleep(for: .milliseconds(600))
+        cache.waitUntilIdle()
+        let later = cache.stats().images.filter { $0.window == 0 }
+        #expect(later.map(\.cachedFrames).sorted() == onDemand.map(\.cachedFrames).sorted())
+        // A single request makes a rendition, not a player: it is never decoded ahead.
+        _ = cache.fetch(cacheable("m", image, try rendition(image, width: 50)), 5)
+        cache.waitUntilIdle()
+        #expect(cache.stats().renditions.decodeAhead == 2)
+    }
+
+    @Test func aClientCyclingThroughSizesHoldsAtMostTheCapOfOneImage() throws {
+        let image = try TestImages.medium()
+        let cache = cache(budget: 64 << 20)
+        defer { cache.shutdown() }
+        _ = cache.fetch(cacheable("s", image), 0)
+        for width in 1...(ImageSource.maxRenditions + 20) {
+            #expect(cache.fetch(cacheable("s", image, try rendition(image, width: width)), 0).frame != nil)
+        }
+        let stats = cache.stats()
+        #expect(stats.entries <= ImageSource.maxRenditions, "\(stats.entries) entries")
+        #expect(stats.renditions.replaced >= 20)
+        #expect(stats.images.contains { $0.rendition == "full" }, "the full-size frames stay")
+    }
+
+    @Test func pressureKeepsPostersOnlyOfRenditionsInUse() throws {
+        let image = try TestImages.medium()
+        let cache = cache(budget: 256 << 20, decodeAhead: 1)
+        defer { cache.shutdown() }
+        let played = cacheable("m", image, try rendition(image, width: 120))
+        let once = cacheable("m", image, try rendition(image, width: 60))
+        for k in 0..<4 { _ = cache.fetch(played, k) }
+        _ = cache.fetch(once, 0)
+        _ = cache.fetch(cacheable("m", image), 0)
+        cache.waitUntilIdle()
+        cache.memoryPressure(.warning, source: "test")
+        #expect(cache.residency(of: played.key)?.cachedFrames.contains(0) == true, "a played rendition keeps its poster")
+        #expect(cache.residency(of: "m")?.cachedFrames.contains(0) == true, "the full-size poster stays")
+        #expect(cache.residency(of: once.key)?.cachedFrames.contains(0) != true, "an on-demand rendition's poster goes")
+        cache.memoryPressure(.critical, source: "test")
+        #expect(cache.residency(of: played.key)?.cachedFrames.count ?? 0 <= 1)
+    }
+
+    @Test func removingAnImageDropsEveryRenditionAndItsDecoder() throws {
+        let image = try TestImages.medium()
+        let cache = cache(budget: 64 << 20)
+        defer { cache.shutdown() }
+        for width in [200, 100] { _ = cache.fetch(cacheable("m", image, try rendition(image, width: width)), 3) }
+        _ = cache.fetch(cacheable("m", image), 3)
+        cache.waitUntilIdle()
+        #expect(cache.heldBytes > 0)
+        cache.remove(id: "m")
+        #expect(cache.heldBytes == 0)
+        #expect(cache.stats().entries == 0)
+    }
+
+    @Test func fullSizeRenditionsAreKeyedAsTheImageItself() throws {
+        let image = try TestImages.small()
+        let full = CacheableImage(id: "s", image: image, rendition: .exact(width: image.canvasWidth, height: image.canvasHeight))
+        #expect(full.key == "s")
+        let webp = CacheableImage(
+            id: "s", image: image,
+            rendition: FrameRendition(scaledWidth: image.canvasWidth, scaledHeight: image.canvasHeight, format: .webp))
+        #expect(webp.key == "s/\(image.canvasWidth)x\(image.canvasHeight)-webp-ll")
+    }
+}
