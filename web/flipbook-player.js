@@ -34,11 +34,12 @@ const AHEAD_BYTES = 96 << 20;      // decoded bytes the ahead window may hold ot
 const PARALLEL_FETCHES = 4;
 // Scaled frames: widths are device pixels rounded up to a multiple of this; lossy WebP at this
 // quality unless the `quality` attribute says otherwise. Chosen by `make bench-player-bytes`: one
-// loop at 320 CSS px, DPR 1, headers and metadata included, costs 0.69× large.gif (1280×720,
-// 300 frames) and 1.90× small.gif (480×270, 100 frames); at 75 it was 0.79× and 2.16×, over
-// issue 21's goal of 2× for the small one.
+// loop at 320 CSS px, DPR 1, headers and metadata included, costs 0.66× large.gif (1280×720,
+// 300 frames) and 1.82× small.gif (480×270, 100 frames), against issue 21's goals of 1× and 2×.
+// 75 cost 2.16× for small.gif; 60 cost 1.90×, too close to 2× for an encoder set a little
+// faster (libwebp method 2 makes these frames 4% larger than method 4).
 const WIDTH_STEP = 40;
-const DEFAULT_QUALITY = 60;
+const DEFAULT_QUALITY = 55;
 // What the frames are asked for in: createImageBitmap decodes both (`format=auto` picks by it).
 const FRAME_ACCEPT = 'image/webp,image/png;q=0.9';
 const MIN_RATE = 0.25, MAX_RATE = 4;

@@ -22,7 +22,7 @@ from conftest import Flipbook, flipbook_binary, wait_until
 
 WIDTH, HEIGHT, FRAMES = 800, 450, 6
 ACCEPT = "image/webp,image/png;q=0.9"  # what the player sends with its frame requests
-Q = 60  # the player's default quality for scaled frames (DEFAULT_QUALITY in web/flipbook-player.js)
+Q = 55  # the player's default quality for scaled frames (DEFAULT_QUALITY in web/flipbook-player.js)
 
 # Opens a bare page of the server's origin (the image browser, emptied) with one player in it.
 SETUP = r"""
