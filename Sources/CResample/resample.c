@@ -197,7 +197,10 @@ int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int
     if (scaled->BandFmt != VIPS_FORMAT_UCHAR || size != pixels * 4) {
         status = fail(error, error_size, -8, "unexpected sample format");
     } else if (opaque) {
+        // An opaque frame stays opaque: the kernel's rounding can leave 254 where weights of a
+        // wide kernel do not sum to exactly one.
         memcpy(dst, memory, pixels * 4);
+        for (size_t i = 3; i < pixels * 4; i += 4) dst[i] = 255;
     } else {
         const uint8_t *p = memory;
         for (size_t i = 0; i < pixels * 4; i += 4) {

@@ -92,12 +92,13 @@ struct RenditionQuery: Sendable, Equatable {
         return query
     }
 
-    /// Decimal digits only, no sign, at least 1, at most 9 digits.
+    /// Decimal digits only, no sign, at least 1. Longer numbers than `Int` holds count as 10^18:
+    /// they are sizes above any limit (refused as such), not malformed.
     static func positiveInteger(_ text: String) -> Int? {
-        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-            let value = Int(text), value > 0
-        else { return nil }
-        return value
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        let digits = text.drop { $0 == "0" }
+        guard !digits.isEmpty else { return nil }
+        return digits.utf8.count > 18 ? 1_000_000_000_000_000_000 : Int(digits)
     }
 
     /// A value as quoted back in a problem's detail: at most 40 characters.

@@ -1,0 +1,65 @@
+import Testing
+
+@testable import AnimatedImage
+
+/// Scaling frames (libvips reducing, pixman enlarging): exact sizes, flat colours stay flat, no
+/// fringe where alpha changes, deterministic.
+@Suite("Resampler")
+struct ResamplerTests {
+    func canvas(width: Int, height: Int, _ pixel: (Int, Int) -> [UInt8]) -> Canvas {
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(width * height * 4)
+        for y in 0..<height { for x in 0..<width { pixels += pixel(x, y) } }
+        return Canvas(width: width, height: height, pixels: pixels)
+    }
+
+    @Test(arguments: [(480, 270, 320, 180), (1280, 720, 160, 90), (100, 100, 250, 250), (7, 3, 1, 1), (1000, 10, 3, 1), (10, 10, 30, 5)])
+    func aFlatColourStaysFlatAtEverySize(sw: Int, sh: Int, dw: Int, dh: Int) throws {
+        for alpha: UInt8 in [255, 128] {
+            let flat = canvas(width: sw, height: sh) { _, _ in [200, 30, 90, alpha] }
+            let scaled = try Resampler.scale(flat, width: dw, height: dh)
+            #expect(scaled.width == dw && scaled.height == dh)
+            for i in stride(from: 0, to: scaled.pixels.count, by: 4) {
+                let px = Array(scaled.pixels[i..<i + 4])
+                #expect(zip(px, [200, 30, 90, alpha]).allSatisfy { abs(Int($0) - Int($1)) <= 1 }, "\(px) at \(i / 4)")
+            }
+        }
+    }
+
+    /// Opaque saturated red beside fully transparent pixels whose colour is green (a colour no
+    /// browser shows): scaled without premultiplying, the edge would turn yellow-brown.
+    @Test(arguments: [(64, 64, 24, 24), (64, 64, 160, 160)])
+    func aHardAlphaEdgeOverSaturatedColourHasNoFringe(sw: Int, sh: Int, dw: Int, dh: Int) throws {
+        let edge = canvas(width: sw, height: sh) { x, _ in x < sw / 2 ? [255, 0, 0, 255] : [0, 255, 0, 0] }
+        let scaled = try Resampler.scale(edge, width: dw, height: dh)
+        var partial = 0
+        for i in stride(from: 0, to: scaled.pixels.count, by: 4) where scaled.pixels[i + 3] > 0 {
+            let (r, g, b, a) = (scaled.pixels[i], scaled.pixels[i + 1], scaled.pixels[i + 2], scaled.pixels[i + 3])
+            #expect(r >= 254 && g == 0 && b == 0, "pixel \(i / 4) is \(r),\(g),\(b),\(a)")
+            if a < 255 { partial += 1 }
+        }
+        #expect(partial > 0, "the edge is antialiased")
+        // Far from the edge: the colour and the transparency are exact.
+        let row = dh / 2 * dw * 4
+        #expect(Array(scaled.pixels[row..<row + 4]) == [255, 0, 0, 255])
+        #expect(scaled.pixels[row + (dw - 1) * 4 + 3] == 0)
+    }
+
+    @Test func scalingIsDeterministic() throws {
+        let noise = canvas(width: 301, height: 173) { x, y in
+            [UInt8((x * 7 + y * 13) & 255), UInt8((x * y) & 255), UInt8((x ^ y) & 255), UInt8((x + y * 3) & 255)]
+        }
+        let a = try Resampler.scale(noise, width: 97, height: 55)
+        let b = try Resampler.scale(noise, width: 97, height: 55)
+        #expect(a == b)
+        let up1 = try Resampler.scale(noise, width: 400, height: 200)
+        let up2 = try Resampler.scale(noise, width: 400, height: 200)
+        #expect(up1 == up2)
+    }
+
+    @Test func theSameSizeIsTheSameCanvas() throws {
+        let c = canvas(width: 5, height: 4) { x, y in [UInt8(x), UInt8(y), 9, 255] }
+        #expect(try Resampler.scale(c, width: 5, height: 4) == c)
+        #expect(throws: ResamplingError.self) { try Resampler.scale(c, width: 0, height: 4) }
+    }
+}
