@@ -1,0 +1,165 @@
+import AnimatedImage
+import FlipbookTestSupport
+import Foundation
+import Testing
+
+@testable import FlipbookService
+
+/// Renditions through the HTTP API, as a client sees them: bytes, types, ETags, `Vary`,
+/// `Content-Location`, 304, 400s, and the CLI writing the same bytes.
+@Suite("Rendition routes", .serialized)
+struct RenditionRoutesTests {
+    static let path = "pillow/gif/iss634.gif"  // 245×245, 42 frames
+
+    func withService(
+        _ configure: (inout FlipbookSettings) -> Void = { _ in }, _ body: (TestService, String) throws -> Void
+    ) async throws {
+        let service = try TestService(configure: configure)
+        let upload = try service.upload(Corpus.bytes(Self.path))
+        let id = try #require(upload.json["id"] as? String)
+        try body(service, id)
+        await service.stop()
+    }
+
+    @Test func noParametersServeTodaysFrameAndAFullSizeRenditionIsTheSame() async throws {
+        try await withService { service, id in
+            let plain = try service.client.get("/frames/\(id)/5")
+            let image = try AnimatedImage(bytes: Corpus.bytes(Self.path))
+            let expected = try PNGEncoder().encode(FrameRenderer(image: image).render(5), colorSpace: image.colorSpace)
+            #expect(plain.body == expected)
+            #expect(plain.header("Content-Type") == "image/png")
+            #expect(plain.header("Vary") == nil)
+            let same = try service.client.get("/frames/\(id)/5?width=245&format=png&cachebust=7")
+            #expect(same.body == plain.body && same.header("ETag") == plain.header("ETag"))
+        }
+    }
+
+    @Test func renditionsHaveTheirSizeTypeAndOwnETags() async throws {
+        try await withService { service, id in
+            var etags: Set<String> = []
+            for (query, type, size) in [
+                ("", "image/png", (245, 245)), ("width=100", "image/png", (100, 100)),
+                ("width=100&format=webp", "image/webp", (100, 100)), ("width=100&format=webp&quality=60", "image/webp", (100, 100)),
+                ("width=50&dpr=2", "image/png", (100, 100)), ("width=120&height=60&fit=cover", "image/png", (120, 60)),
+                ("width=120&height=60&fit=fill", "image/png", (120, 60)), ("format=webp", "image/webp", (245, 245)),
+            ] {
+                let response = try service.client.get("/frames/\(id)/3?\(query)")
+                #expect(response.status == 200, "\(query): \(response.text)")
+                #expect(response.header("Content-Type") == type, "\(query)")
+                let decoded = try FrameRenderer(image: AnimatedImage(bytes: response.body)).render(0)
+                #expect((decoded.width, decoded.height) == size, "\(query)")
+                etags.insert(try #require(response.header("ETag")))
+                #expect(response.header("X-Frame-Index") == "3")
+            }
+            // Two spellings of one rendition are one: same ETag.
+            #expect(etags.count == 7, "\(etags)")
+            let revalidated = try service.client.get(
+                "/frames/\(id)/3?width=100&format=webp",
+                headers: ["If-None-Match": try service.client.get("/frames/\(id)/3?width=100&format=webp").header("ETag")!])
+            #expect(revalidated.status == 304)
+        }
+    }
+
+    @Test func varyOnlyWhenTheFormatWasNegotiated() async throws {
+        try await withService { service, id in
+            let webp = try service.client.get("/frames/\(id)/1?width=80&format=auto", headers: ["Accept": "image/webp,*/*"])
+            #expect(webp.header("Content-Type") == "image/webp" && webp.header("Vary") == "Accept")
+            let png = try service.client.get("/frames/\(id)/1?width=80&format=auto", headers: ["Accept": "*/*"])
+            #expect(png.header("Content-Type") == "image/png" && png.header("Vary") == "Accept")
+            #expect(png.header("ETag") != webp.header("ETag"))
+            let refused = try service.client.get("/frames/\(id)/1?width=80&format=auto", headers: ["Accept": "image/webp;q=0"])
+            #expect(refused.header("Content-Type") == "image/png")
+            let explicit = try service.client.get("/frames/\(id)/1?width=80&format=webp", headers: ["Accept": "image/webp"])
+            #expect(explicit.header("Vary") == nil)
+            let notModified = try service.client.get(
+                "/frames/\(id)/1?width=80&format=auto",
+                headers: ["Accept": "image/webp", "If-None-Match": webp.header("ETag")!])
+            #expect(notModified.status == 304 && notModified.header("Vary") == "Accept")
+        }
+        try await withService({ $0.renditions.defaultFormat = "auto" }) { service, id in
+            let negotiated = try service.client.get("/frames/\(id)/1", headers: ["Accept": "image/webp"])
+            #expect(negotiated.header("Content-Type") == "image/webp" && negotiated.header("Vary") == "Accept")
+            #expect(try service.client.get("/frames/\(id)/1").header("Content-Type") == "image/png")
+        }
+    }
+
+    @Test func framesAtATimeKeepTheRenditionInTheirLocation() async throws {
+        try await withService { service, id in
+            let response = try service.client.get("/frames/\(id)?width=64&t=250&format=webp")
+            #expect(response.status == 200)
+            let location = try #require(response.header("Content-Location"))
+            #expect(location.hasPrefix("/frames/\(id)/") && location.hasSuffix("?width=64&format=webp"), "\(location)")
+            let same = try service.client.get(location)
+            #expect(same.body == response.body && same.header("ETag") == response.header("ETag"))
+            #expect(try service.client.get("/frames/\(id)?t=250").header("Content-Location")?.contains("?") == false)
+        }
+    }
+
+    @Test func badParametersAre400sNamingThem() async throws {
+        try await withService { service, id in
+            for (query, name) in [
+                ("width=abc", "width"), ("dpr=9", "dpr"), ("fit=cover&width=9", "fit"), ("format=gif", "format"),
+                ("quality=50", "quality"), ("width=5000", "limits.maxOutputDimension"), ("r=none", "r"),
+            ] {
+                for path in ["/frames/\(id)/0?\(query)", "/frames/\(id)?t=0&\(query)"] {
+                    let response = try service.client.get(path)
+                    #expect(response.status == 400, "\(path)")
+                    #expect(response.header("Content-Type") == "application/problem+json")
+                    #expect((response.json["detail"] as? String)?.contains(name) == true, "\(path): \(response.text)")
+                }
+            }
+        }
+    }
+
+    @Test func presetsOnlyServesPresets() async throws {
+        try await withService({
+            $0.renditions.presets = ["thumb:width=60&format=webp&quality=70"]
+            $0.renditions.allowArbitrary = false
+        }) { service, id in
+            let thumb = try service.client.get("/frames/\(id)/2?r=thumb")
+            #expect(thumb.status == 200 && thumb.header("Content-Type") == "image/webp")
+            #expect(try service.client.get("/frames/\(id)/2?width=60").status == 400)
+            #expect(try service.client.get("/frames/\(id)/2").status == 200)
+        }
+    }
+
+    @Test func theStatsCountRenditions() async throws {
+        try await withService { service, id in
+            for k in 0..<4 { _ = try service.client.get("/frames/\(id)/\(k)?width=90") }
+            _ = try service.client.get("/frames/\(id)/0?width=70")
+            let stats = try service.client.get("/stats").json
+            let renditions = try #require(stats["renditions"] as? [String: Any])
+            #expect(renditions["entries"] as? Int == 2)
+            let rows = try #require(stats["images"] as? [[String: Any]])
+            #expect(Set(rows.compactMap { $0["rendition"] as? String }) == ["90x90-png", "70x70-png"])
+        }
+    }
+
+    @Test func theCLIWritesTheBytesTheServiceServes() async throws {
+        let flipbook = try CLITests.flipbook()
+        let file = Corpus.root.appendingPathComponent(Self.path).path
+        let directory = NSTemporaryDirectory() + "flipbook-cli-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withService { service, id in
+            for (flags, query) in [
+                (["--width", "100", "--format", "webp", "--quality", "70"], "width=100&format=webp&quality=70"),
+                (["--width", "90", "--height", "40", "--fit", "cover"], "width=90&height=40&fit=cover"),
+                (["--width", "60", "--dpr", "1.5", "--format", "webp"], "width=60&dpr=1.5&format=webp"),
+            ] {
+                let out = directory + "/" + UUID().uuidString
+                let result = try runProcess(flipbook, ["frame", file, "7", "-o", out] + flags)
+                #expect(result.status == 0, "\(result.stderr)")
+                let written = try [UInt8](Data(contentsOf: URL(fileURLWithPath: out)))
+                #expect(try service.client.get("/frames/\(id)/7?\(query)").body == written, "\(flags)")
+            }
+            let frames = directory + "/all"
+            let result = try runProcess(flipbook, ["frames", file, "-o", frames, "--width", "50", "--format", "webp"])
+            #expect(result.status == 0, "\(result.stderr)")
+            for k in [0, 41] {
+                let written = try [UInt8](Data(contentsOf: URL(fileURLWithPath: frames + String(format: "/frame_%04d.webp", k))))
+                #expect(try service.client.get("/frames/\(id)/\(k)?width=50&format=webp").body == written)
+            }
+        }
+    }
+}
