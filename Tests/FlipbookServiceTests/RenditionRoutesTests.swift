@@ -135,6 +135,20 @@ struct RenditionRoutesTests {
         }
     }
 
+    @Test func theCacheResidencyOfARendition() async throws {
+        try await withService { service, id in
+            for k in 0..<3 { _ = try service.client.get("/frames/\(id)/\(k)?width=90&format=webp") }
+            let held = try service.client.get("/images/\(id)/cache?width=90&format=webp").json
+            #expect(held["rendition"] as? String == "90x90-webp-ll")
+            #expect((held["cachedFrames"] as? [Int])?.starts(with: [0, 1, 2]) == true)
+            #expect(held["playhead"] as? Int == 2)
+            let full = try service.client.get("/images/\(id)/cache").json
+            #expect(full["rendition"] as? String == "full")
+            #expect((full["cachedFrames"] as? [Int]) == [])
+            #expect(try service.client.get("/images/\(id)/cache?width=0").status == 400)
+        }
+    }
+
     @Test func theCLIWritesTheBytesTheServiceServes() async throws {
         let flipbook = try CLITests.flipbook()
         let file = Corpus.root.appendingPathComponent(Self.path).path

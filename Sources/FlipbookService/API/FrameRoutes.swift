@@ -41,8 +41,8 @@ extension FlipbookAPI {
         return "\"f-\(record.sha256.prefix(32))-\(index)-\(name)-r\(AnimatedImage.outputRevision)\""
     }
 
-    /// The rendition the request's query and `Accept` field ask for; nil with the 400 to answer.
-    private func requestedRendition(_ request: HTTPRequest) -> Result<RequestedRendition, RenditionParameterError> {
+    /// The rendition the request's query and `Accept` field ask for, or the 400's reason.
+    func requestedRendition(_ request: HTTPRequest) -> Result<RequestedRendition, RenditionParameterError> {
         // Today's frame without a query: nothing to parse on the common path.
         if request.queryItems.isEmpty && renditions.defaultFormat == .png { return .success(.full) }
         let accept = request.headers.values(for: "Accept").joined(separator: ",")
@@ -112,6 +112,15 @@ extension FlipbookAPI {
         return Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount).frameIndex(at: time)
     }
 
+    /// What `requested` makes of `record`'s canvas, or the 400's reason.
+    func rendition(_ requested: RequestedRendition, of record: StoredImage) -> Result<FrameRendition, RenditionParameterError> {
+        let (width, height) = (record.metadata.width, record.metadata.height)
+        if requested == .full { return .success(.exact(width: width, height: height)) }
+        return Result { () throws(RenditionParameterError) in
+            try renditions.rendition(requested, canvasWidth: width, canvasHeight: height)
+        }
+    }
+
     /// `Content-Location` of a frame asked for by time: its index, with the request's query less
     /// `t` (the rendition's parameters, as given).
     static func contentLocation(_ request: HTTPRequest, id: String, index: Int) -> String {
@@ -138,14 +147,9 @@ extension FlipbookAPI {
         let width = record.metadata.width
         let height = record.metadata.height
         let rendition: FrameRendition
-        if requested == .full {
-            rendition = .exact(width: width, height: height)
-        } else {
-            do {
-                rendition = try renditions.rendition(requested, canvasWidth: width, canvasHeight: height)
-            } catch {
-                return .now(.problem(.badRequest, detail: error.detail))
-            }
+        switch self.rendition(requested, of: record) {
+        case .success(let value): rendition = value
+        case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
         // What the prepared answers do not hold: where a frame asked for by time is, and that a
         // negotiated format varies by `Accept`.

@@ -108,17 +108,36 @@ extension FlipbookAPI {
     /// Which frames the server's cache holds for the image right now (a player page's strip),
     /// with its window and playhead; `playhead` is null while the image has no cache entry.
     /// Reading it moves nothing.
+    /// `GET /images/{id}/cache`, with the rendition parameters of the frame routes: which frames
+    /// of that rendition (the full-size PNG without them) the cache holds.
     func cacheResidency(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
-        return withRecord(id, responder) { [cache] record, _ in
+        let requested: RequestedRendition
+        switch requestedRendition(request) {
+        case .success(let value): requested = value
+        case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+        }
+        return withRecord(id, responder) { [self] record, _ in
             guard let record else { return .now(Self.unknownImage(id)) }
-            return .now(Self.residencyResponse(id: id, record: record, held: cache.residency(of: Self.cacheKey(record))))
+            let rendition: FrameRendition
+            switch self.rendition(requested, of: record) {
+            case .success(let value): rendition = value
+            case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+            }
+            let metadata = record.metadata
+            let key = CacheableImage.key(
+                id: Self.cacheKey(record), rendition: rendition, canvasWidth: metadata.width, canvasHeight: metadata.height)
+            let name = key == Self.cacheKey(record) ? "full" : rendition.key
+            var response = Self.residencyResponse(id: id, rendition: name, record: record, held: cache.residency(of: key))
+            if requested.negotiated { response.headers.add(name: "Vary", value: "Accept") }
+            return .now(response)
         }
     }
 
-    static func residencyResponse(id: String, record: StoredImage, held: ImageResidency?) -> HTTPResponse {
+    static func residencyResponse(id: String, rendition: String, record: StoredImage, held: ImageResidency?) -> HTTPResponse {
         struct Residency: Encodable {
             var id: String
+            var rendition: String
             var frameCount: Int
             var cachedFrames: [Int]
             var window: Int
@@ -127,16 +146,17 @@ extension FlipbookAPI {
             func encode(to encoder: any Encoder) throws {
                 var c = encoder.container(keyedBy: CodingKeys.self)
                 try c.encode(id, forKey: .id)
+                try c.encode(rendition, forKey: .rendition)
                 try c.encode(frameCount, forKey: .frameCount)
                 try c.encode(cachedFrames, forKey: .cachedFrames)
                 try c.encode(window, forKey: .window)
                 try c.encode(whole, forKey: .whole)
                 try c.encode(playhead, forKey: .playhead)  // null when not in the cache
             }
-            enum CodingKeys: String, CodingKey { case id, frameCount, cachedFrames, window, whole, playhead }
+            enum CodingKeys: String, CodingKey { case id, rendition, frameCount, cachedFrames, window, whole, playhead }
         }
         let body = Residency(
-            id: id, frameCount: record.metadata.frameCount, cachedFrames: held?.cachedFrames ?? [],
+            id: id, rendition: rendition, frameCount: record.metadata.frameCount, cachedFrames: held?.cachedFrames ?? [],
             window: held?.window ?? 0, whole: held?.whole ?? false, playhead: held?.playhead)
         return Self.json(Self.encodeJSON(body), headers: ["Cache-Control": "no-store"])
     }
