@@ -2,10 +2,13 @@
 # Flipbook container image: built with the official Swift toolchain image, run on slim Debian.
 #   docker build -t flipbook .
 #   docker run --rm -p 8080:8080 -v flipbook-data:/data flipbook
-# The runtime stage holds the statically linked Swift binary plus giflib, libwebp, libpng, zlib
-# (decoding), libdeflate (compressing the PNGs Flipbook writes) and libcurl (FoundationNetworking's
-# HTTP client, for storage.backend=s3, and the source fetcher's, through its C API) from Debian; libstdc++6, libgcc-s1 and libc6 are already in
-# debian:bookworm-slim (apt needs them). The build fails if `ldd` finds any library missing.
+# The runtime stage holds the statically linked Swift binary plus giflib, libwebp (decoding, and
+# WebP frames through libwebpmux), libpng, zlib (decoding), libdeflate (compressing the PNGs
+# Flipbook writes), libvips with glib and pixman (scaling renditions: libvips reduces, pixman
+# enlarges; libvips adds about 150 MiB, BENCHMARKS.md "Resampling library") and libcurl
+# (FoundationNetworking's HTTP client for storage.backend=s3, and the source fetcher's, through its
+# C API) from Debian; libstdc++6, libgcc-s1 and libc6 are already in debian:bookworm-slim (apt
+# needs them). The build fails if `ldd` finds any library missing.
 
 ARG SWIFT_IMAGE=swift:6.2-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
@@ -16,7 +19,8 @@ FROM ${SWIFT_IMAGE} AS build
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
-        libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libcurl4-openssl-dev pkg-config \
+        libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libcurl4-openssl-dev \
+        libvips-dev libpixman-1-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -38,7 +42,8 @@ FROM ${RUNTIME_IMAGE} AS runtime
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
-        libgif7 libwebp7 libwebpdemux2 libpng16-16 zlib1g libdeflate0 libcurl4 \
+        libgif7 libwebp7 libwebpdemux2 libwebpmux3 libpng16-16 zlib1g libdeflate0 libcurl4 \
+        libvips42 libglib2.0-0 libpixman-1-0 \
     && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 flipbook \

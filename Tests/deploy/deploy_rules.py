@@ -12,9 +12,11 @@ from dockerfile_parse import DockerfileParser
 
 # libcurl4-openssl-dev: the static Foundation links FoundationNetworking against libcurl (-lcurl),
 # and the source fetcher (CCurl) calls its C API.
+# libvips-dev and libpixman-1-dev: the resamplers of scaled renditions (CResample).
 BUILD_PACKAGES = {"libgif-dev", "libwebp-dev", "libpng-dev", "zlib1g-dev", "libdeflate-dev", "libcurl4-openssl-dev",
-                  "pkg-config"}
-RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libpng16-16", "zlib1g", "libdeflate0", "libcurl4"}
+                  "libvips-dev", "libpixman-1-dev", "pkg-config"}
+RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libwebpmux3", "libpng16-16", "zlib1g", "libdeflate0",
+                    "libcurl4", "libvips42", "libglib2.0-0", "libpixman-1-0"}
 # Present in debian:bookworm-slim already: Priority required, or dependencies of apt.
 BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6"}
 REPLICAS = ["flipbook-1", "flipbook-2", "flipbook-3"]
