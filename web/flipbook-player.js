@@ -26,6 +26,10 @@
 // `rendition="NAME"` a preset of the server (`?r=NAME`, whatever its size); `quality="1…100"`
 // the quality of scaled frames (default DEFAULT_QUALITY). A server that refuses scaled frames
 // (400: renditions.allowArbitrary is off) gets full-size ones instead.
+//
+// Signed URLs. A signed `src` (`/images/{id}?…&sig=…`) is fetched with its query; the answer then
+// lists a signed URL per frame (`frameUrls`, in the rendition the signer put in the query), and
+// the player fetches those as they are instead of choosing a rendition itself.
 
 const PREFETCH_MS = 1000;          // playback time fetched ahead of the playhead
 const PREFETCH_MAX_FRAMES = 48;    // … but never more frames than this
@@ -352,7 +356,7 @@ export class FlipbookPlayer extends HTMLElement {
       this.#fail(new FlipbookError(`src must name an image: …/images/{id}, not ${url.pathname}`));
       return;
     }
-    this.#metaURL = url.origin + match[1] + '/images/' + match[2];
+    this.#metaURL = url.origin + match[1] + '/images/' + match[2] + url.search;  // a signed src keeps its query
     this.#framesURL = url.origin + match[1] + '/frames/' + match[2] + '/';
     const generation = this.#generation;
     fetch(this.#metaURL, { signal: this.#abort.signal })
@@ -521,7 +525,10 @@ export class FlipbookPlayer extends HTMLElement {
   #fetchFrame(index) {
     const generation = this.#generation;
     const rendition = this.#rendition;
-    fetch(this.#framesURL + index + rendition.query,
+    // A signed metadata answer lists each frame's signed URL, in the rendition its signer chose
+    // (README, "Signed URLs"); otherwise the player picks the rendition from its size.
+    const signed = this.#meta?.frameUrls?.[index];
+    fetch(signed ? new URL(signed, this.#metaURL).href : this.#framesURL + index + rendition.query,
           { signal: this.#abort.signal, headers: { Accept: FRAME_ACCEPT } })
       .then(async (response) => {
         if (!response.ok) throw await problemOf(response);
