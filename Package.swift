@@ -23,9 +23,9 @@ let requestPathSettings: [SwiftSetting] =
 
 // Where Debian's libglib2.0-dev keeps its headers; one directory is per architecture.
 #if arch(arm64)
-    let debianMultiarch = "aarch64-linux-gnu"
+let debianMultiarch = "aarch64-linux-gnu"
 #else
-    let debianMultiarch = "x86_64-linux-gnu"
+let debianMultiarch = "x86_64-linux-gnu"
 #endif
 let glibIncludeFlags = ["-I/usr/include/glib-2.0", "-I/usr/lib/\(debianMultiarch)/glib-2.0/include"]
 

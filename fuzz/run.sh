@@ -36,8 +36,10 @@ CORPUS_ROOT="${FLIPBOOK_CORPUS:-../shared/corpus}"
 # -package-name: the libraries' `package` declarations (HTTPParsing's, for HTTPServer) reach the targets.
 SWIFT_FLAGS=(-O -g -swift-version 6 -parse-as-library -package-name flipbook -sanitize=fuzzer,address)
 C_MODULES=(-I Sources/CGIF -I Sources/CWebP -I Sources/CPNG -I Sources/CZlib -I Sources/CDeflate
-  -I Sources/CLinux -I Sources/CMalloc)
-C_LIBRARIES=(-lgif -lwebp -lwebpdemux -lpng16 -lz -ldeflate)
+  -I Sources/CLinux -I Sources/CMalloc -I Sources/CResample/include)
+# CResample (libvips and pixman, the resamplers) is C: compiled by cc into libCResample.a.
+C_LIBRARIES=(-lgif -lwebp -lwebpdemux -lwebpmux -lpng16 -lz -ldeflate -lCResample -lvips -lgobject-2.0 -lglib-2.0
+  -lpixman-1 -lm)
 
 die() { echo "fuzz: $*" >&2; exit 2; }
 
@@ -46,11 +48,11 @@ targets() {
   for conf in fuzz/*/target.conf; do basename "$(dirname "$conf")"; done
 }
 
-# Reads fuzz/NAME/target.conf into LIBRARY, SEEDS, DICT, MAX_LEN, TIMEOUT, RSS_LIMIT_MB.
+# Reads fuzz/NAME/target.conf into LIBRARY, SEEDS, DICT, SOURCES, MAX_LEN, TIMEOUT, RSS_LIMIT_MB.
 load_target() {
   local name="$1"
   [ -f "fuzz/$name/target.conf" ] || die "no target '$name' (fuzz/run.sh list)"
-  LIBRARY="" SEEDS="" DICT="" MAX_LEN=65536 TIMEOUT=10 RSS_LIMIT_MB=2048
+  LIBRARY="" SEEDS="" DICT="" SOURCES="" MAX_LEN=65536 TIMEOUT=10 RSS_LIMIT_MB=2048
   # shellcheck disable=SC1090
   source "fuzz/$name/target.conf"
   [ -n "$LIBRARY" ] || die "fuzz/$name/target.conf sets no LIBRARY"
@@ -73,12 +75,25 @@ library_dependencies() {
   esac
 }
 
+# Builds .build-fuzz/lib/libCResample.a from Sources/CResample when it changed (not instrumented,
+# like the system libraries it calls).
+build_c_resample() {
+  local dir="$OUT/lib" archive="$OUT/lib/libCResample.a"
+  if [ -f "$archive" ] && [ -z "$(find Sources/CResample -newer "$archive" | head -1)" ]; then return; fi
+  mkdir -p "$dir"
+  cc -O2 -g -fPIC -I Sources/CResample/include $(pkg-config --cflags-only-I vips pixman-1) \
+    -c Sources/CResample/resample.c -o "$dir/resample.o"
+  rm -f "$archive"
+  ar rcs "$archive" "$dir/resample.o"
+}
+
 # Builds .build-fuzz/lib/lib$1.a and its module (and its dependencies first) when a source (or
 # the flags) changed.
 build_library() {
   local library="$1" dir="$OUT/lib" archive="$OUT/lib/lib$1.a" stamp="$OUT/lib/$1.flags"
   local -a sources dependencies inputs
   local dependency
+  [ "$library" = AnimatedImage ] && build_c_resample
   mapfile -t dependencies < <(library_dependencies "$library")
   for dependency in "${dependencies[@]}"; do
     build_library "$dependency"
@@ -109,6 +124,8 @@ build_target() {
   mkdir -p "$OUT/$name/corpus"
   local -a files=(fuzz/"$name"/*.swift)
   [ "$LIBRARY" = AnimatedImage ] && files+=(fuzz/support/*.swift)
+  # Files of a module that cannot be built here whole (FlipbookService), compiled into the target.
+  [ -n "$SOURCES" ] && files+=($SOURCES)
   if [ -x "$bin" ] && [ -z "$(find "${files[@]}" "$OUT/lib/lib$LIBRARY.a" -newer "$bin" | head -1)" ]; then
     return
   fi

@@ -175,7 +175,8 @@ struct CacheState {
     /// recently used among those being played get windows; the rest are made on demand
     /// (``ImageEntry/onDemand``). Entries that hold nothing and are inactive are forgotten (an
     /// active one may be the entry a request is about to wait on).
-    mutating func refreshWindows(now: Double, policy: WindowPolicy, cap: Int?, decodeThreads: Int, decodeAheadRenditions: Int = 4) {
+    mutating func refreshWindows(now: Double, policy: WindowPolicy, cap: Int?, decodeThreads: Int, decodeAheadRenditions: Int = 4)
+    {
         var nowActive: [ImageEntry] = []
         var renditions: [ObjectIdentifier: [ImageEntry]] = [:]
         var idlePosters = 0

@@ -291,9 +291,10 @@ extension FrameCache {
         }
         let memory = image.decodeMemory
         // Scaling and encoding for the renditions, one after another: the largest of them.
-        let renditions = ([work.job.entry] + work.job.also).map {
-            RenditionEncoder.workingBytes($0.rendition, width: image.canvasWidth, height: image.canvasHeight)
-        }.max() ?? 0
+        let renditions =
+            ([work.job.entry] + work.job.also).map {
+                RenditionEncoder.workingBytes($0.rendition, width: image.canvasWidth, height: image.canvasHeight)
+            }.max() ?? 0
         let base = memory.renderBytes + renditions + (work.renderer == nil ? memory.canvasBytes : 0)
         let resume = work.job.resume == nil ? 0 : memory.canvasBytes
         let replayed =

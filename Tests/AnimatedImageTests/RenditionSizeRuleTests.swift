@@ -106,7 +106,8 @@ struct RenditionSizeRuleTests {
     @Test func anEnlargedResultAboveTheLimitIsRefusedToo() {
         // One side given, enlarged, of a very narrow canvas: 1×4000 at width 4000 would be 4000×16000000.
         #expect(throws: RenditionError.outputTooLarge(16_000_000, limit: 4096)) {
-            try RenditionRequest(width: 4000, enlarge: true).rendition(canvasWidth: 1, canvasHeight: 4000, maxOutputDimension: 4096)
+            try RenditionRequest(width: 4000, enlarge: true).rendition(
+                canvasWidth: 1, canvasHeight: 4000, maxOutputDimension: 4096)
         }
     }
 

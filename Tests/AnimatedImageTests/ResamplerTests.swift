@@ -13,7 +13,9 @@ struct ResamplerTests {
         return Canvas(width: width, height: height, pixels: pixels)
     }
 
-    @Test(arguments: [(480, 270, 320, 180), (1280, 720, 160, 90), (100, 100, 250, 250), (7, 3, 1, 1), (1000, 10, 3, 1), (10, 10, 30, 5)])
+    @Test(arguments: [
+        (480, 270, 320, 180), (1280, 720, 160, 90), (100, 100, 250, 250), (7, 3, 1, 1), (1000, 10, 3, 1), (10, 10, 30, 5),
+    ])
     func aFlatColourStaysFlatAtEverySize(sw: Int, sh: Int, dw: Int, dh: Int) throws {
         for alpha: UInt8 in [255, 128] {
             let flat = canvas(width: sw, height: sh) { _, _ in [200, 30, 90, alpha] }

@@ -39,7 +39,8 @@ struct RenditionRoutesTests {
             var etags: Set<String> = []
             for (query, type, size) in [
                 ("", "image/png", (245, 245)), ("width=100", "image/png", (100, 100)),
-                ("width=100&format=webp", "image/webp", (100, 100)), ("width=100&format=webp&quality=60", "image/webp", (100, 100)),
+                ("width=100&format=webp", "image/webp", (100, 100)),
+                ("width=100&format=webp&quality=60", "image/webp", (100, 100)),
                 ("width=50&dpr=2", "image/png", (100, 100)), ("width=120&height=60&fit=cover", "image/png", (120, 60)),
                 ("width=120&height=60&fit=fill", "image/png", (120, 60)), ("format=webp", "image/webp", (245, 245)),
             ] {

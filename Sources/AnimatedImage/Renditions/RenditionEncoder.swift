@@ -28,7 +28,8 @@ public struct RenditionEncoder: Sendable {
     /// the scaler's work and the scaled frame, and libwebp's buffers (a few times the output).
     public static func workingBytes(_ rendition: FrameRendition, width: Int, height: Int) -> Int {
         let output = rendition.scaledWidth * rendition.scaledHeight * 4
-        let scaling = rendition.scales(width: width, height: height) ? Resampler.workingBytes(width: width, height: height) + output : 0
+        let scaling =
+            rendition.scales(width: width, height: height) ? Resampler.workingBytes(width: width, height: height) + output : 0
         return scaling + (rendition.format == .webp ? 3 * output : 0)
     }
 }

@@ -16,15 +16,19 @@ struct RenditionPolicy: Sendable {
             && name.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
 
-    /// The policy of `settings`; a malformed setting is an error naming it.
-    init(_ settings: FlipbookSettings) throws(RenditionParameterError) {
-        guard let format = RenditionQuery.Format(rawValue: settings.renditions.defaultFormat) else {
+    /// The policy of these settings (`renditions.*`, `limits.maxOutputDimension`); a malformed
+    /// default format or preset is an error naming it. (``init(_:)`` reads them from
+    /// ``FlipbookSettings``.)
+    init(defaultFormat: String, presets entries: [String], allowArbitrary: Bool, maxOutputDimension: Int)
+        throws(RenditionParameterError)
+    {
+        guard let format = RenditionQuery.Format(rawValue: defaultFormat) else {
             throw RenditionParameterError(
                 parameter: "renditions.defaultFormat",
-                detail: "renditions.defaultFormat must be png, webp or auto (got '\(settings.renditions.defaultFormat)')")
+                detail: "renditions.defaultFormat must be png, webp or auto (got '\(defaultFormat)')")
         }
         var presets: [String: RenditionQuery] = [:]
-        for entry in settings.renditions.presets {
+        for entry in entries {
             let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2, Self.isValidPresetName(parts[0]) else {
                 throw RenditionParameterError(
@@ -40,8 +44,8 @@ struct RenditionPolicy: Sendable {
         }
         self.defaultFormat = format
         self.presets = presets
-        self.allowArbitrary = settings.renditions.allowArbitrary
-        self.maxOutputDimension = settings.limits.maxOutputDimension
+        self.allowArbitrary = allowArbitrary
+        self.maxOutputDimension = maxOutputDimension
     }
 
     /// What `query` (a frame request's query items) and `accept` (its `Accept` field) ask for.
@@ -120,7 +124,8 @@ struct RenditionPolicy: Sendable {
     private static func limitError(_ error: RenditionError) -> RenditionParameterError {
         switch error {
         case .outputTooLarge:
-            return RenditionParameterError(parameter: "limits.maxOutputDimension", detail: "\(error.description.capitalizedFirst).")
+            return RenditionParameterError(
+                parameter: "limits.maxOutputDimension", detail: "\(error.description.capitalizedFirst).")
         case .coverNeedsBoth(let fit):
             return RenditionParameterError(parameter: "fit", detail: "fit=\(fit.rawValue) needs both width and height.")
         }

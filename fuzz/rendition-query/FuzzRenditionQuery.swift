@@ -1,0 +1,56 @@
+// libFuzzer entry for the rendition parameters (see target.conf); not part of the Swift package.
+//
+// The input: a query string (first line), an Accept field (second line), then four bytes giving
+// a canvas's width and height (1…65536 each). The run traps when:
+//   - parsing, negotiation or the size rule crashes, on any bytes;
+//   - a request is accepted whose served frame is empty, above the output limit on a side, or
+//     whose crop does not lie inside the scaled frame;
+//   - `quality` survives on a PNG, or `format=auto` does not say it was negotiated;
+//   - a rendition that changes nothing is not the full-size frame, or two renditions with one key
+//     differ (the key is the cache's and the ETag's name for the frame).
+
+import AnimatedImage
+
+let policy = try! RenditionPolicy(
+    defaultFormat: "png", presets: ["thumb:width=160&format=webp&quality=75", "square:width=64&height=64&fit=cover"],
+    allowArbitrary: true, maxOutputDimension: 4096)
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let lines = bytes.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: false)
+    let query = String(decoding: lines[0], as: UTF8.self)
+    let accept = lines.count > 1 ? String(decoding: lines[1], as: UTF8.self) : ""
+    let tail = lines.count > 2 ? Array(lines[2]) : []
+    let w = tail.count >= 2 ? Int(tail[0]) << 8 + Int(tail[1]) + 1 : 480
+    let h = tail.count >= 4 ? Int(tail[2]) << 8 + Int(tail[3]) + 1 : 270
+    let items = query.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        return (name: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
+    }
+    guard let requested = try? policy.requested(items, accept: Substring(accept)) else { return 0 }
+    if requested.request.format == .png { check(requested.request.quality == nil, "quality on a PNG: \(query)") }
+    if items.contains(where: { $0.name == "format" && $0.value == "auto" }) {
+        check(requested.negotiated, "auto not negotiated: \(query)")
+    }
+    guard let rendition = try? policy.rendition(requested, canvasWidth: w, canvasHeight: h) else { return 0 }
+    let (ow, oh) = (rendition.outputWidth, rendition.outputHeight)
+    check(ow >= 1 && oh >= 1 && ow <= 4096 && oh <= 4096, "\(query) on \(w)×\(h) serves \(ow)×\(oh)")
+    check(rendition.scaledWidth >= 1 && rendition.scaledHeight >= 1, "empty scaled frame")
+    if let crop = rendition.crop {
+        check(
+            crop.x >= 0 && crop.y >= 0 && crop.maxX <= rendition.scaledWidth && crop.maxY <= rendition.scaledHeight,
+            "crop \(crop) outside \(rendition.scaledWidth)×\(rendition.scaledHeight)")
+    }
+    if !rendition.scales(width: w, height: h) && rendition.crop == nil && rendition.format == .png {
+        check(rendition.isExact(width: w, height: h), "a rendition that changes nothing is not exact")
+    }
+    let again = FrameRendition(
+        scaledWidth: rendition.scaledWidth, scaledHeight: rendition.scaledHeight, crop: rendition.crop,
+        format: rendition.format, quality: rendition.quality)
+    check(again.key == rendition.key && again == rendition, "the key does not name the rendition")
+    if let dpr = requested.request.dpr as DevicePixelRatio? {
+        check(DevicePixelRatio(decimal: Substring(dpr.description)) == dpr, "dpr \(dpr) does not round-trip")
+    }
+    return 0
+}
