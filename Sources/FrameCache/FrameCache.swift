@@ -294,13 +294,26 @@ public final class FrameCache: @unchecked Sendable {
             pressure: CacheStats.Pressure(
                 level: pressure.level(at: now), windowCap: pressure.windowCap(at: now),
                 onDemand: pressure.isOnDemand(at: now)),
-            purges: purges,
-            renditions: CacheStats.Renditions(
-                entries: state.entries.count,
-                decodeAhead: state.entries.values.filter { !$0.isExact && $0.window > 0 }.count,
-                onDemand: state.entries.values.filter { $0.onDemand }.count,
-                sharedRenders: c.sharedRenders, replaced: c.renditionsReplaced),
-            images: images)
+            purges: purges, renditions: renditionCountsLocked(), images: images)
+    }
+
+    /// How the entries split into renditions decoded ahead and made on demand (`/metrics`).
+    public func renditionCounts() -> CacheStats.Renditions {
+        lock.lock()
+        defer { lock.unlock() }
+        return renditionCountsLocked()
+    }
+
+    private func renditionCountsLocked() -> CacheStats.Renditions {
+        var decodeAhead = 0
+        var onDemand = 0
+        for entry in state.entries.values {
+            if !entry.isExact && entry.window > 0 { decodeAhead += 1 }
+            if entry.onDemand { onDemand += 1 }
+        }
+        return CacheStats.Renditions(
+            entries: state.entries.count, decodeAhead: decodeAhead, onDemand: onDemand,
+            sharedRenders: state.counters.sharedRenders, replaced: state.counters.renditionsReplaced)
     }
 
     /// Which of one image's frames the cache holds right now, its window and its playhead

@@ -133,6 +133,9 @@ struct RenditionRoutesTests {
             #expect(renditions["entries"] as? Int == 2)
             let rows = try #require(stats["images"] as? [[String: Any]])
             #expect(Set(rows.compactMap { $0["rendition"] as? String }) == ["90x90-png", "70x70-png"])
+            #expect(try service.metric("flipbook_cache_renditions") == 2)
+            #expect(try service.metric("flipbook_cache_renditions", where: "decode_ahead") == 1)
+            #expect(try service.metric("flipbook_cache_renditions", where: "on_demand") == 1)
         }
     }
 

@@ -56,6 +56,17 @@ extension FlipbookAPI {
                     + "# TYPE flipbook_access_log_dropped_lines_total counter\n"
                     + "flipbook_access_log_dropped_lines_total \(counts.linesDropped)\n").utf8)
         }
+        let renditions = cache.renditionCounts()
+        body += Array(
+            ("# TYPE flipbook_cache_renditions gauge\n"
+                + "flipbook_cache_renditions{kind=\"decode_ahead\"} \(renditions.decodeAhead)\n"
+                + "flipbook_cache_renditions{kind=\"on_demand\"} \(renditions.onDemand)\n"
+                + "flipbook_cache_renditions{kind=\"other\"} "
+                + "\(renditions.entries - renditions.decodeAhead - renditions.onDemand)\n"
+                + "# TYPE flipbook_cache_shared_renders_total counter\n"
+                + "flipbook_cache_shared_renders_total \(renditions.sharedRenders)\n"
+                + "# TYPE flipbook_cache_renditions_replaced_total counter\n"
+                + "flipbook_cache_renditions_replaced_total \(renditions.replaced)\n").utf8)
         if let decode = cache.configuration.decodeBudget?.stats() {
             body += Array(
                 ("# TYPE flipbook_decode_memory_budget_bytes gauge\n"
