@@ -45,9 +45,9 @@ extension FlipbookAPI {
     func requestedRendition(_ request: HTTPRequest) -> Result<RequestedRendition, RenditionParameterError> {
         // Today's frame without a query: nothing to parse on the common path.
         if request.queryItems.isEmpty && renditions.defaultFormat == .png { return .success(.full) }
-        let accept = request.headers.values(for: "Accept").joined(separator: ",")
         return Result { () throws(RenditionParameterError) in
-            try renditions.requested(request.queryItems, accept: Substring(accept))
+            try renditions.requested(
+                request.queryItems, accept: Substring(request.headers.values(for: "Accept").joined(separator: ",")))
         }
     }
 

@@ -48,15 +48,16 @@ struct RenditionPolicy: Sendable {
         self.maxOutputDimension = maxOutputDimension
     }
 
-    /// What `query` (a frame request's query items) and `accept` (its `Accept` field) ask for.
-    /// Parameters other than the rendition's are ignored (`t`, cache busters).
-    func requested(_ query: [(name: String, value: String)], accept: Substring?) throws(RenditionParameterError)
-        -> RequestedRendition
-    {
+    /// What `query` (a frame request's query items) and `accept` (its `Accept` field, read only
+    /// when the format is negotiated) ask for. Parameters other than the rendition's are ignored
+    /// (`t`, cache busters).
+    func requested(
+        _ query: [(name: String, value: String)], accept: @autoclosure () -> Substring?
+    ) throws(RenditionParameterError) -> RequestedRendition {
         var given = RenditionQuery()
         var preset: String? = nil
         var arbitrary: String? = nil
-        for (name, value) in query where RenditionQuery.parameterNames.contains(name) {
+        for (name, value) in query where RenditionQuery.isParameter(name) {
             if name == "r" {
                 guard preset == nil else {
                     throw RenditionParameterError(parameter: "r", detail: "r is given more than once.")
@@ -96,7 +97,7 @@ struct RenditionPolicy: Sendable {
             switch format {
             case .png: .png
             case .webp: .webp
-            case .auto: AcceptNegotiation.acceptsWebP(accept) ? .webp : .png
+            case .auto: AcceptNegotiation.acceptsWebP(accept()) ? .webp : .png
             }
         let request = RenditionRequest(
             width: given.width, height: given.height, dpr: given.dpr ?? .one, fit: fit,

@@ -18,8 +18,14 @@ struct RenditionQuery: Sendable, Equatable {
     var format: Format?
     var quality: Int?
 
-    /// Every query parameter the frame routes read for renditions (`r` names a preset).
-    static let parameterNames: Set<String> = ["width", "height", "dpr", "fit", "enlarge", "format", "quality", "r"]
+    /// Whether `name` is a query parameter the frame routes read for renditions (`r` names a
+    /// preset): compared as short strings, not hashed (this runs on every frame hit).
+    static func isParameter(_ name: String) -> Bool {
+        switch name {
+        case "width", "height", "dpr", "fit", "enlarge", "format", "quality", "r": return true
+        default: return false
+        }
+    }
 
     /// Nothing given.
     var isEmpty: Bool { self == RenditionQuery() }
@@ -84,7 +90,7 @@ struct RenditionQuery: Sendable, Equatable {
         for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(parts[0])
-            guard parameterNames.contains(name), name != "r", parts.count == 2 else {
+            guard isParameter(name), name != "r", parts.count == 2 else {
                 throw RenditionParameterError(parameter: name, detail: "'\(pair)' is not a rendition parameter.")
             }
             try query.set(name, String(parts[1]))
