@@ -26,6 +26,7 @@ struct FrameCommand: ParsableCommand {
     func run() throws {
         let image = openImage(file, limits: limits, verification: .structural)
         let target = rendition.rendition(of: image)
+        if target.scales(width: image.canvasWidth, height: image.canvasHeight) { Resampler.start() }
         // One frame from a cold start: checkpoints kept on the way would never be used.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
         // Decode the frames on the way on the other cores while this one composites them.

@@ -30,6 +30,7 @@ struct FramesCommand: ParsableCommand {
     func run() throws {
         let image = openImage(file, limits: limits, verification: .structural)
         let target = rendition.rendition(of: image)
+        if target.scales(width: image.canvasWidth, height: image.canvasHeight) { Resampler.start() }
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         } catch {

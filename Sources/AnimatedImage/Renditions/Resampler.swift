@@ -7,6 +7,12 @@ import CResample
 /// Safe to call from several threads at once. (Why libvips and not pixman: BENCHMARKS.md,
 /// "Resampling library".)
 public enum Resampler {
+    /// Starts libvips now rather than at the first scaled frame: call it early, while the process
+    /// has one thread (it sets `VIPSHOME`, unless set, so that libvips loads none of its modules —
+    /// Flipbook only resizes). True when libvips started.
+    @discardableResult
+    public static func start() -> Bool { flipbook_resample_start() == 0 }
+
     /// `canvas` scaled to `width`×`height`.
     public static func scale(_ canvas: Canvas, width: Int, height: Int) throws -> Canvas {
         guard width > 0, height > 0 else { throw ResamplingError(message: "cannot scale to \(width)×\(height)") }

@@ -51,6 +51,8 @@ public final class FlipbookServer: Sendable {
             settings: settings, clock: clock, readers: loops, decodeBudget: decodeBudget,
             metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
         FrameCache.configureProcessAllocator()
+        // libvips, the resampler of renditions, started before the decode threads exist.
+        Resampler.start()
         let budget =
             settings.cache.maxBytes > 0
             ? settings.cache.maxBytes
