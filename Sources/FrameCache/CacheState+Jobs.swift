@@ -1,3 +1,5 @@
+import AnimatedImage
+
 /// Choosing the decode threads' work: requests that wait come first, first come first served;
 /// then decode-ahead, earliest deadline first — the frame a real-time player will ask for
 /// soonest — as long as there is room for it. Large jobs (``isLarge(_:)``) are left to the
@@ -10,9 +12,14 @@ extension CacheState {
         let index: Int
         /// Someone is waiting for it (as opposed to decoding ahead).
         let urgent: Bool
-        /// Other renditions of the image that want frame `index` now (asked for, or in their
-        /// windows): encoded from the same canvas, so the frame is composited once.
-        let also: [ImageEntry]
+        /// Other renditions of the image that want frame `index` (asked for, or in their
+        /// windows): encoded from the same canvas, so the frame is composited once. Found when
+        /// the job is taken, and again once the canvas is made (``CacheState/renditionsWanting(_:)``),
+        /// so requests that arrived meanwhile share it too.
+        var also: [ImageEntry]
+        /// What scaling and encoding for any rendition of the image may allocate at most
+        /// (``RenditionEncoder/workingBytes(_:width:height:)``), reserved with the render.
+        let renditionWorkBytes: Int
         /// A cached frame before `index` whose PNG the renderer may resume from, when replaying
         /// would cost more.
         let resume: (frame: Int, png: FrameBytes)?
@@ -75,10 +82,18 @@ extension CacheState {
     }
 
     private func job(_ entry: ImageEntry, _ index: Int, urgent: Bool) -> Job {
-        let also = entry.source.entries.filter { $0 !== entry && entries[$0.id] === $0 && $0.wants(index) }
+        let source = entry.source
+        let work = source.entries.map {
+            RenditionEncoder.workingBytes($0.rendition, width: source.canvasWidth, height: source.canvasHeight)
+        }
         return Job(
-            entry: entry, index: index, urgent: urgent, also: also,
-            resume: entry.source.exactEntry?.resumePoint(before: index))
+            entry: entry, index: index, urgent: urgent, also: renditionsWanting(entry, index),
+            renditionWorkBytes: work.max() ?? 0, resume: source.exactEntry?.resumePoint(before: index))
+    }
+
+    /// The image's renditions other than `entry` that want frame `index` now.
+    func renditionsWanting(_ entry: ImageEntry, _ index: Int) -> [ImageEntry] {
+        entry.source.entries.filter { $0 !== entry && entries[$0.id] === $0 && $0.wants(index) }
     }
 
     /// A large job: its image's canvas is more than the cache plans for

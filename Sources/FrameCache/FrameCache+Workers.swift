@@ -96,7 +96,7 @@ extension FrameCache {
     /// Renders the job's frame and encodes it for each of its targets (outside the lock).
     private func make(_ work: inout Work) -> Made {
         let started = SystemMonotonicClock().nanoseconds()
-        let targets = [work.job.entry] + work.job.also
+        var targets = [work.job.entry] + work.job.also
         var made = Made(frames: targets.map { _ in .failure(.decodeFailed("not attempted")) })
         do {
             let image = try work.image ?? loadImage(work.job.entry)
@@ -125,6 +125,11 @@ extension FrameCache {
             }
             let canvas = try renderer.render(work.job.index)
             made.framesDecoded = renderer.decodeCount - before
+            // Renditions asked for while the canvas was made share it too.
+            lock.lock()
+            work.job.also = state.renditionsWanting(work.job.entry, work.job.index)
+            lock.unlock()
+            targets = [work.job.entry] + work.job.also
             made.frames = targets.map { target in
                 Result { try encode(canvas, for: target, index: work.job.index, colorSpace: image.colorSpace) }
                     .mapError(Self.cacheError)
@@ -291,11 +296,7 @@ extension FrameCache {
         }
         let memory = image.decodeMemory
         // Scaling and encoding for the renditions, one after another: the largest of them.
-        let renditions =
-            ([work.job.entry] + work.job.also).map {
-                RenditionEncoder.workingBytes($0.rendition, width: image.canvasWidth, height: image.canvasHeight)
-            }.max() ?? 0
-        let base = memory.renderBytes + renditions + (work.renderer == nil ? memory.canvasBytes : 0)
+        let base = memory.renderBytes + work.job.renditionWorkBytes + (work.renderer == nil ? memory.canvasBytes : 0)
         let resume = work.job.resume == nil ? 0 : memory.canvasBytes
         let replayed =
             work.renderer?.framesToDecode(for: work.job.index)

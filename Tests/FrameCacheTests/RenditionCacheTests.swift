@@ -55,9 +55,11 @@ struct RenditionCacheTests {
         defer { cache.shutdown() }
         let a = cacheable("m", image, try rendition(image, width: 120))
         let b = cacheable("m", image, try rendition(image, width: 80, format: .webp, quality: 80))
+        // Both start playing (each asks for two frames), decode-ahead runs, and both play on.
         for k in 0..<image.frameCount {
             #expect(cache.fetch(a, k).frame != nil)
             #expect(cache.fetch(b, k).frame != nil)
+            if k == 1 { cache.waitUntilIdle() }
         }
         cache.waitUntilIdle()
         let stats = cache.stats()
