@@ -27,6 +27,9 @@ scripts/bench/playback/notes.md) without running anything.
 Environment: DURATION=60 CLIENTS=50 BUDGETS="0.25 0.25+canvases" SKIP_BUILD=1 BENCH_WRITE=0
 HIT_MS=5 (client-side threshold: an answer within it counts as served without waiting)
 SERVER_ARGS="" (more flags for the measured servers).
+
+MODE=renditions runs the renditions mode instead (issue 21: 10 players on renditions of one
+image, with and without a client cycling through 2,000 widths): scripts/bench/playback/renditions.py.
 """
 import asyncio
 import datetime
@@ -131,10 +134,20 @@ async def read_response(reader):
     return status, body
 
 
-async def player(port, meta, start, end, records, unanswered, behind):
+def is_frame(body, query):
+    """A PNG frame, or with a rendition query a PNG or WebP one."""
+    if body[:8] == b"\x89PNG\r\n\x1a\n":
+        return True
+    return bool(query) and body[:4] == b"RIFF" and body[8:12] == b"WEBP"
+
+
+async def player(port, meta, start, end, records, unanswered, behind, query="", tag=None):
     """Plays one animation by its delay table until `end`; appends one record per frame, and
     to `behind` the number of frames due before `end` that were asked for only after it (the
-    player was still catching up with real time) or never answered."""
+    player was still catching up with real time) or never answered. `query` (e.g.
+    "width=320&format=webp") plays a rendition instead of the full-size PNGs (the renditions mode,
+    scripts/bench/playback/renditions.py); `tag` is sent as X-Request-ID, so that the access log
+    names the player."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     ts = [f["timestampMs"] / 1000 for f in meta["frames"]]
     delays = [f["delayMs"] / 1000 for f in meta["frames"]]
@@ -142,7 +155,9 @@ async def player(port, meta, start, end, records, unanswered, behind):
     n = meta["frameCount"]
     loop = asyncio.get_running_loop()
     k = lap = late = 0
-    requests = [f"GET /frames/{meta['id']}/{i} HTTP/1.1\r\nHost: bench\r\n\r\n".encode() for i in range(n)]
+    suffix = f"?{query}" if query else ""
+    rid = f"X-Request-ID: {tag}\r\n" if tag else ""
+    requests = [f"GET /frames/{meta['id']}/{i}{suffix} HTTP/1.1\r\nHost: bench\r\n{rid}\r\n".encode() for i in range(n)]
     try:
         while True:
             due = start + lap * duration + ts[k]
@@ -162,7 +177,7 @@ async def player(port, meta, start, end, records, unanswered, behind):
             done = loop.time()
             if sent > end:
                 late += 1  # due before the end, asked for only after it: still catching up
-            ok = status == 200 and body[:8] == b"\x89PNG\r\n\x1a\n"
+            ok = status == 200 and is_frame(body, query)
             # (latency, send lateness, arrived after the next frame was due, ok, bytes)
             records.append((done - sent, sent - due, done > due + delays[k], ok, len(body)))
             k += 1
@@ -290,6 +305,10 @@ def run_one(spec, sizes, manifest):
 
 
 def main():
+    if os.environ.get("MODE") == "renditions":
+        from bench.playback import renditions
+        renditions.main()
+        return
     os.makedirs(OUT, exist_ok=True)
     if os.environ.get("RENDER_ONLY") == "1":
         # Rewrite the section from the last run's result.json (after editing notes.md).

@@ -12,6 +12,13 @@ request, for GET (200), GET with a matching If-None-Match (304) and HEAD.
 
   FLIPBOOK_BIN=.build-playback/release/flipbook REQUESTS=2000 ACCESS_LOG=1 \
       PYTHONPATH=scripts python3 -m bench.serve.callgrind_requests
+
+With RENDITION set (e.g. RENDITION='width=320&format=webp&quality=80', issue 21's hit-path goal),
+the same 100 frames are then asked for once more with that query (the rendition's frames cached
+and its decode-ahead waited out), and the three kinds are counted again for `path?RENDITION` in
+the same process, after the full-size ones: the report gives each kind's ratio rendition ÷
+full size. KEEP=1 keeps the dumps (in the order full size GET 200, 304, HEAD, then the
+rendition's) for callgrind_annotate or `callgrind_calls.py DIR REQUESTS 6`.
 """
 import glob
 import os
@@ -30,6 +37,7 @@ from bench.serve.cached_frames import warm
 INPUTS = os.path.join(REPO, "bench-out", "inputs")
 REQUESTS = int(os.environ.get("REQUESTS", "2000"))
 ACCESS_LOG = os.environ.get("ACCESS_LOG", "1") == "1"
+RENDITION = os.environ.get("RENDITION", "")
 
 # valgrind 3.19 (Debian 12) rewrites the signal mask given to sigsuspend in place; libdispatch's
 # signal thread passes one in read-only memory, which crashes valgrind itself. This preload hands
@@ -115,7 +123,9 @@ def main():
             "--cache-max-bytes", str(1 << 30), "--set", f"log.accessLog={'true' if ACCESS_LOG else 'false'}"]
     server_log = open(os.path.join(work, "server.log"), "wb")
     proc = subprocess.Popen(args, stdout=server_log, stderr=subprocess.STDOUT, cwd=REPO,
-                            env=dict(os.environ, LD_PRELOAD=shim))
+                            # libvips's orc JIT code (scaling a rendition) crashes under valgrind:
+                            # its plain C paths instead (hits scale nothing; only warming does).
+                            env=dict(os.environ, LD_PRELOAD=shim, VIPS_NOVECTOR="1"))
     try:
         deadline = time.time() + 300
         while True:
@@ -132,23 +142,46 @@ def main():
         paths, _ = warm(server, INPUTS, etags=etags, timeout=600, poll=1)
         run_requests(port, paths, 200)  # warm the connection path
         results = {}
-        for label, method, tags in (("GET 200", "GET", None), ("GET 304", "GET", etags), ("HEAD", "HEAD", None)):
+        kinds = [("GET 200", "GET", None, paths), ("GET 304", "GET", etags, paths), ("HEAD", "HEAD", None, paths)]
+        if RENDITION:
+            # The rendition of the same 100 frames, each asked for once (cached with its answers).
+            rpaths = [f"{p}?{RENDITION}" for p in paths]
+            for path in rpaths:
+                status, headers, _ = server.request("GET", path, timeout=600)
+                if status != 200:
+                    raise RuntimeError(f"{path}: {status}")
+                etags[path] = headers.get("ETag") or headers.get("Etag")
+            server.wait_for_decodes(poll=1)
+            run_requests(port, rpaths, 200)
+            kinds += [
+                ("rendition GET 200", "GET", None, rpaths), ("rendition GET 304", "GET", etags, rpaths),
+                ("rendition HEAD", "HEAD", None, rpaths)]
+        for label, method, tags, kind_paths in kinds:
             # The requests before this run moved the playhead, which may have woken the
             # decode-ahead: let it finish so that no decoding is counted with the requests.
             server.wait_for_decodes(poll=1)
+            stats_before = server.json("/stats")
             before = set(glob.glob(os.path.join(out_dir, "callgrind.out.*")))
             callgrind(proc.pid, "--zero")
             callgrind(proc.pid, "--instr=on")
-            statuses = run_requests(port, paths, REQUESTS, method, tags)
+            statuses = run_requests(port, kind_paths, REQUESTS, method, tags)
             callgrind(proc.pid, "--instr=off")
             callgrind(proc.pid, "--dump")
             time.sleep(1)
             total, files = total_instructions(out_dir, before)
+            stats_after = server.json("/stats")
+            # Every request a hit (304s and HEADs included): no miss, no decode in the window.
+            statuses.update({f"cache {k}": stats_after[k] - stats_before[k] for k in ("hits", "misses", "decodes")})
             results[label] = (total / REQUESTS, statuses)
             log(f"callgrind: {label}: {total / REQUESTS:,.0f} instructions per request ({statuses}; {len(files)} dump files)")
         print(f"binary {BINARY}, access log {'on' if ACCESS_LOG else 'off'}, {REQUESTS} requests each:")
         for label, (per, statuses) in results.items():
-            print(f"  {label}: {per:,.0f} instructions per request  {statuses}")
+            ratio = ""
+            if label.startswith("rendition "):
+                ratio = f"  ({per / results[label[len('rendition '):]][0]:.3f}× full size)"
+            print(f"  {label}: {per:,.0f} instructions per request  {statuses}{ratio}")
+        if RENDITION:
+            print(f"  (rendition: ?{RENDITION})")
     finally:
         proc.terminate()
         try:
