@@ -75,7 +75,7 @@ extension CacheState {
         for entry in entries.values {
             if isActive(entry, now: now) && !entry.onDemand {
                 busyOrActive.append(entry)
-            } else if entry !== requester && entry.heldBytes > (entry.isExact ? (entry.frames.first??.count ?? 0) : 0) {
+            } else if entry !== requester && entry.heldBytes > (entry.pinsPoster ? (entry.frames.first??.count ?? 0) : 0) {
                 idle.append(entry)
             }
         }
@@ -84,10 +84,10 @@ extension CacheState {
         var keptDecoders = Set(busyOrActive.map { ObjectIdentifier($0.source) })
         if let requester { keptDecoders.insert(ObjectIdentifier(requester.source)) }
         var offeredDecoders: Set<ObjectIdentifier> = []
-        // 1. Idle images and renditions made on demand: everything but the full-size posters,
-        //    least recently used first.
+        // 1. Idle images and renditions made on demand: everything but pinned posters (the
+        //    full-size ones, those of renditions being played), least recently used first.
         for entry in idle.sorted(by: { $0.usedBefore($1) }) {
-            for i in (entry.isExact ? 1 : 0)..<max(1, entry.frameCount) {
+            for i in (entry.pinsPoster ? 1 : 0)..<max(1, entry.frameCount) {
                 if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
             }
             let source = ObjectIdentifier(entry.source)

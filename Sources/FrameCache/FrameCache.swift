@@ -372,14 +372,19 @@ public final class FrameCache: @unchecked Sendable {
     }
 
     /// Keeps an image's renditions within ``ImageSource/maxRenditions``: before another is added,
-    /// the least recently used one that is neither the full-size PNG nor decoded ahead and that
-    /// nobody waits for goes, with its frames.
+    /// one that is neither the full-size PNG nor decoded ahead and that nobody waits for goes,
+    /// with its frames — a rendition never played (asked for one frame) before a played one,
+    /// the least recently used first.
     private func replaceRenditionIfFull(_ source: ImageSource) {
         guard source.entries.count >= ImageSource.maxRenditions else { return }
         let candidates = source.entries.filter {
             !$0.isExact && ($0.onDemand || !$0.isListedActive) && $0.waitOrder.isEmpty
         }
-        guard let victim = candidates.min(by: { $0.usedBefore($1) }) else { return }
+        guard
+            let victim = candidates.min(by: { a, b in
+                (a.playheadMoves > 0) != (b.playheadMoves > 0) ? a.playheadMoves == 0 : a.usedBefore(b)
+            })
+        else { return }
         state.discard(victim)
         state.counters.renditionsReplaced += 1
     }

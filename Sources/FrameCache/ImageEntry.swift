@@ -163,13 +163,23 @@ final class ImageEntry: @unchecked Sendable {
     var heldBytes: Int { frameBytes + rendererBytes }
 
     /// Whether its poster (frame 0) is kept when room is needed and through purges: the
-    /// full-size PNG's always, another rendition's while it is decoded ahead.
-    var pinsPoster: Bool { isExact || (isListedActive && !onDemand) }
+    /// full-size PNG's always, another rendition's while it is active and being played (its
+    /// playhead moved), decoded ahead or not — not that of a rendition asked for once.
+    var pinsPoster: Bool { isExact || (isListedActive && playheadMoves > 0) }
 
-    /// Whether frame `i` is wanted now: asked for, or in the window and not stalled.
+    /// Whether frame `i` is wanted now: asked for, or in the window and not stalled — or, for a
+    /// rendition played but made on demand, one of the next ``ridingFrames`` after its playhead:
+    /// when another rendition's composite of that frame is made, encoding it costs no decode.
     func wants(_ i: Int) -> Bool {
-        frames[i] == nil && (waiting[i] != nil || (window > 0 && !prefetchStalled && inWindow(i)))
+        guard frames[i] == nil else { return false }
+        if waiting[i] != nil || (window > 0 && !prefetchStalled && inWindow(i)) { return true }
+        guard onDemand, isListedActive, playheadMoves > 0, frameCount > 0 else { return false }
+        let ahead = (i - playhead + frameCount) % frameCount
+        return ahead >= 1 && ahead <= Self.ridingFrames
     }
+
+    /// Frames after the playhead a played on-demand rendition takes from composites made anyway.
+    static let ridingFrames = 2
 
     /// The average PNG size so far, or a guess (a quarter of the raw canvas) before any.
     var encodedFrameEstimate: Int {

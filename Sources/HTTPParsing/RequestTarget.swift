@@ -110,20 +110,35 @@ package enum RequestTarget {
     }
 
     /// Decoded `name=value` pairs of a query string, in order, duplicates kept; a pair without `=`
-    /// has an empty value; empty pairs (`a=1&&b=2`) are skipped.
+    /// has an empty value; empty pairs (`a=1&&b=2`) are skipped. Split on its UTF-8 bytes (`&` and
+    /// `=` are ASCII, so every piece is whole characters): splitting the Substring by Characters
+    /// cost about 37,000 instructions for a three-parameter query, more than the rest of a cached
+    /// frame's request.
     package static func queryItems(_ query: Substring) -> [(name: String, value: String)] {
-        var items: [(name: String, value: String)] = []
-        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
-            if let equals = pair.firstIndex(of: "=") {
-                items.append(
-                    (
-                        percentDecode(pair[..<equals], plusAsSpace: true),
-                        percentDecode(pair[pair.index(after: equals)...], plusAsSpace: true)
-                    ))
-            } else {
-                items.append((percentDecode(pair, plusAsSpace: true), ""))
+        var text = query
+        return text.withUTF8 { utf8 in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            var items: [(name: String, value: String)] = []
+            var start = 0
+            while start <= bytes.count {
+                var end = start
+                var equals: Int? = nil
+                while end < bytes.count && bytes[end] != 0x26 {
+                    if equals == nil && bytes[end] == 0x3D { equals = end }
+                    end += 1
+                }
+                if end > start {
+                    let nameEnd = equals ?? end
+                    let name = percentDecode(UnsafeRawBufferPointer(rebasing: bytes[start..<nameEnd]), plusAsSpace: true)
+                    let value =
+                        equals.map {
+                            percentDecode(UnsafeRawBufferPointer(rebasing: bytes[($0 + 1)..<end]), plusAsSpace: true)
+                        } ?? ""
+                    items.append((name, value))
+                }
+                start = end + 1
             }
+            return items
         }
-        return items
     }
 }

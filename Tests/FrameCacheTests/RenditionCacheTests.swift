@@ -154,6 +154,19 @@ struct RenditionCacheTests {
         #expect(stats.images.contains { $0.rendition == "full" }, "the full-size frames stay")
     }
 
+    @Test func aPlayedRenditionIsReplacedOnlyAfterThoseNeverPlayed() throws {
+        let image = try TestImages.medium()
+        let cache = cache(budget: 256 << 20, decodeAhead: 0)
+        defer { cache.shutdown() }
+        let played = cacheable("m", image, try rendition(image, width: 200))
+        for k in 0..<3 { _ = cache.fetch(played, k) }
+        for width in 1...(ImageSource.maxRenditions + 10) where width != 200 {
+            _ = cache.fetch(cacheable("m", image, try rendition(image, width: width)), 7)
+        }
+        let held = try #require(cache.residency(of: played.key), "a played rendition outlives the cycling")
+        #expect(held.cachedFrames.contains(0), "and keeps its poster, decoded ahead or not")
+    }
+
     @Test func pressureKeepsPostersOnlyOfRenditionsInUse() throws {
         let image = try TestImages.medium()
         let cache = cache(budget: 256 << 20, decodeAhead: 1)
