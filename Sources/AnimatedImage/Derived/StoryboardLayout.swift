@@ -20,6 +20,11 @@ public struct StoryboardLayout: Sendable, Equatable {
         public var height: Int
         public var startMs: Int
         public var durationMs: Int
+
+        public init(index: Int, sheet: Int, x: Int, y: Int, width: Int, height: Int, startMs: Int, durationMs: Int) {
+            (self.index, self.sheet, self.x, self.y) = (index, sheet, x, y)
+            (self.width, self.height, self.startMs, self.durationMs) = (width, height, startMs, durationMs)
+        }
     }
 
     /// One sheet's size and the tiles it holds (indices into ``tiles``).
