@@ -5,7 +5,7 @@ import AnimatedImage
 /// `sheets[{url, width, height}]`, `tiles[{index, sheet, x, y, width, height, startMs,
 /// durationMs}]`) and the WebVTT track (one cue per tile, `start --> end`, text
 /// `URL#xywh=x,y,w,h` with the sheet's URL relative to the track's).
-enum StoryboardDocuments {
+public enum StoryboardDocuments {
     /// The sheets' URL path: `/derived/<sha256>/<storyboard>/<n>.<format>`.
     static func sheetPath(_ sha256: String, _ layout: StoryboardLayout, _ number: Int) -> String {
         "/derived/\(sha256)/\(DerivedProducts.storyboardName(layout))/\(DerivedProducts.sheetName(number, layout.spec.format))"
@@ -30,8 +30,13 @@ enum StoryboardDocuments {
 
     /// The manifest of `layout` for image `id` (content `sha256`).
     static func manifest(id: String, sha256: String, layout: StoryboardLayout) -> [UInt8] {
+        manifest(id: id, layout: layout) { sheetPath(sha256, layout, $0) }
+    }
+
+    /// The manifest of `layout` for image `id`, sheet `n` at `sheetURL(n)` (the CLI's are files).
+    public static func manifest(id: String, layout: StoryboardLayout, sheetURL: (Int) -> String) -> [UInt8] {
         let sheets = layout.sheets.enumerated().map { number, sheet in
-            Manifest.Sheet(url: sheetPath(sha256, layout, number), width: sheet.width, height: sheet.height)
+            Manifest.Sheet(url: sheetURL(number), width: sheet.width, height: sheet.height)
         }
         return FlipbookAPI.encodeJSON(
             Manifest(
@@ -43,9 +48,14 @@ enum StoryboardDocuments {
     /// The WebVTT track of `layout`, served at `/images/{id}/storyboard.vtt`: the sheets' URLs are
     /// relative to it (`../../derived/…`).
     static func vtt(sha256: String, layout: StoryboardLayout) -> [UInt8] {
+        vtt(layout: layout) { ".." + "/.." + sheetPath(sha256, layout, $0) }
+    }
+
+    /// The WebVTT track of `layout`, sheet `n` at `sheetURL(n)` relative to the track.
+    public static func vtt(layout: StoryboardLayout, sheetURL: (Int) -> String) -> [UInt8] {
         var text = "WEBVTT\n"
         for tile in layout.tiles {
-            let url = ".." + "/.." + sheetPath(sha256, layout, tile.sheet)
+            let url = sheetURL(tile.sheet)
             text += "\n\(timestamp(tile.startMs)) --> \(timestamp(tile.startMs + tile.durationMs))\n"
             text += "\(url)#xywh=\(tile.x),\(tile.y),\(tile.width),\(tile.height)\n"
         }

@@ -6,11 +6,11 @@ import AnimatedImage
 /// `png`) and `quality` (1–100, lossy WebP; absent: lossless). Strict: a malformed value, a
 /// parameter given twice, or `quality` with PNG is an error naming the parameter. Other
 /// parameters are ignored.
-enum StoryboardQuery {
+public enum StoryboardQuery {
     static let parameterNames: Set<String> = ["tile", "tileHeight", "columns", "frames", "format", "quality"]
 
     /// The storyboard `query` asks for.
-    static func spec(_ query: [(name: String, value: String)]) throws(StoryboardError) -> StoryboardSpec {
+    public static func spec(_ query: [(name: String, value: String)]) throws(StoryboardError) -> StoryboardSpec {
         var seen: Set<String> = []
         var spec = StoryboardSpec()
         var quality: Int? = nil
