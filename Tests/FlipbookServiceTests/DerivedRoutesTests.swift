@@ -179,4 +179,19 @@ struct DerivedRoutesTests {
             #expect(storyboard.status == 422 && storyboard.text.contains("derived.maxOutputBytes"))
         }
     }
+
+    @Test func theLeastRecentlyUsedProductGoesBeyondTheByteLimit() async throws {
+        let queries = ["width=60&quality=50", "width=70&quality=50"]
+        var sizes: [Int] = []
+        try await withService { service, id in
+            sizes = try queries.map { try service.client.get("/images/\(id)/preview?\($0)").body.count }
+        }
+        try await withService({ $0.derived.maxBytes = sizes[0] + sizes[1] - 1 }) { service, id in
+            for query in queries { #expect(try service.client.get("/images/\(id)/preview?\(query)").status == 200) }
+            let stats = try service.client.get("/stats").json["derived"] as? [String: Int]
+            #expect(stats?["evictions"] == 1 && stats?["bytes"] == sizes[1] && stats?["products"] == 1, "\(stats ?? [:])")
+            #expect(try service.client.get("/images/\(id)/preview?\(queries[0])").status == 200)
+            #expect(service.server.api.derived.builds.counts().started == 3)
+        }
+    }
 }

@@ -87,6 +87,15 @@ final class DerivedProducts: Sendable {
             }, completion: completion)
     }
 
+    /// What `/stats` says of the products.
+    func stats() -> DerivedStats {
+        let usage = store.usage()
+        let counts = builds.counts()
+        return DerivedStats(
+            bytes: usage.bytes, products: usage.products, evictions: usage.evictions, builds: counts.started,
+            coalesced: counts.coalesced)
+    }
+
     /// Removes every product of `record`'s content (the image was deleted).
     func removeAll(of record: StoredImage) {
         store.removeAll(of: record.sha256)
@@ -149,4 +158,15 @@ final class DerivedProducts: Sendable {
             throw .io("the decode-memory budget is closed (shutting down)")
         }
     }
+}
+
+/// The `derived` part of `/stats`: bytes and products kept (as this replica counts them),
+/// products removed to stay within `derived.maxBytes`, builds started, and requests that joined
+/// a build under way.
+struct DerivedStats: Encodable, Sendable {
+    var bytes: Int
+    var products: Int
+    var evictions: Int
+    var builds: Int
+    var coalesced: Int
 }
