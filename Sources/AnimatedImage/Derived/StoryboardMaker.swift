@@ -10,7 +10,8 @@ public enum StoryboardMaker {
         png: PNGEncoder = PNGEncoder(), webp: WebPEncoder = WebPEncoder(),
         sheet: (Int, [UInt8]) throws -> Void
     ) throws {
-        let renderer = renderer ?? FrameRenderer(image: image)
+        // In order, each frame once: checkpoints would never be used (nor are they budgeted).
+        let renderer = renderer ?? FrameRenderer(image: image, checkpointBudget: 0)
         let rendition = layout.tileRendition
         let offset = layout.frameOffset
         let frameRect = PixelRect(x: 0, y: 0, width: rendition.outputWidth, height: rendition.outputHeight)
