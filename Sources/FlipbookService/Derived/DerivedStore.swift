@@ -50,9 +50,8 @@ final class DerivedStore: Sendable {
         root = dataDirectory + "/derived"
         temporaryDirectory = root + "/tmp"
         self.maxBytes = maxBytes
-        // What a crash left half-written.
-        try? FileManager.default.removeItem(atPath: temporaryDirectory)
         try? FileManager.default.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: true)
+        Self.removeLeftovers(in: temporaryDirectory)
         scan()
     }
 
@@ -132,6 +131,18 @@ final class DerivedStore: Sendable {
             return victims
         }
         for victim in victims { try? FileManager.default.removeItem(atPath: victim) }
+    }
+
+    /// Products a crash left half-written: staging directories untouched for an hour (a replica
+    /// sharing the data directory may be writing the newer ones now).
+    private static func removeLeftovers(in directory: String, olderThan seconds: Double = 3600) {
+        let now = Date().timeIntervalSince1970
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            let path = directory + "/" + name
+            var status = stat()
+            guard stat(path, &status) == 0, now - Double(status.st_mtim.tv_sec) > seconds else { continue }
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 
     /// Indexes what is on disk, the most recently modified as the most recently used.
