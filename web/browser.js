@@ -4,6 +4,10 @@
 // devicePixelRatio, rounded up to a multiple of 40 px as the player rounds), as lossy WebP
 // where the browser takes it (`format=auto`); at the image's own width or wider, the full-size
 // frame itself. A card that grows gets a larger poster, one that shrinks keeps the one it has.
+// An animated image's card shows its animated preview (GET /images/{id}/preview, animated WebP
+// at the poster's size) instead, through a <picture> source that applies only without
+// `prefers-reduced-motion` (then the poster stays); a preview that cannot be had (still being
+// made) leaves the poster.
 import { fillFacts, formatBytes, formatDuration, formatPlays, problemDetail } from './format.js';
 
 const PAGE_SIZE = 60;
@@ -33,7 +37,25 @@ function sizePoster(poster) {
   if (poster.getAttribute('src') && (current === 0 || (!full && width <= current))) return;
   poster.dataset.width = full ? '0' : String(width);
   const frame = `/frames/${encodeURIComponent(image.id)}/0`;
+  const preview = poster.parentElement?.querySelector('source');
+  if (preview) {
+    const path = `/images/${encodeURIComponent(image.id)}/preview`;
+    preview.srcset = full ? `${path}?quality=${POSTER_QUALITY}` : `${path}?width=${width}&quality=${POSTER_QUALITY}`;
+  }
   poster.src = full ? frame : `${frame}?width=${width}&format=auto&quality=${POSTER_QUALITY}`;
+}
+
+/** `poster` inside a <picture> whose source is the animated preview (set by sizePoster). */
+function withPreview(poster) {
+  const picture = document.createElement('picture');
+  const preview = document.createElement('source');
+  preview.type = 'image/webp';
+  preview.media = '(prefers-reduced-motion: no-preference)';
+  picture.append(preview, poster);
+  poster.addEventListener('error', () => {
+    if (preview.isConnected && poster.currentSrc.includes('/preview')) preview.remove();  // back to the poster
+  });
+  return picture;
 }
 
 function card(image) {
@@ -52,7 +74,7 @@ function card(image) {
   const name = document.createElement('span');
   name.className = 'name';
   name.textContent = image.id;
-  link.append(poster, name);
+  link.append(image.animated ? withPreview(poster) : poster, name);
   const facts = document.createElement('dl');
   facts.className = 'facts compact';
   fillFacts(facts, [

@@ -66,6 +66,10 @@ canvas { display: block; max-width: 100%; height: auto; image-rendering: var(--f
 .controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.35rem; margin-top: 0.4rem;
   font: 0.85rem/1.2 system-ui, sans-serif; }
 .controls[hidden], .error[hidden] { display: none; }
+.controls { position: relative; }
+.thumb { position: absolute; bottom: 100%; margin-bottom: 0.3rem; pointer-events: none; background-repeat: no-repeat;
+  border: 1px solid currentColor; background-color: #0008; }
+.thumb[hidden] { display: none; }
 button, select { font: inherit; min-width: 2.5rem; min-height: 2.25rem; border: 1px solid #8a8f98;
   border-radius: 4px; background: var(--flipbook-button, #f4f5f7); color: inherit; cursor: pointer; }
 button svg { width: 1rem; height: 1rem; vertical-align: middle; fill: currentColor; }
@@ -114,7 +118,7 @@ async function problemOf(response) {
 }
 
 export class FlipbookPlayer extends HTMLElement {
-  static get observedAttributes() { return ['src', 'controls', 'poster-only', 'rendition', 'quality']; }
+  static get observedAttributes() { return ['src', 'controls', 'poster-only', 'rendition', 'quality', 'storyboard']; }
 
   #shadow; #canvas; #context; #controls = null; #errorBox;
   #meta = null; #etag = null; #metaURL = null; #framesURL = null; #generation = 0; #abort = null;
@@ -129,6 +133,8 @@ export class FlipbookPlayer extends HTMLElement {
   // in device pixels as last measured, and whether the server refused scaled frames.
   #rendition = null; #deviceWidth = 0; #scaledRefused = false;
   #sizeObserver = null; #resolution = null;
+  // The storyboard manifest (the `storyboard` attribute) and where its sheet URLs are relative to.
+  #storyboard = null; #storyboardOrigin = '';
   #tick = (now) => this.#onAnimationFrame(now);
   #onVisibility = () => { this.#hidden = document.visibilityState === 'hidden'; this.#updateRunning(); };
   #onResize = () => this.#resized();
@@ -194,6 +200,7 @@ export class FlipbookPlayer extends HTMLElement {
     if (name === 'controls' || name === 'poster-only') this.#renderControls();
     if (name === 'poster-only' && this.hasAttribute('poster-only')) this.pause();
     if (name === 'rendition' || name === 'quality') this.#resized();
+    if (name === 'storyboard' && this.#meta) this.#loadStoryboard();
   }
 
   get src() { return this.getAttribute('src') || ''; }
@@ -389,6 +396,7 @@ export class FlipbookPlayer extends HTMLElement {
     this.#renderControls();
     this.dispatchEvent(new CustomEvent('loadedmetadata', { detail: meta }));
     for (const resolve of this.#metadataWaiters.splice(0)) resolve();
+    this.#loadStoryboard();
     this.#showIndex(this.#index).catch(() => {});
     const reduced = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
     if (this.hasAttribute('autoplay') && !this.hasAttribute('poster-only') && !reduced && meta.frameCount > 1) {
@@ -719,6 +727,43 @@ export class FlipbookPlayer extends HTMLElement {
 
   // ------------------------------------------------------------------ controls and keyboard
 
+  /** Fetches the storyboard the `storyboard` attribute asks for (its value: the storyboard's query,
+   *  e.g. `tile=160`), whose tiles the scrubber shows for the hovered time. */
+  #loadStoryboard() {
+    this.#storyboard = null;
+    const query = this.getAttribute('storyboard');
+    if (query === null || !this.#metaURL || !this.#meta) return;
+    const url = new URL(this.#metaURL);
+    this.#storyboardOrigin = url.origin;
+    const generation = this.#generation;
+    fetch(`${url.origin}${url.pathname.replace(/\/$/, '')}/storyboard${query ? `?${query}` : ''}`)
+      .then((response) => (response.ok ? response.json() : null))
+      .then((manifest) => { if (generation === this.#generation && manifest?.tiles) this.#storyboard = manifest; })
+      .catch(() => {});
+  }
+
+  /** Shows the storyboard tile of the time under the pointer over the scrubber. */
+  #hoverThumb(event) {
+    const c = this.#controls;
+    const board = this.#storyboard;
+    if (!c || !board || !board.tiles.length) return;
+    const rect = c.scrub.getBoundingClientRect();
+    const fraction = Math.min(1, Math.max(0, (event.clientX - rect.left) / Math.max(1, rect.width)));
+    const time = fraction * (this.#meta?.durationMs || 0);
+    let tile = board.tiles[0];
+    for (const t of board.tiles) { if (t.startMs <= time) tile = t; else break; }
+    const sheet = board.sheets[tile.sheet];
+    const thumb = c.thumb;
+    thumb.style.width = `${tile.width}px`;
+    thumb.style.height = `${tile.height}px`;
+    thumb.style.backgroundImage = `url("${new URL(sheet.url, this.#storyboardOrigin + '/').href}")`;
+    thumb.style.backgroundPosition = `-${tile.x}px -${tile.y}px`;
+    const left = event.clientX - c.root.getBoundingClientRect().left - tile.width / 2;
+    thumb.style.left = `${Math.max(0, left)}px`;
+    thumb.dataset.index = String(tile.index);
+    thumb.hidden = false;
+  }
+
   #renderControls() {
     const wanted = this.hasAttribute('controls') && !this.hasAttribute('poster-only');
     if (!wanted) {
@@ -743,10 +788,12 @@ export class FlipbookPlayer extends HTMLElement {
         <select data-action="speed" aria-label="Speed">
           <option value="0.5">0.5×</option><option value="1" selected>1×</option><option value="2">2×</option>
         </select>
-        <span class="time" part="time" aria-hidden="true"></span>`;
+        <span class="time" part="time" aria-hidden="true"></span>
+        <div class="thumb" part="storyboard" aria-hidden="true" hidden></div>`;
       const $ = (action) => root.querySelector(`[data-action="${action}"]`);
       this.#controls = { root, toggle: $('toggle'), back: $('back'), forward: $('forward'),
-                         scrub: $('scrub'), speed: $('speed'), time: root.querySelector('.time') };
+                         scrub: $('scrub'), speed: $('speed'), time: root.querySelector('.time'),
+                         thumb: root.querySelector('.thumb') };
       this.#controls.toggle.addEventListener('click', () => this.#toggle());
       this.#controls.back.addEventListener('click', () => this.step(-1).catch(() => {}));
       this.#controls.forward.addEventListener('click', () => this.step(1).catch(() => {}));
@@ -756,6 +803,8 @@ export class FlipbookPlayer extends HTMLElement {
         if (this.#scrubbing === null) this.#scrubbing = this.#playing;
         this.pause().catch(() => {});
       });
+      scrub.addEventListener('pointermove', (event) => this.#hoverThumb(event));
+      scrub.addEventListener('pointerleave', () => { if (this.#controls) this.#controls.thumb.hidden = true; });
       scrub.addEventListener('input', () => this.seek(this.#plays * (this.#meta?.durationMs || 0) + Number(scrub.value)).catch(() => {}));
       scrub.addEventListener('change', () => {
         const resume = this.#scrubbing;

@@ -89,3 +89,23 @@ def test_uploading_a_text_file_shows_the_415_detail(page, flipbook):
     # The refused upload is the one console error Chromium logs here (a failed request).
     errors = chromium.console_errors(page)
     assert len(errors) == 1 and "/images" in errors[0]["message"] and "415" in errors[0]["message"], errors
+
+
+CARD_IMAGE = r"""
+const img = document.querySelector(`#images li[data-id='${arguments[0]}'] img`);
+return img && img.complete && img.naturalWidth > 0 && { src: img.getAttribute('src'), current: img.currentSrc };
+"""
+
+
+def test_animated_cards_show_the_preview_and_reduced_motion_the_poster(page, flipbook):
+    page.get(flipbook.base + "/")
+    shown = wait_until(page, "return (() => { " + CARD_IMAGE + " })()", 30, "the card", "orbit.gif")
+    assert "/images/orbit.gif/preview?" in shown["current"], shown
+    assert shown["src"] == "/frames/orbit.gif/0"
+    page.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+    try:
+        page.get(flipbook.base + "/")
+        shown = wait_until(page, "return (() => { " + CARD_IMAGE + " })()", 30, "the card", "orbit.gif")
+        assert shown["current"].endswith("/frames/orbit.gif/0"), shown
+    finally:
+        page.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})

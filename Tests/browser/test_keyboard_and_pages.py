@@ -114,3 +114,34 @@ def test_player_page_screenshot(page, flipbook, screenshots, image_id):
     wait_until(page, "return (document.getElementById('cache').dataset.cached || '').length > 0", 10, "the cache strip")
     page.execute_script("document.activeElement.blur()")
     page.save_screenshot(os.path.join(screenshots, f"player-{image_id.replace('.', '-')}.png"))
+
+
+STORYBOARD_THUMB = r"""
+const p = document.getElementById('player');
+const thumb = p.shadowRoot.querySelector('[part=storyboard]');
+return thumb && { hidden: thumb.hidden, index: thumb.dataset.index, image: thumb.style.backgroundImage,
+                  width: thumb.style.width, position: thumb.style.backgroundPosition };
+"""
+
+
+def test_player_page_scrubber_shows_the_storyboard_tile(page, flipbook):
+    from selenium.webdriver.common.action_chains import ActionChains
+    open_player(page, flipbook.base, "orbit.gif")
+    wait_until(page, "return window.__flipbook.events.some((e) => e.type === 'frame')", 10, "the first frame")
+    manifest = flipbook.json("/images/orbit.gif/storyboard?tile=160")
+    scrub = page.execute_script("return document.getElementById('player').shadowRoot.querySelector('[data-action=scrub]')")
+    # The manifest is fetched after the metadata: hover until the thumb shows.
+    shown = None
+    for _ in range(50):
+        ActionChains(page).move_to_element_with_offset(scrub, 0, 0).perform()
+        shown = page.execute_script(STORYBOARD_THUMB)
+        if shown and not shown["hidden"]:
+            break
+        page.execute_script("return new Promise((resolve) => setTimeout(resolve, 100));")
+    assert shown and not shown["hidden"], shown
+    tiles = manifest["tiles"]
+    tile = next(t for t in tiles if str(t["index"]) == shown["index"])
+    assert manifest["sheets"][tile["sheet"]]["url"] in shown["image"], shown
+    assert shown["width"] == f"{tile['width']}px"
+    ActionChains(page).move_by_offset(0, 200).perform()
+    assert page.execute_script(STORYBOARD_THUMB)["hidden"]

@@ -13,14 +13,21 @@ public struct RenditionEncoder: Sendable {
 
     /// `canvas` (a full composited frame) as `rendition`'s bytes.
     public func encode(_ canvas: Canvas, as rendition: FrameRendition, colorSpace: ColorSpaceChunks) throws -> [UInt8] {
-        var frame = try Resampler.scale(canvas, width: rendition.scaledWidth, height: rendition.scaledHeight)
-        if let crop = rendition.crop {
-            frame = Canvas(width: crop.width, height: crop.height, pixels: frame.copy(crop.intersection(frame.rect)))
-        }
+        let frame = try Self.pixels(canvas, as: rendition)
         switch rendition.format {
         case .png: return try png.encode(frame, colorSpace: colorSpace)
         case .webp: return try webp.encode(frame, quality: rendition.quality, colorSpace: colorSpace)
         }
+    }
+
+    /// `canvas` (a full composited frame) scaled and cropped as `rendition` says: the pixels
+    /// ``encode(_:as:colorSpace:)`` encodes (previews and storyboard tiles are made of them).
+    public static func pixels(_ canvas: Canvas, as rendition: FrameRendition) throws -> Canvas {
+        var frame = try Resampler.scale(canvas, width: rendition.scaledWidth, height: rendition.scaledHeight)
+        if let crop = rendition.crop {
+            frame = Canvas(width: crop.width, height: crop.height, pixels: frame.copy(crop.intersection(frame.rect)))
+        }
+        return frame
     }
 
     /// What making one frame of `rendition` from a `width`×`height` canvas may allocate beyond

@@ -31,6 +31,8 @@ public final class FlipbookAPI: Sendable {
     let connectionStatistics: @Sendable () -> HTTPServerStatistics?
     /// Sources by URL and signed URLs.
     let sources: SourceServices
+    /// Storyboards and previews, made once and kept.
+    let derived: DerivedProducts
 
     /// - Parameters:
     ///   - loops: the HTTP server's event loops (metrics and the access log keep per-loop state).
@@ -51,6 +53,9 @@ public final class FlipbookAPI: Sendable {
         self.isDraining = isDraining
         self.connectionStatistics = connectionStatistics
         sources = SourceServices(settings: settings, registry: registry, resolver: sourceResolver)
+        derived = DerivedProducts(
+            settings: settings, images: store, budget: cache.configuration.decodeBudget,
+            concurrency: cache.configuration.decodeThreads, logger: logger)
         let instance = settings.server.instanceName.isEmpty ? Self.hostName() : settings.server.instanceName
         decorator = ResponseDecorator(
             instanceName: instance,
@@ -92,6 +97,10 @@ public final class FlipbookAPI: Sendable {
         router.delete("/images/:id") { [self] in self.deleteImage($0, $1) }
         router.get("/images/:id/delays") { [self] in self.delays($0, $1) }
         router.get("/images/:id/cache") { [self] in self.cacheResidency($0, $1) }
+        router.get("/images/:id/preview") { [self] in self.preview($0, $1) }
+        router.get("/images/:id/storyboard") { [self] in self.storyboard($0, $1) }
+        router.get("/images/:id/storyboard.vtt") { [self] in self.storyboardTrack($0, $1) }
+        router.get("/derived/:sha/:product/:file") { [self] in self.derivedFile($0, $1) }
         router.get("/frames/:id/:index") { [self] in self.frame($0, $1) }
         router.get("/frames/:id") { [self] in self.frameAtTime($0, $1) }
         router.get("/healthz") { [self] in self.health($0, $1) }

@@ -169,12 +169,15 @@ extension FlipbookAPI {
             return .now(Self.problem(refusal))
         }
         let id = request.pathParameters["id"] ?? ""
-        let (store, cache, logger) = (self.store, self.cache, self.logger)
+        let (store, cache, logger, derived) = (self.store, self.cache, self.logger, self.derived)
         return offLoop(responder) {
             do {
                 let record = store.record(id, reindexing: false)
                 guard try store.delete(id) else { return Self.unknownImage(id) }
-                if let record { cache.remove(id: Self.cacheKey(record)) }
+                if let record {
+                    cache.remove(id: Self.cacheKey(record))
+                    derived.removeAll(of: record)
+                }
                 return HTTPResponse(status: .noContent)
             } catch ImageStore.StoreError.readOnly(let why) {
                 return .problem(.conflict, detail: why + ".")

@@ -105,7 +105,7 @@ extension FlipbookAPI {
             Self.encodeJSON(
                 ServiceStats(
                     cache: cache.stats(), files: store.fileStats,
-                    accessLog: AccessLogStats(decorator.accessLog))),
+                    accessLog: AccessLogStats(decorator.accessLog), derived: derived.stats())),
             headers: ["Cache-Control": "no-store"])
     }
 

@@ -7,9 +7,10 @@ struct ServiceStats: Encodable {
     var cache: CacheStats
     var files: FileStats
     var accessLog: AccessLogStats
+    var derived: DerivedStats
 
     private enum Keys: String, CodingKey {
-        case files, accessLog
+        case files, accessLog, derived
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -17,6 +18,7 @@ struct ServiceStats: Encodable {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(files, forKey: .files)
         try container.encode(accessLog, forKey: .accessLog)
+        try container.encode(derived, forKey: .derived)
     }
 }
 

@@ -163,6 +163,21 @@ public struct FlipbookSettings: Sendable, Equatable {
         public init() {}
     }
 
+    /// Storyboards and animated previews (`GET /images/{id}/storyboard…`, `…/preview`): made
+    /// once, kept on disk, least recently used removed first.
+    public struct Derived: Sendable, Equatable {
+        /// The most bytes kept products may take on disk (least recently used removed first).
+        public var maxBytes = 1 << 30
+        /// A request waits this long for its product to be made; then 503 + `Retry-After`
+        /// while the build goes on.
+        public var maxWaitSeconds = 10.0
+        /// The largest product (a preview, or a storyboard's sheets together); larger → 422.
+        public var maxOutputBytes = 64 << 20
+        /// The most pixels of one storyboard sheet (and never more than 16383 px on a side).
+        public var maxSheetPixels = 16_777_216
+        public init() {}
+    }
+
     /// Bearer tokens; an empty token disables what it guards (admin routes) or its check (uploads).
     public struct Auth: Sendable, Equatable {
         /// Needed for `DELETE /images/{id}` and `/admin/*`; empty = those routes answer 403.
@@ -227,6 +242,7 @@ public struct FlipbookSettings: Sendable, Equatable {
     public var cache = Cache()
     public var limits = Limits()
     public var renditions = Renditions()
+    public var derived = Derived()
     public var auth = Auth()
     public var ui = UI()
     public var log = Log()

@@ -244,6 +244,12 @@ public struct SettingsLoader: Sendable {
             (1...16383).contains(settings.limits.maxOutputDimension),
             "limits.maxOutputDimension must be 1…16383 (WebP's largest side)")
         try require(settings.renditions.decodeAheadPerImage >= 0, "renditions.decodeAheadPerImage must be ≥ 0")
+        try require(settings.derived.maxBytes > 0, "derived.maxBytes must be > 0")
+        try require(settings.derived.maxWaitSeconds >= 0, "derived.maxWaitSeconds must be ≥ 0")
+        try require(
+            settings.derived.maxOutputBytes > 0 && settings.derived.maxOutputBytes <= settings.derived.maxBytes,
+            "derived.maxOutputBytes must be > 0 and at most derived.maxBytes")
+        try require(settings.derived.maxSheetPixels > 0, "derived.maxSheetPixels must be > 0")
         do {
             _ = try RenditionPolicy(settings)
         } catch {

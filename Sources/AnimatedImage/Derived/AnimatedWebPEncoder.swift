@@ -1,0 +1,109 @@
+import CWebP
+
+/// Encodes a sequence of equally sized frames as one animated WebP with libwebp's
+/// `WebPAnimEncoder` (each frame reduced to the rectangle that changed, key frames inserted by
+/// libwebp's defaults), lossless or lossy at a quality, with a loop count and a duration per
+/// frame. The result has exactly as many frames as were added, with exactly their durations:
+/// `WebPAnimEncoder` merges a frame identical to the one before into it (one frame, the summed
+/// duration), so ``finish()`` splits such merged frames again (``AnimatedWebPFrameSplitter``).
+///
+/// Memory: libwebp keeps a few canvases of the output's size and the encoded frames; nothing
+/// scales with the number of frames but the output. One encoder is used by one thread.
+public final class AnimatedWebPEncoder {
+    public let width: Int
+    public let height: Int
+    /// Lossy quality 1–100; nil = lossless.
+    public let quality: Int?
+    private let encoder: OpaquePointer
+    private var config = WebPConfig()
+    /// Start of each added frame, in milliseconds; the next frame's start is `elapsedMs`.
+    private var startsMs: [Int] = []
+    private var elapsedMs = 0
+    private var finished = false
+
+    /// - Parameters:
+    ///   - loopCount: WebP's loop count, the total number of plays (0 = forever), as `playCount`.
+    ///   - lossyMethod: libwebp's `method` for lossy frames (as ``WebPEncoder/lossyMethod``).
+    ///   - losslessLevel: libwebp's lossless preset (as ``WebPEncoder/losslessLevel``).
+    public init(
+        width: Int, height: Int, loopCount: Int, quality: Int?, lossyMethod: Int32 = 2, losslessLevel: Int32 = 1
+    ) throws {
+        guard width > 0, height > 0, width <= Int(WEBP_MAX_DIMENSION), height <= Int(WEBP_MAX_DIMENSION) else {
+            throw WebPEncodingError(message: "an animated WebP cannot be \(width)×\(height) pixels")
+        }
+        self.width = width
+        self.height = height
+        self.quality = quality
+        var options = WebPAnimEncoderOptions()
+        guard WebPAnimEncoderOptionsInit(&options) != 0 else {
+            throw WebPEncodingError(message: "libwebpmux's options do not match its headers")
+        }
+        options.anim_params.loop_count = Int32(clamping: max(0, min(loopCount, 65535)))
+        options.anim_params.bgcolor = 0  // transparent; browsers ignore it anyway
+        options.allow_mixed = 0
+        guard let encoder = WebPAnimEncoderNew(Int32(width), Int32(height), &options) else {
+            throw WebPEncodingError(message: "libwebpmux out of memory")
+        }
+        self.encoder = encoder
+        if let quality {
+            guard WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, Float(min(100, max(1, quality)))) != 0 else {
+                throw WebPEncodingError(message: "libwebp's configuration does not match its headers")
+            }
+            config.method = lossyMethod
+        } else {
+            guard WebPConfigInit(&config) != 0, WebPConfigLosslessPreset(&config, losslessLevel) != 0 else {
+                throw WebPEncodingError(message: "libwebp's configuration does not match its headers")
+            }
+        }
+    }
+
+    deinit { WebPAnimEncoderDelete(encoder) }
+
+    /// Frames added so far.
+    public var frameCount: Int { startsMs.count }
+
+    /// Adds the next frame, shown for `durationMs` milliseconds.
+    public func add(_ frame: Canvas, durationMs: Int) throws {
+        precondition(!finished, "frames added after finish()")
+        guard frame.width == width, frame.height == height else {
+            throw WebPEncodingError(message: "a \(frame.width)×\(frame.height) frame in a \(width)×\(height) animation")
+        }
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else { throw WebPEncodingError(message: "libwebp's picture did not initialise") }
+        defer { WebPPictureFree(&picture) }
+        picture.use_argb = 1
+        picture.width = Int32(width)
+        picture.height = Int32(height)
+        let imported = frame.pixels.withUnsafeBufferPointer {
+            WebPPictureImportRGBA(&picture, $0.baseAddress, Int32(width * 4))
+        }
+        guard imported != 0 else { throw WebPEncodingError(message: "out of memory importing a frame") }
+        guard WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: elapsedMs), &config) != 0 else {
+            throw WebPEncodingError(message: lastError)
+        }
+        startsMs.append(elapsedMs)
+        elapsedMs += max(1, durationMs)
+    }
+
+    /// The animated WebP of every frame added.
+    public func finish() throws -> [UInt8] {
+        precondition(!finished, "finish() called twice")
+        finished = true
+        guard !startsMs.isEmpty else { throw WebPEncodingError(message: "an animation needs a frame") }
+        guard WebPAnimEncoderAdd(encoder, nil, Int32(clamping: elapsedMs), nil) != 0 else {
+            throw WebPEncodingError(message: lastError)
+        }
+        var assembled = WebPData()
+        WebPDataInit(&assembled)
+        defer { WebPDataClear(&assembled) }
+        guard WebPAnimEncoderAssemble(encoder, &assembled) != 0, let bytes = assembled.bytes else {
+            throw WebPEncodingError(message: lastError)
+        }
+        let output = Array(UnsafeBufferPointer(start: bytes, count: assembled.size))
+        return try AnimatedWebPFrameSplitter.restoreFrames(output, startsMs: startsMs, endMs: elapsedMs)
+    }
+
+    private var lastError: String {
+        WebPAnimEncoderGetError(encoder).map { String(cString: $0) } ?? "libwebpmux failed"
+    }
+}

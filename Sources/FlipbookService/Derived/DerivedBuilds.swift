@@ -1,0 +1,86 @@
+import Dispatch
+import Synchronization
+
+/// Runs builds of products, one per key at a time: a request for a product already being built
+/// waits for that build instead of starting another (coalescing). At most `concurrency` builds
+/// run at once, on a queue of their own (never on an event loop); each also reserves its memory
+/// from the decode-memory budget before it allocates. A failed build's answer is remembered for
+/// a while (``failureSeconds``), so a product over a limit is not rebuilt by every request.
+final class DerivedBuilds: Sendable {
+    typealias Completion = @Sendable (Result<Void, DerivedFailure>) -> Void
+
+    private struct State {
+        var waiting: [String: [Completion]] = [:]
+        var failures: [String: (failure: DerivedFailure, at: DispatchTime)] = [:]
+        var started = 0
+        var coalesced = 0
+    }
+
+    /// How long a failed build's answer is given again without building.
+    static let failureSeconds = 30.0
+
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "flipbook.derived", attributes: .concurrent)
+    private let slots: DispatchSemaphore
+
+    init(concurrency: Int) {
+        slots = DispatchSemaphore(value: max(1, concurrency))
+    }
+
+    /// Builds started, and requests that joined a build already under way.
+    func counts() -> (started: Int, coalesced: Int) {
+        state.withLock { ($0.started, $0.coalesced) }
+    }
+
+    /// Calls `completion` when the product `key` has been made by `work` — by a build this call
+    /// starts, or by the one already under way.
+    func run(_ key: String, work: @escaping @Sendable () -> Result<Void, DerivedFailure>, completion: @escaping Completion) {
+        enum Decision {
+            case start, join
+            case failed(DerivedFailure)
+        }
+        let decision = state.withLock { state -> Decision in
+            if let failed = state.failures[key] {
+                if DispatchTime.now().uptimeNanoseconds - failed.at.uptimeNanoseconds < UInt64(Self.failureSeconds * 1e9) {
+                    return .failed(failed.failure)
+                }
+                state.failures[key] = nil
+            }
+            if state.waiting[key] != nil {
+                state.waiting[key]!.append(completion)
+                state.coalesced += 1
+                return .join
+            }
+            state.waiting[key] = [completion]
+            state.started += 1
+            return .start
+        }
+        switch decision {
+        case .join: return
+        case .failed(let failure):
+            completion(.failure(failure))
+            return
+        case .start: break
+        }
+        queue.async { [self] in
+            slots.wait()
+            let result = work()
+            slots.signal()
+            let waiters = state.withLock { state -> [Completion] in
+                if case .failure(let failure) = result, failure != .busy {
+                    if state.failures.count >= 1024 { state.failures.removeAll() }
+                    state.failures[key] = (failure, .now())
+                }
+                return state.waiting.removeValue(forKey: key) ?? []
+            }
+            for waiter in waiters { waiter(result) }
+        }
+    }
+
+    /// Forgets remembered failures of keys starting with `prefix` (an image was deleted).
+    func forgetFailures(prefix: String) {
+        state.withLock { state in
+            for key in state.failures.keys where key.hasPrefix(prefix) { state.failures[key] = nil }
+        }
+    }
+}

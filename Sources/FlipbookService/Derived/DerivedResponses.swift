@@ -1,0 +1,82 @@
+import Dispatch
+import Foundation
+import HTTPServer
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Answers for kept products: a file sent as an original is (`sendfile(2)`, `ETag`, 304 on
+/// `If-None-Match`, caching as the image's frames), and the wait for a product being built,
+/// bounded by `derived.maxWaitSeconds` (then 503 with `Retry-After`; the build goes on).
+extension FlipbookAPI {
+    /// The file at `path` as the body, or 404 when it is gone (removed meanwhile).
+    static func productFile(
+        _ request: HTTPRequest, path: String, contentType: String, etag: String, cacheControl: String
+    ) -> HTTPResponse {
+        if matches(request, etag: etag) { return notModified(etag: etag, cacheControl: cacheControl) }
+        guard let file = OpenProductFile(path: path) else {
+            return .problem(.notFound, detail: "The product was removed; ask for it again.")
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: contentType)
+        headers.add(name: "ETag", value: etag)
+        headers.add(name: "Cache-Control", value: cacheControl)
+        return HTTPResponse(
+            headers: headers, fileBody: HTTPFileBody(descriptor: file.descriptor, offset: 0, count: file.size, owner: file))
+    }
+
+    /// Calls `start` with a completion; answers with `ready()` at once when `start` says the
+    /// product is there, else when the build completes — or 503 + `Retry-After` after
+    /// `derived.maxWaitSeconds`, whichever comes first.
+    func whenProductReady(
+        _ responder: HTTPResponder, start: (@escaping DerivedBuilds.Completion) -> Bool,
+        ready: @escaping @Sendable () -> HTTPResponse
+    ) -> HTTPHandlerResult {
+        let answered = Mutex(false)
+        let claim: @Sendable () -> Bool = {
+            answered.withLock { was in
+                defer { was = true }; return !was
+            }
+        }
+        let readyNow = start { result in
+            guard claim() else { return }
+            switch result {
+            case .success: responder.respond(ready())
+            case .failure(let failure): responder.respond(failure.response)
+            }
+        }
+        if readyNow { return .now(ready()) }
+        let wait = settings.derived.maxWaitSeconds
+        DispatchQueue.global().asyncAfter(deadline: .now() + wait) {
+            guard claim() else { return }
+            responder.respond(
+                .problem(
+                    .serviceUnavailable, detail: "It is still being made (derived.maxWaitSeconds is \(wait)); retry shortly.",
+                    headers: ["Retry-After": String(max(1, Int(wait.rounded(.up))))]))
+        }
+        return .later
+    }
+}
+
+/// A product file opened for sending: the descriptor stays open (and the bytes readable, even if
+/// the file is removed meanwhile) until the response is sent.
+final class OpenProductFile: Sendable {
+    let descriptor: Int32
+    let size: Int
+
+    init?(path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var status = stat()
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            return nil
+        }
+        descriptor = fd
+        size = Int(status.st_size)
+    }
+
+    deinit { close(descriptor) }
+}

@@ -1,0 +1,92 @@
+import AnimatedImage
+import HTTPServer
+
+/// `GET /images/{id}/storyboard` (the JSON manifest), `GET /images/{id}/storyboard.vtt` (the
+/// WebVTT thumbnail track) and `GET /derived/{sha256}/{product}/{file}` (the sheets, at
+/// content-addressed URLs: the original's SHA-256 and the storyboard's parameters name their
+/// bytes, so they are cached for a year). The manifest and the track answer once the sheets are
+/// made and kept (``DerivedProducts``), so every URL they name can be fetched.
+extension FlipbookAPI {
+    func storyboard(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        storyboardDocument(request, responder, vtt: false)
+    }
+
+    func storyboardTrack(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        storyboardDocument(request, responder, vtt: true)
+    }
+
+    private func storyboardDocument(_ request: HTTPRequest, _ responder: HTTPResponder, vtt: Bool) -> HTTPHandlerResult {
+        let id = request.pathParameters["id"] ?? ""
+        let spec: StoryboardSpec
+        do throws(StoryboardError) {
+            spec = try StoryboardQuery.spec(request.queryItems)
+        } catch {
+            return .now(.problem(.badRequest, detail: error.detail))
+        }
+        return withRecord(id, responder) { [self] record, _ in
+            guard let record else { return .now(Self.unknownImage(id)) }
+            let metadata = record.metadata
+            let layout: StoryboardLayout
+            do throws(StoryboardError) {
+                layout = try StoryboardLayout(
+                    spec, canvasWidth: metadata.width, canvasHeight: metadata.height,
+                    timeline: Timeline(rawDelaysMs: metadata.frames.map(\.rawDelayMs), playCount: metadata.playCount),
+                    maxSheetPixels: settings.derived.maxSheetPixels, maxTiles: settings.limits.maxFrames,
+                    maxOutputDimension: settings.limits.maxOutputDimension)
+            } catch {
+                return .now(.problem(.badRequest, detail: error.detail))
+            }
+            let key = layout.spec.key(tileHeight: layout.tileHeight)
+            let etag = "\"\(vtt ? "sv" : "sb")-\(record.sha256.prefix(32))-\(key)-r\(AnimatedImage.outputRevision)\""
+            let cacheControl = record.isImmutable ? Self.immutableCacheControl : "no-cache"
+            let derived = self.derived
+            return whenProductReady(
+                responder, start: { derived.storyboard(record, layout, completion: $0) },
+                ready: {
+                    if Self.matches(request, etag: etag) { return Self.notModified(etag: etag, cacheControl: cacheControl) }
+                    var headers = HTTPHeaders()
+                    headers.add(name: "Content-Type", value: vtt ? "text/vtt; charset=utf-8" : "application/json")
+                    headers.add(name: "ETag", value: etag)
+                    headers.add(name: "Cache-Control", value: cacheControl)
+                    let body =
+                        vtt
+                        ? StoryboardDocuments.vtt(sha256: record.sha256, layout: layout)
+                        : StoryboardDocuments.manifest(id: record.id, sha256: record.sha256, layout: layout)
+                    return HTTPResponse(headers: headers, body: body)
+                })
+        }
+    }
+
+    /// A sheet of a kept storyboard; 404 when it was never made or was removed (least recently
+    /// used, or its image deleted): the manifest or track, asked for again, makes it again.
+    func derivedFile(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        let sha = request.pathParameters["sha"] ?? ""
+        let product = request.pathParameters["product"] ?? ""
+        let file = request.pathParameters["file"] ?? ""
+        let type: String
+        if file.hasSuffix(".webp") {
+            type = "image/webp"
+        } else if file.hasSuffix(".png") {
+            type = "image/png"
+        } else {
+            type = ""
+        }
+        guard ImageID.isContentID(sha), product.hasPrefix("storyboard-"), !type.isEmpty,
+            Self.isProductName(product), Self.isProductName(file), derived.store.contains(sha, product)
+        else {
+            return .now(.problem(.notFound, detail: "No such storyboard sheet; ask for the storyboard again."))
+        }
+        let etag = "\"d-\(sha.prefix(32))-\(product.dropFirst("storyboard-".count))-\(file)\""
+        return .now(
+            Self.productFile(
+                request, path: derived.store.path(sha, product) + "/" + file, contentType: type, etag: etag,
+                cacheControl: Self.immutableCacheControl))
+    }
+
+    /// Letters, digits, `.`, `-`, `+`, `x` — what product and file names are made of — and not
+    /// a dot-only name.
+    static func isProductName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 200 && name.contains { $0 != "." }
+            && name.utf8.allSatisfy { ImageID.isNameByte($0) || $0 == UInt8(ascii: "+") }
+    }
+}
