@@ -39,11 +39,11 @@ struct FramesCommand: ParsableCommand {
         // Frames are rendered in order, each decoded once: checkpoints would only cost copies.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
         let encoder = RenditionOptions.encoder(compressionLevel: compressionLevel)
-        let workers = DispatchQueue(label: "flipbook.frames.encode", attributes: .concurrent)
-        let group = DispatchGroup()
-        let inFlight = DispatchSemaphore(value: max(2, CPULimit.usableCores * 2))
         let failures = FailureBox()
         let progress = Progress(total: image.frameCount)
+        // Scaling and encoding on threads of their own, one per usable core (libdispatch's pool
+        // ran them on one core of two: CPU time equal to wall time, bench-renditions).
+        let workers = EncodeWorkers(threads: max(1, CPULimit.usableCores), capacity: max(2, CPULimit.usableCores * 2))
         for i in 0..<image.frameCount {
             let canvas: Canvas
             do {
@@ -56,11 +56,9 @@ struct FramesCommand: ParsableCommand {
                 }
                 fail("\(file): \(error)", status: CLIExit.badImage)
             }
-            inFlight.wait()
             let name = String(format: "frame_%04d.", i) + target.format.rawValue
             let path = (output as NSString).appendingPathComponent(name)
-            workers.async(group: group) {
-                defer { inFlight.signal() }
+            workers.submit {
                 do {
                     let bytes = try encoder.encode(canvas, as: target, colorSpace: image.colorSpace)
                     try writeFrameFile(bytes, to: path)
@@ -70,7 +68,7 @@ struct FramesCommand: ParsableCommand {
                 progress.step()
             }
         }
-        group.wait()
+        workers.finish()
         progress.finish()
         if let message = failures.first { fail(message, status: CLIExit.ioFailure) }
     }
@@ -84,6 +82,60 @@ private func writeFrameFile(_ bytes: [UInt8], to path: String) throws {
         FilePath(path), .writeOnly, options: [.create, .truncate, .closeOnExec],
         permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
     try fd.closeAfter { _ = try fd.writeAll(bytes) }
+}
+
+/// Threads that run submitted jobs in order of submission, at most `capacity` waiting (the
+/// submitter blocks beyond it, so rendered canvases never pile up).
+private final class EncodeWorkers: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var closed = false
+    private var running: Int
+    private let capacity: Int
+
+    init(threads: Int, capacity: Int) {
+        self.capacity = capacity
+        running = threads
+        for n in 0..<threads {
+            let thread = Thread { [self] in work() }
+            thread.name = "flipbook-frames-\(n)"
+            thread.start()
+        }
+    }
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        while jobs.count >= capacity { condition.wait() }
+        jobs.append(job)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until every submitted job has run and the threads have ended.
+    func finish() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        while running > 0 { condition.wait() }
+        condition.unlock()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !closed { condition.wait() }
+            if jobs.isEmpty {
+                running -= 1
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.broadcast()
+            condition.unlock()
+            job()
+        }
+    }
 }
 
 /// The first failure among concurrent encode jobs.
