@@ -122,6 +122,9 @@ extension FlipbookAPI {
         }
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: rendition.format.mimeType)
+        headers.add(
+            name: "ETag",
+            value: Self.uploadFrameETag(session.id, index, rendition, image: image, level: settings.cache.pngCompressionLevel))
         headers.add(name: "Cache-Control", value: "no-store")
         headers.add(name: "X-Frame-Index", value: String(index))
         headers.add(name: "X-Frame-Count", value: String(image.frameCount))
@@ -131,6 +134,17 @@ extension FlipbookAPI {
         }
         if requested.negotiated { headers.add(name: "Vary", value: "Accept") }
         responder.respond(HTTPResponse(status: .ok, headers: headers, body: bytes))
+    }
+
+    /// The `ETag` of a frame served while the upload arrives: the finished frame's, with the
+    /// upload's id where the content hash (not known yet) goes.
+    static func uploadFrameETag(_ uploadID: String, _ index: Int, _ rendition: FrameRendition, image: AnimatedImage, level: Int)
+        -> String
+    {
+        let name =
+            rendition.isExact(width: image.canvasWidth, height: image.canvasHeight)
+            ? "z\(level)" : rendition.format == .png ? "\(rendition.key)-z\(level)" : rendition.key
+        return "\"u-\(uploadID)-\(index)-\(name)-r\(AnimatedImage.outputRevision)\""
     }
 
     /// A waiting request whose session was stored meanwhile: its frame from the stored image
