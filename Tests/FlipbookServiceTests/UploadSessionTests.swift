@@ -151,7 +151,7 @@ struct UploadSessionTests {
         try Self.sendSlice(service, connection, id, bytes[0..<3000], total: 3000)
         let waiter = Self.background(service, "/frames/\(id)/14", headers: ["Prefer": "wait=30"])
         try await Task.sleep(for: .seconds(0.2))
-        close(connection.fd)
+        shutdown(connection.fd, Int32(SHUT_RDWR))  // the client goes (its descriptor is closed once, by the client)
         let answer = try await waiter.value
         #expect(answer.status == 410 && answer.header("Cache-Control") == "no-store")
         #expect(try service.client.get("/uploads/\(id)").status == 410)

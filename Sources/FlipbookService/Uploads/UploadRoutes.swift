@@ -74,13 +74,11 @@ extension FlipbookAPI {
         case .created, .receiving:
             break
         }
-        let store = self.store
-        ingestQueue.async {
-            // Index what is in now, so frameCount counts every frame whose bytes have arrived.
-            if let source = session.prefixSource, source.bytes > session.progress.indexedBytes {
-                let (image, bytes) = Self.indexPrefix(source.path, limits: store.limits)
-                let (ready, progress) = session.offer(image, bytes: bytes)
-                for waiter in ready { waiter.answer(.ready(.receiving, progress)) }
+        ingestQueue.async { [self] in
+            // Index what is in now, so frameCount counts every frame whose bytes have arrived
+            // (unless an index runs already: then its result, a moment old, is the answer).
+            if let source = session.prefixSource, source.bytes > session.progress.indexedBytes, session.claimIndexing() {
+                runIndexing(session)
             }
             let document = UploadProgressDocument(
                 uploadId: session.id, bytesReceived: session.bytesReceived, image: session.progress.image)
@@ -97,19 +95,22 @@ extension FlipbookAPI {
         return (image, file.bytes.count)
     }
 
-    /// Indexes an upload's prefix for its waiters, again while the body grows and someone
-    /// waits (the caller claimed the indexing).
+    /// Indexes an upload's prefix for its waiters, off the event loop (the caller claimed the
+    /// indexing).
     func indexUpload(_ session: UploadSession) {
-        let limits = store.limits
-        DispatchQueue.global(qos: .userInitiated).async {
-            while let source = session.prefixSource {
-                let (image, bytes) = Self.indexPrefix(source.path, limits: limits)
-                let (ready, progress) = session.offer(image, bytes: bytes)
-                for waiter in ready { waiter.answer(.ready(.receiving, progress)) }
-                if !session.finishIndexing(bytes: max(bytes, source.bytes)) { return }
-            }
-            _ = session.finishIndexing(bytes: Int.max)
+        DispatchQueue.global(qos: .userInitiated).async { [self] in runIndexing(session) }
+    }
+
+    /// Indexes the prefix received so far, answers the waiters whose frame it holds, and again
+    /// while the body grows and someone waits; then ends the claim.
+    func runIndexing(_ session: UploadSession) {
+        while let source = session.prefixSource {
+            let (image, bytes) = Self.indexPrefix(source.path, limits: store.limits)
+            let (ready, progress) = session.offer(image, bytes: bytes)
+            for waiter in ready { waiter.answer(.ready(.receiving, progress)) }
+            if !session.finishIndexing(bytes: max(bytes, source.bytes)) { return }
         }
+        _ = session.finishIndexing(bytes: Int.max)
     }
 
     /// Ends `session` in `phase`: its waiters get their frame (stored), the uploader's problem
