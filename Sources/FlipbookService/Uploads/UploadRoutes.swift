@@ -90,9 +90,9 @@ extension FlipbookAPI {
     /// Indexes the prefix of an upload in `path` with the ordinary indexers (complete frames
     /// only); nil when it is not an image (yet), with the byte count it had.
     static func indexPrefix(_ path: String, limits: DecodeLimits) -> (AnimatedImage?, Int) {
-        guard let file = try? MappedFile(path: path) else { return (nil, 0) }
-        let image = try? AnimatedImage(bytes: file.bytes, limits: limits, verification: .structural)
-        return (image, file.bytes.count)
+        guard let prefix = UploadPrefix.map(path) else { return (nil, 0) }
+        let image = try? AnimatedImage(bytes: prefix.bytes, limits: limits, verification: .structural)
+        return (image, prefix.fileBytes)
     }
 
     /// Indexes an upload's prefix for its waiters, off the event loop (the caller claimed the

@@ -210,8 +210,14 @@ def cuts_run(port, path, kind, scratch):
             reference, note = chromium_frames(data[:cut], kind, scratch)
         rows.append({"cut": cut, "session": count, "reference": reference, "note": note})
     sock.sendall(data[sent:])
-    stored = json.loads(sock.recv(1 << 20).split(b"\r\n\r\n", 1)[1] or b"{}") if True else {}
+    answer = b""
+    while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            break
+        answer += chunk
     sock.close()
+    stored = json.loads(answer.split(b"\r\n\r\n", 1)[1] or b"{}")
     identical = 0
     for k, body in served.items():
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -222,16 +228,61 @@ def cuts_run(port, path, kind, scratch):
             "servedDuringUpload": len(served), "identical": identical}
 
 
+def leaks_run(server, path, cuts=200, malformed=50):
+    """`cuts` uploads cut off at random points (the client closes mid-body) and `malformed` bodies
+    that are no image, each with a reader waiting on a frame past the cut; then: every waiter
+    answered, no temporary file, no record, and the server's RSS before and after."""
+    import random
+    from benchlib.process import proc_memory
+    rng = random.Random(23)
+    with open(path, "rb") as f:
+        data = f.read()
+    rss_before = proc_memory(server.pid)
+    answers = {}
+
+    def wait_on(upload_id, out):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        conn.request("GET", f"/frames/{upload_id}/99", headers={"Prefer": "wait=10"})
+        out.append(conn.getresponse().status)
+        conn.close()
+
+    for i in range(cuts + malformed):
+        upload_id = create_session(server.port)
+        statuses = []
+        waiter = threading.Thread(target=wait_on, args=(upload_id, statuses))
+        waiter.start()
+        body = data if i < cuts else bytes(rng.randrange(256) for _ in range(rng.randrange(1, 20000)))
+        sock = socket.create_connection(("127.0.0.1", server.port))
+        sock.sendall(f"PUT /uploads/{upload_id} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode())
+        if i < cuts:
+            sock.sendall(body[:rng.randrange(1, len(body))])
+            sock.close()
+        else:
+            sock.sendall(body)
+            sock.recv(65536)
+            sock.close()
+        waiter.join()
+        key = ("cut" if i < cuts else "malformed", statuses[0] if statuses else None)
+        answers[key] = answers.get(key, 0) + 1
+    time.sleep(1)
+    leftovers = os.listdir(os.path.join(server.data_dir, "tmp"))
+    images = server.json("/images?limit=1000")["images"]
+    return {"cut": cuts, "malformed": malformed, "waiterAnswers": {f"{k[0]} {k[1]}": v for k, v in answers.items()},
+            "tmpFilesLeft": len(leftovers), "imagesStored": len(images),
+            "rssBefore": rss_before, "rssAfter": proc_memory(server.pid)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cuts", action="store_true", help="also the cut-point comparison with Chromium")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--leaks", action="store_true", help="also 200 cut and 50 malformed uploads with waiters")
     args = parser.parse_args()
     binary = build()
     log(f"bench.uploads: {binary}")
     scratch = tempfile.mkdtemp(prefix="flipbook-bench-uploads-")
     server = Server(os.path.join(scratch, "data"))
-    result = {"machine": machine(), "commit": head_commit(), "latency": [], "cuts": []}
+    result = {"machine": machine(), "commit": head_commit(), "latency": [], "cuts": [], "leaks": None}
     try:
         for _ in range(args.runs):
             run = latency_run(server.port, os.path.join(INPUTS, "large.gif"))
@@ -243,6 +294,9 @@ def main():
                 run = cuts_run(server.port, os.path.join(INPUTS, name), kind, scratch)
                 log(json.dumps(run))
                 result["cuts"].append(run)
+        if args.leaks:
+            result["leaks"] = leaks_run(server, os.path.join(INPUTS, "small.gif"))
+            log(json.dumps(result["leaks"]))
     finally:
         server.stop()
     print(json.dumps(result, indent=1))
