@@ -35,7 +35,9 @@ extension FlipbookAPI {
         uploads.waiting.add(1, ordering: .relaxed)
         let waiter = FrameWaiter(target: target) { [self] resolution in
             uploads.waiting.subtract(1, ordering: .relaxed)
-            ingestQueue.async {
+            // One session's frames are made in turn on its own queue: readers of one upload wait
+            // in line there, not on a lock holding a thread each.
+            session.renderer.queue.async {
                 self.resolveUploadFrame(request, responder, session: session, target: target, requested: requested, resolution)
             }
         }

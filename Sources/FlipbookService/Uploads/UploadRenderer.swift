@@ -10,6 +10,8 @@ import Foundation
 /// Memory: one canvas (no checkpoints) and at most ``recentLimit`` encoded frames per session.
 final class UploadRenderer: @unchecked Sendable {
     static let recentLimit = 8
+    /// Where the session's frame requests are answered, one at a time.
+    let queue = DispatchQueue(label: "flipbook.upload-frames")
 
     private let lock = NSLock()
     private let encoder: RenditionEncoder
