@@ -55,7 +55,10 @@ extension FlipbookAPI {
             upload.discard()
             return RefusingSink(HTTPError(.conflict, detail: "Upload session '\(id)' has received its body already."))
         }
-        return UploadSessionSink(api: self, session: session, upload: upload, responder: responder, requestID: request.requestID)
+        return UploadSessionSink(
+            api: self, session: session, upload: upload,
+            displayName: DisplayName.from(contentDisposition: request.headers["Content-Disposition"]), responder: responder,
+            requestID: request.requestID)
     }
 
     func uploadStatus(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {

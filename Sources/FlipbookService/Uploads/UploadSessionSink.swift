@@ -12,8 +12,14 @@ final class UploadSessionSink: HTTPBodySink, @unchecked Sendable {
     private let upload: UploadFile
     private let responder: HTTPResponder
     private let requestID: HTTPRequestID
+    /// The file's name from `Content-Disposition`, for display.
+    private let displayName: String?
 
-    init(api: FlipbookAPI, session: UploadSession, upload: UploadFile, responder: HTTPResponder, requestID: HTTPRequestID) {
+    init(
+        api: FlipbookAPI, session: UploadSession, upload: UploadFile, displayName: String?, responder: HTTPResponder,
+        requestID: HTTPRequestID
+    ) {
+        self.displayName = displayName
         self.api = api
         self.session = session
         self.upload = upload
@@ -39,8 +45,9 @@ final class UploadSessionSink: HTTPBodySink, @unchecked Sendable {
             return .now(.problem(.badRequest, detail: detail))
         }
         let (api, session, upload, responder, requestID) = (self.api, self.session, self.upload, self.responder, self.requestID)
+        let displayName = self.displayName
         api.ingestQueue.async {
-            let response = api.commitUpload(upload, name: nil, requestID: requestID)
+            let response = api.commitUpload(upload, name: nil, requestID: requestID, displayName: displayName)
             api.endUpload(session, Self.phase(after: response), answering: response)
             responder.respond(response)
         }
