@@ -73,7 +73,8 @@ function card(image) {
   poster.decoding = 'async';
   const name = document.createElement('span');
   name.className = 'name';
-  name.textContent = image.id;
+  name.textContent = image.name || image.id;  // the uploaded file's name, when it had one
+  if (image.name) name.title = image.id;
   link.append(image.animated ? withPreview(poster) : poster, name);
   const facts = document.createElement('dl');
   facts.className = 'facts compact';
@@ -142,6 +143,7 @@ const uploadStatus = document.getElementById('upload-status');
 function upload(file) {
   const request = new XMLHttpRequest();
   request.open('POST', '/images');
+  request.setRequestHeader('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`);
   progress.hidden = false;
   progress.value = 0;
   progress.removeAttribute('data-done');

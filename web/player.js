@@ -92,8 +92,8 @@ document.addEventListener('visibilitychange', () => {
 
 player.addEventListener('loadedmetadata', (event) => {
   const meta = event.detail;
-  document.getElementById('title').textContent = meta.id;
-  document.title = `Flipbook — ${meta.id}`;
+  document.getElementById('title').textContent = meta.name || meta.id;
+  document.title = `Flipbook — ${meta.name || meta.id}`;
   fillFacts(document.getElementById('facts'), [
     ['Format', `${meta.format.toUpperCase()} (${meta.mimeType})`],
     ['Size', `${meta.width} × ${meta.height}`],

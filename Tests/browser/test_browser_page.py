@@ -56,6 +56,9 @@ def test_uploading_a_gif_adds_it_to_the_list(page, flipbook):
         item = listed(page)[image_id]
         assert item["href"] == f"/player/{image_id}"
         assert f"{frames}" in item["text"] and "50 × 40" in item["text"]
+        # The card shows the file's name, which the page sent in Content-Disposition.
+        assert os.path.basename(f.name) in item["text"], item["text"]
+        assert flipbook.json(f"/images/{image_id}")["name"] == os.path.basename(f.name)
         progress = page.execute_script("const p = document.getElementById('progress'); return [p.hidden, p.value];")
         assert progress == [False, 100]
         assert "added" in page.find_element("id", "upload-status").text

@@ -886,6 +886,34 @@ def source_server_checks(c, port, samples):
     silent.close()
 
 
+def read_response(sock, head=False):
+    """One response from an open socket (Content-Length framing), for upload_session_checks."""
+    buffer = b""
+    while b"\r\n\r\n" not in buffer:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        buffer += chunk
+    head_bytes, _, body = buffer.partition(b"\r\n\r\n")
+    lines = head_bytes.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers.setdefault(name.strip().lower(), []).append(value.strip())
+    want = int(headers.get("content-length", ["0"])[0])
+    while len(body) < want:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return Response(int(lines[0].split()[1]), headers, body[:want])
+
+
+def upload_session_server_checks(c, port, samples):
+    from upload_session_checks import upload_session_server_checks as checks
+    checks(c, port, samples, request, read_response)
+
+
 def start_server(binary, library, settings):
     """A server of its own (fresh data directory, free port) run in this directory (its
     Config/flipbook.json and web/), with text logs and `settings`, serving `library` as its
@@ -914,6 +942,7 @@ def main():
                              (token_server_checks, [f"auth.uploadToken={UPLOAD_TOKEN}", "auth.adminToken="]),
                              (limits_server_checks, ["limits.maxFrames=1"]),
                              (rendition_server_checks, []),
+                             (upload_session_server_checks, []),
                              (presets_server_checks, [PRESETS]),
                              (presets_only_server_checks, [PRESETS, "renditions.allowArbitrary=false"]),
                              (auto_default_server_checks, ["renditions.defaultFormat=auto"]),

@@ -33,6 +33,8 @@ public final class FlipbookAPI: Sendable {
     let sources: SourceServices
     /// Storyboards and previews, made once and kept.
     let derived: DerivedProducts
+    /// Upload sessions (`/uploads`): frames served while the bytes arrive.
+    let uploads: UploadSessions
 
     /// - Parameters:
     ///   - loops: the HTTP server's event loops (metrics and the access log keep per-loop state).
@@ -56,6 +58,11 @@ public final class FlipbookAPI: Sendable {
         derived = DerivedProducts(
             settings: settings, images: store, budget: cache.configuration.decodeBudget,
             concurrency: cache.configuration.decodeThreads, logger: logger)
+        uploads = UploadSessions(
+            settings: settings.uploads,
+            encoder: RenditionEncoder(
+                png: PNGEncoder(compressionLevel: cache.configuration.pngCompressionLevel),
+                webp: cache.configuration.webpEncoder))
         let instance = settings.server.instanceName.isEmpty ? Self.hostName() : settings.server.instanceName
         decorator = ResponseDecorator(
             instanceName: instance,
@@ -91,6 +98,11 @@ public final class FlipbookAPI: Sendable {
         router.stream(.PUT, "/images/:id", maxBodyBytes: settings.server.maxUploadBytes) { [self] request, responder in
             self.uploadSink(request, responder, name: request.pathParameters["id"])
         }
+        router.post("/uploads", maxBodyBytes: 4096) { [self] in self.createUpload($0, $1) }
+        router.stream(.PUT, "/uploads/:uploadId", maxBodyBytes: settings.server.maxUploadBytes) { [self] request, responder in
+            self.uploadSessionSink(request, responder)
+        }
+        router.get("/uploads/:uploadId") { [self] in self.uploadStatus($0, $1) }
         router.post("/images/:id/refresh", maxBodyBytes: 4096) { [self] in self.refreshSource($0, $1) }
         router.get("/images") { [self] in self.listImages($0, $1) }
         router.get("/images/:id") { [self] in self.metadata($0, $1) }

@@ -71,6 +71,9 @@ extension FlipbookAPI {
         case .success(let value): requested = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
+        if let session = uploads.session(id) {
+            return uploadFrame(request, responder, session: session, target: .index(index), requested: requested)
+        }
         if let record = recordAtOnce(id, request) {
             return serveFrame(request, responder, record: record, index: index, requested: requested, contentLocation: false)
         }
@@ -92,6 +95,9 @@ extension FlipbookAPI {
         switch requestedRendition(request) {
         case .success(let value): requested = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+        }
+        if let session = uploads.session(id) {
+            return uploadFrame(request, responder, session: session, target: .time(time), requested: requested)
         }
         if let record = recordAtOnce(id, request) {
             return serveFrame(

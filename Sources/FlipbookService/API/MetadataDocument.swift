@@ -120,6 +120,7 @@ struct ImageSummaryDocument: Encodable {
         try MetadataDocument.encodeHeadline(of: record.metadata, into: &c)
         try c.encode(record.source.rawValue, forKey: .source)
         try c.encode(record.sha256, forKey: .sha256)
+        try NamedDocument<MetadataDocument>.encodeName(record.name, to: encoder)
     }
 }
 

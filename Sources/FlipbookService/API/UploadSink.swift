@@ -8,14 +8,20 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
     private let api: FlipbookAPI
     private let upload: UploadFile
     private let name: String?
+    /// The file's name from `Content-Disposition`, for display.
+    private let displayName: String?
     private let responder: HTTPResponder
     /// The request's id, for the error log.
     private let requestID: HTTPRequestID
 
-    init(api: FlipbookAPI, upload: UploadFile, name: String?, responder: HTTPResponder, requestID: HTTPRequestID) {
+    init(
+        api: FlipbookAPI, upload: UploadFile, name: String?, displayName: String? = nil, responder: HTTPResponder,
+        requestID: HTTPRequestID
+    ) {
         self.api = api
         self.upload = upload
         self.name = name
+        self.displayName = displayName
         self.responder = responder
         self.requestID = requestID
     }
@@ -35,8 +41,9 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
             return .now(.problem(.badRequest, detail: "The request body is empty; send the image's bytes."))
         }
         let (api, upload, name, responder, requestID) = (self.api, self.upload, self.name, self.responder, self.requestID)
+        let displayName = self.displayName
         api.ingestQueue.async {
-            responder.respond(api.commitUpload(upload, name: name, requestID: requestID))
+            responder.respond(api.commitUpload(upload, name: name, requestID: requestID, displayName: displayName))
         }
         return .later
     }
@@ -90,7 +97,8 @@ extension FlipbookAPI {
         }
         do {
             return UploadSink(
-                api: self, upload: try store.beginUpload(), name: name, responder: responder,
+                api: self, upload: try store.beginUpload(), name: name,
+                displayName: DisplayName.from(contentDisposition: request.headers["Content-Disposition"]), responder: responder,
                 requestID: request.requestID)
         } catch {
             logger.error("cannot start an upload", metadata: ["error": "\(error)"])
@@ -109,10 +117,10 @@ extension FlipbookAPI {
 
     /// Verifies and stores a finished upload (on the ingest queue) and says how it went.
     func commitUpload(
-        _ upload: UploadFile, name: String?, requestID: HTTPRequestID, origin: SourceOrigin? = nil
+        _ upload: UploadFile, name: String?, requestID: HTTPRequestID, origin: SourceOrigin? = nil, displayName: String? = nil
     ) -> HTTPResponse {
         do {
-            let (record, created) = try store.commit(upload, name: name, origin: origin)
+            let (record, created) = try store.commit(upload, name: name, origin: origin, displayName: displayName)
             var headers = HTTPHeaders()
             headers.add(name: "Location", value: "/images/\(record.id)")
             headers.add(name: "ETag", value: Self.metadataETag(record))

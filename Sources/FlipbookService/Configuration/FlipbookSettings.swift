@@ -214,6 +214,20 @@ public struct FlipbookSettings: Sendable, Equatable {
         public init() {}
     }
 
+    /// Upload sessions (`POST /uploads`, `PUT /uploads/{uploadId}`): frames served while the
+    /// bytes arrive.
+    public struct Uploads: Sendable, Equatable {
+        /// Sessions created or receiving at once; `POST /uploads` beyond answers 429.
+        public var maxSessions = 64
+        /// A session with no `PUT` this long after it was created expires.
+        public var startSeconds = 60.0
+        /// The longest a frame request waits for its bytes (`Prefer: wait=N` is capped by it).
+        public var maxWaitSeconds = 10.0
+        /// How long a finished session answers 303 (or its failure) before it is forgotten.
+        public var aliasSeconds = 3600.0
+        public init() {}
+    }
+
     /// Signed URLs (HMAC-SHA256, imgproxy's scheme in query parameters).
     public struct Security: Sendable, Equatable {
         /// `KEY:SALT` pairs, hexadecimal; the first signs, any verifies. Empty = no signatures.
@@ -248,6 +262,7 @@ public struct FlipbookSettings: Sendable, Equatable {
     public var log = Log()
     public var sources = Sources()
     public var security = Security()
+    public var uploads = Uploads()
 
     public init() {}
 }

@@ -100,6 +100,10 @@ enum SettingKeys {
         Key(name: "sources.refreshSeconds", kind: .double(\.sources.refreshSeconds)),
         Key(name: "security.urlKeys", kind: .strings(\.security.urlKeys), isSecret: true),
         Key(name: "security.signedRoutes", kind: .strings(\.security.signedRoutes)),
+        Key(name: "uploads.maxSessions", kind: .int(\.uploads.maxSessions)),
+        Key(name: "uploads.startSeconds", kind: .double(\.uploads.startSeconds)),
+        Key(name: "uploads.maxWaitSeconds", kind: .double(\.uploads.maxWaitSeconds)),
+        Key(name: "uploads.aliasSeconds", kind: .double(\.uploads.aliasSeconds)),
     ]
 
     static func key(named name: String) -> Key? {

@@ -263,6 +263,10 @@ public struct SettingsLoader: Sendable {
             try require(IPAddressRange(proxy) != nil, "server.trustedProxies: '\(proxy)' is not an IP address or CIDR block")
         }
         try validateSources(settings)
+        try require(settings.uploads.maxSessions > 0, "uploads.maxSessions must be > 0")
+        try require(settings.uploads.startSeconds > 0, "uploads.startSeconds must be > 0")
+        try require(settings.uploads.maxWaitSeconds >= 0, "uploads.maxWaitSeconds must be ≥ 0")
+        try require(settings.uploads.aliasSeconds >= 0, "uploads.aliasSeconds must be ≥ 0")
         for origin in settings.server.corsOrigins {
             try require(
                 CORSPolicy.isValidEntry(origin),

@@ -15,7 +15,7 @@ import URLSigning
 /// | `previews` | `GET /images/{id}/preview…` |
 /// | `storyboards` | `GET /images/{id}/storyboard…` |
 /// | `sources` | `POST /images` and `PUT /images/{name}` by URL, `POST /images/{id}/refresh` |
-/// | `uploads` | every `POST /images` and `PUT /images/{name}` |
+/// | `uploads` | every `POST /images`, `PUT /images/{name}` and `POST /uploads` |
 public struct SignedRequestPolicy: Sendable {
     public static let routeNames: Set<String> = [
         "renditions", "frames", "metadata", "previews", "storyboards", "sources", "uploads",
@@ -59,6 +59,8 @@ public struct SignedRequestPolicy: Sendable {
         if (method == .POST && route == "/images") || (method == .PUT && route == "/images/:id") {
             return routes.contains("uploads") || (routes.contains("sources") && isURLSource)
         }
+        // An upload session is signed when it is opened; its id is then what lets the bytes in.
+        if method == .POST && route == "/uploads" { return routes.contains("uploads") }
         return false
     }
 

@@ -23,9 +23,11 @@ extension ImageStore {
     /// Slow (verifies every frame, and may wait on storage): call it off the event loops. The
     /// upload is read through a mapping of its temporary file, which stays valid across the move
     /// into place, so the verified image is kept for the frame cache's first request.
-    public func commit(_ upload: UploadFile, name: String? = nil, origin: SourceOrigin? = nil) throws -> (
-        StoredImage, created: Bool
-    ) {
+    public func commit(_ upload: UploadFile, name: String? = nil, origin: SourceOrigin? = nil, displayName: String? = nil) throws
+        -> (
+            StoredImage, created: Bool
+        )
+    {
         defer { upload.discard() }
         let sha256: String
         do {
@@ -61,7 +63,7 @@ extension ImageStore {
             let record = StoredImage(
                 id: id, sha256: sha256, source: name == nil ? .upload : .named,
                 storedAt: Date(), metadata: ImageMetadata(image: image),
-                outputRevision: AnimatedImage.outputRevision, origin: origin)
+                outputRevision: AnimatedImage.outputRevision, origin: origin, name: displayName)
             let version: RecordVersion
             do throws(StorageFailure) {
                 version = try backend.store(record, uploadPath: upload.path, replacing: current?.record)

@@ -342,6 +342,7 @@ public final class ImageStore: Sendable {
     static func encodeMetadata(of record: StoredImage) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(MetadataDocument(id: record.id, metadata: record.metadata)))
+        return Array(
+            try encoder.encode(NamedDocument(MetadataDocument(id: record.id, metadata: record.metadata), name: record.name)))
     }
 }

@@ -27,6 +27,8 @@ public struct StoredImage: Sendable, Codable, Equatable {
     public var outputRevision: Int?
     /// Where the bytes were fetched from, for an image registered by URL (nil otherwise).
     public var origin: SourceOrigin? = nil
+    /// The file name the upload carried (`Content-Disposition`), sanitised: for display only.
+    public var name: String? = nil
 
     /// Whether `metadata` is what this build derives from the original.
     public var isCurrentRevision: Bool { outputRevision == AnimatedImage.outputRevision }
@@ -34,7 +36,7 @@ public struct StoredImage: Sendable, Codable, Equatable {
     /// Frames and metadata of this image can never change under its id.
     public var isImmutable: Bool { source == .upload }
 
-    private enum CodingKeys: String, CodingKey { case id, sha256, source, storedAt, metadata, outputRevision, origin }
+    private enum CodingKeys: String, CodingKey { case id, sha256, source, storedAt, metadata, outputRevision, origin, name }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -45,6 +47,7 @@ public struct StoredImage: Sendable, Codable, Equatable {
         try c.encode(MetadataDocument(id: id, metadata: metadata), forKey: .metadata)
         try c.encodeIfPresent(outputRevision, forKey: .outputRevision)
         try c.encodeIfPresent(origin, forKey: .origin)
+        try c.encodeIfPresent(name, forKey: .name)
     }
 }
 
@@ -56,7 +59,8 @@ extension StoredImage {
             source: c.decode(Source.self, forKey: .source), storedAt: c.decode(Date.self, forKey: .storedAt),
             metadata: c.decode(MetadataDocument.self, forKey: .metadata).metadata,
             outputRevision: c.decodeIfPresent(Int.self, forKey: .outputRevision),
-            origin: c.decodeIfPresent(SourceOrigin.self, forKey: .origin))
+            origin: c.decodeIfPresent(SourceOrigin.self, forKey: .origin),
+            name: c.decodeIfPresent(String.self, forKey: .name))
     }
 }
 

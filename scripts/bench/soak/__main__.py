@@ -256,16 +256,22 @@ def spread(values):
     return (max(values) - min(values)) / min(values) if values and min(values) else float("nan")
 
 
+def warmup_minutes(rows):
+    """The warm-up the rules leave out: WARMUP_MINUTES, or a third of a shorter run (so that a
+    `MINUTES=4` check run still has minutes after its warm-up to judge: 1 of its 4)."""
+    return min(WARMUP_MINUTES, len(rows) // 3)
+
+
 def last_minutes(rows):
     """The minutes the flat rule looks at: the last 10 (a short check run: those after warm-up)."""
-    after = [r for r in rows if r["minute"] > WARMUP_MINUTES]
+    after = [r for r in rows if r["minute"] > warmup_minutes(rows)]
     return rows[-10:] if len(rows) >= 10 else (after or rows)
 
 
 def goals(result):
     """(name, value, met) rows; met is None for a row given for information only."""
     rows = result["perMinute"]
-    after = [r for r in rows if r["minute"] > WARMUP_MINUTES]
+    after = [r for r in rows if r["minute"] > warmup_minutes(rows)]
     last = last_minutes(rows)
     total5xx = sum(r["status5xx"] for r in rows)
     errors = sum(r["errors"] for r in rows)
@@ -333,7 +339,7 @@ def plot(result, path):
     bottom.plot(x, [r["cacheUsed"] / mib for r in rows], label="frame cache bytes, highest of the minute")
     bottom.plot(x, [r.get("cacheFloor", 0) / mib for r in rows], ls=":", label="frame cache bytes, lowest of the minute")
     for axis in (top, middle, bottom):
-        axis.axvline(WARMUP_MINUTES + 0.5, color="gray", ls=":")
+        axis.axvline(warmup_minutes(rows) + 0.5, color="gray", ls=":")
     last = last_minutes(rows)
     floors = [r.get("otherFloor", 0) for r in last]
     if floors and min(floors):

@@ -119,7 +119,7 @@ class Soak:
     """Runs every client until `end` (a loop.time() value)."""
 
     def __init__(self, port, library, recorder, end, workdir, seed=1, players=16, pollers=4,
-                 time_clients=2, slowloris=8, upload_every=2.0, large_every=60):
+                 time_clients=2, slowloris=8, upload_every=2.0, large_every=60, session_every=5.0):
         self.port = port
         self.library = library  # metadata of the images that stay for the whole run
         self.rec = recorder
@@ -130,6 +130,7 @@ class Soak:
         self.time_clients = time_clients
         self.slowloris_connections = slowloris
         self.upload_every = upload_every
+        self.session_every = session_every
         self.generator = Generator(random.Random(seed + 1), workdir, large_every=large_every)
         self.uploaded = collections.OrderedDict()  # id -> (time its first frames were read, metadata)
         self.deleted = collections.deque(maxlen=50)
@@ -253,6 +254,63 @@ class Soak:
                 self.uploaded[image_id] = (loop.time(), meta)
                 self.uploaded.move_to_end(image_id)
 
+    async def session_uploader(self):
+        """An upload session every `session_every` seconds (issue 23): a valid file from the
+        generator sent in three parts with pauses while two readers wait on frames 0 and 1
+        (`Prefer: wait=10`); every fourth session is cut off mid-body (a reader whose frame had not
+        arrived gets 410) and
+        every fourth is a body of random bytes (its readers get the uploader's 415)."""
+        conn = Connection(self.port)
+        loop = asyncio.get_running_loop()
+        count = 0
+        while self.running():
+            await asyncio.sleep(self.session_every)
+            count += 1
+            ending = ("cut", "malformed", "valid", "valid")[count % 4]
+            if ending == "malformed":
+                data = bytes(self.rng.randrange(256) for _ in range(self.rng.randrange(64, 4096)))
+            else:
+                data = (await loop.run_in_executor(None, self.generator.valid))[1]
+            self.rec.uploads[f"session {ending}"] += 1
+            created = await self.timed(conn, "upload session", "POST", "/uploads", {201})
+            if not created or created[0] != 201:
+                continue
+            upload_id = json.loads(created[2])["uploadId"]
+            # A frame whose bytes came before the cut is served (200); one after it gets 410.
+            expected = {"cut": {200, 410}, "malformed": {415, 422}, "valid": {200, 303, 404}}[ending]
+            readers = [asyncio.ensure_future(self.timed(Connection(self.port), "session frame", "GET",
+                                                        f"/frames/{upload_id}/{k}", expected,
+                                                        headers={"Prefer": "wait=10"}, timeout=30))
+                       for k in (0, 1)]
+            await asyncio.sleep(0.05)
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+            except OSError as error:
+                self.rec.failure("session upload", error)
+                await asyncio.gather(*readers)
+                continue
+            t = time.monotonic()
+            writer.write(f"PUT /uploads/{upload_id} HTTP/1.1\r\nHost: soak\r\nContent-Length: {len(data)}\r\n\r\n".encode())
+            thirds = [0, len(data) // 3, 2 * len(data) // 3, len(data)]
+            for part in range(3):
+                if ending == "cut" and part == 2:
+                    break
+                writer.write(data[thirds[part]:thirds[part + 1]])
+                await writer.drain()
+                await asyncio.sleep(0.2)
+            if ending == "cut":
+                writer.close()
+            else:
+                try:
+                    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 300)
+                    status = int(head.split(b" ", 2)[1])
+                    self.rec.record("session upload", status, time.monotonic() - t,
+                                    {200, 201} if ending == "valid" else {415, 422})
+                except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError) as error:
+                    self.rec.failure("session upload", error)
+                writer.close()
+            await asyncio.gather(*readers)
+
     async def first_frame(self, conn, image_id, k, also_expected=frozenset()):
         """GET a frame; a 429 (decode queue full) is retried after its Retry-After."""
         for _ in range(5):
@@ -349,6 +407,6 @@ class Soak:
         tasks = [self.player(i) for i in range(self.players)]
         tasks += [self.poller(i) for i in range(self.pollers)]
         tasks += [self.time_client(i) for i in range(self.time_clients)]
-        tasks += [self.uploader(), self.deleter(), self.pressure(), self.non_reader()]
+        tasks += [self.uploader(), self.session_uploader(), self.deleter(), self.pressure(), self.non_reader()]
         tasks += [self.slowloris(i) for i in range(self.slowloris_connections)]
         await asyncio.gather(*tasks)

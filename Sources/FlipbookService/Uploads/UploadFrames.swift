@@ -1,0 +1,198 @@
+import AnimatedImage
+import Dispatch
+import FrameCache
+import HTTPServer
+
+/// `GET /frames/{uploadId}/{k}` and `GET /frames/{uploadId}?t=` while an upload session's body
+/// arrives: frame k as soon as its data is in (composited from the prefix received so far, so
+/// the bytes the finished image will serve), `Cache-Control: no-store`. A frame not in yet
+/// waits up to `Prefer: wait=N` seconds (RFC 7240; at most `uploads.maxWaitSeconds`, which is
+/// also the wait without the preference), then gets 503 with `Retry-After`. Once the session is
+/// stored its frames redirect (303) to the image's; a failed session answers its problem.
+extension FlipbookAPI {
+    func uploadFrame(
+        _ request: HTTPRequest, _ responder: HTTPResponder, session: UploadSession, target: FrameWaiter.Target,
+        requested: RequestedRendition
+    ) -> HTTPHandlerResult {
+        switch session.phase {
+        case .stored(let imageID):
+            var location = "/frames/\(imageID)"
+            if case .index(let index) = target { location += "/\(index)" }
+            if let mark = request.target.firstIndex(of: "?") { location += request.target[mark...] }
+            return .now(HTTPResponse(status: .seeOther, headers: ["Location": location, "Cache-Control": "no-store"]))
+        case .failed(let status, let detail):
+            return .now(.problem(status, detail: detail, headers: ["Cache-Control": "no-store"]))
+        case .created, .receiving:
+            break
+        }
+        guard uploads.waiting.load(ordering: .relaxed) < settings.cache.maxWaitingRequests else {
+            return .now(
+                .problem(
+                    .tooManyRequests, detail: "Too many frame requests are waiting (cache.maxWaitingRequests); retry shortly.",
+                    headers: ["Retry-After": "1", "Cache-Control": "no-store"]))
+        }
+        let wait = Self.preferredWait(request, cap: settings.uploads.maxWaitSeconds)
+        uploads.waiting.add(1, ordering: .relaxed)
+        let waiter = FrameWaiter(target: target) { [self] resolution in
+            uploads.waiting.subtract(1, ordering: .relaxed)
+            // One session's frames are made in turn on its own queue: readers of one upload wait
+            // in line there, not on a lock holding a thread each.
+            session.renderer.queue.async {
+                self.resolveUploadFrame(request, responder, session: session, target: target, requested: requested, resolution)
+            }
+        }
+        if let (phase, progress) = session.wait(waiter) {
+            waiter.answer(.ready(phase, progress))
+            return .later
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + wait) {
+            if session.withdraw(waiter) { waiter.answer(.timedOut) }
+        }
+        // Bytes may have arrived since the last index (nobody waited then).
+        if session.claimIndexing() { indexUpload(session) }
+        return .later
+    }
+
+    /// The seconds a frame request may wait: its `Prefer: wait=N`, at most `cap`; `cap` without it.
+    static func preferredWait(_ request: HTTPRequest, cap: Double) -> Double {
+        for value in request.headers.values(for: "Prefer") {
+            for preference in value.split(separator: ",") {
+                let parts = preference.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2, parts[0].lowercased() == "wait", let seconds = Int(parts[1]), seconds >= 0 else {
+                    continue
+                }
+                return min(Double(seconds), cap)
+            }
+        }
+        return cap
+    }
+
+    private func resolveUploadFrame(
+        _ request: HTTPRequest, _ responder: HTTPResponder, session: UploadSession, target: FrameWaiter.Target,
+        requested: RequestedRendition, _ resolution: FrameWaiter.Resolution
+    ) {
+        let progress: UploadSession.Progress
+        switch resolution {
+        case .timedOut:
+            let what =
+                switch target {
+                case .index(let index): "Frame \(index)"
+                case .time(let time): "The frame at \(time) ms"
+                }
+            responder.respond(
+                .problem(
+                    .serviceUnavailable, detail: "\(what) of upload '\(session.id)' has not arrived yet; retry shortly.",
+                    headers: ["Retry-After": "1", "Cache-Control": "no-store"]))
+            return
+        case .response(let response):
+            responder.respond(response)
+            return
+        case .ready(.failed(let status, let detail), _):
+            responder.respond(.problem(status, detail: detail, headers: ["Cache-Control": "no-store"]))
+            return
+        case .ready(.stored(let imageID), _):
+            serveStoredUploadFrame(request, responder, imageID: imageID, target: target, requested: requested)
+            return
+        case .ready(_, let ready):
+            progress = ready
+        }
+        guard let image = progress.image, let index = FrameWaiter.index(of: target, in: progress) else {
+            responder.respond(
+                .problem(.serviceUnavailable, detail: "The frame has not arrived yet.", headers: ["Retry-After": "1"]))
+            return
+        }
+        let rendition: FrameRendition
+        if requested == .full {
+            rendition = .exact(width: image.canvasWidth, height: image.canvasHeight)
+        } else {
+            do throws(RenditionParameterError) {
+                rendition = try renditions.rendition(requested, canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight)
+            } catch {
+                responder.respond(.problem(.badRequest, detail: error.detail, headers: ["Cache-Control": "no-store"]))
+                return
+            }
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try session.renderer.frame(index, of: image, rendition: rendition)
+        } catch {
+            responder.respond(
+                .problem(
+                    .unprocessableContent, detail: "The frame cannot be decoded: \(error).",
+                    headers: ["Cache-Control": "no-store"]))
+            return
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: rendition.format.mimeType)
+        headers.add(
+            name: "ETag",
+            value: Self.uploadFrameETag(session.id, index, rendition, image: image, level: settings.cache.pngCompressionLevel))
+        headers.add(name: "Cache-Control", value: "no-store")
+        headers.add(name: "X-Frame-Index", value: String(index))
+        headers.add(name: "X-Frame-Count", value: String(image.frameCount))
+        headers.add(name: "X-Frame-Delay-Ms", value: String(image.timeline.delaysMs[index]))
+        if case .time = target {
+            headers.add(name: "Content-Location", value: Self.contentLocation(request, id: session.id, index: index))
+        }
+        if requested.negotiated { headers.add(name: "Vary", value: "Accept") }
+        responder.respond(HTTPResponse(status: .ok, headers: headers, body: bytes))
+    }
+
+    /// The `ETag` of a frame served while the upload arrives: the finished frame's, with the
+    /// upload's id where the content hash (not known yet) goes.
+    static func uploadFrameETag(_ uploadID: String, _ index: Int, _ rendition: FrameRendition, image: AnimatedImage, level: Int)
+        -> String
+    {
+        let name =
+            rendition.isExact(width: image.canvasWidth, height: image.canvasHeight)
+            ? "z\(level)" : rendition.format == .png ? "\(rendition.key)-z\(level)" : rendition.key
+        return "\"u-\(uploadID)-\(index)-\(name)-r\(AnimatedImage.outputRevision)\""
+    }
+
+    /// A waiting request whose session was stored meanwhile: its frame from the stored image
+    /// (through the frame cache, as `/frames/{id}` serves it), still `no-store` (the request
+    /// named the session, an alias that expires); 404 past the image's last frame.
+    private func serveStoredUploadFrame(
+        _ request: HTTPRequest, _ responder: HTTPResponder, imageID: String, target: FrameWaiter.Target,
+        requested: RequestedRendition
+    ) {
+        let result = withRecord(imageID, responder, needsOriginal: true) { [self] record, _ in
+            guard let record else { return .now(Self.unknownImage(imageID)) }
+            let count = record.metadata.frameCount
+            let index =
+                switch target {
+                case .index(let index): index
+                case .time(let time): Self.frameIndex(record, at: time)
+                }
+            guard index < count else {
+                return .now(
+                    .problem(
+                        .notFound,
+                        detail: "The upload ended with \(count) frame\(count == 1 ? "" : "s"); there is no frame \(index).",
+                        headers: ["Cache-Control": "no-store"]))
+            }
+            let rendition: FrameRendition
+            switch self.rendition(requested, of: record) {
+            case .success(let value): rendition = value
+            case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+            }
+            let etag = Self.frameETag(record, index, rendition, level: settings.cache.pngCompressionLevel)
+            var headers = FrameResponses.headers(
+                record, index: index, format: rendition.format, etag: etag, cacheControl: "no-store")
+            if case .time = target {
+                headers.add(name: "Content-Location", value: Self.contentLocation(request, id: record.id, index: index))
+            }
+            if requested.negotiated { headers.add(name: "Vary", value: "Accept") }
+            let frameHeaders = headers
+            let logger = self.logger
+            if let frame = cache.frame(
+                cacheable(record, rendition), index: index,
+                completion: { responder.respond(Self.frameResponse($0, headers: frameHeaders, logger: logger)) })
+            {
+                return .now(FrameResponses.response(frame, headers: headers))
+            }
+            return .later
+        }
+        if case .now(let response) = result { responder.respond(response) }
+    }
+}

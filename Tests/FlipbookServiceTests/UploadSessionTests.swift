@@ -1,0 +1,209 @@
+import FlipbookTestSupport
+import Foundation
+import Testing
+
+@testable import FlipbookService
+
+/// Upload sessions over raw sockets: a body sent in slices with reads in between (the frame
+/// count, frames byte-identical to the finished image's, waits answered when the bytes land,
+/// `Prefer: wait` running out), the alias, and the endings with waiters: past the end, cut off,
+/// malformed; the limits.
+@Suite("Upload sessions")
+struct UploadSessionTests {
+    static let gif = "wuffs/muybridge.gif"
+
+    /// `POST /uploads`; returns the session's id.
+    static func createSession(_ service: TestService) throws -> String {
+        let created = try service.client.send("POST", "/uploads")
+        #expect(created.status == 201)
+        let id = try #require(created.json["uploadId"] as? String)
+        #expect(id.count == 32 && id.allSatisfy(\.isHexDigit))
+        #expect(created.header("Location") == "/uploads/\(id)")
+        return id
+    }
+
+    /// A connection that has sent the head of `PUT /uploads/{id}` for `length` bytes.
+    static func startPut(_ service: TestService, _ id: String, length: Int) throws -> RawHTTPClient {
+        let connection = try RawHTTPClient(port: service.server.port, timeoutSeconds: 30)
+        try connection.send("PUT /uploads/\(id) HTTP/1.1\r\nHost: x\r\nContent-Length: \(length)\r\n\r\n")
+        return connection
+    }
+
+    /// Sends `request` on a connection of its own, on a thread of its own (not the test's
+    /// cooperative pool, which a blocking read would starve); the response comes later.
+    static func background(_ service: TestService, _ path: String, headers: [String: String] = [:]) -> Task<
+        HTTPTestResponse, any Error
+    > {
+        let client = service.client
+        return Task {
+            try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread { continuation.resume(with: Result { try client.get(path, headers: headers) }) }
+            }
+        }
+    }
+
+    static func progress(_ service: TestService, _ id: String) throws -> (frames: Int, bytes: Int) {
+        let status = try service.client.get("/uploads/\(id)")
+        #expect(status.status == 200)
+        #expect(status.header("Cache-Control") == "no-store")
+        #expect(status.json["complete"] as? Bool == false)
+        return (status.json["frameCount"] as? Int ?? -1, status.json["bytesReceived"] as? Int ?? -1)
+    }
+
+    /// Sends `count` bytes and waits until the server has them all.
+    static func sendSlice(
+        _ service: TestService, _ connection: RawHTTPClient, _ id: String, _ bytes: ArraySlice<UInt8>, total: Int
+    )
+        throws
+    {
+        try connection.send(Array(bytes))
+        for _ in 0..<200 {
+            if try progress(service, id).bytes == total { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        Issue.record("the server did not receive \(total) bytes")
+    }
+
+    @Test func framesArriveWithTheBytesAndMatchTheFinishedImage() async throws {
+        let service = try TestService()
+        let bytes = try Corpus.bytes(Self.gif)
+        let id = try Self.createSession(service)
+        let initial = try Self.progress(service, id)
+        #expect(initial.frames == 0 && initial.bytes == 0)
+        let connection = try Self.startPut(service, id, length: bytes.count)
+        var counts: [Int] = []
+        var served: [Int: [UInt8]] = [:]
+        var sent = 0
+        for cut in stride(from: 600, to: bytes.count, by: 600) + [bytes.count - 1] {
+            try Self.sendSlice(service, connection, id, bytes[sent..<cut], total: cut)
+            sent = cut
+            let frames = try Self.progress(service, id).frames
+            #expect(frames >= (counts.last ?? 0), "frameCount never goes down")
+            counts.append(frames)
+            if frames > 0, served[frames - 1] == nil {
+                let frame = try service.client.get("/frames/\(id)/\(frames - 1)")
+                #expect(frame.status == 200)
+                #expect(frame.header("Cache-Control") == "no-store")
+                #expect(frame.header("Content-Type") == "image/png")
+                served[frames - 1] = frame.body
+            }
+        }
+        #expect(counts.first == 0 && (counts.last ?? 0) > 5)
+        try connection.send(Array(bytes[sent...]))
+        let stored = try connection.readResponse()
+        #expect(stored.status == 201)
+        let imageID = try #require(stored.json["id"] as? String)
+        #expect(stored.json["frameCount"] as? Int == 15)
+        for (index, body) in served {
+            #expect(try service.client.get("/frames/\(imageID)/\(index)").body == body, "frame \(index)")
+        }
+        let alias = try service.client.get("/uploads/\(id)")
+        #expect(alias.status == 303 && alias.header("Location") == "/images/\(imageID)")
+        let frameAlias = try service.client.get("/frames/\(id)/3?width=10")
+        #expect(frameAlias.status == 303 && frameAlias.header("Location") == "/frames/\(imageID)/3?width=10")
+        #expect(try service.client.send("PUT", "/uploads/\(id)", body: bytes).status == 409)
+        await service.stop()
+    }
+
+    @Test func aWaitIsAnsweredWhenTheBytesLandOrRunsOut() async throws {
+        let service = try TestService()
+        let bytes = try Corpus.bytes(Self.gif)
+        let id = try Self.createSession(service)
+        // Waiting before the body starts, on frame 2, by time too.
+        let early = Self.background(service, "/frames/\(id)/2")
+        let byTime = Self.background(service, "/frames/\(id)?t=0")
+        let connection = try Self.startPut(service, id, length: bytes.count)
+        try Self.sendSlice(service, connection, id, bytes[0..<4000], total: 4000)
+        let frames = try Self.progress(service, id).frames
+        #expect(frames > 2)
+        let answered = try await early.value
+        #expect(answered.status == 200 && answered.header("X-Frame-Index") == "2")
+        let atZero = try await byTime.value
+        #expect(atZero.status == 200 && atZero.header("Content-Location") == "/frames/\(id)/0")
+
+        // Nothing arrives within the wait: 503, not cached.
+        let start = Date()
+        let late = try service.client.get("/frames/\(id)/\(frames + 1)", headers: ["Prefer": "wait=1"])
+        #expect(late.status == 503)
+        #expect(late.header("Retry-After") == "1" && late.header("Cache-Control") == "no-store")
+        #expect(Date().timeIntervalSince(start) >= 0.9)
+
+        // A waiter on the next frame is answered once its bytes are in; one past the end gets 404.
+        let next = Self.background(service, "/frames/\(id)/\(frames)", headers: ["Prefer": "wait=30"])
+        let pastEnd = Self.background(service, "/frames/\(id)/40", headers: ["Prefer": "wait=30"])
+        try await Task.sleep(for: .seconds(0.2))
+        try connection.send(Array(bytes[4000...]))
+        #expect(try connection.readResponse().status == 201)
+        let nextFrame = try await next.value
+        #expect(
+            nextFrame.status == 200 && nextFrame.header("X-Frame-Index") == String(frames),
+            "\(String(decoding: nextFrame.body, as: UTF8.self))")
+        let past = try await pastEnd.value
+        #expect(past.status == 404)
+        await service.stop()
+    }
+
+    @Test func aCutUploadAnswersItsWaiters410AndLeavesNothing() async throws {
+        let service = try TestService()
+        let bytes = try Corpus.bytes(Self.gif)
+        let id = try Self.createSession(service)
+        let connection = try Self.startPut(service, id, length: bytes.count)
+        try Self.sendSlice(service, connection, id, bytes[0..<3000], total: 3000)
+        let waiter = Self.background(service, "/frames/\(id)/14", headers: ["Prefer": "wait=30"])
+        try await Task.sleep(for: .seconds(0.2))
+        shutdown(connection.fd, Int32(SHUT_RDWR))  // the client goes (its descriptor is closed once, by the client)
+        let answer = try await waiter.value
+        #expect(answer.status == 410 && answer.header("Cache-Control") == "no-store")
+        #expect(try service.client.get("/uploads/\(id)").status == 410)
+        #expect(try service.client.get("/frames/\(id)/0").status == 410)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: service.dataDirectory + "/tmp")
+        #expect(leftovers.isEmpty, "\(leftovers)")
+        let images = try service.client.get("/images").json["images"] as? [Any]
+        #expect(images?.isEmpty ?? true)
+        await service.stop()
+    }
+
+    @Test func aMalformedBodyGivesTheUploaderAndTheWaitersTheSameProblem() async throws {
+        let service = try TestService()
+        let junk = [UInt8](repeating: 0x41, count: 5000)
+        let id = try Self.createSession(service)
+        let waiter = Self.background(service, "/frames/\(id)/0", headers: ["Prefer": "wait=30"])
+        try await Task.sleep(for: .seconds(0.2))
+        let uploader = try service.client.send("PUT", "/uploads/\(id)", body: junk)
+        #expect(uploader.status == 415)
+        let answer = try await waiter.value
+        #expect(answer.status == 415 && answer.body == uploader.body)
+        #expect(try service.client.get("/uploads/\(id)").status == 422)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: service.dataDirectory + "/tmp")
+        #expect(leftovers.isEmpty, "\(leftovers)")
+        await service.stop()
+    }
+
+    @Test func sessionsAreBoundedAndExpire() async throws {
+        let service = try TestService {
+            $0.uploads.maxSessions = 2
+            $0.uploads.startSeconds = 0.5
+        }
+        _ = try Self.createSession(service)
+        let second = try Self.createSession(service)
+        let refused = try service.client.send("POST", "/uploads")
+        #expect(refused.status == 429 && refused.header("Retry-After") != nil)
+        #expect(try service.client.send("POST", "/uploads", body: Array("x".utf8)).status == 400)
+        try await Task.sleep(for: .seconds(0.7))
+        #expect(try service.client.get("/uploads/\(second)").status == 404)
+        _ = try Self.createSession(service)
+        #expect(try service.client.get("/uploads/00000000000000000000000000000000").status == 404)
+        #expect(try service.client.send("PUT", "/uploads/nope", body: [1]).status == 404)
+        await service.stop()
+    }
+
+    @Test func theUploadTokenGuardsSessions() async throws {
+        let service = try TestService { $0.auth.uploadToken = "secret" }
+        #expect(try service.client.send("POST", "/uploads").status == 401)
+        let created = try service.client.send("POST", "/uploads", headers: ["Authorization": "Bearer secret"])
+        #expect(created.status == 201)
+        let id = try #require(created.json["uploadId"] as? String)
+        #expect(try service.client.send("PUT", "/uploads/\(id)", body: [1, 2, 3]).status == 401)
+        await service.stop()
+    }
+}
