@@ -45,16 +45,8 @@ public final class AnimatedWebPEncoder {
             throw WebPEncodingError(message: "libwebpmux out of memory")
         }
         self.encoder = encoder
-        if let quality {
-            guard WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, Float(min(100, max(1, quality)))) != 0 else {
-                throw WebPEncodingError(message: "libwebp's configuration does not match its headers")
-            }
-            config.method = lossyMethod
-        } else {
-            guard WebPConfigInit(&config) != 0, WebPConfigLosslessPreset(&config, losslessLevel) != 0 else {
-                throw WebPEncodingError(message: "libwebp's configuration does not match its headers")
-            }
-        }
+        // Thrown after every property is set: deinit deletes the encoder.
+        config = try WebPEncoder(lossyMethod: lossyMethod, losslessLevel: losslessLevel).configuration(quality: quality)
     }
 
     deinit { WebPAnimEncoderDelete(encoder) }

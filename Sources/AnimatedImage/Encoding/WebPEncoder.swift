@@ -25,17 +25,7 @@ public struct WebPEncoder: Sendable {
         guard canvas.width > 0, canvas.height > 0, canvas.width <= Int(WEBP_MAX_DIMENSION),
             canvas.height <= Int(WEBP_MAX_DIMENSION)
         else { throw WebPEncodingError(message: "a WebP cannot be \(canvas.width)×\(canvas.height) pixels") }
-        var config = WebPConfig()
-        if let quality {
-            guard WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, Float(min(100, max(1, quality)))) != 0 else {
-                throw WebPEncodingError(message: "libwebp's configuration does not match its headers")
-            }
-            config.method = lossyMethod
-        } else {
-            guard WebPConfigInit(&config) != 0, WebPConfigLosslessPreset(&config, losslessLevel) != 0 else {
-                throw WebPEncodingError(message: "libwebp's configuration does not match its headers")
-            }
-        }
+        var config = try configuration(quality: quality)
         var picture = WebPPicture()
         guard WebPPictureInit(&picture) != 0 else { throw WebPEncodingError(message: "libwebp's picture did not initialise") }
         defer { WebPPictureFree(&picture) }
@@ -60,6 +50,23 @@ public struct WebPEncoder: Sendable {
         let bitstream = Array(UnsafeBufferPointer(start: data, count: writer.size))
         guard let profile = try colorSpace.iccProfileBytes() else { return bitstream }
         return try Self.withICCProfile(bitstream, profile)
+    }
+
+    /// libwebp's settings for frames at `quality` (nil: lossless) with this encoder's effort; the
+    /// animated encoder (``AnimatedWebPEncoder``) uses the same.
+    func configuration(quality: Int?) throws -> WebPConfig {
+        var config = WebPConfig()
+        if let quality {
+            guard WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, Float(min(100, max(1, quality)))) != 0 else {
+                throw WebPEncodingError(message: "libwebp's configuration does not match its headers")
+            }
+            config.method = lossyMethod
+        } else {
+            guard WebPConfigInit(&config) != 0, WebPConfigLosslessPreset(&config, losslessLevel) != 0 else {
+                throw WebPEncodingError(message: "libwebp's configuration does not match its headers")
+            }
+        }
+        return config
     }
 
     /// The still image `bitstream` with an `ICCP` chunk (a VP8X container), by libwebpmux.
