@@ -45,10 +45,13 @@ def play_and_record(page, flipbook, image_id, changes_wanted, rate=1.0, loop=Non
     page.execute_script("document.getElementById('player').pause()")
     record = recorded(page)
     events = [e for e in record["events"] if e["id"] == "player"]
-    play = next(e for e in events if e["type"] == "play")
-    # The first frame event after play() is frame 0 being drawn by seek/play (not a change).
-    changes = [(e["detail"]["index"], e["detail"]["time"]) for e in events
-               if e["type"] == "frame" and e["detail"]["time"] > play["detail"]["time"]]
+    play_at = next(i for i, e in enumerate(events) if e["type"] == "play")
+    play = events[play_at]
+    # Frame changes are the frame events dispatched after play (frame 0 is drawn before it). Order,
+    # not time: a frame drawn by a fetch's task carries performance.now(), which can be later than
+    # the timestamp of the animation frame that then emits play.
+    changes = [(e["detail"]["index"], e["detail"]["time"]) for e in events[play_at + 1:]
+               if e["type"] == "frame"]
     return meta, play, changes, events, record["ticks"]
 
 
