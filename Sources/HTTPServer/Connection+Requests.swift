@@ -27,7 +27,7 @@ extension Connection {
         let requestID = loop.requestID(for: head.headers)
         let request = HTTPRequest(
             method: head.method, target: head.target,
-            pathParameters: parameters, queryItems: rawQuery.map(RequestTarget.queryItems) ?? [],
+            pathParameters: parameters, rawQuery: rawQuery,
             headers: head.headers, version: head.version, body: [], remoteAddress: peer,
             connectionID: id, requestNumber: requestCount, rawPath: rawPath, loop: loop.index,
             requestID: requestID, route: route)

@@ -1,3 +1,6 @@
+import Glibc
+import HTTPParsing
+
 /// `If-None-Match` (RFC 9110 §13.1.2) evaluated on the header bytes, without allocating: what a
 /// revalidation on the hot path (a player polling with its cached ETag) needs.
 extension HTTPHeaders {
@@ -45,11 +48,8 @@ extension HTTPHeaders {
                 while i < end && value[i] != 0x2C { i += 1 }
                 continue
             }
-            var close = i + 1
-            while close < end && value[close] != 0x22 { close += 1 }
-            guard close < end else { return false }
-            let candidate = UnsafeRawBufferPointer(rebasing: value[i...close])
-            if candidate.elementsEqual(tag) { return true }
+            guard let close = ByteSearch.firstOffset(of: 0x22, in: value, range: (i + 1)..<end) else { return false }
+            if close + 1 - i == tag.count && memcmp(value.baseAddress! + i, tag.baseAddress!, tag.count) == 0 { return true }
             i = close + 1
         }
         return false

@@ -100,8 +100,18 @@ public struct HTTPRequest: Sendable {
     private var decodedPath: String?
     /// The values of the matched route's `:name` segments.
     public var pathParameters: HTTPPathParameters
-    /// The decoded query items, in order, duplicates kept (`+` decodes to a space).
-    public var queryItems: [(name: String, value: String)]
+    /// The decoded query items, in order, duplicates kept (`+` decodes to a space). Decoded from
+    /// ``rawQuery`` each time it is read (until set), so a request whose handler never looks at
+    /// its query — a cached frame found through a memo of its query — pays nothing for it: read
+    /// it once into a local.
+    public var queryItems: [(name: String, value: String)] {
+        get { assignedQueryItems ?? rawQuery.map(RequestTarget.queryItems) ?? [] }
+        set { assignedQueryItems = newValue }
+    }
+    /// The query items as set, or nil while they are ``rawQuery`` decoded.
+    private var assignedQueryItems: [(name: String, value: String)]?
+    /// The query of the target as sent (after `?`, still percent-encoded), nil without a `?`.
+    public private(set) var rawQuery: Substring?
     /// The header fields, in order; look-up by name is case-insensitive.
     public var headers: HTTPHeaders
     /// The protocol version of the request.
@@ -137,7 +147,7 @@ public struct HTTPRequest: Sendable {
         self.method = method
         self.target = target
         self.rawPath = rawPath
-        self.queryItems = rawQuery.map(RequestTarget.queryItems) ?? []
+        self.rawQuery = rawQuery
         self.headers = headers
         self.version = version
         self.body = body
@@ -153,14 +163,14 @@ public struct HTTPRequest: Sendable {
     /// The server's initializer: every part already parsed.
     init(
         method: HTTPMethod, target: String, pathParameters: HTTPPathParameters,
-        queryItems: [(name: String, value: String)], headers: HTTPHeaders, version: HTTPVersion,
+        rawQuery: Substring?, headers: HTTPHeaders, version: HTTPVersion,
         body: [UInt8], remoteAddress: HTTPPeerAddress?, connectionID: UInt64, requestNumber: Int,
         rawPath: Substring, loop: Int, requestID: HTTPRequestID, route: String?
     ) {
         self.method = method
         self.target = target
         self.pathParameters = pathParameters
-        self.queryItems = queryItems
+        self.rawQuery = rawQuery
         self.headers = headers
         self.version = version
         self.body = body
@@ -173,7 +183,7 @@ public struct HTTPRequest: Sendable {
         self.route = route
     }
 
-    /// The first value of the query item called `name`.
+    /// The first value of the query item called `name` (the query decoded again on each call).
     public func query(_ name: String) -> String? {
         for item in queryItems where item.name == name { return item.value }
         return nil

@@ -84,6 +84,31 @@ struct RenditionRoutesTests {
         }
     }
 
+    @Test func aQueryResolvedBeforeIsResolvedForEachImageAndEachAccept() async throws {
+        try await withService { service, id in
+            // A second image of another size: the same query names another rendition of it.
+            let other = try service.upload(Corpus.bytes("pillow/gif/dispose_bgnd.gif"))
+            let otherID = try #require(other.json["id"] as? String)
+            let otherWidth = try #require(other.json["width"] as? Int)
+            for round in 0..<3 {
+                for (accept, type) in [("image/webp", "image/webp"), ("*/*", "image/png"), ("image/webp;q=0", "image/png")] {
+                    let response = try service.client.get("/frames/\(id)/2?width=80&format=auto", headers: ["Accept": accept])
+                    #expect(response.header("Content-Type") == type, "round \(round), Accept \(accept)")
+                    #expect(response.header("Vary") == "Accept")
+                }
+                let first = try service.client.get("/frames/\(id)/2?width=300&enlarge=true")
+                let second = try service.client.get("/frames/\(otherID)/0?width=300&enlarge=true")
+                let firstFrame = try FrameRenderer(image: AnimatedImage(bytes: first.body)).render(0)
+                let secondFrame = try FrameRenderer(image: AnimatedImage(bytes: second.body)).render(0)
+                #expect(firstFrame.width == 300 && secondFrame.width == 300)
+                #expect(first.header("Vary") == nil && first.header("ETag") != second.header("ETag"))
+                #expect(
+                    try service.client.get("/frames/\(otherID)/0?width=\(otherWidth)").header("ETag")
+                        == service.client.get("/frames/\(otherID)/0").header("ETag"))
+            }
+        }
+    }
+
     @Test func framesAtATimeKeepTheRenditionInTheirLocation() async throws {
         try await withService { service, id in
             let response = try service.client.get("/frames/\(id)?width=64&t=250&format=webp")

@@ -35,6 +35,8 @@ public final class FlipbookAPI: Sendable {
     let derived: DerivedProducts
     /// Upload sessions (`/uploads`): frames served while the bytes arrive.
     let uploads: UploadSessions
+    /// Rendition queries resolved before, per event loop: the hit path of scaled frames.
+    let resolvedRenditions: ResolvedRenditions
 
     /// - Parameters:
     ///   - loops: the HTTP server's event loops (metrics and the access log keep per-loop state).
@@ -48,6 +50,7 @@ public final class FlipbookAPI: Sendable {
     ) {
         self.settings = settings
         self.renditions = (try? RenditionPolicy(settings)) ?? Self.defaultRenditions
+        resolvedRenditions = ResolvedRenditions(loops: loops)
         self.store = store
         self.cache = cache
         self.registry = registry

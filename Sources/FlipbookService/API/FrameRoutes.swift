@@ -44,10 +44,27 @@ extension FlipbookAPI {
     /// The rendition the request's query and `Accept` field ask for, or the 400's reason.
     func requestedRendition(_ request: HTTPRequest) -> Result<RequestedRendition, RenditionParameterError> {
         // Today's frame without a query: nothing to parse on the common path.
-        if request.queryItems.isEmpty && renditions.defaultFormat == .png { return .success(.full) }
+        if (request.rawQuery ?? "").isEmpty && renditions.defaultFormat == .png { return .success(.full) }
+        let items = request.queryItems
+        if items.isEmpty && renditions.defaultFormat == .png { return .success(.full) }
         return Result { () throws(RenditionParameterError) in
-            try renditions.requested(
-                request.queryItems, accept: Substring(request.headers.values(for: "Accept").joined(separator: ",")))
+            try renditions.requested(items, accept: Self.accept(request))
+        }
+    }
+
+    /// The request's `Accept` fields as one list.
+    static func accept(_ request: HTTPRequest) -> Substring {
+        let values = request.headers.values(for: "Accept")
+        return Substring(values.count == 1 ? values[0] : values.joined(separator: ","))
+    }
+
+    /// What `query` resolved to before for `record`'s content on this event loop
+    /// (``ResolvedRenditions``), or nil.
+    private func resolvedBefore(_ query: Substring, _ request: HTTPRequest, _ record: StoredImage)
+        -> ResolvedRenditions.Resolved?
+    {
+        return resolvedRenditions.value(content: Self.cacheKey(record), query: query, loop: request.loop) {
+            AcceptNegotiation.acceptsWebP(Self.accept(request))
         }
     }
 
@@ -65,6 +82,11 @@ extension FlipbookAPI {
         let text = request.pathParameters["index"] ?? ""
         guard let index = Self.parseNonNegative(text) else {
             return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
+        }
+        if let query = request.rawQuery, !query.isEmpty, let record = recordAtOnce(id, request),
+            let resolved = resolvedBefore(query, request, record)
+        {
+            return serveFrame(request, responder, record: record, index: index, resolved: resolved, contentLocation: false)
         }
         let requested: RequestedRendition
         switch requestedRendition(request) {
@@ -150,22 +172,53 @@ extension FlipbookAPI {
                     detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); "
                         + "there is no frame \(index)."))
         }
-        let width = record.metadata.width
-        let height = record.metadata.height
         let rendition: FrameRendition
         switch self.rendition(requested, of: record) {
         case .success(let value): rendition = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
+        let resolved = ResolvedRenditions.Resolved(
+            rendition: rendition,
+            cacheKey: CacheableImage.key(
+                id: Self.cacheKey(record), rendition: rendition, canvasWidth: record.metadata.width,
+                canvasHeight: record.metadata.height),
+            negotiated: requested.negotiated)
+        if !contentLocation, let query = request.rawQuery, !query.isEmpty {
+            resolvedRenditions.remember(resolved, content: Self.cacheKey(record), query: query, loop: request.loop)
+        }
+        return serveFrame(request, responder, record: record, index: index, resolved: resolved, contentLocation: contentLocation)
+    }
+
+    /// `Vary: Accept`, made once (a negotiated hit copies it; adding the field cost it 1,700
+    /// instructions).
+    static let varyAccept: HTTPHeaders = {
+        var headers = HTTPHeaders()
+        headers.add(name: "Vary", value: "Accept")
+        return headers
+    }()
+
+    /// Frame `index` of `record` in the rendition its request resolved to.
+    private func serveFrame(
+        _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
+        resolved: ResolvedRenditions.Resolved, contentLocation: Bool
+    ) -> HTTPHandlerResult {
+        let count = record.metadata.frameCount
+        guard index < count else {
+            return .now(
+                .problem(
+                    .notFound,
+                    detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); "
+                        + "there is no frame \(index)."))
+        }
+        let rendition = resolved.rendition
         // What the prepared answers do not hold: where a frame asked for by time is, and that a
         // negotiated format varies by `Accept`.
-        var extra = HTTPHeaders()
+        var extra = resolved.negotiated ? Self.varyAccept : HTTPHeaders()
         if contentLocation {
             extra.add(name: "Content-Location", value: Self.contentLocation(request, id: record.id, index: index))
         }
-        if requested.negotiated { extra.add(name: "Vary", value: "Accept") }
         let location = extra
-        let key = CacheableImage.key(id: Self.cacheKey(record), rendition: rendition, canvasWidth: width, canvasHeight: height)
+        let key = resolved.cacheKey
         // A cached frame: its answers were encoded when it entered the cache; nothing is built.
         if let hit = cache.cachedFrame(id: key, index: index, reader: request.loop),
             let responses = hit.attachment as? FrameResponses

@@ -9,7 +9,7 @@ extension FlipbookAPI {
     func preview(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
         let accept = request.headers.values(for: "Accept").joined(separator: ",")
-        guard PreviewNegotiation.acceptsWebP(accept.isEmpty ? nil : Substring(accept)) else {
+        guard AcceptNegotiation.acceptsWebPOrWildcard(accept.isEmpty ? nil : Substring(accept)) else {
             return .now(
                 .problem(
                     .notAcceptable,
@@ -50,30 +50,5 @@ extension FlipbookAPI {
                     Self.productFile(request, path: path, contentType: "image/webp", etag: etag, cacheControl: cacheControl)
                 })
         }
-    }
-}
-
-/// Whether a preview request's `Accept` takes WebP: no `Accept` takes anything; otherwise the
-/// most specific of `image/webp`, `image/*` and `*/*` listed decides, taking it when its q-value
-/// is above 0 (RFC 9110 §12.5.1).
-enum PreviewNegotiation {
-    static func acceptsWebP(_ accept: Substring?) -> Bool {
-        guard let accept else { return true }
-        var q: [String: Double] = [:]
-        for range in accept.split(separator: ",") {
-            let parts = range.split(separator: ";")
-            guard let type = parts.first else { continue }
-            let name = type.trimmingCharacters(in: .whitespaces).lowercased()
-            guard ["image/webp", "image/*", "*/*"].contains(name) else { continue }
-            var value = 1.0
-            for parameter in parts.dropFirst() {
-                let pair = parameter.split(separator: "=", maxSplits: 1)
-                guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "q" else { continue }
-                value = AcceptNegotiation.qValue(Substring(pair[1].trimmingCharacters(in: .whitespaces))) ?? 1
-            }
-            q[name] = max(q[name] ?? 0, value)
-        }
-        guard let decisive = q["image/webp"] ?? q["image/*"] ?? q["*/*"] else { return false }
-        return decisive > 0
     }
 }

@@ -1,22 +1,63 @@
-/// Whether a request's `Accept` field lets it have WebP: it lists `image/webp` itself (a wildcard
-/// such as `*/*` or `image/*` does not count, so curl and other clients that say `*/*` keep
-/// getting PNG) with a q-value above 0 (RFC 9110 §12.5.1; `q=0` means "not acceptable").
+/// What a request's `Accept` field says of WebP (RFC 9110 §12.5.1), read on its bytes without
+/// allocating (it is on the hit path of negotiated frames).
+///
+/// Frames (`format=auto`) take WebP only when `image/webp` is listed itself with a q-value above
+/// 0: a wildcard such as `*/*` or `image/*` does not count, so curl and other clients that say
+/// `*/*` keep getting PNG. Previews, which exist only as WebP, follow the RFC's precedence: the
+/// most specific range that matches `image/webp` decides (`image/webp`, then `image/*`, then
+/// `*/*`), and no `Accept` at all accepts anything.
 enum AcceptNegotiation {
+    /// The highest q-value given to each range that matches `image/webp`; nil where not listed.
+    struct WebPRanges: Equatable {
+        var exact: Double?
+        var image: Double?
+        var any: Double?
+    }
+
+    /// For frames: `image/webp` itself with q > 0.
     static func acceptsWebP(_ accept: Substring?) -> Bool {
         guard let accept else { return false }
-        var best: Double? = nil
-        for range in accept.split(separator: ",") {
-            let parts = range.split(separator: ";")
-            guard let type = parts.first, type.trimmed().lowercased() == "image/webp" else { continue }
-            var q = 1.0
-            for parameter in parts.dropFirst() {
-                let pair = parameter.split(separator: "=", maxSplits: 1)
-                guard pair.count == 2, pair[0].trimmed().lowercased() == "q" else { continue }
-                q = qValue(pair[1].trimmed()) ?? 1
+        return (ranges(accept).exact ?? 0) > 0
+    }
+
+    /// For previews: the most specific matching range has q > 0; no field accepts anything.
+    static func acceptsWebPOrWildcard(_ accept: Substring?) -> Bool {
+        guard let accept else { return true }
+        let found = ranges(accept)
+        return (found.exact ?? found.image ?? found.any ?? 0) > 0
+    }
+
+    /// The ranges of the comma-separated list `accept` that match `image/webp`.
+    static func ranges(_ accept: Substring) -> WebPRanges {
+        var found = WebPRanges()
+        let bytes = accept.utf8
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            // One element: `type/subtype *( OWS ";" OWS name=value )`, up to the next comma.
+            let end = bytes[index...].firstIndex(of: comma) ?? bytes.endIndex
+            var parts = bytes[index..<end].split(separator: semicolon, omittingEmptySubsequences: false)[...]
+            index = end < bytes.endIndex ? bytes.index(after: end) : end
+            guard let type = parts.popFirst().map(trimmed) else { continue }
+            let kind: WritableKeyPath<WebPRanges, Double?>
+            if equalsIgnoringCase(type, "image/webp") {
+                kind = \.exact
+            } else if equalsIgnoringCase(type, "image/*") {
+                kind = \.image
+            } else if equalsIgnoringCase(type, "*/*") {
+                kind = \.any
+            } else {
+                continue
             }
-            best = max(best ?? 0, q)
+            var q = 1.0
+            for parameter in parts {
+                guard let equals = parameter.firstIndex(of: UInt8(ascii: "=")),
+                    equalsIgnoringCase(trimmed(parameter[..<equals]), "q")
+                else { continue }
+                q = qValue(Substring(trimmed(parameter[parameter.index(after: equals)...]))) ?? 1
+            }
+            found[keyPath: kind] = max(found[keyPath: kind] ?? 0, q)
         }
-        return (best ?? 0) > 0
+        return found
     }
 
     /// A q-value, `0`…`1` with at most three decimals; nil when malformed.
@@ -24,13 +65,25 @@ enum AcceptNegotiation {
         guard text.utf8.count <= 5, let value = Double(text), value >= 0, value <= 1 else { return nil }
         return value
     }
-}
 
-extension Substring {
-    fileprivate func trimmed() -> Substring {
-        var text = self
-        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+    private static let comma = UInt8(ascii: ",")
+    private static let semicolon = UInt8(ascii: ";")
+
+    private static func trimmed(_ text: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
+        var text = text
+        while let first = text.first, first == 0x20 || first == 0x09 { text.removeFirst() }
+        while let last = text.last, last == 0x20 || last == 0x09 { text.removeLast() }
         return text
+    }
+
+    private static func equalsIgnoringCase(_ text: Substring.UTF8View.SubSequence, _ lowercased: StaticString) -> Bool {
+        guard text.count == lowercased.utf8CodeUnitCount else { return false }
+        var offset = 0
+        for byte in text {
+            let lower = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+            if lower != lowercased.utf8Start[offset] { return false }
+            offset += 1
+        }
+        return true
     }
 }
