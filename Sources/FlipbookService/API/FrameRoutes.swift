@@ -160,18 +160,13 @@ extension FlipbookAPI {
         return kept.isEmpty ? path : path + "?" + kept.joined(separator: "&")
     }
 
+    /// Frame `index` of `record` in the rendition `requested` makes of it (remembered for the
+    /// request's query, ``ResolvedRenditions``).
     private func serveFrame(
         _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
         requested: RequestedRendition, contentLocation: Bool
     ) -> HTTPHandlerResult {
-        let count = record.metadata.frameCount
-        guard index < count else {
-            return .now(
-                .problem(
-                    .notFound,
-                    detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); "
-                        + "there is no frame \(index)."))
-        }
+        if let missing = Self.noSuchFrame(record, index) { return .now(missing) }
         let rendition: FrameRendition
         switch self.rendition(requested, of: record) {
         case .success(let value): rendition = value
@@ -189,6 +184,15 @@ extension FlipbookAPI {
         return serveFrame(request, responder, record: record, index: index, resolved: resolved, contentLocation: contentLocation)
     }
 
+    /// The 404 for an index past the image's last frame, or nil.
+    static func noSuchFrame(_ record: StoredImage, _ index: Int) -> HTTPResponse? {
+        let count = record.metadata.frameCount
+        guard index >= count else { return nil }
+        return .problem(
+            .notFound,
+            detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); there is no frame \(index).")
+    }
+
     /// `Vary: Accept`, made once (a negotiated hit copies it; adding the field cost it 1,700
     /// instructions).
     static let varyAccept: HTTPHeaders = {
@@ -202,14 +206,7 @@ extension FlipbookAPI {
         _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
         resolved: ResolvedRenditions.Resolved, contentLocation: Bool
     ) -> HTTPHandlerResult {
-        let count = record.metadata.frameCount
-        guard index < count else {
-            return .now(
-                .problem(
-                    .notFound,
-                    detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); "
-                        + "there is no frame \(index)."))
-        }
+        if let missing = Self.noSuchFrame(record, index) { return .now(missing) }
         let rendition = resolved.rendition
         // What the prepared answers do not hold: where a frame asked for by time is, and that a
         // negotiated format varies by `Accept`.
