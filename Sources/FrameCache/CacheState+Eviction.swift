@@ -89,9 +89,10 @@ extension CacheState {
         var offeredDecoders: Set<ObjectIdentifier> = []
         // 0. Frames of uploads in progress, whose owners were used least recently first: they
         //    may never be an image.
-        for frame in stagedInEvictionOrder {
-            if !take(.staged(owner: frame.owner, renditionKey: frame.renditionKey, index: frame.index), frame.bytes) { return }
+        let walkedAll = walkStaged { owner, key, index, bytes in
+            take(.staged(owner: owner, renditionKey: key, index: index), bytes)
         }
+        if !walkedAll { return }
         // 1. Idle images and renditions made on demand: everything but pinned posters (the
         //    full-size ones, those of renditions being played), least recently used first.
         for entry in idle.sorted(by: { $0.usedBefore($1) }) {

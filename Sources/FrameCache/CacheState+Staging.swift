@@ -27,6 +27,13 @@ final class StagedImage {
     }
 
     var frameCount: Int { renditions.values.reduce(0) { $0 + $1.frames.count } }
+
+    /// What letting go of its frames gives back to the heap: those not in the memory file.
+    var heapBytes: Int {
+        renditions.values.reduce(0) { total, rendition in
+            total + rendition.frames.values.reduce(0) { $0 + ($1.file == nil ? $1.slotBytes : 0) }
+        }
+    }
 }
 
 extension CacheState {
@@ -73,18 +80,26 @@ extension CacheState {
         return image
     }
 
-    /// Every staged frame for eviction: owners idle longest first, and of one owner the earliest
-    /// frames first (a reader following an upload has played them).
-    var stagedInEvictionOrder: [(owner: String, renditionKey: String, index: Int, bytes: Int)] {
-        staged.values.sorted { $0.lastUse < $1.lastUse }.flatMap { image in
-            image.renditions.flatMap { key, rendition in
-                rendition.frames.map { (owner: image.owner, renditionKey: key, index: $0.key, bytes: $0.value.slotBytes) }
-            }.sorted { ($0.index, $0.renditionKey) < ($1.index, $1.renditionKey) }
+    /// Calls `take` with each staged frame and its bytes in eviction order — owners idle longest
+    /// first, and of one owner's rendition the earliest frames first (a reader following an upload
+    /// has played them) — while it returns true; returns false when `take` stopped the walk.
+    func walkStaged(_ take: (_ owner: String, _ renditionKey: String, _ index: Int, _ bytes: Int) -> Bool) -> Bool {
+        for image in staged.values.sorted(by: { $0.lastUse < $1.lastUse }) {
+            for (key, rendition) in image.renditions.sorted(by: { $0.key < $1.key }) {
+                for index in rendition.frames.keys.sorted() {
+                    if !take(image.owner, key, index, rendition.frames[index]!.slotBytes) { return false }
+                }
+            }
         }
+        return true
     }
 
     /// Drops every staged frame (a purge).
     mutating func purgeStaged() {
-        for (owner, key, index, _) in stagedInEvictionOrder { unstage(owner: owner, renditionKey: key, index: index) }
+        for owner in Array(staged.keys) {
+            guard let image = takeStaged(owner: owner) else { continue }
+            freed.note(heapBytes: image.heapBytes)
+            counters.evictions += image.frameCount
+        }
     }
 }

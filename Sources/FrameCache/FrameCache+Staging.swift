@@ -33,7 +33,7 @@ extension FrameCache {
     public func discardStaged(owner: String) {
         lock.lock()
         let image = state.takeStaged(owner: owner)
-        if let image { state.freed.note(heapBytes: Self.heapBytes(of: image)) }
+        if let image { state.freed.note(heapBytes: image.heapBytes) }
         let held = state.heldBytes
         lock.unlock()
         if image != nil { metrics.bytes(held) }
@@ -86,12 +86,5 @@ extension FrameCache {
             for completion in waiters { completion(.success(frame.encoded(index))) }
         }
         return adopted
-    }
-
-    /// What letting go of a staged image gives back to the heap: its frames not in the memory file.
-    private static func heapBytes(of image: StagedImage) -> Int {
-        image.renditions.values.reduce(0) { total, rendition in
-            total + rendition.frames.values.reduce(0) { $0 + ($1.file == nil ? $1.slotBytes : 0) }
-        }
     }
 }
