@@ -424,9 +424,18 @@ export class FlipbookPlayer extends HTMLElement {
           if (!this.#meta) this.#adopt(meta);
           else if (meta.frameCount > this.#meta.frameCount) this.#grow(meta);
         }
-        if (this.isConnected) this.#pollTimer = setTimeout(() => this.#pollUpload(generation), UPLOAD_POLL_MS);
+        this.#pollAgain(generation, UPLOAD_POLL_MS);
       })
-      .catch((error) => { if (generation === this.#generation && error.name !== 'AbortError') this.#fail(error); });
+      .catch((error) => {
+        if (generation !== this.#generation || error.name === 'AbortError') return;
+        // Busy (429, or 503 while draining): ask again later; anything else ends the following.
+        if (error.status === 429 || error.status === 503) this.#pollAgain(generation, 1000 * Math.min(10, error.retryAfter ?? 1));
+        else this.#fail(error);
+      });
+  }
+
+  #pollAgain(generation, ms) {
+    if (this.isConnected) this.#pollTimer = setTimeout(() => this.#pollUpload(generation), ms);
   }
 
   /** The upload is stored: the image's metadata (the poll's redirect target) replaces the upload's,
