@@ -1,5 +1,8 @@
 // The image browser (GET /): every image with its poster and facts, paged with `next`, and an
-// upload area (file picker and drag-and-drop) that POSTs to /images with a progress bar.
+// upload area (file picker and drag-and-drop) with a progress bar. An upload opens a session
+// (POST /uploads) and sends the file to it (PUT /uploads/{uploadId}) while a <flipbook-player>
+// follows the session, playing the frames that have arrived as the bar runs and ending on the
+// stored image; a server that opens no session (429: too many in progress) gets POST /images.
 // Posters are frame 0 at the size the card shows them in device pixels (CSS width ×
 // devicePixelRatio, rounded up to a multiple of 40 px as the player rounds), as lossy WebP
 // where the browser takes it (`format=auto`); at the image's own width or wider, the full-size
@@ -9,6 +12,7 @@
 // `prefers-reduced-motion` (then the poster stays); a preview that cannot be had (still being
 // made) leaves the poster.
 import { fillFacts, formatBytes, formatDuration, formatPlays, problemDetail } from './format.js';
+import './flipbook-player.js';
 
 const PAGE_SIZE = 60;
 const POSTER_STEP = 40;       // device pixels, as <flipbook-player> steps its frame widths
@@ -140,9 +144,34 @@ const drop = document.getElementById('drop');
 const progress = document.getElementById('progress');
 const uploadStatus = document.getElementById('upload-status');
 
-function upload(file) {
+const preview = document.getElementById('upload-preview');
+
+/** Opens an upload session; resolves to its URL (/uploads/{uploadId}), or null when the server
+ *  opens none (the upload then goes to POST /images). */
+async function openSession() {
+  try {
+    const response = await fetch('/uploads', { method: 'POST' });
+    return response.status === 201 ? response.headers.get('Location') : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Stops following `session` (its upload failed), unless the preview follows a later one. */
+function hidePreview(session) {
+  if (preview.getAttribute('src') !== session) return;
+  preview.removeAttribute('src');
+  preview.hidden = true;
+}
+
+async function upload(file) {
+  const session = await openSession();
+  if (session) {
+    preview.src = session;  // follows the upload: plays the frames in so far, then the stored image
+    preview.hidden = false;
+  }
   const request = new XMLHttpRequest();
-  request.open('POST', '/images');
+  request.open(session ? 'PUT' : 'POST', session || '/images');
   request.setRequestHeader('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`);
   progress.hidden = false;
   progress.value = 0;
@@ -161,12 +190,14 @@ function upload(file) {
         ? `${file.name} added as ${image.id}.` : `${file.name} was already here (${image.id}).`;
       listStatus.textContent = `${shown.size} image${shown.size === 1 ? '' : 's'}.`;
     } else {
+      if (session) hidePreview(session);
       uploadStatus.className = 'status refused';
       uploadStatus.textContent = `${file.name} was refused: ${problemDetail(request.responseText, request.status)}`;
     }
     progress.dataset.done = '1';
   });
   request.addEventListener('error', () => {
+    if (session) hidePreview(session);
     uploadStatus.className = 'status refused';
     uploadStatus.textContent = `${file.name} could not be sent (the connection failed).`;
   });

@@ -27,6 +27,15 @@
 // the quality of scaled frames (default DEFAULT_QUALITY). A server that refuses scaled frames
 // (400: renditions.allowArbitrary is off) gets full-size ones instead.
 //
+// Uploads in progress. `src="…/uploads/{uploadId}"` follows an upload session (README, "Upload
+// sessions"): the player polls GET /uploads/{uploadId} every UPLOAD_POLL_MS, plays the frames that
+// have arrived, holds the last one (a `stall` event, waitingFor the next index) until more arrive
+// (a `progress` event each time the count grows), and does not loop meanwhile. Once the upload is
+// stored the poll is redirected (303) to /images/{sha256}: the player takes that image's metadata
+// and frames from then on (the frames already shown are byte for byte the image's, so they are
+// kept), emits `progress` with `complete: true`, and plays on as for any image. A failed upload
+// (410, 422) is an `error`.
+//
 // Signed URLs. A signed `src` (`/images/{id}?…&sig=…`) is fetched with its query; the answer then
 // lists a signed URL per frame (`frameUrls`, in the rendition the signer put in the query), and
 // the player fetches those as they are instead of choosing a rendition itself.
@@ -36,6 +45,7 @@ const PREFETCH_MAX_FRAMES = 48;    // … but never more frames than this
 const KEEP_ALL_BYTES = 48 << 20;   // decoded bytes under which every frame is kept (loops refetch nothing)
 const AHEAD_BYTES = 96 << 20;      // decoded bytes the ahead window may hold otherwise
 const PARALLEL_FETCHES = 4;
+const UPLOAD_POLL_MS = 250;        // how often an upload in progress is asked for its frame count
 // Scaled frames: widths are device pixels rounded up to a multiple of this; lossy WebP at this
 // quality unless the `quality` attribute says otherwise. Chosen by `make bench-player-bytes`: one
 // loop at 320 CSS px, DPR 1, headers and metadata included, costs 0.66× large.gif (1280×720,
@@ -135,6 +145,8 @@ export class FlipbookPlayer extends HTMLElement {
   #sizeObserver = null; #resolution = null;
   // The storyboard manifest (the `storyboard` attribute) and where its sheet URLs are relative to.
   #storyboard = null; #storyboardOrigin = '';
+  // Following an upload in progress (src …/uploads/{id}): its frames grow; the poll's timer.
+  #following = false; #pollTimer = 0;
   #tick = (now) => this.#onAnimationFrame(now);
   #onVisibility = () => { this.#hidden = document.visibilityState === 'hidden'; this.#updateRunning(); };
   #onResize = () => this.#resized();
@@ -181,6 +193,7 @@ export class FlipbookPlayer extends HTMLElement {
     this.#watchResolution();
     this.#renderControls();
     if (!this.#metaURL && this.getAttribute('src')) this.#load();
+    else if (this.#following && !this.#pollTimer) this.#pollUpload(this.#generation);
   }
 
   disconnectedCallback() {
@@ -192,6 +205,8 @@ export class FlipbookPlayer extends HTMLElement {
     this.#resolution?.removeEventListener('change', this.#onResolution);
     this.#resolution = null;
     this.#cancelFrame();
+    clearTimeout(this.#pollTimer);
+    this.#pollTimer = 0;
   }
 
   attributeChangedCallback(name, oldValue, newValue) {
@@ -220,6 +235,8 @@ export class FlipbookPlayer extends HTMLElement {
   get paused() { return !this.#playing; }
   get ended() { return this.#ended; }
   get stalled() { return this.#stalled; }
+  /** Whether the player follows an upload still in progress (src …/uploads/{uploadId}). */
+  get uploading() { return this.#following; }
   /** How many frames are decoded and ready. */
   get bufferedFrames() { return this.#bitmaps.size; }
   /** The query frames are asked for with ('' = full size), once the metadata is in. */
@@ -348,6 +365,9 @@ export class FlipbookPlayer extends HTMLElement {
     this.#index = 0; this.#plays = 0; this.#accum = 0; this.#shownIndex = -1;
     this.#rendition = null;
     this.#scaledRefused = false;
+    this.#following = false;
+    clearTimeout(this.#pollTimer);
+    this.#pollTimer = 0;
     this.#showError(null);
     const src = this.getAttribute('src');
     if (!src) return;
@@ -358,9 +378,17 @@ export class FlipbookPlayer extends HTMLElement {
       this.#fail(new FlipbookError(`src "${src}" is not a URL`));
       return;
     }
+    const upload = url.pathname.match(/^(.*)\/uploads\/([^/]+)\/?$/);
+    if (upload) {
+      this.#following = true;
+      this.#metaURL = url.origin + upload[1] + '/uploads/' + upload[2];
+      this.#framesURL = url.origin + upload[1] + '/frames/' + upload[2] + '/';
+      this.#pollUpload(this.#generation);
+      return;
+    }
     const match = url.pathname.match(/^(.*)\/images\/([^/]+)\/?$/);
     if (!match) {
-      this.#fail(new FlipbookError(`src must name an image: …/images/{id}, not ${url.pathname}`));
+      this.#fail(new FlipbookError(`src must name an image (…/images/{id}) or an upload (…/uploads/{uploadId}), not ${url.pathname}`));
       return;
     }
     this.#metaURL = url.origin + match[1] + '/images/' + match[2] + url.search;  // a signed src keeps its query
@@ -376,6 +404,65 @@ export class FlipbookPlayer extends HTMLElement {
       .catch((error) => { if (generation === this.#generation && error.name !== 'AbortError') this.#fail(error); });
   }
 
+  /** Asks the upload session for its frames so far; again after UPLOAD_POLL_MS while it is in
+   *  progress. Redirected to the stored image, it switches to that image. */
+  #pollUpload(generation) {
+    this.#pollTimer = 0;
+    fetch(this.#metaURL, { signal: this.#abort.signal, cache: 'no-store' })
+      .then(async (response) => {
+        if (!response.ok) throw await problemOf(response);
+        return { meta: await response.json(), url: response.url, etag: response.headers.get('ETag') };
+      })
+      .then(({ meta, url, etag }) => {
+        if (generation !== this.#generation) return;
+        const stored = new URL(url).pathname.match(/^(.*)\/images\/([^/]+)\/?$/);
+        if (stored || meta.complete !== false) {
+          this.#uploadStored(meta, url, stored, etag);
+          return;
+        }
+        if (meta.frameCount > 0) {
+          if (!this.#meta) this.#adopt(meta);
+          else if (meta.frameCount > this.#meta.frameCount) this.#grow(meta);
+        }
+        this.#pollAgain(generation, UPLOAD_POLL_MS);
+      })
+      .catch((error) => {
+        if (generation !== this.#generation || error.name === 'AbortError') return;
+        // Busy (429, or 503 while draining): ask again later; anything else ends the following.
+        if (error.status === 429 || error.status === 503) this.#pollAgain(generation, 1000 * Math.min(10, error.retryAfter ?? 1));
+        else this.#fail(error);
+      });
+  }
+
+  #pollAgain(generation, ms) {
+    if (this.isConnected) this.#pollTimer = setTimeout(() => this.#pollUpload(generation), ms);
+  }
+
+  /** The upload is stored: the image's metadata (the poll's redirect target) replaces the upload's,
+   *  and frames come from /frames/{id}/ from now on. */
+  #uploadStored(meta, url, stored, etag) {
+    this.#following = false;
+    const target = new URL(url);
+    this.#metaURL = target.origin + target.pathname;
+    if (stored) this.#framesURL = target.origin + stored[1] + '/frames/' + stored[2] + '/';
+    this.#etag = etag;
+    if (this.#meta) this.#grow(meta); else this.#adopt(meta);
+  }
+
+  /** More frames of the upload are in (or it is stored): the longer metadata, the frames already
+   *  decoded kept, and playback goes on from a stall. */
+  #grow(meta) {
+    this.#meta = meta;
+    this.#canvas.setAttribute('aria-label', `Animation ${meta.id ?? meta.uploadId}: ${meta.frameCount} frame${meta.frameCount === 1 ? '' : 's'}`);
+    this.#updateKeepAll();
+    this.#renderControls();
+    this.dispatchEvent(new CustomEvent('progress', {
+      detail: { frameCount: meta.frameCount, complete: !this.#following, id: meta.id ?? null },
+    }));
+    this.#schedule();
+    this.#updateRunning();
+  }
+
   #adopt(meta) {
     this.#meta = meta;
     // Laid out at the image's size and aspect whatever the size of the frame on it (CSS of the
@@ -387,7 +474,7 @@ export class FlipbookPlayer extends HTMLElement {
     this.#canvas.width = this.#rendition.width;
     this.#canvas.height = this.#rendition.height;
     this.#shownBitmap = null;
-    this.#canvas.setAttribute('aria-label', `Animation ${meta.id}: ${meta.frameCount} frame${meta.frameCount === 1 ? '' : 's'}`);
+    this.#canvas.setAttribute('aria-label', `Animation ${meta.id ?? meta.uploadId}: ${meta.frameCount} frame${meta.frameCount === 1 ? '' : 's'}`);
     this.#context = this.#canvas.getContext('2d', { alpha: true });
     this.#context.imageSmoothingEnabled = false;
     this.#updateKeepAll();
@@ -399,7 +486,8 @@ export class FlipbookPlayer extends HTMLElement {
     this.#loadStoryboard();
     this.#showIndex(this.#index).catch(() => {});
     const reduced = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
-    if (this.hasAttribute('autoplay') && !this.hasAttribute('poster-only') && !reduced && meta.frameCount > 1) {
+    if (this.hasAttribute('autoplay') && !this.hasAttribute('poster-only') && !reduced
+        && (meta.frameCount > 1 || this.#following)) {
       this.play().catch(() => {});
     }
     this.#schedule();
@@ -499,6 +587,7 @@ export class FlipbookPlayer extends HTMLElement {
       ahead += this.#delay(index);
       index += 1;
       if (index >= meta.frameCount) {
+        if (this.#following) break;  // the frames after the last one in are still to arrive
         plays += 1;
         if (plays >= total) break;
         index = 0;
@@ -691,6 +780,11 @@ export class FlipbookPlayer extends HTMLElement {
     if (this.#accum < delay - DUE_TOLERANCE_MS) return;
     let next = this.#index + 1;
     let plays = this.#plays;
+    if (next >= meta.frameCount && this.#following) {
+      // An upload in progress: the next frame is still to arrive; hold this one (a stall).
+      this.#holdFor(next, delay, now);
+      return;
+    }
     if (next >= meta.frameCount) {
       if (plays + 1 >= this.#totalPlays() || meta.frameCount === 1) {
         this.#accum = delay;
@@ -704,13 +798,7 @@ export class FlipbookPlayer extends HTMLElement {
       plays += 1;
     }
     if (!this.#bitmaps.has(next)) {
-      // Late: hold the frame on the canvas; time stops at the end of its delay.
-      this.#accum = delay;
-      if (!this.#stalled) {
-        this.#stalled = true;
-        this.dispatchEvent(new CustomEvent('stall', { detail: { index: this.#index, waitingFor: next, time: now } }));
-      }
-      this.#schedule();
+      this.#holdFor(next, delay, now);
       return;
     }
     // On time: what is left over carries to the next frame, so the timeline does not drift.
@@ -722,6 +810,17 @@ export class FlipbookPlayer extends HTMLElement {
     this.#index = next;
     this.#plays = plays;
     this.#draw(next, now);
+    this.#schedule();
+  }
+
+  /** Late: holds the frame on the canvas (time stops at the end of its `delay`) until frame
+   *  `next` is decoded; a `stall` event when the hold begins. */
+  #holdFor(next, delay, now) {
+    this.#accum = delay;
+    if (!this.#stalled) {
+      this.#stalled = true;
+      this.dispatchEvent(new CustomEvent('stall', { detail: { index: this.#index, waitingFor: next, time: now } }));
+    }
     this.#schedule();
   }
 

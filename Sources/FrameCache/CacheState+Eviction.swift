@@ -22,6 +22,8 @@ extension CacheState {
         case checkpoints(ImageEntry)
         /// The decoder; `releasingImage` for idle images (their file may be unmapped).
         case decoder(ImageEntry, releasingImage: Bool)
+        /// A frame of an image not stored yet (CacheState+Staging).
+        case staged(owner: String, renditionKey: String, index: Int)
     }
 
     /// Evicts until `extra` more bytes fit in the hold limit (the budget less the working
@@ -47,6 +49,7 @@ extension CacheState {
                 entry.renderer?.discardCheckpoints()
                 updateRendererBytes(entry)
             case .decoder(let entry, let releasingImage): dropRenderer(entry, releasingImage: releasingImage)
+            case .staged(let owner, let key, let index): unstage(owner: owner, renditionKey: key, index: index)
             }
         }
         return heldBytes + extra <= holdLimit
@@ -84,6 +87,12 @@ extension CacheState {
         var keptDecoders = Set(busyOrActive.map { ObjectIdentifier($0.source) })
         if let requester { keptDecoders.insert(ObjectIdentifier(requester.source)) }
         var offeredDecoders: Set<ObjectIdentifier> = []
+        // 0. Frames of uploads in progress, whose owners were used least recently first: they
+        //    may never be an image.
+        let walkedAll = walkStaged { owner, key, index, bytes in
+            take(.staged(owner: owner, renditionKey: key, index: index), bytes)
+        }
+        if !walkedAll { return }
         // 1. Idle images and renditions made on demand: everything but pinned posters (the
         //    full-size ones, those of renditions being played), least recently used first.
         for entry in idle.sorted(by: { $0.usedBefore($1) }) {

@@ -11,6 +11,10 @@ struct CacheState {
     /// ``refreshWindows(now:policy:cap:decodeThreads:)``; only these get windows and decode-ahead.
     private(set) var active: [ImageEntry] = []
     private(set) var heldBytes = 0
+    /// Frames of images whose id is not known yet (uploads in progress), by owner
+    /// (CacheState+Staging); their bytes are part of `heldBytes`.
+    var staged: [String: StagedImage] = [:]
+    private(set) var stagedBytes = 0
     /// The part of `heldBytes` that is decoders: canvases and checkpoints.
     private(set) var decoderBytes = 0
     private var tick: UInt64 = 0
@@ -94,6 +98,12 @@ struct CacheState {
             freed.note(heapBytes: heap)
             counters.evictions += 1
         }
+    }
+
+    /// Counts staged frames' bytes coming (positive) or going (negative).
+    mutating func account(stagedBytes delta: Int) {
+        heldBytes += delta
+        stagedBytes += delta
     }
 
     /// Drops an entry's decoder (canvas and checkpoints). An inactive entry also lets go of its
@@ -228,11 +238,12 @@ struct CacheState {
     // MARK: Purges
 
     /// A warning: every window drops to one frame and everything outside it goes (posters stay),
-    /// with checkpoints. Critical: every frame but the posters goes, with decoders.
+    /// with checkpoints and every staged frame. Critical: every frame but the posters goes, with decoders.
     /// Either way, images not asked for since are no longer active (``isActive(_:now:)``).
     mutating func purge(_ level: PressureLevel) -> Int {
         let before = heldBytes
         purgeGeneration += 1
+        purgeStaged()
         for entry in entries.values {
             // Posters stay, but those of renditions made on demand or not in use.
             if !entry.pinsPoster, entry.frameCount > 0 { evict(entry, frame: 0) }
@@ -274,4 +285,6 @@ struct CacheCounters: Sendable {
     var sharedRenders = 0
     /// Renditions replaced to keep an image's count within ``ImageSource/maxRenditions``.
     var renditionsReplaced = 0
+    /// Staged frames that became frames of the stored image (no decode of their own).
+    var adopted = 0
 }

@@ -29,6 +29,12 @@ public struct CacheStats: Sendable, Codable {
     public var notKept: Int
     public var evictions: Int
     public var refusedQueueFull: Int
+    /// Frames of uploads in progress held now, and their bytes (part of `usedBytes`, not of
+    /// `frameBytes`).
+    public var stagedFrames: Int
+    public var stagedBytes: Int
+    /// Frames made during an upload that became the stored image's frames (no decode of their own).
+    public var adopted: Int
     /// Requests waiting for a decode now.
     public var queueDepth: Int
     public var decodeThreads: Int

@@ -289,7 +289,9 @@ public final class FrameCache: @unchecked Sendable {
             hits: c.hits + hitTables.hits, misses: c.misses, waits: c.misses - c.refusedQueueFull, coalesced: c.coalesced,
             decodes: c.decodes, prefetches: c.prefetches, framesDecoded: c.framesDecoded, resumes: c.resumes,
             notKept: c.uncacheable,
-            evictions: c.evictions, refusedQueueFull: c.refusedQueueFull, queueDepth: state.waitingRequests,
+            evictions: c.evictions, refusedQueueFull: c.refusedQueueFull,
+            stagedFrames: state.staged.values.reduce(0) { $0 + $1.frameCount }, stagedBytes: state.stagedBytes,
+            adopted: c.adopted, queueDepth: state.waitingRequests,
             decodeThreads: configuration.decodeThreads, decodeMemory: configuration.decodeBudget?.stats(),
             pressure: CacheStats.Pressure(
                 level: pressure.level(at: now), windowCap: pressure.windowCap(at: now),
@@ -350,7 +352,7 @@ public final class FrameCache: @unchecked Sendable {
 
     /// The entry of `image`'s rendition, made (with its playhead at `index`: the first request
     /// does not count as a move) when the cache holds none.
-    private func entry(for image: CacheableImage, startingAt index: Int, now: Double) -> ImageEntry {
+    func entry(for image: CacheableImage, startingAt index: Int, now: Double) -> ImageEntry {
         let key = image.key
         if let existing = state.entries[key] { return existing }
         let source: ImageSource

@@ -1,3 +1,4 @@
+import FlipbookService
 import FlipbookTestSupport
 import Foundation
 import Synchronization
@@ -86,6 +87,58 @@ struct ServeProcessTests {
             #expect(metadata.status == 200, "\(id)")
             #expect(try restarted.client.get("/frames/\(id)/0").status == 200, "\(id)")
         }
+    }
+
+    @Test func uploadSessionsCutBySIGKILLLeaveNothing() async throws {
+        let data = NSTemporaryDirectory() + "flipbook-kill-sessions-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let inputs = try ["wuffs/muybridge.gif", "wuffs/muybridge.apng", "image-rs-image-webp/images/animated/random_lossy.webp"]
+            .map { try Corpus.bytes($0) }
+        let files = { (directory: String) in (try? FileManager.default.contentsOfDirectory(atPath: data + "/" + directory)) ?? []
+        }
+        var sessions: [String] = []
+        do {
+            let server = try Server(dataDirectory: data)
+            var uploaders: [RawHTTPClient] = []
+            for bytes in inputs + inputs {
+                let created = try server.client.send("POST", "/uploads")
+                let id = try #require(created.json["uploadId"] as? String)
+                let uploader = try RawHTTPClient(port: server.port, timeoutSeconds: 30)
+                try uploader.send("PUT /uploads/\(id) HTTP/1.1\r\nHost: x\r\nContent-Length: \(bytes.count)\r\n\r\n")
+                try uploader.send(Array(bytes[0..<(bytes.count / 2)]))
+                sessions.append(id)
+                uploaders.append(uploader)
+            }
+            // Every body is half in (its temporary file written) when the server dies.
+            let deadline = Date().addingTimeInterval(30)
+            for (id, bytes) in zip(sessions, inputs + inputs) {
+                while (try? server.client.get("/uploads/\(id)").json["bytesReceived"] as? Int) != bytes.count / 2 {
+                    guard Date() < deadline else { throw TestFailure("upload \(id) did not get its first half") }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            #expect(files("tmp").count >= sessions.count, "\(files("tmp"))")
+            server.kill()
+            server.process.waitUntilExit()
+            #expect(server.process.terminationReason == .uncaughtSignal)
+        }
+        let restarted = try Server(dataDirectory: data)
+        #expect(files("tmp").isEmpty, "the restart removes the cut uploads' temporary files: \(files("tmp"))")
+        #expect(files("objects").isEmpty && files("meta").isEmpty, "no original, no record")
+        for id in sessions { #expect(try restarted.client.get("/uploads/\(id)").status == 404) }
+        for bytes in inputs {
+            #expect(try restarted.client.get("/images/\(ContentHash.sha256Hex(bytes))").status == 404)
+        }
+        let listing = try restarted.client.get("/images")
+        let listed = try #require(listing.json["images"] as? [[String: Any]])
+        #expect(listed.allSatisfy { $0["source"] as? String == "library" }, "only the samples: \(listing.text)")
+        // And it serves: an upload session completes, its frames are served.
+        let created = try restarted.client.send("POST", "/uploads")
+        let id = try #require(created.json["uploadId"] as? String)
+        let stored = try restarted.client.send("PUT", "/uploads/\(id)", body: inputs[0])
+        #expect(stored.status == 201)
+        let imageID = try #require(stored.json["id"] as? String)
+        #expect(try restarted.client.get("/frames/\(imageID)/3").status == 200)
     }
 
     /// The ids the server answered 201/200 for, from every uploading task.

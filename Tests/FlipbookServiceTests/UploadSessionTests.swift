@@ -149,6 +149,9 @@ struct UploadSessionTests {
         let id = try Self.createSession(service)
         let connection = try Self.startPut(service, id, length: bytes.count)
         try Self.sendSlice(service, connection, id, bytes[0..<3000], total: 3000)
+        #expect(try Self.progress(service, id).frames >= 1)
+        #expect(try service.client.get("/frames/\(id)/0").status == 200)  // staged in the frame cache
+        #expect(try service.client.get("/stats").json["stagedFrames"] as? Int == 1)
         let waiter = Self.background(service, "/frames/\(id)/14", headers: ["Prefer": "wait=30"])
         try await Task.sleep(for: .seconds(0.2))
         shutdown(connection.fd, Int32(SHUT_RDWR))  // the client goes (its descriptor is closed once, by the client)
@@ -160,6 +163,9 @@ struct UploadSessionTests {
         #expect(leftovers.isEmpty, "\(leftovers)")
         let images = try service.client.get("/images").json["images"] as? [Any]
         #expect(images?.isEmpty ?? true)
+        let stats = try service.client.get("/stats").json
+        #expect(stats["stagedFrames"] as? Int == 0 && stats["stagedBytes"] as? Int == 0, "nothing staged is kept")
+        #expect(stats["adopted"] as? Int == 0)
         await service.stop()
     }
 

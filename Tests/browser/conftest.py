@@ -23,7 +23,7 @@ RECORDER = r"""
 (() => {
   const record = { events: [], ticks: [], csp: [] };
   window.__flipbook = record;
-  for (const type of ['frame', 'play', 'pause', 'stall', 'ended', 'error', 'loadedmetadata']) {
+  for (const type of ['frame', 'play', 'pause', 'stall', 'ended', 'error', 'loadedmetadata', 'progress']) {
     document.addEventListener(type, (event) => {
       if (!event.target || event.target.localName !== 'flipbook-player') return;
       const detail = type === 'loadedmetadata' ? { id: event.detail.id } : event.detail;

@@ -89,9 +89,15 @@ def test_uploading_a_text_file_shows_the_415_detail(page, flipbook):
         assert len(listed(page)) == before
     finally:
         os.unlink(f.name)
-    # The refused upload is the one console error Chromium logs here (a failed request).
+    # The refused upload is what Chromium logs here: its PUT to the session (415), and at most the
+    # preview's poll of that session once the session answers the failure (422) before the page
+    # stops following it.
     errors = chromium.console_errors(page)
-    assert len(errors) == 1 and "/images" in errors[0]["message"] and "415" in errors[0]["message"], errors
+    refused = [e for e in errors if "415" in e["message"]]
+    assert len(refused) == 1 and "/uploads/" in refused[0]["message"], errors
+    session = refused[0]["message"].split(" ")[0]
+    assert all(e in refused or (e["message"].startswith(session) and "422" in e["message"]) for e in errors), errors
+    assert page.execute_script("return document.getElementById('upload-preview').hidden") is True
 
 
 CARD_IMAGE = r"""

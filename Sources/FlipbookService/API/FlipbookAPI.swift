@@ -65,7 +65,8 @@ public final class FlipbookAPI: Sendable {
             settings: settings.uploads,
             encoder: RenditionEncoder(
                 png: PNGEncoder(compressionLevel: cache.configuration.pngCompressionLevel),
-                webp: cache.configuration.webpEncoder))
+                webp: cache.configuration.webpEncoder),
+            cache: cache)
         let instance = settings.server.instanceName.isEmpty ? Self.hostName() : settings.server.instanceName
         decorator = ResponseDecorator(
             instanceName: instance,

@@ -4,24 +4,32 @@ import HTTPServer
 /// Receives an upload's body straight into a temporary file of the store (hashing it on the
 /// way), then hands the file to the ingest queue to be verified and committed; the client gets
 /// 201/200 with the metadata, or a problem document saying why the image was refused.
+///
+/// The body of `POST /images` and `PUT /images/{name}`, and of an upload session's
+/// `PUT /uploads/{uploadId}`: then the session's waiting readers are told as the body grows, and
+/// the session ends with the upload — an alias of the stored image, or the problem every waiter
+/// and later request gets (410 for a body cut off; nothing of it is kept).
 final class UploadSink: HTTPBodySink, @unchecked Sendable {
     private let api: FlipbookAPI
     private let upload: UploadFile
     private let name: String?
     /// The file's name from `Content-Disposition`, for display.
     private let displayName: String?
+    /// The upload session the body is for (`PUT /uploads/{uploadId}`), if any.
+    private let session: UploadSession?
     private let responder: HTTPResponder
     /// The request's id, for the error log.
     private let requestID: HTTPRequestID
 
     init(
-        api: FlipbookAPI, upload: UploadFile, name: String?, displayName: String? = nil, responder: HTTPResponder,
-        requestID: HTTPRequestID
+        api: FlipbookAPI, upload: UploadFile, name: String?, displayName: String? = nil, session: UploadSession? = nil,
+        responder: HTTPResponder, requestID: HTTPRequestID
     ) {
         self.api = api
         self.upload = upload
         self.name = name
         self.displayName = displayName
+        self.session = session
         self.responder = responder
         self.requestID = requestID
     }
@@ -33,23 +41,29 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
             api.logger.error("upload write failed", metadata: ["error": "\(error)", "requestID": "\(requestID)"])
             throw HTTPError(.internalServerError, detail: "The upload could not be written to disk.")
         }
+        if let session, session.received(total: upload.byteCount) { api.indexUpload(session) }
     }
 
     func finish() -> HTTPHandlerResult {
         guard upload.byteCount > 0 else {
             upload.discard()
-            return .now(.problem(.badRequest, detail: "The request body is empty; send the image's bytes."))
+            let detail = "The request body is empty; send the image's bytes."
+            if let session { api.endUpload(session, .failed(status: .unprocessableContent, detail: detail), answering: nil) }
+            return .now(.problem(.badRequest, detail: detail))
         }
-        let (api, upload, name, responder, requestID) = (self.api, self.upload, self.name, self.responder, self.requestID)
-        let displayName = self.displayName
+        let (api, upload, name, session) = (self.api, self.upload, self.name, self.session)
+        let (displayName, responder, requestID) = (self.displayName, self.responder, self.requestID)
         api.ingestQueue.async {
-            responder.respond(api.commitUpload(upload, name: name, requestID: requestID, displayName: displayName))
+            let response = api.commitUpload(upload, name: name, requestID: requestID, displayName: displayName)
+            if let session { api.endUpload(session, FlipbookAPI.sessionPhase(after: response), answering: response) }
+            responder.respond(response)
         }
         return .later
     }
 
     func fail(_ reason: HTTPBodyFailure) {
         upload.discard()
+        if let session { api.endUpload(session, FlipbookAPI.sessionPhase(after: reason), answering: nil) }
     }
 }
 

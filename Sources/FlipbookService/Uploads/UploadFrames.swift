@@ -112,7 +112,7 @@ extension FlipbookAPI {
                 return
             }
         }
-        let bytes: [UInt8]
+        let bytes: FrameBytes
         do {
             bytes = try session.renderer.frame(index, of: image, rendition: rendition)
         } catch {
@@ -135,7 +135,7 @@ extension FlipbookAPI {
             headers.add(name: "Content-Location", value: Self.contentLocation(request, id: session.id, index: index))
         }
         if requested.negotiated { headers.add(name: "Vary", value: "Accept") }
-        responder.respond(HTTPResponse(status: .ok, headers: headers, body: bytes))
+        responder.respond(HTTPResponse(status: .ok, headers: headers, body: bytes.array))
     }
 
     /// The `ETag` of a frame served while the upload arrives: the finished frame's, with the

@@ -55,10 +55,10 @@ extension FlipbookAPI {
             upload.discard()
             return RefusingSink(HTTPError(.conflict, detail: "Upload session '\(id)' has received its body already."))
         }
-        return UploadSessionSink(
-            api: self, session: session, upload: upload,
-            displayName: DisplayName.from(contentDisposition: request.headers["Content-Disposition"]), responder: responder,
-            requestID: request.requestID)
+        return UploadSink(
+            api: self, upload: upload, name: nil,
+            displayName: DisplayName.from(contentDisposition: request.headers["Content-Disposition"]), session: session,
+            responder: responder, requestID: request.requestID)
     }
 
     func uploadStatus(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
@@ -118,9 +118,14 @@ extension FlipbookAPI {
 
     /// Ends `session` in `phase`: its waiters get their frame (stored), the uploader's problem
     /// (`response`, when it refused the body) or the session's; its renderer lets go of its canvas.
+    /// Stored, the frames made while the body arrived become the image's in the frame cache
+    /// first, so neither the waiters nor the readers following the alias decode them again.
     func endUpload(_ session: UploadSession, _ phase: UploadSession.Phase, answering response: HTTPResponse?) {
+        if case .stored(let imageID) = phase, let record = store.record(imageID) {
+            cache.adoptStaged(owner: session.id) { cacheable(record, $0) }
+        }
+        defer { session.renderer.release() }
         guard let waiters = session.end(phase, now: UploadSessions.now()) else { return }
-        session.renderer.release()
         for waiter in waiters {
             if case .failed(let status, let detail) = phase {
                 var problem = response ?? .problem(status, detail: detail)
@@ -133,6 +138,42 @@ extension FlipbookAPI {
         if case .failed = phase {
             logger.info("upload session ended", metadata: ["uploadId": "\(session.id)", "phase": "\(phase)"])
         }
+    }
+}
+
+extension FlipbookAPI {
+    /// What a session becomes after the commit answered `response`: an alias of the image it
+    /// names, 422 for a body that is no image Flipbook serves (415 or 422 to the uploader), else
+    /// 410 (nothing was stored).
+    static func sessionPhase(after response: HTTPResponse) -> UploadSession.Phase {
+        let detail = problemDetail(response)
+        switch response.status.code {
+        case 200, 201:
+            let location = response.headers["Location"] ?? ""
+            return .stored(id: String(location.dropFirst("/images/".count)))
+        case 415, 422:
+            return .failed(status: .unprocessableContent, detail: detail)
+        default:
+            return .failed(status: .gone, detail: "The upload was not stored: \(detail)")
+        }
+    }
+
+    /// What a session becomes when its body failed before its end: nothing was stored.
+    static func sessionPhase(after failure: HTTPBodyFailure) -> UploadSession.Phase {
+        switch failure {
+        case .tooLarge:
+            .failed(status: .contentTooLarge, detail: "The upload exceeded server.maxUploadBytes; nothing was stored.")
+        case .timedOut:
+            .failed(status: .gone, detail: "The upload stalled past the body idle timeout; nothing was stored.")
+        case .connectionClosed, .malformed, .sinkFailed:
+            .failed(status: .gone, detail: "The upload was cut off before its end; nothing was stored.")
+        }
+    }
+
+    /// The `detail` of a problem document.
+    static func problemDetail(_ response: HTTPResponse) -> String {
+        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return object?["detail"] as? String ?? response.status.reasonPhrase
     }
 }
 

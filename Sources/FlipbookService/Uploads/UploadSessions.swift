@@ -1,5 +1,6 @@
 import AnimatedImage
 import Foundation
+import FrameCache
 import Synchronization
 
 /// The upload sessions of this process, by id: created, looked up, and forgotten when they
@@ -8,15 +9,18 @@ import Synchronization
 final class UploadSessions: Sendable {
     let settings: FlipbookSettings.Uploads
     private let encoder: RenditionEncoder
+    /// Where the sessions' frames are staged (``UploadRenderer``).
+    private let cache: FrameCache
     private let sessions = Mutex<[String: UploadSession]>([:])
     /// How many sessions exist, read without the lock on every frame request.
     private let count = Atomic<Int>(0)
     /// Frame requests waiting for their bytes, against `cache.maxWaitingRequests`.
     let waiting = Atomic<Int>(0)
 
-    init(settings: FlipbookSettings.Uploads, encoder: RenditionEncoder) {
+    init(settings: FlipbookSettings.Uploads, encoder: RenditionEncoder, cache: FrameCache) {
         self.settings = settings
         self.encoder = encoder
+        self.cache = cache
     }
 
     /// Seconds on a monotonic clock.
@@ -30,7 +34,7 @@ final class UploadSessions: Sendable {
             guard sessions.values.count(where: \.isOpen) < settings.maxSessions else { return nil }
             var id = Self.newID()
             while sessions[id] != nil { id = Self.newID() }
-            let session = UploadSession(id: id, now: now, renderer: UploadRenderer(encoder: encoder))
+            let session = UploadSession(id: id, now: now, renderer: UploadRenderer(owner: id, encoder: encoder, cache: cache))
             sessions[id] = session
             count.store(sessions.count, ordering: .relaxed)
             return session
