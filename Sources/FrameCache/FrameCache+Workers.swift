@@ -1,6 +1,7 @@
 import AnimatedImage
 import CLinux
 import Foundation
+import Synchronization
 import SystemResources
 
 /// The decode threads: take a job under the lock, render and encode outside it — the canvas once,
@@ -104,6 +105,11 @@ extension FrameCache {
             guard work.job.index < image.frameCount else {
                 throw FrameCacheError.frameOutOfRange(index: work.job.index, frameCount: image.frameCount)
             }
+            // Renditions asked for while the image loaded share the composite (and size the
+            // encodes that run at once).
+            lock.lock()
+            work.job.also = state.renditionsWanting(work.job.entry, work.job.index)
+            lock.unlock()
             // What this render and encode will allocate is reserved first (waiting while the
             // decode-memory budget is spent); given back when the frame is made.
             let plan = try decodeMemoryPlan(for: work, image: image)
@@ -130,8 +136,9 @@ extension FrameCache {
             work.job.also = state.renditionsWanting(work.job.entry, work.job.index)
             lock.unlock()
             targets = [work.job.entry] + work.job.also
-            made.frames = targets.map { target in
-                Result { try encode(canvas, for: target, index: work.job.index, colorSpace: image.colorSpace) }
+            let index = work.job.index
+            made.frames = encodeInParallel(targets.count, lanes: plan.encodeLanes) { i in
+                Result { try encode(canvas, for: targets[i], index: index, colorSpace: image.colorSpace) }
                     .mapError(Self.cacheError)
             }
         } catch {
@@ -139,6 +146,37 @@ extension FrameCache {
         }
         made.seconds = Double(SystemMonotonicClock().nanoseconds() - started) / 1e9
         return made
+    }
+
+    /// `count` results of `body`, made on up to `lanes` threads at once: this one and helpers from
+    /// the shared pool, each taking the next index not taken (the encodes of one frame differ a
+    /// lot in cost: a full-size lossless WebP is ten small PNGs). Helpers run at the decode
+    /// threads' nice value while they help, so a ready answer still does not wait behind them.
+    private func encodeInParallel(
+        _ count: Int, lanes: Int, _ body: (Int) -> Result<CachedFrame, FrameCacheError>
+    ) -> [Result<CachedFrame, FrameCacheError>] {
+        let lanes = min(lanes, count)
+        guard lanes > 1 else { return (0..<count).map(body) }
+        let slots = EncodeSlots(count: count)
+        let next = Atomic<Int>(0)
+        let caller = flipbook_thread_id()
+        withoutActuallyEscaping(body) { body in
+            let shared = UnsafeSendable(body)
+            DispatchQueue.concurrentPerform(iterations: lanes) { _ in
+                let thread = flipbook_thread_id()
+                let helper = thread != caller
+                let which = __priority_which_t(PRIO_PROCESS.rawValue)
+                let nice = helper ? getpriority(which, id_t(thread)) : 0
+                if helper { _ = setpriority(which, id_t(thread), Self.decodeThreadNice) }
+                defer { if helper { _ = setpriority(which, id_t(thread), nice) } }
+                while true {
+                    let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard i < count else { return }
+                    slots.set(i, shared.value(i))
+                }
+            }
+        }
+        return slots.results
     }
 
     /// The canvas as `target`'s rendition, kept where frames are kept: in the memory file when
@@ -280,6 +318,8 @@ extension FrameCache {
     /// What a job reserves from the decode-memory budget, and what that allows it.
     struct DecodeMemoryPlan {
         var reservation: DecodeReservation?
+        /// Encodes of the composite that may run at once (their working memory is reserved).
+        var encodeLanes = 1
         /// New checkpoints the render may keep, in bytes.
         var checkpointBytes: Int
         /// Whether restoring the canvas from a PNG (a second canvas for a moment) was reserved.
@@ -291,11 +331,15 @@ extension FrameCache {
     /// the checkpoints it may keep (up to its allowance). The extras are left out when the budget
     /// could never hold them with the rest. Without a budget, nothing is reserved or limited.
     private func decodeMemoryPlan(for work: Work, image: AnimatedImage) throws -> DecodeMemoryPlan {
+        // Encodes at once: one per rendition known to want the frame, up to the setting.
+        let lanes = max(1, min(configuration.encodeThreadsPerFrame, 1 + work.job.also.count))
         guard let budget = configuration.decodeBudget else {
-            return DecodeMemoryPlan(reservation: nil, checkpointBytes: work.checkpointAllowance, mayResume: true)
+            return DecodeMemoryPlan(
+                reservation: nil, encodeLanes: lanes, checkpointBytes: work.checkpointAllowance, mayResume: true)
         }
         let memory = image.decodeMemory
-        // Scaling and encoding for the renditions, one after another: the largest of them.
+        // Scaling and encoding for the renditions: the largest of them (more below when several
+        // run at once).
         let base = memory.renderBytes + work.job.renditionWorkBytes + (work.renderer == nil ? memory.canvasBytes : 0)
         let resume = work.job.resume == nil ? 0 : memory.canvasBytes
         let replayed =
@@ -307,6 +351,12 @@ extension FrameCache {
             (replayed / configuration.checkpointInterval + 1) * memory.canvasBytes)
         var plan = DecodeMemoryPlan(reservation: nil, checkpointBytes: 0, mayResume: false)
         var bytes = base
+        // Each further encode at once scales and encodes beside the first.
+        let extraLanes = (lanes - 1) * work.job.renditionWorkBytes
+        if extraLanes > 0 && bytes + extraLanes <= budget.capacityBytes {
+            bytes += extraLanes
+            plan.encodeLanes = lanes
+        }
         if bytes + resume <= budget.capacityBytes {
             bytes += resume
             plan.mayResume = true

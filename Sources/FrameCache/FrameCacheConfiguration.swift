@@ -33,6 +33,11 @@ public struct FrameCacheConfiguration: Sendable {
     /// at once: the most recently used of those being played (their playhead moved). The rest
     /// are made on demand and are the first to go when room is needed.
     public var decodeAheadRenditions: Int = 4
+    /// Threads at most that encode one composite for its renditions at once (the decode thread
+    /// that made it and helpers at the same priority; default: the CPUs the process may use).
+    /// One image has one decoder, so without this every rendition of a frame is scaled and
+    /// encoded on one thread: ten players of one image could use one core.
+    public var encodeThreadsPerFrame: Int = CPULimit.usableCores
     /// How a composited frame becomes the bytes of its rendition; the PNG encoder's level is
     /// ``pngCompressionLevel``.
     public var webpEncoder = WebPEncoder()

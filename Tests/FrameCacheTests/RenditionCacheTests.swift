@@ -1,6 +1,7 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
+import Synchronization
 import SystemResources
 import Testing
 
@@ -100,6 +101,54 @@ struct RenditionCacheTests {
         #expect(stats.coalesced == 4)
         #expect(stats.renditions.sharedRenders >= 1, "the second rendition's frame came from the first's canvas")
         #expect(stats.framesDecoded <= 10, "frame 9 and the frames before it, composited once: \(stats.framesDecoded)")
+    }
+
+    @Test func oneCompositesEncodesRunOnSeveralThreadsAtOnce() throws {
+        let image = try TestImages.medium()
+        let gate = DispatchSemaphore(value: 0)
+        for lanes in [1, 2] {
+            var configuration = FrameCacheConfiguration(budgetBytes: 64 << 20, decodeThreads: 1)
+            configuration.encodeThreadsPerFrame = lanes
+            configuration.decodeBudget = DecodeMemoryBudget(capacityBytes: 256 << 20)
+            let cache = FrameCache(configuration: configuration)
+            defer { cache.shutdown() }
+            let seen = EncodeThreads()
+            func gated(_ width: Int) throws -> CacheableImage {
+                let rendition = try rendition(image, width: width)
+                return CacheableImage(
+                    id: "m", frameCount: image.frameCount, canvasWidth: image.canvasWidth,
+                    canvasHeight: image.canvasHeight, rendition: rendition,
+                    load: {
+                        gate.wait()
+                        return image
+                    },
+                    prepare: { _, _ in
+                        seen.enter()
+                        return nil
+                    })
+            }
+            let renditions = try [120, 100, 80, 60].map(gated)
+            let results = Results()
+            for rendition in renditions {
+                #expect(cache.frame(rendition, index: 3, completion: results.completion) == nil)
+            }
+            gate.signal()
+            let values = results.wait(for: 4)
+            // Every rendition's frame, each its own size, exactly as made one by one.
+            let renderer = FrameRenderer(image: image)
+            for (rendition, value) in zip(
+                renditions, values.sorted { (try? $0.get().png.count) ?? 0 > (try? $1.get().png.count) ?? 0 })
+            {
+                let expected = try RenditionEncoder().encode(
+                    renderer.render(3), as: rendition.rendition, colorSpace: image.colorSpace)
+                #expect((try? value.get().png) == expected)
+            }
+            #expect(cache.stats().framesDecoded == 4, "one composite (frames 0–3) for the four renditions")
+            // (Dispatch runs at most one lane per CPU.)
+            let expected = min(lanes, ProcessInfo.processInfo.activeProcessorCount)
+            #expect(seen.threads.count == expected, "encodes of one composite on \(lanes) thread(s): \(seen.threads)")
+            #expect(seen.threads.values.allSatisfy { $0 == Int(FrameCache.decodeThreadNice) }, "\(seen.threads)")
+        }
     }
 
     @Test func theBudgetHoldsAcrossRenditions() throws {
@@ -207,4 +256,18 @@ struct RenditionCacheTests {
             rendition: FrameRendition(scaledWidth: image.canvasWidth, scaledHeight: image.canvasHeight, format: .webp))
         #expect(webp.key == "s/\(image.canvasWidth)x\(image.canvasHeight)-webp-ll")
     }
+}
+
+/// The threads that ran a test's encodes and their nice values (each `prepare` call waits a
+/// little, so that the encodes of one composite overlap when they can).
+final class EncodeThreads: Sendable {
+    private let seen = Mutex<[UInt: Int]>([:])
+
+    func enter() {
+        let nice = (try? DecodeThreadPriorityTests.threadNice()) ?? -100
+        seen.withLock { $0[UInt(pthread_self())] = nice }
+        usleep(40_000)
+    }
+
+    var threads: [UInt: Int] { seen.withLock { $0 } }
 }
