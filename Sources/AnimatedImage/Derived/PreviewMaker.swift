@@ -6,18 +6,20 @@ import Dispatch
 /// every browser as the original plays in Chromium), looping `playCount` times. A still image
 /// gives a still WebP, the rendition frame's own bytes (with its colour profile).
 public enum PreviewMaker {
-    /// The preview of `image` in `rendition` (its format is taken to be WebP). `renderer` renders
-    /// the frames in order (a fresh one when nil); `afterFrame` is called after each frame (to
-    /// stop a build, throw).
+    /// The preview of `image` in `rendition` (its format is taken to be WebP). `cachedFrame`
+    /// gives a frame's rendition pixels when they are at hand already (a frame cache), else nil;
+    /// the others are rendered by `renderer`, in order (a fresh one when nil), and scaled.
+    /// `afterFrame` is called after each frame (to stop a build, throw).
     public static func make(
         _ image: AnimatedImage, rendition: FrameRendition, renderer: FrameRenderer? = nil,
-        encoder: WebPEncoder = WebPEncoder(), afterFrame: (Int) throws -> Void = { _ in }
+        encoder: WebPEncoder = WebPEncoder(), cachedFrame: (Int) -> Canvas? = { _ in nil },
+        afterFrame: (Int) throws -> Void = { _ in }
     ) throws -> [UInt8] {
         // In order, each frame once: checkpoints would never be used (nor are they budgeted).
         let renderer = renderer ?? FrameRenderer(image: image, checkpointBudget: 0)
         let quality = rendition.quality
         if image.frameCount == 1 {
-            let frame = try RenditionEncoder.pixels(renderer.render(0), as: rendition)
+            let frame = try cachedFrame(0) ?? RenditionEncoder.pixels(renderer.render(0), as: rendition)
             try afterFrame(0)
             return try encoder.encode(frame, quality: quality, colorSpace: image.colorSpace)
         }
@@ -45,9 +47,15 @@ public enum PreviewMaker {
 
         func renderAndEncode() throws {
             for index in 0..<image.frameCount {
-                let canvas = try renderer.render(index)
                 let result = ScaledFrame()
                 let done = DispatchGroup()
+                if let cached = cachedFrame(index) {
+                    result.value = .success(cached)
+                    pending.append((index, done, result))
+                    while pending.count > ahead { try encodeFirst() }
+                    continue
+                }
+                let canvas = try renderer.render(index)
                 done.enter()
                 DispatchQueue.global().async {
                     result.value = Result { try RenditionEncoder.pixels(canvas, as: rendition) }

@@ -4,10 +4,12 @@
 /// next is drawn, so only one sheet is held at once.
 public enum StoryboardMaker {
     /// Draws every sheet of `layout` for `image`, calling `sheet` with each one's number and bytes
-    /// in order. `renderer` renders the frames (a fresh one when nil).
+    /// in order. `cachedFrame` gives a frame's tile pixels (``StoryboardLayout/tileRendition``)
+    /// when they are at hand already (a frame cache), else nil; `renderer` renders the others (a
+    /// fresh one when nil).
     public static func make(
         _ image: AnimatedImage, layout: StoryboardLayout, renderer: FrameRenderer? = nil,
-        png: PNGEncoder = PNGEncoder(), webp: WebPEncoder = WebPEncoder(),
+        png: PNGEncoder = PNGEncoder(), webp: WebPEncoder = WebPEncoder(), cachedFrame: (Int) -> Canvas? = { _ in nil },
         sheet: (Int, [UInt8]) throws -> Void
     ) throws {
         // In order, each frame once: checkpoints would never be used (nor are they budgeted).
@@ -24,7 +26,9 @@ public enum StoryboardMaker {
                 if let last, last.index == tile.index {
                     pixels = last.pixels
                 } else {
-                    pixels = try RenditionEncoder.pixels(renderer.render(tile.index), as: rendition).pixels
+                    pixels =
+                        try (cachedFrame(tile.index) ?? RenditionEncoder.pixels(renderer.render(tile.index), as: rendition))
+                        .pixels
                     last = (tile.index, pixels)
                 }
                 canvas.paste(
