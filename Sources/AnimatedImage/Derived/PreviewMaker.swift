@@ -6,6 +6,17 @@ import Dispatch
 /// every browser as the original plays in Chromium), looping `playCount` times. A still image
 /// gives a still WebP, the rendition frame's own bytes (with its colour profile).
 public enum PreviewMaker {
+    /// The lossy previews' encoding: method 5, spatial noise shaping 80 and `minimize_size`
+    /// make previews 6–8% smaller than the frame routes' fast settings (method 2), as small as
+    /// libvips's and ffmpeg's at the same quality, with no lower a PSNR; they are made once and
+    /// kept, so the slower encoding is paid once (BENCHMARKS.md, "Storyboards and animated
+    /// previews").
+    public static let lossyTuning = LossyTuning(method: 5, spatialNoiseShaping: 80, minimizeSize: true)
+
+    /// Changes whenever the same frames come out as other preview bytes (the encoding above): a
+    /// kept preview's name and ETag carry it.
+    public static let revision = 2
+
     /// The preview of `image` in `rendition` (its format is taken to be WebP). `cachedFrame`
     /// gives a frame's rendition pixels when they are at hand already (a frame cache), else nil;
     /// the others are rendered by `renderer`, in order (a fresh one when nil), and scaled.
@@ -25,7 +36,8 @@ public enum PreviewMaker {
         }
         let animation = try AnimatedWebPEncoder(
             width: rendition.outputWidth, height: rendition.outputHeight, loopCount: image.timeline.playCount,
-            quality: quality, lossyMethod: encoder.lossyMethod, losslessLevel: encoder.losslessLevel)
+            quality: quality, lossyMethod: encoder.lossyMethod, losslessLevel: encoder.losslessLevel,
+            lossyTuning: Self.lossyTuning)
         let delays = image.timeline.delaysMs
         // Frames are rendered in order here, scaled on other threads (each frame on its own:
         // scaling is most of the work) and encoded here in order, at most `ahead` frames apart.

@@ -37,7 +37,7 @@ final class DerivedProducts: Sendable {
 
     /// The file name of `rendition`'s preview.
     static func previewName(_ rendition: FrameRendition) -> String {
-        "preview-\(rendition.key)-r\(AnimatedImage.outputRevision).webp"
+        "preview-\(rendition.key)-r\(AnimatedImage.outputRevision)-e\(PreviewMaker.revision).webp"
     }
 
     /// The directory name of `layout`'s storyboard.
