@@ -86,15 +86,17 @@ public enum PreviewMaker {
         image.decodeMemory.canvasBytes > 64 << 20 ? 0 : 4
     }
 
-    /// What making a preview of a `width`×`height` canvas in `rendition` may hold besides the
-    /// renderer's canvas and the output: rendering a frame, scaling it, libwebp's canvases and
-    /// buffers (about eight frames of the output's size), and the frames scaled ahead of the
-    /// encoder (a canvas, the scaler's work and the scaled frame each).
+    /// What making a preview of `image` in `rendition` may hold besides the output: the
+    /// renderer's canvas and drawing a frame on it (no PNG is encoded), scaling it, libwebp's
+    /// canvases and buffers (about eight frames of the output's size), and the frames scaled
+    /// ahead of the encoder (a canvas, the scaler's work and the scaled frame each). Measured:
+    /// a 7000×7000 GIF's preview at 320 px peaked 399 MiB above the idle service, which had
+    /// reserved 614 MiB for it (this and a canvas; BENCHMARKS.md).
     public static func workingBytes(_ image: AnimatedImage, rendition: FrameRendition) -> Int {
         let output = rendition.outputWidth * rendition.outputHeight * 4
         let scaling = RenditionEncoder.workingBytes(rendition, width: image.canvasWidth, height: image.canvasHeight)
         let ahead = framesAhead(image)
-        return image.decodeMemory.coldRenderBytes + scaling + 8 * output
+        return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes + scaling + 8 * output
             + ahead * (image.decodeMemory.canvasBytes + scaling + output)
     }
 }

@@ -45,11 +45,12 @@ public enum StoryboardMaker {
         }
     }
 
-    /// What drawing `layout`'s sheets may hold besides the renderer's canvas: rendering and
-    /// scaling a frame, one sheet and its encoder's buffers (up to three times the sheet).
+    /// What drawing `layout`'s sheets may hold: the renderer's canvas and drawing a frame on it
+    /// (no frame is encoded), scaling it, one sheet and its encoder's buffers (up to three
+    /// times the sheet).
     public static func workingBytes(_ image: AnimatedImage, layout: StoryboardLayout) -> Int {
         let largestSheet = layout.sheets.map { $0.width * $0.height * 4 }.max() ?? 0
-        return image.decodeMemory.coldRenderBytes
+        return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes
             + RenditionEncoder.workingBytes(layout.tileRendition, width: image.canvasWidth, height: image.canvasHeight)
             + 4 * largestSheet
     }
