@@ -20,6 +20,10 @@ public struct DecodeMemory: Sendable, Equatable {
     /// Rendering one frame and encoding it as PNG, besides the canvas a renderer keeps (and
     /// its checkpoints).
     public var renderBytes: Int
+    /// Drawing one frame onto the canvas, without encoding it (the largest frame's decoded
+    /// data, and the pixels a "previous" disposal saves): what a renderer needs besides its
+    /// canvas when its frames are scaled rather than encoded (previews, storyboards).
+    public var frameDataBytes: Int
 
     /// The least one render from cold needs: the work plus the renderer's canvas. An image
     /// whose figure exceeds the budget can never be rendered within it.
@@ -55,5 +59,6 @@ public struct DecodeMemory: Sendable, Equatable {
         canvasBytes = index.bytesPerFrame
         verificationBytes = verify + Self.overheadBytes
         renderBytes = max(decode, canvasPixels * Self.encodePixelBytes) + Self.overheadBytes
+        frameDataBytes = decode + Self.overheadBytes
     }
 }

@@ -168,6 +168,13 @@ public final class FrameCache: @unchecked Sendable {
         return hit.frame.encoded(index)
     }
 
+    /// Frame `index` of the image (rendition) cached under `id` when it is cached, else nil —
+    /// without counting a hit, moving the playhead or decoding anything: for work that takes
+    /// the frames the cache happens to hold (previews and storyboards made from the frames).
+    public func peekFrame(id: String, index: Int) -> EncodedFrame? {
+        hitTables.peek(id, index: index)?.encoded(index)
+    }
+
     /// The part of a hit that needs the lock: the image is asked for (since the last purge), is
     /// active, and decode-ahead is woken when its next run should start.
     private func nudge(_ entry: ImageEntry, moved: Bool, now: Double) {

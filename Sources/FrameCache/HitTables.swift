@@ -69,6 +69,14 @@ final class HitTables: Sendable {
         return ready <= window / 2
     }
 
+    /// Frame `index` of `id` if it is cached, through the first table, counting no hit.
+    func peek(_ id: String, index: Int) -> CachedFrame? {
+        tables[0].images.withLock { images in
+            guard let image = images[id], index >= 0, index < image.frames.count else { return nil }
+            return image.frames[index]
+        }
+    }
+
     /// Whether `reader`'s table holds frame `index` of `id` (no hit is counted; for tests).
     func holds(_ id: String, index: Int, reader: Int) -> Bool {
         tables[reader % tables.count].images.withLock {

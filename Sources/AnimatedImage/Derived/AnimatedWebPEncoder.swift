@@ -25,8 +25,11 @@ public final class AnimatedWebPEncoder {
     ///   - loopCount: WebP's loop count, the total number of plays (0 = forever), as `playCount`.
     ///   - lossyMethod: libwebp's `method` for lossy frames (as ``WebPEncoder/lossyMethod``).
     ///   - losslessLevel: libwebp's lossless preset (as ``WebPEncoder/losslessLevel``).
+    ///   - lossyTuning: for lossy frames, settings that trade encoding time for bytes
+    ///     (``LossyTuning``); nil keeps libwebp's defaults.
     public init(
-        width: Int, height: Int, loopCount: Int, quality: Int?, lossyMethod: Int32 = 2, losslessLevel: Int32 = 1
+        width: Int, height: Int, loopCount: Int, quality: Int?, lossyMethod: Int32 = 2, losslessLevel: Int32 = 1,
+        lossyTuning: LossyTuning? = nil
     ) throws {
         guard width > 0, height > 0, width <= Int(WEBP_MAX_DIMENSION), height <= Int(WEBP_MAX_DIMENSION) else {
             throw WebPEncodingError(message: "an animated WebP cannot be \(width)×\(height) pixels")
@@ -41,12 +44,17 @@ public final class AnimatedWebPEncoder {
         options.anim_params.loop_count = Int32(clamping: max(0, min(loopCount, 65535)))
         options.anim_params.bgcolor = 0  // transparent; browsers ignore it anyway
         options.allow_mixed = 0
+        if quality != nil, let lossyTuning { options.minimize_size = lossyTuning.minimizeSize ? 1 : 0 }
         guard let encoder = WebPAnimEncoderNew(Int32(width), Int32(height), &options) else {
             throw WebPEncodingError(message: "libwebpmux out of memory")
         }
         self.encoder = encoder
         // Thrown after every property is set: deinit deletes the encoder.
         config = try WebPEncoder(lossyMethod: lossyMethod, losslessLevel: losslessLevel).configuration(quality: quality)
+        if quality != nil, let lossyTuning {
+            config.method = lossyTuning.method
+            config.sns_strength = lossyTuning.spatialNoiseShaping
+        }
     }
 
     deinit { WebPAnimEncoderDelete(encoder) }
@@ -97,5 +105,21 @@ public final class AnimatedWebPEncoder {
 
     private var lastError: String {
         WebPAnimEncoderGetError(encoder).map { String(cString: $0) } ?? "libwebpmux failed"
+    }
+}
+
+/// How hard libwebp works on the lossy frames of an animation: its `method` (0–6), its spatial
+/// noise shaping (`sns_strength`, 0–100: bits moved from flat areas to busy ones) and
+/// `WebPAnimEncoder`'s `minimize_size` (each sub-frame is tried with both of its rectangle
+/// choices and the smaller kept, about doubling the encoding).
+public struct LossyTuning: Sendable, Equatable {
+    public var method: Int32
+    public var spatialNoiseShaping: Int32
+    public var minimizeSize: Bool
+
+    public init(method: Int32, spatialNoiseShaping: Int32, minimizeSize: Bool) {
+        self.method = method
+        self.spatialNoiseShaping = spatialNoiseShaping
+        self.minimizeSize = minimizeSize
     }
 }

@@ -6,24 +6,38 @@ import Dispatch
 /// every browser as the original plays in Chromium), looping `playCount` times. A still image
 /// gives a still WebP, the rendition frame's own bytes (with its colour profile).
 public enum PreviewMaker {
-    /// The preview of `image` in `rendition` (its format is taken to be WebP). `renderer` renders
-    /// the frames in order (a fresh one when nil); `afterFrame` is called after each frame (to
-    /// stop a build, throw).
+    /// The lossy previews' encoding: method 5, spatial noise shaping 80 and `minimize_size`
+    /// make previews 6–8% smaller than the frame routes' fast settings (method 2), as small as
+    /// libvips's and ffmpeg's at the same quality, with no lower a PSNR; they are made once and
+    /// kept, so the slower encoding is paid once (BENCHMARKS.md, "Storyboards and animated
+    /// previews").
+    public static let lossyTuning = LossyTuning(method: 5, spatialNoiseShaping: 80, minimizeSize: true)
+
+    /// Changes whenever the same frames come out as other preview bytes (the encoding above): a
+    /// kept preview's name and ETag carry it.
+    public static let revision = 2
+
+    /// The preview of `image` in `rendition` (its format is taken to be WebP). `cachedFrame`
+    /// gives a frame's rendition pixels when they are at hand already (a frame cache), else nil;
+    /// the others are rendered by `renderer`, in order (a fresh one when nil), and scaled.
+    /// `afterFrame` is called after each frame (to stop a build, throw).
     public static func make(
         _ image: AnimatedImage, rendition: FrameRendition, renderer: FrameRenderer? = nil,
-        encoder: WebPEncoder = WebPEncoder(), afterFrame: (Int) throws -> Void = { _ in }
+        encoder: WebPEncoder = WebPEncoder(), cachedFrame: (Int) -> Canvas? = { _ in nil },
+        afterFrame: (Int) throws -> Void = { _ in }
     ) throws -> [UInt8] {
         // In order, each frame once: checkpoints would never be used (nor are they budgeted).
         let renderer = renderer ?? FrameRenderer(image: image, checkpointBudget: 0)
         let quality = rendition.quality
         if image.frameCount == 1 {
-            let frame = try RenditionEncoder.pixels(renderer.render(0), as: rendition)
+            let frame = try cachedFrame(0) ?? RenditionEncoder.pixels(renderer.render(0), as: rendition)
             try afterFrame(0)
             return try encoder.encode(frame, quality: quality, colorSpace: image.colorSpace)
         }
         let animation = try AnimatedWebPEncoder(
             width: rendition.outputWidth, height: rendition.outputHeight, loopCount: image.timeline.playCount,
-            quality: quality, lossyMethod: encoder.lossyMethod, losslessLevel: encoder.losslessLevel)
+            quality: quality, lossyMethod: encoder.lossyMethod, losslessLevel: encoder.losslessLevel,
+            lossyTuning: Self.lossyTuning)
         let delays = image.timeline.delaysMs
         // Frames are rendered in order here, scaled on other threads (each frame on its own:
         // scaling is most of the work) and encoded here in order, at most `ahead` frames apart.
@@ -45,9 +59,15 @@ public enum PreviewMaker {
 
         func renderAndEncode() throws {
             for index in 0..<image.frameCount {
-                let canvas = try renderer.render(index)
                 let result = ScaledFrame()
                 let done = DispatchGroup()
+                if let cached = cachedFrame(index) {
+                    result.value = .success(cached)
+                    pending.append((index, done, result))
+                    while pending.count > ahead { try encodeFirst() }
+                    continue
+                }
+                let canvas = try renderer.render(index)
                 done.enter()
                 DispatchQueue.global().async {
                     result.value = Result { try RenditionEncoder.pixels(canvas, as: rendition) }
@@ -66,15 +86,17 @@ public enum PreviewMaker {
         image.decodeMemory.canvasBytes > 64 << 20 ? 0 : 4
     }
 
-    /// What making a preview of a `width`×`height` canvas in `rendition` may hold besides the
-    /// renderer's canvas and the output: rendering a frame, scaling it, libwebp's canvases and
-    /// buffers (about eight frames of the output's size), and the frames scaled ahead of the
-    /// encoder (a canvas, the scaler's work and the scaled frame each).
+    /// What making a preview of `image` in `rendition` may hold besides the output: the
+    /// renderer's canvas and drawing a frame on it (no PNG is encoded), scaling it, libwebp's
+    /// canvases and buffers (about eight frames of the output's size), and the frames scaled
+    /// ahead of the encoder (a canvas, the scaler's work and the scaled frame each). Measured:
+    /// a 7000×7000 GIF's preview at 320 px peaked 399 MiB above the idle service, which had
+    /// reserved 614 MiB for it (this and a canvas; BENCHMARKS.md).
     public static func workingBytes(_ image: AnimatedImage, rendition: FrameRendition) -> Int {
         let output = rendition.outputWidth * rendition.outputHeight * 4
         let scaling = RenditionEncoder.workingBytes(rendition, width: image.canvasWidth, height: image.canvasHeight)
         let ahead = framesAhead(image)
-        return image.decodeMemory.coldRenderBytes + scaling + 8 * output
+        return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes + scaling + 8 * output
             + ahead * (image.decodeMemory.canvasBytes + scaling + output)
     }
 }

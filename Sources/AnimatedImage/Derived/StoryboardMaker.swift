@@ -4,10 +4,12 @@
 /// next is drawn, so only one sheet is held at once.
 public enum StoryboardMaker {
     /// Draws every sheet of `layout` for `image`, calling `sheet` with each one's number and bytes
-    /// in order. `renderer` renders the frames (a fresh one when nil).
+    /// in order. `cachedFrame` gives a frame's tile pixels (``StoryboardLayout/tileRendition``)
+    /// when they are at hand already (a frame cache), else nil; `renderer` renders the others (a
+    /// fresh one when nil).
     public static func make(
         _ image: AnimatedImage, layout: StoryboardLayout, renderer: FrameRenderer? = nil,
-        png: PNGEncoder = PNGEncoder(), webp: WebPEncoder = WebPEncoder(),
+        png: PNGEncoder = PNGEncoder(), webp: WebPEncoder = WebPEncoder(), cachedFrame: (Int) -> Canvas? = { _ in nil },
         sheet: (Int, [UInt8]) throws -> Void
     ) throws {
         // In order, each frame once: checkpoints would never be used (nor are they budgeted).
@@ -24,7 +26,9 @@ public enum StoryboardMaker {
                 if let last, last.index == tile.index {
                     pixels = last.pixels
                 } else {
-                    pixels = try RenditionEncoder.pixels(renderer.render(tile.index), as: rendition).pixels
+                    pixels =
+                        try (cachedFrame(tile.index) ?? RenditionEncoder.pixels(renderer.render(tile.index), as: rendition))
+                        .pixels
                     last = (tile.index, pixels)
                 }
                 canvas.paste(
@@ -41,11 +45,12 @@ public enum StoryboardMaker {
         }
     }
 
-    /// What drawing `layout`'s sheets may hold besides the renderer's canvas: rendering and
-    /// scaling a frame, one sheet and its encoder's buffers (up to three times the sheet).
+    /// What drawing `layout`'s sheets may hold: the renderer's canvas and drawing a frame on it
+    /// (no frame is encoded), scaling it, one sheet and its encoder's buffers (up to three
+    /// times the sheet).
     public static func workingBytes(_ image: AnimatedImage, layout: StoryboardLayout) -> Int {
         let largestSheet = layout.sheets.map { $0.width * $0.height * 4 }.max() ?? 0
-        return image.decodeMemory.coldRenderBytes
+        return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes
             + RenditionEncoder.workingBytes(layout.tileRendition, width: image.canvasWidth, height: image.canvasHeight)
             + 4 * largestSheet
     }

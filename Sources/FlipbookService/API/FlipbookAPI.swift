@@ -59,7 +59,7 @@ public final class FlipbookAPI: Sendable {
         self.connectionStatistics = connectionStatistics
         sources = SourceServices(settings: settings, registry: registry, resolver: sourceResolver)
         derived = DerivedProducts(
-            settings: settings, images: store, budget: cache.configuration.decodeBudget,
+            settings: settings, images: store, cache: cache, budget: cache.configuration.decodeBudget,
             concurrency: cache.configuration.decodeThreads, logger: logger)
         uploads = UploadSessions(
             settings: settings.uploads,

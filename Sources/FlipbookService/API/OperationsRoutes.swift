@@ -83,6 +83,7 @@ extension FlipbookAPI {
                     + "flipbook_decode_memory_refused_total{reason=\"queue_full\"} \(decode.refusedQueueFull)\n"
                     + "flipbook_decode_memory_refused_total{reason=\"too_large\"} \(decode.refusedTooLarge)\n").utf8)
         }
+        body += Array(derived.counters.prometheusText(usage: derived.store.usage()).utf8)
         if let connections = connectionStatistics() {
             body += Array(
                 ("# TYPE flipbook_http_connections gauge\n"

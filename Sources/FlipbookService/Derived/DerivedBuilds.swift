@@ -5,7 +5,8 @@ import Synchronization
 /// waits for that build instead of starting another (coalescing). At most `concurrency` builds
 /// run at once, on a queue of their own (never on an event loop); each also reserves its memory
 /// from the decode-memory budget before it allocates. A failed build's answer is remembered for
-/// a while (``failureSeconds``), so a product over a limit is not rebuilt by every request.
+/// a while (``failureSeconds``), so a product over a limit is not rebuilt by every request (not
+/// a busy budget's, nor a product the shared store did not have yet).
 final class DerivedBuilds: Sendable {
     typealias Completion = @Sendable (Result<Void, DerivedFailure>) -> Void
 
@@ -67,7 +68,7 @@ final class DerivedBuilds: Sendable {
             let result = work()
             slots.signal()
             let waiters = state.withLock { state -> [Completion] in
-                if case .failure(let failure) = result, failure != .busy {
+                if case .failure(let failure) = result, failure != .busy, failure != .notShared {
                     if state.failures.count >= 1024 { state.failures.removeAll() }
                     state.failures[key] = (failure, .now())
                 }

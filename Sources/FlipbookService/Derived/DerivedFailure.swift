@@ -12,6 +12,23 @@ enum DerivedFailure: Error, Sendable, Equatable {
     case missing(String)
     /// The disk failed (500, logged).
     case io(String)
+    /// A storyboard sheet this replica does not keep and the shared store does not have (404).
+    case notShared
+
+    /// Every ``reason`` (the label values of `flipbook_derived_failures_total`).
+    static let reasons = ["limit", "undecodable", "busy", "missing", "io", "not_shared"]
+
+    /// The failure's kind, as metrics name it.
+    var reason: String {
+        switch self {
+        case .limit: "limit"
+        case .undecodable: "undecodable"
+        case .busy: "busy"
+        case .missing: "missing"
+        case .io: "io"
+        case .notShared: "not_shared"
+        }
+    }
 
     /// The problem response of this failure.
     var response: HTTPResponse {
@@ -26,6 +43,8 @@ enum DerivedFailure: Error, Sendable, Equatable {
                 headers: ["Retry-After": "2"])
         case .missing(let id):
             return .problem(.notFound, detail: "No image with id '\(id)'.")
+        case .notShared:
+            return .problem(.notFound, detail: "No such storyboard sheet; ask for the storyboard again.")
         case .io:
             return .problem(.internalServerError, detail: "The product could not be stored; the error is logged.")
         }

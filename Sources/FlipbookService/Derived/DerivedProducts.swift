@@ -5,20 +5,31 @@ import FrameCache
 import Logging
 
 /// Storyboards and previews, made once and kept: a product on disk is served from there; one
-/// that is not is built (``DerivedBuilds``: one build per product however many ask, off the event
-/// loops, its memory reserved from the decode-memory budget) and stored (``DerivedStore``).
+/// that is not is brought from the shared store when there is one (``SharedProducts``, the
+/// bucket of `storage.backend = s3`), else built (``DerivedBuilds``: one build per product
+/// however many ask, off the event loops, its memory reserved from the decode-memory budget, its
+/// frames taken from the frame cache where it holds them) and stored (``DerivedStore``, then the
+/// shared store).
 final class DerivedProducts: Sendable {
     let store: DerivedStore
+    let shared: (any SharedProducts)?
     let builds: DerivedBuilds
+    let counters = DerivedCounters()
     let images: ImageStore
+    let cache: FrameCache?
     let budget: DecodeMemoryBudget?
     let settings: FlipbookSettings.Derived
     let logger: Logger
 
-    init(settings: FlipbookSettings, images: ImageStore, budget: DecodeMemoryBudget?, concurrency: Int, logger: Logger) {
+    init(
+        settings: FlipbookSettings, images: ImageStore, cache: FrameCache?, budget: DecodeMemoryBudget?,
+        concurrency: Int, logger: Logger
+    ) {
         store = DerivedStore(dataDirectory: settings.storage.dataDir, maxBytes: settings.derived.maxBytes)
+        shared = (images.backend as? S3Backend).map { S3SharedProducts(backend: $0) }
         builds = DerivedBuilds(concurrency: concurrency)
         self.images = images
+        self.cache = cache
         self.budget = budget
         self.settings = settings.derived
         self.logger = logger
@@ -26,7 +37,7 @@ final class DerivedProducts: Sendable {
 
     /// The file name of `rendition`'s preview.
     static func previewName(_ rendition: FrameRendition) -> String {
-        "preview-\(rendition.key)-r\(AnimatedImage.outputRevision).webp"
+        "preview-\(rendition.key)-r\(AnimatedImage.outputRevision)-e\(PreviewMaker.revision).webp"
     }
 
     /// The directory name of `layout`'s storyboard.
@@ -43,11 +54,15 @@ final class DerivedProducts: Sendable {
         completion: @escaping DerivedBuilds.Completion
     ) -> Bool {
         let maxOutput = settings.maxOutputBytes
+        let cache = self.cache
         return ensure(
-            record, Self.previewName(rendition),
+            record, Self.previewName(rendition), .preview,
             reserve: { PreviewMaker.workingBytes($0, rendition: rendition) + $0.decodeMemory.canvasBytes },
-            make: { image, staging in
-                let bytes = try PreviewMaker.make(image, rendition: rendition)
+            make: { image, staging, renderer in
+                let frames = CachedRenditionFrames(cache: cache, record: record, rendition: rendition)
+                defer { renderer.framesFromCache = frames.taken }
+                let bytes = try PreviewMaker.make(
+                    image, rendition: rendition, renderer: renderer.renderer, cachedFrame: frames.frame)
                 guard bytes.count <= maxOutput else {
                     throw DerivedFailure.limit(
                         "derived.maxOutputBytes",
@@ -65,14 +80,19 @@ final class DerivedProducts: Sendable {
         completion: @escaping DerivedBuilds.Completion
     ) -> Bool {
         let maxOutput = settings.maxOutputBytes
+        let cache = self.cache
         return ensure(
-            record, Self.storyboardName(layout),
+            record, Self.storyboardName(layout), .storyboard,
             reserve: { StoryboardMaker.workingBytes($0, layout: layout) + $0.decodeMemory.canvasBytes },
-            make: { image, staging in
+            make: { image, staging, renderer in
                 let directory = staging + "/sheets"
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
                 var total = 0
-                try StoryboardMaker.make(image, layout: layout) { number, bytes in
+                let frames = CachedRenditionFrames(cache: cache, record: record, rendition: layout.tileRendition)
+                defer { renderer.framesFromCache = frames.taken }
+                try StoryboardMaker.make(
+                    image, layout: layout, renderer: renderer.renderer, cachedFrame: frames.frame
+                ) { number, bytes in
                     total += bytes.count
                     guard total <= maxOutput else {
                         throw DerivedFailure.limit(
@@ -96,52 +116,80 @@ final class DerivedProducts: Sendable {
             coalesced: counts.coalesced)
     }
 
-    /// Removes every product of `record`'s content (the image was deleted).
+    /// Removes every product of `record`'s content (the image was deleted), here and in the
+    /// shared store.
     func removeAll(of record: StoredImage) {
         store.removeAll(of: record.sha256)
         builds.forgetFailures(prefix: record.sha256 + "/")
+        do {
+            try shared?.removeAll(of: record.sha256)
+        } catch {
+            logger.warning("shared products not removed", metadata: ["sha256": "\(record.sha256)", "error": "\(error)"])
+        }
     }
 
     private func ensure(
-        _ record: StoredImage, _ name: String, reserve: @escaping @Sendable (AnimatedImage) -> Int,
-        make: @escaping @Sendable (AnimatedImage, String) throws -> String,
+        _ record: StoredImage, _ name: String, _ product: DerivedCounters.Product,
+        reserve: @escaping @Sendable (AnimatedImage) -> Int,
+        make: @escaping @Sendable (AnimatedImage, String, BuildRenderer) throws -> String,
         completion: @escaping DerivedBuilds.Completion
     ) -> Bool {
-        if store.contains(record.sha256, name) { return true }
-        let (store, images, budget, logger) = (self.store, self.images, self.budget, self.logger)
+        if store.contains(record.sha256, name) {
+            counters.hit(.disk)
+            return true
+        }
         builds.run(
             record.sha256 + "/" + name,
-            work: {
+            work: { [self] in
                 // Another request's build may have finished between the check and now.
                 if store.contains(record.sha256, name) { return .success(()) }
-                var staging: String? = nil
-                defer { if let staging { try? FileManager.default.removeItem(atPath: staging) } }
-                do {
-                    let image = try images.loadImage(record)
-                    let reservation = try Self.reserve(reserve(image), from: budget)
-                    defer { reservation?.release() }
-                    staging = try store.makeStaging()
-                    let made = try make(image, staging!)
-                    try store.commit(made, record.sha256, name)
-                    return .success(())
-                } catch let failure as DerivedFailure {
-                    if case .io(let why) = failure { logger.error("product not stored", metadata: ["error": "\(why)"]) }
-                    return .failure(failure)
-                } catch ImageStore.StoreError.io(let why) {
-                    logger.error("product not made", metadata: ["product": "\(name)", "error": "\(why)"])
-                    return .failure(.io(why))
-                } catch let error as AnimatedImageError {
-                    return .failure(.undecodable("\(error)"))
-                } catch let error as WebPEncodingError {
-                    return .failure(.undecodable("\(error)"))
-                } catch let error as ResamplingError {
-                    return .failure(.undecodable("\(error)"))
-                } catch {
-                    logger.error("product not made", metadata: ["product": "\(name)", "error": "\(error)"])
-                    return .failure(.io("\(error)"))
-                }
+                if fetchShared(record.sha256, name, directory: product == .storyboard) { return .success(()) }
+                let result = build(record, name, product, reserve: reserve, make: make)
+                if case .failure(let failure) = result { counters.failed(failure) }
+                return result
             }, completion: completion)
         return false
+    }
+
+    /// Makes product `name` and keeps it, on disk and in the shared store.
+    private func build(
+        _ record: StoredImage, _ name: String, _ product: DerivedCounters.Product,
+        reserve: @Sendable (AnimatedImage) -> Int,
+        make: @Sendable (AnimatedImage, String, BuildRenderer) throws -> String
+    ) -> Result<Void, DerivedFailure> {
+        var staging: String? = nil
+        defer { if let staging { try? FileManager.default.removeItem(atPath: staging) } }
+        do {
+            let image = try images.loadImage(record)
+            let reservation = try Self.reserve(reserve(image), from: budget)
+            defer { reservation?.release() }
+            staging = try store.makeStaging()
+            let started = ContinuousClock.now
+            let renderer = BuildRenderer(image)
+            let made = try make(image, staging!, renderer)
+            let elapsed = started.duration(to: .now)
+            counters.built(
+                product, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+                framesFromCache: renderer.framesFromCache, frameDecodes: renderer.renderer.decodeCount)
+            try store.commit(made, record.sha256, name)
+            share(record.sha256, name)
+            return .success(())
+        } catch let failure as DerivedFailure {
+            if case .io(let why) = failure { logger.error("product not stored", metadata: ["error": "\(why)"]) }
+            return .failure(failure)
+        } catch ImageStore.StoreError.io(let why) {
+            logger.error("product not made", metadata: ["product": "\(name)", "error": "\(why)"])
+            return .failure(.io(why))
+        } catch let error as AnimatedImageError {
+            return .failure(.undecodable("\(error)"))
+        } catch let error as WebPEncodingError {
+            return .failure(.undecodable("\(error)"))
+        } catch let error as ResamplingError {
+            return .failure(.undecodable("\(error)"))
+        } catch {
+            logger.error("product not made", metadata: ["product": "\(name)", "error": "\(error)"])
+            return .failure(.io("\(error)"))
+        }
     }
 
     private static func reserve(_ bytes: Int, from budget: DecodeMemoryBudget?) throws(DerivedFailure) -> DecodeReservation? {

@@ -41,7 +41,8 @@ extension FlipbookAPI {
             case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
             }
             let path = derived.store.path(record.sha256, DerivedProducts.previewName(rendition))
-            let etag = "\"p-\(record.sha256.prefix(32))-\(rendition.key)-r\(AnimatedImage.outputRevision)\""
+            let etag =
+                "\"p-\(record.sha256.prefix(32))-\(rendition.key)-r\(AnimatedImage.outputRevision)-e\(PreviewMaker.revision)\""
             let cacheControl = record.isImmutable ? Self.immutableCacheControl : "no-cache"
             let derived = self.derived
             return whenProductReady(

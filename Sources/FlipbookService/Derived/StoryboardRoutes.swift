@@ -57,8 +57,9 @@ extension FlipbookAPI {
         }
     }
 
-    /// A sheet of a kept storyboard; 404 when it was never made or was removed (least recently
-    /// used, or its image deleted): the manifest or track, asked for again, makes it again.
+    /// A sheet of a kept storyboard — kept here, or in the shared store (`storage.backend = s3`),
+    /// then brought here first; 404 when it was never made or was removed (least recently used,
+    /// or its image deleted): the manifest or track, asked for again, makes it again.
     func derivedFile(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let sha = request.pathParameters["sha"] ?? ""
         let product = request.pathParameters["product"] ?? ""
@@ -72,15 +73,20 @@ extension FlipbookAPI {
             type = ""
         }
         guard ImageID.isContentID(sha), product.hasPrefix("storyboard-"), !type.isEmpty,
-            Self.isProductName(product), Self.isProductName(file), derived.store.contains(sha, product)
+            Self.isProductName(product), Self.isProductName(file)
         else {
-            return .now(.problem(.notFound, detail: "No such storyboard sheet; ask for the storyboard again."))
+            return .now(DerivedFailure.notShared.response)
         }
         let etag = "\"d-\(sha.prefix(32))-\(product.dropFirst("storyboard-".count))-\(file)\""
-        return .now(
-            Self.productFile(
-                request, path: derived.store.path(sha, product) + "/" + file, contentType: type, etag: etag,
-                cacheControl: Self.immutableCacheControl))
+        let path = derived.store.path(sha, product) + "/" + file
+        let serve: @Sendable () -> HTTPResponse = {
+            Self.productFile(request, path: path, contentType: type, etag: etag, cacheControl: Self.immutableCacheControl)
+        }
+        if derived.store.contains(sha, product) { return .now(serve()) }
+        // Made by another replica (which served the manifest): the shared store may have it.
+        guard derived.shared != nil else { return .now(DerivedFailure.notShared.response) }
+        let derived = self.derived
+        return whenProductReady(responder, start: { derived.fetchSheets(sha, product, completion: $0) }, ready: serve)
     }
 
     /// Letters, digits, `.`, `-`, `+`, `x` — what product and file names are made of — and not

@@ -4,7 +4,10 @@
 ///   makes the image exist (written after the original, removed first);
 /// - `names/{name}` — the record of a named image: its content id (`sha256`) and metadata;
 /// - `refs/{sha256}/{name}` — an empty object for each name whose image is that original, so a
-///   delete never removes bytes a name still serves.
+///   delete never removes bytes a name still serves;
+/// - `derived/{sha256}/{product}` — a preview or storyboard made from that original (a
+///   storyboard: `derived/{sha256}/{product}/{sheet}` and, written last, the list of its sheets
+///   `derived/{sha256}/{product}/files`), shared by the replicas (``S3SharedProducts``).
 struct S3Layout: Sendable {
     let prefix: String
 
@@ -21,6 +24,8 @@ struct S3Layout: Sendable {
     func name(_ name: String) -> String { prefix + "names/" + name }
     func refs(_ sha256: String) -> String { prefix + "refs/" + sha256 + "/" }
     func ref(_ sha256: String, _ name: String) -> String { refs(sha256) + name }
+    func derivedProducts(_ sha256: String) -> String { prefix + "derived/" + sha256 + "/" }
+    func derived(_ sha256: String, _ product: String) -> String { derivedProducts(sha256) + product }
     var metaPrefix: String { prefix + "meta/" }
     var namesPrefix: String { prefix + "names/" }
 

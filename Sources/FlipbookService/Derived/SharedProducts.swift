@@ -1,0 +1,18 @@
+/// Where replicas that share no disk share their products (`storage.backend = s3`: the bucket,
+/// ``S3SharedProducts``): the local ``DerivedStore`` is the cache in front of it. A product is a
+/// file (a preview) or a directory of files (a storyboard's sheets); it appears whole or not at
+/// all, and is never rewritten (its name says what it holds).
+///
+/// Every method waits on the network: none is called on an event loop.
+protocol SharedProducts: Sendable {
+    /// Brings product `name` of content `sha256` to `destination` (a file, or a directory made
+    /// there when `directory`); false when it is not in the shared store (nothing is left at
+    /// `destination` then).
+    func fetch(_ sha256: String, _ name: String, directory: Bool, into destination: String) throws(StorageFailure) -> Bool
+
+    /// Stores the product at `path` (a file, or a directory of files) as `name` of `sha256`.
+    func put(_ sha256: String, _ name: String, from path: String) throws(StorageFailure)
+
+    /// Removes every product of `sha256` (its image was deleted).
+    func removeAll(of sha256: String) throws(StorageFailure)
+}
