@@ -230,20 +230,27 @@ def cuts_run(port, path, kind, scratch):
 
 def leaks_run(server, path, cuts=200, malformed=50):
     """`cuts` uploads cut off at random points (the client closes mid-body) and `malformed` bodies
-    that are no image, each with a reader waiting on a frame past the cut; then: every waiter
-    answered, no temporary file, no record, and the server's RSS before and after."""
+    that are no image, each with a reader that reads frame 0 (staged in the frame cache when it
+    arrives) and then waits on a frame past the cut; then: every waiter answered, no temporary
+    file, no record, no staged frame, and the server's RSS and the cache's bytes before and
+    after."""
     import random
     from benchlib.process import proc_memory
     rng = random.Random(23)
     with open(path, "rb") as f:
         data = f.read()
     rss_before = proc_memory(server.pid)
+    stats_before = server.json("/stats")
     answers = {}
 
     def wait_on(upload_id, out):
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        conn.request("GET", f"/frames/{upload_id}/0", headers={"Prefer": "wait=10"})
+        response = conn.getresponse()
+        response.read()
+        out.append(("frame 0", response.status))
         conn.request("GET", f"/frames/{upload_id}/99", headers={"Prefer": "wait=10"})
-        out.append(conn.getresponse().status)
+        out.append(("frame 99", conn.getresponse().status))
         conn.close()
 
     for i in range(cuts + malformed):
@@ -262,13 +269,17 @@ def leaks_run(server, path, cuts=200, malformed=50):
             sock.recv(65536)
             sock.close()
         waiter.join()
-        key = ("cut" if i < cuts else "malformed", statuses[0] if statuses else None)
-        answers[key] = answers.get(key, 0) + 1
+        for frame, status in statuses or [("none", None)]:
+            key = f"{'cut' if i < cuts else 'malformed'} {frame} {status}"
+            answers[key] = answers.get(key, 0) + 1
     time.sleep(1)
     leftovers = os.listdir(os.path.join(server.data_dir, "tmp"))
     images = server.json("/images?limit=1000")["images"]
-    return {"cut": cuts, "malformed": malformed, "waiterAnswers": {f"{k[0]} {k[1]}": v for k, v in answers.items()},
+    stats_after = server.json("/stats")
+    return {"cut": cuts, "malformed": malformed, "waiterAnswers": answers,
             "tmpFilesLeft": len(leftovers), "imagesStored": len(images),
+            "stagedFramesAfter": stats_after["stagedFrames"], "stagedBytesAfter": stats_after["stagedBytes"],
+            "cacheBytesBefore": stats_before["usedBytes"], "cacheBytesAfter": stats_after["usedBytes"],
             "rssBefore": rss_before, "rssAfter": proc_memory(server.pid)}
 
 
