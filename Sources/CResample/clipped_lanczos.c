@@ -19,6 +19,16 @@ static double sinc(double x) {
 
 static double lanczos3(double x) { return -3.0 <= x && x < 3.0 ? sinc(x) * sinc(x / 3.0) : 0.0; }
 
+/// The passes' inner loops vectorise (clang, -O2) into 32-bit multiplies, which x86-64's baseline
+/// (SSE2) lacks: on x86-64 they are also compiled for SSE4.1 and AVX2 and the best the CPU runs
+/// is chosen at load time (1280×720 → 320×180: 7.4 → 4.5 ms a frame measured with the libvips
+/// part, under load).
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "sse4.1", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
 static inline uint8_t clamped(int32_t sum) {
     if (sum <= 0) return 0;
     if (sum >= (int32_t)(256u << CLIPPED_LANCZOS_BITS)) return 255;
@@ -76,7 +86,7 @@ void clipped_lanczos_free(clipped_lanczos *kernel) {
     kernel->weights = NULL;
 }
 
-void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst, int from,
+VECTOR_CLONES void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst, int from,
                              int to) {
     for (int y = 0; y < rows; y++) {
         const uint8_t *row = src + (size_t)y * kernel->in * 4;
@@ -93,7 +103,7 @@ void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, 
     }
 }
 
-int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, int width, uint8_t *dst, int from,
+VECTOR_CLONES int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, int width, uint8_t *dst, int from,
                          int to) {
     size_t stride = (size_t)width * 4;
     // One row of sums, each tap's row added across it in turn: contiguous, so it vectorises.
