@@ -1,8 +1,6 @@
 // One axis of a Lanczos-3 reduction with the window clipped at the image's edges and its weights
-// renormalised over the samples that remain (Pillow's convention), in 8-bit RGBA. resample.c
-// uses it for the whole horizontal pass and, in the vertical pass, for the rows near the edges
-// (where libvips would extend the image by copying its edge rows) and frames too short for
-// libvips's part.
+// renormalised over the samples that remain (Pillow's convention), in 8-bit RGBA: resample.c's
+// two passes.
 #ifndef FLIPBOOK_CLIPPED_LANCZOS_H
 #define FLIPBOOK_CLIPPED_LANCZOS_H
 
@@ -17,9 +15,6 @@ typedef struct {
     int *first, *count;
     /// Per output, `taps` fixed-point weights (CLIPPED_LANCZOS_BITS fraction bits), summing to one.
     int32_t *weights;
-    /// How many outputs at the start and at the end have a window that reaches within a sample
-    /// and a half of the edge: the ones whose values depend on the edge convention.
-    int edge_start, edge_end;
 } clipped_lanczos;
 
 /// Fraction bits of the weights.

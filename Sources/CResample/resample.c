@@ -1,23 +1,22 @@
-// Scales one RGBA frame (see flipbook_resample.h): reductions with clipped_lanczos.c and
-// libvips, enlargements with pixman.
+// Scales one RGBA frame (see flipbook_resample.h): reductions with clipped_lanczos.c,
+// enlargements with pixman; libvips only box-shrinks the largest reductions first.
 //
 // A reduction follows Pillow's LANCZOS conventions (the quality reference of issue 21): the
 // Lanczos-3 kernel stretched by the factor, applied horizontally first and then vertically with
 // 8-bit samples clamped in between, each axis only when its size changes, and near the edges a
-// window clipped to the frame with its weights renormalised (no edge extension). The
-// horizontal pass is clipped_lanczos.c throughout (libvips 8.14's horizontal reducer is scalar:
-// 1.7× the time of the whole frame's scaling with it). The vertical pass is libvips's vectorised
-// reducer (vips_reducev, no box pre-shrink) for the rows whose window lies inside the frame, and
-// clipped_lanczos.c for the few rows at the top and bottom, where vips_reducev would extend the
-// frame by copying its edge rows. Against Pillow over the shared corpus's scaled frames: 48.5 dB
-// minimum, where vips_resize (vertical first, edges extended) made 28 dB on frames ≤ 100 px.
-// Only a reduction by more than MAX_DIRECT_REDUCE box-shrinks by whole factors first (libvips's
-// vips_shrink), leaving at least SHRINK_GAP for the kernel. Samples are the frame's own sRGB
-// values. A frame with any transparency is premultiplied into 8-bit samples first (as browsers'
-// and Pillow's scalers do), scaled, then unpremultiplied with rounding to nearest; an opaque
-// frame is scaled as it is. The libvips operation cache is off (every frame is new) and each
-// call evaluates on its own thread: Flipbook's decode threads are the parallelism. Measured on
-// 2 cores, 1280×720 → 320×180: 7.0 ms a frame of CPU under load 7–8, where vips_resize took 8.1.
+// window clipped to the frame with its weights renormalised (no edge extension), in Pillow's
+// integer arithmetic, so the premultiplied samples match Pillow's. libvips's reducers could not
+// take this place: vips_resize reduces vertically first and extends the frame by copying its edge
+// pixels (28 dB against Pillow on corpus frames ≤ 100 px), its horizontal reducer (8.14) is
+// scalar (1.7× the whole frame's time), and its vectorised vertical one has 6-bit weights
+// (48.5 dB at best) and was slower than clipped_lanczos.c's vectorised passes
+// (BENCHMARKS.md, "Resampling library"). Only a reduction by more than MAX_DIRECT_REDUCE
+// box-shrinks by whole factors first (libvips's vips_shrink), leaving at least SHRINK_GAP for the
+// kernel. Samples are the frame's own sRGB values. A frame with any transparency is
+// premultiplied into 8-bit samples first (as browsers' and Pillow's scalers do), scaled, then
+// unpremultiplied with rounding to nearest; an opaque frame is scaled as it is. Each call works
+// on its own thread (libvips's too: operation cache off, evaluated on the calling thread):
+// Flipbook's decode threads are the parallelism.
 //
 // libvips cannot enlarge with its Lanczos kernel (its reducer refuses factors below 1, and
 // vips_resize enlarges with a bicubic affine a quarter pixel off centre: 30–34 dB against
@@ -61,7 +60,14 @@ static void start_vips(void) {
     vips_leak_set(FALSE);
 }
 
+/// Puts `what` in `error` and returns `code`.
 static int fail(char *error, size_t size, int code, const char *what) {
+    if (error && size > 0) snprintf(error, size, "%s", what);
+    return code;
+}
+
+/// fail() for a libvips call that failed (so libvips has started): `what` and libvips's message.
+static int vips_fail(char *error, size_t size, int code, const char *what) {
     if (error && size > 0) {
         const char *detail = vips_error_buffer();
         snprintf(error, size, "%s%s%s", what, detail && *detail ? ": " : "", detail ? detail : "");
@@ -175,49 +181,17 @@ static int evaluate(VipsImage *image, VipsRect rect, uint8_t *dst, size_t stride
     return 0;
 }
 
-/// The vertical pass: `src` (w×h, 8-bit RGBA, packed) to `out` rows into `dst`. libvips's
-/// reducer (vectorised) computes the rows whose kernel window lies inside the frame; the few at
-/// the top and bottom, where libvips would extend the frame by copying its edge rows, are computed
-/// with the window clipped and renormalised instead (clipped_lanczos.c), as are frames too short
-/// to have an inside.
-static int reduce_rows(const uint8_t *src, int w, int h, uint8_t *dst, int out, char *error, size_t error_size) {
+/// One pass over `src` (w×h, 8-bit RGBA, packed) into `dst`: `out` columns when `vertical` is 0,
+/// else `out` rows.
+static int reduce_axis(const uint8_t *src, int w, int h, uint8_t *dst, int out, int vertical, char *error,
+                       size_t error_size) {
     clipped_lanczos kernel;
-    if (clipped_lanczos_make(&kernel, h, out)) return fail(error, error_size, -4, "out of memory");
-    int inside_from = kernel.edge_start, inside_to = out - kernel.edge_end, status = 0;
-    if (inside_from < inside_to) {
-        VipsImage *image = vips_image_new_from_memory(src, (size_t)w * h * 4, w, h, 4, VIPS_FORMAT_UCHAR);
-        VipsImage *reduced = NULL;
-        if (!image) {
-            status = fail(error, error_size, -3, "cannot wrap the frame");
-        } else if (vips_reducev(image, &reduced, (double)h / out, "kernel", VIPS_KERNEL_LANCZOS3, NULL)) {
-            status = fail(error, error_size, -5, "resize failed");
-        } else if (reduced->Xsize != w || reduced->Ysize != out) {
-            char what[64];
-            snprintf(what, sizeof what, "libvips made %dx%d, not %dx%d", reduced->Xsize, reduced->Ysize, w, out);
-            status = fail(error, error_size, -6, what);
-        } else if (evaluate(reduced, (VipsRect){0, inside_from, w, inside_to - inside_from}, dst, (size_t)w * 4)) {
-            status = fail(error, error_size, -7, "evaluation failed");
-        }
-        if (reduced) g_object_unref(reduced);
-        if (image) g_object_unref(image);
-    } else {
-        inside_from = inside_to = 0;
-    }
-    if (status == 0 && (clipped_lanczos_rows(&kernel, src, w, dst, 0, inside_from) ||
-                        clipped_lanczos_rows(&kernel, src, w, dst, inside_to, out)))
-        status = fail(error, error_size, -4, "out of memory");
+    if (clipped_lanczos_make(&kernel, vertical ? h : w, out)) return fail(error, error_size, -4, "out of memory");
+    int status = 0;
+    if (!vertical) clipped_lanczos_columns(&kernel, src, h, dst, 0, out);
+    else if (clipped_lanczos_rows(&kernel, src, w, dst, 0, out)) status = fail(error, error_size, -4, "out of memory");
     clipped_lanczos_free(&kernel);
     return status;
-}
-
-/// The horizontal pass, all of it with clipped_lanczos.c: libvips 8.14's horizontal reducer is
-/// not vectorised (it took 1.7× the time of the whole frame's scaling before), this is.
-static int reduce_columns(const uint8_t *src, int w, int h, uint8_t *dst, int out, char *error, size_t error_size) {
-    clipped_lanczos kernel;
-    if (clipped_lanczos_make(&kernel, w, out)) return fail(error, error_size, -4, "out of memory");
-    clipped_lanczos_columns(&kernel, src, h, dst, 0, out);
-    clipped_lanczos_free(&kernel);
-    return 0;
 }
 
 /// Box-shrinks `*pixels` (*w×*h) by whole factors that leave the kernel at least SHRINK_GAP of a
@@ -226,17 +200,19 @@ static int reduce_columns(const uint8_t *src, int w, int h, uint8_t *dst, int ou
 static int preshrink(const uint8_t **pixels, int *w, int *h, uint8_t **owned, int dw, int dh, char *error,
                      size_t error_size) {
     if (fmax((double)*w / dw, (double)*h / dh) <= MAX_DIRECT_REDUCE) return 0;
+    pthread_once(&once, start_vips);
+    if (init_status != 0) return fail(error, error_size, -1, "libvips did not start");
     int hshrink = (int)fmax(1.0, floor((double)*w / dw / SHRINK_GAP));
     int vshrink = (int)fmax(1.0, floor((double)*h / dh / SHRINK_GAP));
     VipsImage *image = vips_image_new_from_memory(*pixels, (size_t)*w * *h * 4, *w, *h, 4, VIPS_FORMAT_UCHAR);
     VipsImage *shrunk = NULL;
     int status = 0;
     if (!image || vips_shrink(image, &shrunk, (double)hshrink, (double)vshrink, NULL)) {
-        status = fail(error, error_size, -5, "shrink failed");
+        status = vips_fail(error, error_size, -5, "shrink failed");
     } else if (!(*owned = malloc((size_t)shrunk->Xsize * shrunk->Ysize * 4))) {
         status = fail(error, error_size, -4, "out of memory");
     } else if (evaluate(shrunk, (VipsRect){0, 0, shrunk->Xsize, shrunk->Ysize}, *owned, (size_t)shrunk->Xsize * 4)) {
-        status = fail(error, error_size, -7, "evaluation failed");
+        status = vips_fail(error, error_size, -7, "evaluation failed");
     } else {
         *pixels = *owned;
         *w = shrunk->Xsize;
@@ -256,10 +232,10 @@ static int reduce(const uint8_t *pixels, int sw, int sh, uint8_t *out, int dw, i
     if (status == 0 && dw != sw) {
         middle = dh != sh ? malloc((size_t)dw * sh * 4) : out;
         if (!middle) status = fail(error, error_size, -4, "out of memory");
-        else status = reduce_columns(pixels, sw, sh, middle, dw, error, error_size);
+        else status = reduce_axis(pixels, sw, sh, middle, dw, 0, error, error_size);
         pixels = middle;
     }
-    if (status == 0 && dh != sh) status = reduce_rows(pixels, dw, sh, out, dh, error, error_size);
+    if (status == 0 && dh != sh) status = reduce_axis(pixels, dw, sh, out, dh, 1, error, error_size);
     if (status == 0 && dw == sw && dh == sh && pixels != out) memcpy(out, pixels, (size_t)dw * dh * 4);
     if (middle != out) free(middle);
     free(shrunk);
@@ -269,8 +245,6 @@ static int reduce(const uint8_t *pixels, int sw, int sh, uint8_t *out, int dw, i
 int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
                            int opaque, char *error, size_t error_size) {
     if (sw > 0 && sh > 0 && (dw > sw || dh > sh)) return enlarge_with_pixman(src, sw, sh, dst, dw, dh, error, error_size);
-    pthread_once(&once, start_vips);
-    if (init_status != 0) return fail(error, error_size, -1, "libvips did not start");
     if (sw <= 0 || sh <= 0 || dw <= 0 || dh <= 0) return fail(error, error_size, -2, "empty image");
     size_t pixels = (size_t)dw * dh;
     if (opaque) {

@@ -70,40 +70,21 @@ struct ResamplerReferenceTests {
         return Canvas(width: width, height: height, pixels: pixels)
     }
 
-    /// Frames so small that every output's window is clipped: within one level everywhere
-    /// (rounding of fixed-point against double weights).
-    @Test(arguments: [(13, 7, 5, 3), (6, 6, 3, 3), (24, 10, 8, 4)])
-    func aSmallFrameMatchesTheReference(sw: Int, sh: Int, dw: Int, dh: Int) throws {
+    /// Every output sample within one level of the reference (fixed-point weights against doubles
+    /// may round a value the other way): small frames, where every window is clipped, and larger
+    /// ones with an inside.
+    @Test(arguments: [
+        (13, 7, 5, 3), (6, 6, 3, 3), (24, 10, 8, 4), (90, 60, 30, 20), (200, 120, 64, 38), (100, 100, 50, 50),
+    ])
+    func aReductionMatchesTheReference(sw: Int, sh: Int, dw: Int, dh: Int) throws {
         let frame = Self.bordered(width: sw, height: sh)
         let scaled = try Resampler.scale(frame, width: dw, height: dh)
         let expected = Self.reference(frame, width: dw, height: dh)
-        for (i, (got, want)) in zip(scaled.pixels, expected).enumerated() {
-            #expect(abs(Int(got) - Int(want)) <= 1, "sample \(i % 4) of pixel \(i / 4): \(got), reference \(want)")
+        var off = 0
+        for (i, (got, want)) in zip(scaled.pixels, expected).enumerated() where abs(Int(got) - Int(want)) > 1 {
+            if off < 5 { Issue.record("pixel (\(i / 4 % dw), \(i / 4 / dw)) sample \(i % 4): \(got), reference \(want)") }
+            off += 1
         }
-    }
-
-    /// Larger frames, where libvips computes the inner rows of the vertical pass (with coarser
-    /// weights): the top and bottom rows, which it leaves to the clipped window, within one level
-    /// of the reference, and the whole frame within issue 21's 45 dB of it.
-    @Test(arguments: [(90, 60, 30, 20), (200, 120, 64, 38), (100, 100, 50, 50)])
-    func theEdgesMatchTheReference(sw: Int, sh: Int, dw: Int, dh: Int) throws {
-        let frame = Self.bordered(width: sw, height: sh)
-        let scaled = try Resampler.scale(frame, width: dw, height: dh)
-        let expected = Self.reference(frame, width: dw, height: dh)
-        var squares = 0.0
-        for y in 0..<dh {
-            for x in 0..<dw {
-                for c in 0..<4 {
-                    let i = (y * dw + x) * 4 + c
-                    let difference = Int(scaled.pixels[i]) - Int(expected[i])
-                    squares += Double(difference * difference)
-                    if y == 0 || y == dh - 1 {
-                        #expect(abs(difference) <= 1, "(\(x), \(y)) sample \(c): \(scaled.pixels[i]), reference \(expected[i])")
-                    }
-                }
-            }
-        }
-        let psnr = 10 * log10(255.0 * 255.0 / max(squares / Double(dw * dh * 4), 1e-9))
-        #expect(psnr >= 45, "PSNR \(psnr) dB")
+        #expect(off == 0, "\(off) of \(expected.count) samples more than one level off")
     }
 }

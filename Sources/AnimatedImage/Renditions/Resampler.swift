@@ -3,9 +3,8 @@ import CResample
 /// Scales composited frames for renditions: a Lanczos-3 kernel applied to each axis,
 /// horizontally first, on premultiplied alpha (no dark or light fringe where transparency
 /// changes), in the frame's own sRGB values (as browsers and imgproxy scale), deterministic.
-/// Reductions follow Pillow's LANCZOS conventions, the window clipped and renormalised at the
-/// frame's edges (Sources/CResample; libvips does most of the vertical pass), enlargements use
-/// pixman. Each frame is scaled on its own, after compositing at full canvas size, so nothing
+/// Reductions follow Pillow's LANCZOS conventions and arithmetic, the window clipped and
+/// renormalised at the frame's edges (Sources/CResample), enlargements use pixman. Each frame is scaled on its own, after compositing at full canvas size, so nothing
 /// bleeds between frames. Safe to call from several threads at once. (The libraries and their
 /// quality: BENCHMARKS.md, "Resampling library".)
 public enum Resampler {
@@ -40,7 +39,7 @@ public enum Resampler {
 
     /// The bytes scaling a `width`×`height` canvas may allocate besides the source and the
     /// result: a premultiplied copy of the source, the horizontally reduced frame (no larger),
-    /// and libvips's buffers (a few rows).
+    /// and the kernels' tables and a row of sums (or libvips's buffers for its box shrink).
     public static func workingBytes(width: Int, height: Int) -> Int { width * height * 8 + (1 << 20) }
 
     /// The libvips version linked.

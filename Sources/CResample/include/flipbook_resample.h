@@ -1,6 +1,6 @@
-// Scaling RGBA frames, reductions in Pillow's LANCZOS conventions (partly with libvips),
-// enlargements with pixman: the one call Swift makes (libvips's own API is variadic, which Swift
-// cannot call).
+// Scaling RGBA frames, reductions in Pillow's LANCZOS conventions, enlargements with pixman:
+// the one call Swift makes (libvips, which box-shrinks the largest reductions first, has a
+// variadic API, which Swift cannot call).
 #ifndef FLIPBOOK_RESAMPLE_H
 #define FLIPBOOK_RESAMPLE_H
 
