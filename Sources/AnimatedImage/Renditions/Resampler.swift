@@ -8,8 +8,9 @@ import CResample
 /// bleeds between frames. Safe to call from several threads at once. (The libraries and their
 /// quality: BENCHMARKS.md, "Resampling library".)
 public enum Resampler {
-    /// Starts libvips now rather than at the first scaled frame: call it early, while the process
-    /// has one thread (it sets `VIPSHOME`, unless set, so that libvips loads none of its modules —
+    /// Starts libvips now rather than at the first frame that needs it (only a reduction by more
+    /// than 40× does: libvips box-shrinks it first): call it early, while the process has one
+    /// thread (it sets `VIPSHOME`, unless set, so that libvips loads none of its modules —
     /// Flipbook only resizes). True when libvips started.
     @discardableResult
     public static func start() -> Bool { flipbook_resample_start() == 0 }

@@ -16,8 +16,9 @@
 int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
                            int opaque, char *error, size_t error_size);
 
-/// Starts libvips (once per process; scaling starts it too). Call it while the process has one
-/// thread: it sets VIPSHOME (unless set) so that libvips loads none of its modules. 0 on success.
+/// Starts libvips (once per process; a reduction by more than 40×, the only scaling that uses it,
+/// starts it too). Call it while the process has one thread: it sets VIPSHOME (unless set) so
+/// that libvips loads none of its modules. 0 on success.
 int flipbook_resample_start(void);
 
 /// The libvips version in use, "major.minor.micro".
