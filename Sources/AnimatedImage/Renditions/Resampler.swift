@@ -4,9 +4,10 @@ import CResample
 /// horizontally first, on premultiplied alpha (no dark or light fringe where transparency
 /// changes), in the frame's own sRGB values (as browsers and imgproxy scale), deterministic.
 /// Reductions follow Pillow's LANCZOS conventions and arithmetic, the window clipped and
-/// renormalised at the frame's edges (Sources/CResample), enlargements use pixman. Each frame is scaled on its own, after compositing at full canvas size, so nothing
-/// bleeds between frames. Safe to call from several threads at once. (The libraries and their
-/// quality: BENCHMARKS.md, "Resampling library".)
+/// renormalised at the frame's edges (Sources/CResample), enlargements use pixman. Each frame is
+/// scaled on its own, after compositing at full canvas size, so nothing bleeds between frames.
+/// Safe to call from several threads at once. (The methods and their quality: BENCHMARKS.md,
+/// "Resampling library".)
 public enum Resampler {
     /// Starts libvips now rather than at the first frame that needs it (only a reduction by more
     /// than 40× does: libvips box-shrinks it first): call it early, while the process has one
