@@ -86,5 +86,6 @@ struct ResamplerReferenceTests {
             off += 1
         }
         #expect(off == 0, "\(off) of \(expected.count) samples more than one level off")
+        #expect(stride(from: 3, to: scaled.pixels.count, by: 4).allSatisfy { scaled.pixels[$0] == 255 }, "stays opaque")
     }
 }
