@@ -26,14 +26,12 @@ int clipped_lanczos_make(clipped_lanczos *kernel, int in, int out);
 /// Frees what clipped_lanczos_make allocated.
 void clipped_lanczos_free(clipped_lanczos *kernel);
 
-/// Horizontal pass: output columns [from, to) of every one of `rows` rows. `src` holds rows of
-/// kernel->in RGBA pixels, `dst` rows of kernel->out (both packed).
-void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst, int from,
-                             int to);
+/// Horizontal pass: every one of `rows` rows of kernel->in RGBA pixels in `src` to kernel->out
+/// pixels in `dst` (both packed).
+void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst);
 
-/// Vertical pass: output rows [from, to), each `width` RGBA pixels wide. `src` holds kernel->in
-/// rows, `dst` kernel->out (both packed). 0, or -1 when out of memory.
-int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, int width, uint8_t *dst, int from,
-                         int to);
+/// Vertical pass: kernel->in rows of `width` RGBA pixels in `src` to kernel->out rows in `dst`
+/// (both packed). 0, or -1 when out of memory.
+int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, int width, uint8_t *dst);
 
 #endif

@@ -188,8 +188,8 @@ static int reduce_axis(const uint8_t *src, int w, int h, uint8_t *dst, int out, 
     clipped_lanczos kernel;
     if (clipped_lanczos_make(&kernel, vertical ? h : w, out)) return fail(error, error_size, -4, "out of memory");
     int status = 0;
-    if (!vertical) clipped_lanczos_columns(&kernel, src, h, dst, 0, out);
-    else if (clipped_lanczos_rows(&kernel, src, w, dst, 0, out)) status = fail(error, error_size, -4, "out of memory");
+    if (!vertical) clipped_lanczos_columns(&kernel, src, h, dst);
+    else if (clipped_lanczos_rows(&kernel, src, w, dst)) status = fail(error, error_size, -4, "out of memory");
     clipped_lanczos_free(&kernel);
     return status;
 }
