@@ -81,10 +81,14 @@ build_c_resample() {
   local dir="$OUT/lib" archive="$OUT/lib/libCResample.a"
   if [ -f "$archive" ] && [ -z "$(find Sources/CResample -newer "$archive" | head -1)" ]; then return; fi
   mkdir -p "$dir"
-  cc -O2 -g -fPIC -I Sources/CResample/include $(pkg-config --cflags-only-I vips pixman-1) \
-    -c Sources/CResample/resample.c -o "$dir/resample.o"
+  local source objects=()
+  for source in Sources/CResample/*.c; do
+    objects+=("$dir/$(basename "$source" .c).o")
+    cc -O2 -g -fPIC -I Sources/CResample/include $(pkg-config --cflags-only-I vips pixman-1) \
+      -c "$source" -o "${objects[-1]}"
+  done
   rm -f "$archive"
-  ar rcs "$archive" "$dir/resample.o"
+  ar rcs "$archive" "${objects[@]}"
 }
 
 # Builds .build-fuzz/lib/lib$1.a and its module (and its dependencies first) when a source (or

@@ -1,15 +1,22 @@
-// Scales one RGBA frame (see flipbook_resample.h): reductions with libvips, enlargements with
-// pixman.
+// Scales one RGBA frame (see flipbook_resample.h): reductions with clipped_lanczos.c,
+// enlargements with pixman; libvips only box-shrinks the largest reductions first.
 //
-// vips_resize with `gap` 0 reduces each axis with the Lanczos-3 kernel straight from the source
-// (no box pre-shrink, which is faster and blurrier), in the image's own sRGB values; only a
-// reduction by more than MAX_DIRECT_REDUCE (which libvips's reducer refuses) box-shrinks by an
-// integer factor first, leaving at least SHRINK_GAP for the kernel. A frame with any transparency
-// is premultiplied into 8-bit samples first (as browsers' and Pillow's scalers do), scaled, then
-// unpremultiplied with rounding to nearest; an opaque frame is scaled as it is. The operation
-// cache is off (every frame is new) and each call evaluates on its own thread: Flipbook's decode
-// threads are the parallelism. Measured on 2 cores, 1280×720 → 320×180: 4 ms a frame;
-// premultiplying into floats instead cost 27 ms, into 16 bits 15 ms.
+// A reduction follows Pillow's LANCZOS conventions (the quality reference of issue 21): the
+// Lanczos-3 kernel stretched by the factor, applied horizontally first and then vertically with
+// 8-bit samples clamped in between, each axis only when its size changes, and near the edges a
+// window clipped to the frame with its weights renormalised (no edge extension), in Pillow's
+// integer arithmetic, so the premultiplied samples match Pillow's. libvips's reducers could not
+// take this place: vips_resize reduces vertically first and extends the frame by copying its edge
+// pixels (28 dB against Pillow on corpus frames ≤ 100 px), its horizontal reducer (8.14) is
+// scalar (1.7× the whole frame's time), and its vectorised vertical one has 6-bit weights
+// (48.5 dB at best) and was slower than clipped_lanczos.c's vectorised passes
+// (BENCHMARKS.md, "Resampling library"). Only a reduction by more than MAX_DIRECT_REDUCE
+// box-shrinks by whole factors first (libvips's vips_shrink), leaving at least SHRINK_GAP for the
+// kernel. Samples are the frame's own sRGB values. A frame with any transparency is
+// premultiplied into 8-bit samples first (as browsers' and Pillow's scalers do), scaled, then
+// unpremultiplied with rounding to nearest; an opaque frame is scaled as it is. Each call works
+// on its own thread (libvips's too: operation cache off, evaluated on the calling thread):
+// Flipbook's decode threads are the parallelism.
 //
 // libvips cannot enlarge with its Lanczos kernel (its reducer refuses factors below 1, and
 // vips_resize enlarges with a bicubic affine a quarter pixel off centre: 30–34 dB against
@@ -18,6 +25,7 @@
 // (a8r8g8b8), one axis per composite — horizontally, then vertically — so each output pixel
 // costs the taps of two one-dimensional kernels, not of their product (47–51 dB measured).
 #include "flipbook_resample.h"
+#include "clipped_lanczos.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -52,7 +60,14 @@ static void start_vips(void) {
     vips_leak_set(FALSE);
 }
 
+/// Puts `what` in `error` and returns `code`.
 static int fail(char *error, size_t size, int code, const char *what) {
+    if (error && size > 0) snprintf(error, size, "%s", what);
+    return code;
+}
+
+/// fail() for a libvips call that failed (so libvips has started): `what` and libvips's message.
+static int vips_fail(char *error, size_t size, int code, const char *what) {
     if (error && size > 0) {
         const char *detail = vips_error_buffer();
         snprintf(error, size, "%s%s%s", what, detail && *detail ? ": " : "", detail ? detail : "");
@@ -149,103 +164,121 @@ int flipbook_resample_start(void) {
     return init_status;
 }
 
+/// Evaluates `rect` of `image` (four 8-bit bands) here, on the calling thread, through one region
+/// (no libvips worker threads, so no hand-offs between threads: 64 futex calls a frame with
+/// vips_image_write_to_memory), into `dst` at the same position, rows `stride` bytes apart.
+static int evaluate(VipsImage *image, VipsRect rect, uint8_t *dst, size_t stride) {
+    if (image->Bands != 4 || image->BandFmt != VIPS_FORMAT_UCHAR) return -1;
+    VipsRegion *region = vips_region_new(image);
+    if (!region || vips_region_prepare(region, &rect)) {
+        if (region) g_object_unref(region);
+        return -1;
+    }
+    for (int y = rect.top; y < rect.top + rect.height; y++)
+        memcpy(dst + (size_t)y * stride + (size_t)rect.left * 4, VIPS_REGION_ADDR(region, rect.left, y),
+               (size_t)rect.width * 4);
+    g_object_unref(region);
+    return 0;
+}
+
+/// One pass over `src` (w×h, 8-bit RGBA, packed) into `dst`: `out` columns when `vertical` is 0,
+/// else `out` rows.
+static int reduce_axis(const uint8_t *src, int w, int h, uint8_t *dst, int out, int vertical, char *error,
+                       size_t error_size) {
+    clipped_lanczos kernel;
+    if (clipped_lanczos_make(&kernel, vertical ? h : w, out)) return fail(error, error_size, -4, "out of memory");
+    int status = 0;
+    if (!vertical) clipped_lanczos_columns(&kernel, src, h, dst);
+    else if (clipped_lanczos_rows(&kernel, src, w, dst)) status = fail(error, error_size, -4, "out of memory");
+    clipped_lanczos_free(&kernel);
+    return status;
+}
+
+/// Box-shrinks `*pixels` (*w×*h) by whole factors that leave the kernel at least SHRINK_GAP of a
+/// reduction by more than MAX_DIRECT_REDUCE to dw×dh; `*pixels` becomes the smaller copy in
+/// `*owned`. Does nothing to a smaller reduction.
+static int preshrink(const uint8_t **pixels, int *w, int *h, uint8_t **owned, int dw, int dh, char *error,
+                     size_t error_size) {
+    if (fmax((double)*w / dw, (double)*h / dh) <= MAX_DIRECT_REDUCE) return 0;
+    pthread_once(&once, start_vips);
+    if (init_status != 0) return fail(error, error_size, -1, "libvips did not start");
+    int hshrink = (int)fmax(1.0, floor((double)*w / dw / SHRINK_GAP));
+    int vshrink = (int)fmax(1.0, floor((double)*h / dh / SHRINK_GAP));
+    VipsImage *image = vips_image_new_from_memory(*pixels, (size_t)*w * *h * 4, *w, *h, 4, VIPS_FORMAT_UCHAR);
+    VipsImage *shrunk = NULL;
+    int status = 0;
+    if (!image || vips_shrink(image, &shrunk, (double)hshrink, (double)vshrink, NULL)) {
+        status = vips_fail(error, error_size, -5, "shrink failed");
+    } else if (!(*owned = malloc((size_t)shrunk->Xsize * shrunk->Ysize * 4))) {
+        status = fail(error, error_size, -4, "out of memory");
+    } else if (evaluate(shrunk, (VipsRect){0, 0, shrunk->Xsize, shrunk->Ysize}, *owned, (size_t)shrunk->Xsize * 4)) {
+        status = vips_fail(error, error_size, -7, "evaluation failed");
+    } else {
+        *pixels = *owned;
+        *w = shrunk->Xsize;
+        *h = shrunk->Ysize;
+    }
+    if (shrunk) g_object_unref(shrunk);
+    if (image) g_object_unref(image);
+    return status;
+}
+
+/// The reducing path on 8-bit RGBA `pixels` (premultiplied, or opaque): horizontally, then
+/// vertically, 8 bits in between, each axis only when its size changes.
+static int reduce(const uint8_t *pixels, int sw, int sh, uint8_t *out, int dw, int dh, char *error,
+                  size_t error_size) {
+    uint8_t *shrunk = NULL, *middle = NULL;
+    int status = preshrink(&pixels, &sw, &sh, &shrunk, dw, dh, error, error_size);
+    if (status == 0 && dw != sw) {
+        middle = dh != sh ? malloc((size_t)dw * sh * 4) : out;
+        if (!middle) status = fail(error, error_size, -4, "out of memory");
+        else status = reduce_axis(pixels, sw, sh, middle, dw, 0, error, error_size);
+        pixels = middle;
+    }
+    if (status == 0 && dh != sh) status = reduce_axis(pixels, dw, sh, out, dh, 1, error, error_size);
+    if (status == 0 && dw == sw && dh == sh && pixels != out) memcpy(out, pixels, (size_t)dw * dh * 4);
+    if (middle != out) free(middle);
+    free(shrunk);
+    return status;
+}
+
 int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
                            int opaque, char *error, size_t error_size) {
     if (sw > 0 && sh > 0 && (dw > sw || dh > sh)) return enlarge_with_pixman(src, sw, sh, dst, dw, dh, error, error_size);
-    pthread_once(&once, start_vips);
-    if (init_status != 0) return fail(error, error_size, -1, "libvips did not start");
     if (sw <= 0 || sh <= 0 || dw <= 0 || dh <= 0) return fail(error, error_size, -2, "empty image");
-
-    VipsImage *base = vips_image_new_from_memory(src, (size_t)sw * sh * 4, sw, sh, 4, VIPS_FORMAT_UCHAR);
-    if (!base) return fail(error, error_size, -3, "cannot wrap the frame");
-    base->Type = VIPS_INTERPRETATION_sRGB;
-
-    VipsImage *premultiplied = NULL, *scaled = NULL;
-    uint8_t *buffer = NULL;
-    int status = 0;
-    double hscale = (double)dw / sw, vscale = (double)dh / sh;
-    VipsImage *input = base;
-    if (!opaque) {
-        size_t n = (size_t)sw * sh;
-        buffer = malloc(n * 4);
-        if (!buffer) {
-            status = fail(error, error_size, -4, "out of memory");
-            goto done;
-        }
-        for (size_t i = 0; i < n * 4; i += 4) {
-            unsigned a = src[i + 3];
-            buffer[i + 0] = (uint8_t)((src[i + 0] * a + 127) / 255);
-            buffer[i + 1] = (uint8_t)((src[i + 1] * a + 127) / 255);
-            buffer[i + 2] = (uint8_t)((src[i + 2] * a + 127) / 255);
-            buffer[i + 3] = (uint8_t)a;
-        }
-        premultiplied = vips_image_new_from_memory(buffer, n * 4, sw, sh, 4, VIPS_FORMAT_UCHAR);
-        if (!premultiplied) {
-            status = fail(error, error_size, -4, "cannot wrap the premultiplied frame");
-            goto done;
-        }
-        input = premultiplied;
-    }
-    double factor = fmax(1 / hscale, 1 / vscale);
-    double gap = factor > MAX_DIRECT_REDUCE ? SHRINK_GAP : 0.0;
-    if (vips_resize(input, &scaled, hscale, "vscale", vscale, "kernel", VIPS_KERNEL_LANCZOS3, "gap", gap, NULL)) {
-        status = fail(error, error_size, -5, "resize failed");
-        goto done;
-    }
-    if (scaled->Xsize != dw || scaled->Ysize != dh || scaled->Bands != 4) {
-        char what[96];
-        snprintf(what, sizeof what, "libvips made %dx%d (%d bands), not %dx%d", scaled->Xsize, scaled->Ysize,
-                 scaled->Bands, dw, dh);
-        status = fail(error, error_size, -6, what);
-        goto done;
-    }
-    // Evaluated here, on the calling thread, through one region over the whole output: no
-    // libvips worker threads, so no hand-offs between threads (64 futex calls a frame with
-    // vips_image_write_to_memory, and the CLI's two cores mostly idle). The pixels are the same.
-    size_t size = (size_t)dw * dh * 4;
-    uint8_t *memory = g_malloc(size);
-    VipsRegion *region = vips_region_new(scaled);
-    VipsRect all = {0, 0, dw, dh};
-    if (!region || vips_region_prepare(region, &all)) {
-        if (region) g_object_unref(region);
-        g_free(memory);
-        status = fail(error, error_size, -7, "evaluation failed");
-        goto done;
-    }
-    for (int y = 0; y < dh; y++) memcpy(memory + (size_t)y * dw * 4, VIPS_REGION_ADDR(region, 0, y), (size_t)dw * 4);
-    g_object_unref(region);
     size_t pixels = (size_t)dw * dh;
-    if (scaled->BandFmt != VIPS_FORMAT_UCHAR) {
-        status = fail(error, error_size, -8, "unexpected sample format");
-    } else if (opaque) {
-        // An opaque frame stays opaque: the kernel's rounding can leave 254 where weights of a
-        // wide kernel do not sum to exactly one.
-        memcpy(dst, memory, pixels * 4);
+    if (opaque) {
+        int status = reduce(src, sw, sh, dst, dw, dh, error, error_size);
+        // An opaque frame stays opaque (the clamped sums of weights that add up to one give
+        // 255; this makes sure of it).
         for (size_t i = 3; i < pixels * 4; i += 4) dst[i] = 255;
-    } else {
-        const uint8_t *p = memory;
-        for (size_t i = 0; i < pixels * 4; i += 4) {
-            unsigned a = p[i + 3];
-            if (a == 0) {
-                dst[i] = dst[i + 1] = dst[i + 2] = dst[i + 3] = 0;
-                continue;
-            }
-            // Rounded to nearest; a colour above its alpha (the kernel's overshoot) clamps to 255.
-            unsigned r = (p[i] * 255 + a / 2) / a, g = (p[i + 1] * 255 + a / 2) / a, b = (p[i + 2] * 255 + a / 2) / a;
-            dst[i] = r > 255 ? 255 : (uint8_t)r;
-            dst[i + 1] = g > 255 ? 255 : (uint8_t)g;
-            dst[i + 2] = b > 255 ? 255 : (uint8_t)b;
-            dst[i + 3] = (uint8_t)a;
-        }
+        return status;
     }
-    g_free(memory);
-
-done:
-    if (scaled) g_object_unref(scaled);
-    if (premultiplied) g_object_unref(premultiplied);
-    g_object_unref(base);
+    size_t n = (size_t)sw * sh;
+    uint8_t *buffer = malloc(n * 4);
+    if (!buffer) return fail(error, error_size, -4, "out of memory");
+    for (size_t i = 0; i < n * 4; i += 4) {
+        unsigned a = src[i + 3];
+        buffer[i + 0] = premultiplied(src[i + 0], a);
+        buffer[i + 1] = premultiplied(src[i + 1], a);
+        buffer[i + 2] = premultiplied(src[i + 2], a);
+        buffer[i + 3] = (uint8_t)a;
+    }
+    int status = reduce(buffer, sw, sh, dst, dw, dh, error, error_size);
     free(buffer);
-    return status;
+    if (status != 0) return status;
+    for (size_t i = 0; i < pixels * 4; i += 4) {
+        unsigned a = dst[i + 3];
+        if (a == 0) {
+            dst[i] = dst[i + 1] = dst[i + 2] = 0;
+            continue;
+        }
+        // Rounded to nearest; a colour above its alpha (the kernel's overshoot) clamps to 255.
+        dst[i] = unpremultiplied(dst[i], a);
+        dst[i + 1] = unpremultiplied(dst[i + 1], a);
+        dst[i + 2] = unpremultiplied(dst[i + 2], a);
+    }
+    return 0;
 }
 
 const char *flipbook_resample_library_version(void) {

@@ -2,8 +2,8 @@ import Testing
 
 @testable import AnimatedImage
 
-/// Scaling frames (libvips reducing, pixman enlarging): exact sizes, flat colours stay flat, no
-/// fringe where alpha changes, deterministic.
+/// Scaling frames (clipped-window Lanczos reducing, pixman enlarging): exact sizes, flat colours
+/// stay flat, no fringe where alpha changes, deterministic.
 @Suite("Resampler")
 struct ResamplerTests {
     func canvas(width: Int, height: Int, _ pixel: (Int, Int) -> [UInt8]) -> Canvas {

@@ -1,14 +1,17 @@
 import CResample
 
-/// Scales composited frames for renditions, with libvips: a Lanczos-3 kernel applied to each
-/// axis, on premultiplied alpha (no dark or light fringe where transparency changes), in the
-/// frame's own sRGB values (as browsers and imgproxy scale), deterministic. Each frame is
+/// Scales composited frames for renditions: a Lanczos-3 kernel applied to each axis,
+/// horizontally first, on premultiplied alpha (no dark or light fringe where transparency
+/// changes), in the frame's own sRGB values (as browsers and imgproxy scale), deterministic.
+/// Reductions follow Pillow's LANCZOS conventions and arithmetic, the window clipped and
+/// renormalised at the frame's edges (Sources/CResample), enlargements use pixman. Each frame is
 /// scaled on its own, after compositing at full canvas size, so nothing bleeds between frames.
-/// Safe to call from several threads at once. (Why libvips and not pixman: BENCHMARKS.md,
+/// Safe to call from several threads at once. (The methods and their quality: BENCHMARKS.md,
 /// "Resampling library".)
 public enum Resampler {
-    /// Starts libvips now rather than at the first scaled frame: call it early, while the process
-    /// has one thread (it sets `VIPSHOME`, unless set, so that libvips loads none of its modules —
+    /// Starts libvips now rather than at the first frame that needs it (only a reduction by more
+    /// than 40× does: libvips box-shrinks it first): call it early, while the process has one
+    /// thread (it sets `VIPSHOME`, unless set, so that libvips loads none of its modules —
     /// Flipbook only resizes). True when libvips started.
     @discardableResult
     public static func start() -> Bool { flipbook_resample_start() == 0 }
@@ -37,14 +40,15 @@ public enum Resampler {
     }
 
     /// The bytes scaling a `width`×`height` canvas may allocate besides the source and the
-    /// result: a premultiplied copy of the source, and libvips's buffers (a few rows).
-    public static func workingBytes(width: Int, height: Int) -> Int { width * height * 4 + (1 << 20) }
+    /// result: a premultiplied copy of the source, the horizontally reduced frame (no larger),
+    /// and the kernels' tables and a row of sums (or libvips's buffers for its box shrink).
+    public static func workingBytes(width: Int, height: Int) -> Int { width * height * 8 + (1 << 20) }
 
     /// The libvips version linked.
     public static var libraryVersion: String { String(cString: flipbook_resample_library_version()) }
 }
 
-/// libvips refused or failed to scale a frame.
+/// A frame could not be scaled (libvips or pixman failed, or memory ran out).
 public struct ResamplingError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { "scaling failed: \(message)" }

@@ -1,5 +1,6 @@
-// Scaling RGBA frames with libvips (reductions) and pixman (enlargements): the one call Swift
-// makes (libvips's own API is variadic, which Swift cannot call).
+// Scaling RGBA frames, reductions in Pillow's LANCZOS conventions, enlargements with pixman:
+// the one call Swift makes (libvips, which box-shrinks the largest reductions first, has a
+// variadic API, which Swift cannot call).
 #ifndef FLIPBOOK_RESAMPLE_H
 #define FLIPBOOK_RESAMPLE_H
 
@@ -7,15 +8,17 @@
 #include <stdint.h>
 
 /// Scales `src` (sw×sh RGBA, 8 bits per sample, not premultiplied, rows packed) to dw×dh into
-/// `dst` (dw×dh×4 bytes) with a Lanczos-3 kernel, each axis on its own: libvips's when neither
-/// axis grows, pixman's otherwise. Colour is scaled premultiplied by alpha unless `opaque` says
-/// every pixel is opaque (libvips; pixman always premultiplies). Returns 0, or a negative
+/// `dst` (dw×dh×4 bytes) with a Lanczos-3 kernel, each axis on its own, horizontally first: when
+/// neither axis grows, with the window clipped at the frame's edges and renormalised (as Pillow
+/// does), else with pixman's. Colour is scaled premultiplied by alpha unless `opaque` says every
+/// pixel is opaque (reductions; pixman always premultiplies). Returns 0, or a negative
 /// code with a message in `error` (NUL-terminated, at most `error_size` bytes).
 int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
                            int opaque, char *error, size_t error_size);
 
-/// Starts libvips (once per process; scaling starts it too). Call it while the process has one
-/// thread: it sets VIPSHOME (unless set) so that libvips loads none of its modules. 0 on success.
+/// Starts libvips (once per process; a reduction by more than 40×, the only scaling that uses it,
+/// starts it too). Call it while the process has one thread: it sets VIPSHOME (unless set) so
+/// that libvips loads none of its modules. 0 on success.
 int flipbook_resample_start(void);
 
 /// The libvips version in use, "major.minor.micro".

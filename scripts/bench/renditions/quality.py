@@ -14,7 +14,9 @@ refuses are counted and skipped):
   libvips's vips_resize uses — both round and clamp to 8 bits between the passes, so on hard
   edges the order moves values by up to ~25 levels; and Pillow with both of libvips's conventions
   (that order, and edges extended by copying: pillow_lanczos_libvips_conventions), to tell
-  conventions from faults. The output size is checked against the README's size rule
+  conventions from faults. (flipbook reduces in Pillow's conventions and arithmetic since
+  Sources/CResample/clipped_lanczos.c; the two diagnostics now show how far libvips's conventions
+  are from the goal's reference.) The output size is checked against the README's size rule
   (height = max(1, round(h·W/w)), halves away from zero).
 - Lossless WebP: `flipbook frames FILE --format webp -o DIR`, every frame decoded by Pillow
   (libwebp) and compared with the PNG frame: alpha equal everywhere, R, G, B equal where alpha > 0.

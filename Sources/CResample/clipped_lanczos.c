@@ -1,0 +1,119 @@
+// One axis of a Lanczos-3 reduction in Pillow's conventions (see clipped_lanczos.h): output i's
+// centre is (i + ½)·scale in continuous input coordinates, the kernel is stretched by the scale
+// (support 3·scale), its window is the input samples whose centres fall within the support,
+// clipped to the image, and the weights are divided by their sum, so an edge output averages
+// only real samples. Weights are fixed point with CLIPPED_LANCZOS_BITS fraction bits, each sum
+// starts at a half for rounding, and results clamp to 0…255: the same integer arithmetic as
+// Pillow's 8-bit resampler, so the values match it exactly.
+#include "clipped_lanczos.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double sinc(double x) {
+    if (x == 0.0) return 1.0;
+    x *= M_PI;
+    return sin(x) / x;
+}
+
+static double lanczos3(double x) { return -3.0 <= x && x < 3.0 ? sinc(x) * sinc(x / 3.0) : 0.0; }
+
+/// The passes' inner loops vectorise (clang, -O2) into 32-bit multiplies, which x86-64's baseline
+/// (SSE2) lacks: on x86-64 they are also compiled for SSE4.1 and AVX2 and the best the CPU runs
+/// is chosen at load time. The arithmetic is integer, so every version gives the same bytes.
+/// (Measured with libvips doing the vertical pass, 1280×720 → 320×180: 6.8 → 4.4 ms a frame.)
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "sse4.1", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
+static inline uint8_t clamped(int32_t sum) {
+    if (sum <= 0) return 0;
+    if (sum >= (int32_t)(256u << CLIPPED_LANCZOS_BITS)) return 255;
+    return (uint8_t)(sum >> CLIPPED_LANCZOS_BITS);
+}
+
+int clipped_lanczos_make(clipped_lanczos *kernel, int in, int out) {
+    memset(kernel, 0, sizeof *kernel);
+    double scale = (double)in / out, stretch = scale < 1.0 ? 1.0 : scale;
+    double support = 3.0 * stretch, inverse = 1.0 / stretch;
+    int taps = (int)ceil(support) * 2 + 1;
+    kernel->in = in;
+    kernel->out = out;
+    kernel->taps = taps;
+    kernel->first = malloc(sizeof(int) * (size_t)out);
+    kernel->count = malloc(sizeof(int) * (size_t)out);
+    kernel->weights = malloc(sizeof(int32_t) * (size_t)out * (size_t)taps);
+    double *raw = malloc(sizeof(double) * (size_t)taps);
+    if (!kernel->first || !kernel->count || !kernel->weights || !raw) {
+        free(raw);
+        clipped_lanczos_free(kernel);
+        return -1;
+    }
+    for (int i = 0; i < out; i++) {
+        double centre = (i + 0.5) * scale;
+        int first = (int)(centre - support + 0.5), end = (int)(centre + support + 0.5);
+        if (first < 0) first = 0;
+        if (end > in) end = in;
+        int count = end - first;
+        double sum = 0.0;
+        for (int t = 0; t < count; t++) {
+            raw[t] = lanczos3((t + first - centre + 0.5) * inverse);
+            sum += raw[t];
+        }
+        int32_t *w = kernel->weights + (size_t)i * taps;
+        for (int t = 0; t < taps; t++) {
+            double v = t < count && sum != 0.0 ? raw[t] / sum : 0.0;
+            w[t] = (int32_t)(v < 0 ? v * (1 << CLIPPED_LANCZOS_BITS) - 0.5 : v * (1 << CLIPPED_LANCZOS_BITS) + 0.5);
+        }
+        kernel->first[i] = first;
+        kernel->count[i] = count;
+    }
+    free(raw);
+    return 0;
+}
+
+void clipped_lanczos_free(clipped_lanczos *kernel) {
+    free(kernel->first);
+    free(kernel->count);
+    free(kernel->weights);
+    kernel->first = kernel->count = NULL;
+    kernel->weights = NULL;
+}
+
+VECTOR_CLONES void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows,
+                                           uint8_t *dst) {
+    for (int y = 0; y < rows; y++) {
+        const uint8_t *row = src + (size_t)y * kernel->in * 4;
+        uint8_t *target = dst + (size_t)y * kernel->out * 4;
+        for (int x = 0; x < kernel->out; x++) {
+            const int32_t *w = kernel->weights + (size_t)x * kernel->taps;
+            const uint8_t *p = row + (size_t)kernel->first[x] * 4;
+            int32_t sum[4] = {1 << (CLIPPED_LANCZOS_BITS - 1), 1 << (CLIPPED_LANCZOS_BITS - 1),
+                              1 << (CLIPPED_LANCZOS_BITS - 1), 1 << (CLIPPED_LANCZOS_BITS - 1)};
+            for (int t = 0; t < kernel->count[x]; t++, p += 4)
+                for (int c = 0; c < 4; c++) sum[c] += p[c] * w[t];
+            for (int c = 0; c < 4; c++) target[x * 4 + c] = clamped(sum[c]);
+        }
+    }
+}
+
+VECTOR_CLONES int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, int width, uint8_t *dst) {
+    size_t stride = (size_t)width * 4;
+    // One row of sums, each tap's row added across it in turn: contiguous, so it vectorises.
+    int32_t *sums = malloc(sizeof(int32_t) * stride);
+    if (!sums) return -1;
+    for (int y = 0; y < kernel->out; y++) {
+        const int32_t *w = kernel->weights + (size_t)y * kernel->taps;
+        const uint8_t *row = src + (size_t)kernel->first[y] * stride;
+        for (size_t i = 0; i < stride; i++) sums[i] = 1 << (CLIPPED_LANCZOS_BITS - 1);
+        for (int t = 0; t < kernel->count[y]; t++, row += stride)
+            for (size_t i = 0; i < stride; i++) sums[i] += row[i] * w[t];
+        uint8_t *target = dst + (size_t)y * stride;
+        for (size_t i = 0; i < stride; i++) target[i] = clamped(sums[i]);
+    }
+    free(sums);
+    return 0;
+}

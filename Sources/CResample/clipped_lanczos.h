@@ -1,0 +1,37 @@
+// One axis of a Lanczos-3 reduction with the window clipped at the image's edges and its weights
+// renormalised over the samples that remain (Pillow's convention), in 8-bit RGBA: resample.c's
+// two passes.
+#ifndef FLIPBOOK_CLIPPED_LANCZOS_H
+#define FLIPBOOK_CLIPPED_LANCZOS_H
+
+#include <stdint.h>
+
+/// The weights for reducing `in` samples to `out` (out ≤ in) along one axis.
+typedef struct {
+    int in, out;
+    /// The most samples any output's window holds: the stride of `weights`.
+    int taps;
+    /// Per output: the first input sample of its window and how many samples it holds.
+    int *first, *count;
+    /// Per output, `taps` fixed-point weights (CLIPPED_LANCZOS_BITS fraction bits), summing to one.
+    int32_t *weights;
+} clipped_lanczos;
+
+/// Fraction bits of the weights.
+#define CLIPPED_LANCZOS_BITS 22
+
+/// Fills `kernel` for reducing `in` samples to `out`. 0, or -1 when out of memory.
+int clipped_lanczos_make(clipped_lanczos *kernel, int in, int out);
+
+/// Frees what clipped_lanczos_make allocated.
+void clipped_lanczos_free(clipped_lanczos *kernel);
+
+/// Horizontal pass: every one of `rows` rows of kernel->in RGBA pixels in `src` to kernel->out
+/// pixels in `dst` (both packed).
+void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst);
+
+/// Vertical pass: kernel->in rows of `width` RGBA pixels in `src` to kernel->out rows in `dst`
+/// (both packed). 0, or -1 when out of memory.
+int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, int width, uint8_t *dst);
+
+#endif
