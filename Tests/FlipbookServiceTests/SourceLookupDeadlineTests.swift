@@ -43,10 +43,15 @@ struct SourceLookupDeadlineTests {
         let answer = try SourceFetchTests.register(service, url)
         #expect(answer.status == 504, "\(answer.text)")
         #expect(Date().timeIntervalSince(started) < 2.5)
+        // Asked to respond at once, the session ends 504 in time as well.
+        let id = try SourceSessionTests.sessionID(try SourceSessionTests.registerAsync(service, url))
+        #expect(try SourceSessionTests.ending(service, id).status == 504)
+        #expect(Date().timeIntervalSince(started) < 5)
         // The lookups answer late: nobody connects on their strength.
+        resolver.release.signal()
         resolver.release.signal()
         try await Task.sleep(for: .milliseconds(300))
         #expect(origin.connections == 0)
-        #expect(try service.metric("flipbook_source_fetches_total", where: "result=\"timeout\"") == 1)
+        #expect(try service.metric("flipbook_source_fetches_total", where: "result=\"timeout\"") == 2)
     }
 }
