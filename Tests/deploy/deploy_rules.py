@@ -242,8 +242,8 @@ def nginx_conf_violations(text):
     checks = [
         (r"map\s+\$uri\s+\$flipbook_image\s*\{", "no `map $uri $flipbook_image`"),
         (r"hash\s+\$flipbook_image\s+consistent\s*;", "upstream is not `hash $flipbook_image consistent`"),
-        (r"proxy_next_upstream\s+error\s+timeout\s+http_502\s+http_503\s+http_504\s*;",
-         "proxy_next_upstream does not cover error timeout http_502 http_503 http_504"),
+        (r"proxy_next_upstream\s+error\s+timeout\s+http_503\s*;",
+         "proxy_next_upstream does not cover error timeout http_503"),
         (r"server\s+\S+\s+[^;]*max_fails=\d+[^;]*fail_timeout=\d+s", "upstream servers lack max_fails/fail_timeout"),
         (r"proxy_set_header\s+X-Forwarded-For\s+\$proxy_add_x_forwarded_for\s*;", "X-Forwarded-For not passed"),
         (r"proxy_set_header\s+X-Request-ID\s+\S+;", "X-Request-ID not passed"),
@@ -255,6 +255,10 @@ def nginx_conf_violations(text):
     for pattern, message in checks:
         if not re.search(pattern, text):
             problems.append(message)
+    # A replica's own 502/504 say a source's origin failed, not the replica: retrying them
+    # fetches the bad URL on every replica and takes them all out of the ring.
+    if re.search(r"proxy_next_upstream\b[^;]*\bhttp_50[24]\b", text):
+        problems.append("proxy_next_upstream treats a replica's 502/504 (a source origin's failure) as the replica's")
     return problems
 
 

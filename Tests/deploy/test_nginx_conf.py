@@ -26,7 +26,10 @@ def test_conf_keeps_the_routing_rules():
 @pytest.mark.parametrize("old,new", [
     ("hash $flipbook_image consistent;", "hash $flipbook_image;"),
     ("hash $flipbook_image consistent;", "least_conn;"),
-    ("proxy_next_upstream error timeout http_502 http_503 http_504;", "proxy_next_upstream error;"),
+    ("proxy_next_upstream error timeout http_503;", "proxy_next_upstream error;"),
+    ("proxy_next_upstream error timeout http_503;", "proxy_next_upstream error timeout http_502 http_503 http_504;"),
+    ("proxy_next_upstream error timeout http_503 non_idempotent;",
+     "proxy_next_upstream error timeout http_503 http_504 non_idempotent;"),
     ("client_max_body_size 256m;", "client_max_body_size 1m;"),
     ("proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;", ""),
     ("proxy_set_header X-Request-ID $flipbook_request_id;", ""),

@@ -12,6 +12,9 @@ Phases (each prints its numbers; any failed check makes the exit status 1):
                  those in flight at the kill; after a restart its images come back
   4. rolling     SIGTERM each replica in turn (drain, exit, restart) while clients play
                  animations through nginx: no request fails
+  sources        (after 1; not with --fake) registrations by URL whose origin fails (502) or is
+                 too slow (504) are answered once, not retried, and move no image off its
+                 replica (scripts/topology/source_phase.py)
 """
 import argparse
 import collections
@@ -30,6 +33,8 @@ import types
 
 from benchlib import gifgen
 from benchlib.ports import free_ports
+
+import source_phase
 
 # Ids the affinity check sends through the proxy to see the ring spread them (each replica must
 # get at least a tenth: with three replicas a fair ring gives a third, and nginx's 160 points per
@@ -316,7 +321,7 @@ def main():
     ap.add_argument("--images", type=int, default=24)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--drain-timeout", type=int, default=10)
-    ap.add_argument("--phases", default="upload,affinity,kill,rolling",
+    ap.add_argument("--phases", default="upload,sources,affinity,kill,rolling",
                     help="comma-separated subset (upload always runs; kill needs affinity)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--summary", help="write the numbers as JSON here")
@@ -339,6 +344,7 @@ def main():
         "FLIPBOOK_LOG_FORMAT": "json",
         "FLIPBOOK_LOG_LEVEL": "info",
     })
+    env.update(source_phase.ENV)
     ports = free_ports(4)
     replicas = [Replica(i + 1, ports[i + 1], workdir, datadir, command, env) for i in range(3)]
     by_name = {r.name: r for r in replicas}
@@ -394,6 +400,10 @@ def main():
         print(f"  read back directly from each replica: {readable}/{total_reads} image x replica pairs OK")
         summary["upload"] = {"images": len(images), "readableEverywhere": readable, "pairs": total_reads,
                              "uploadsByReplica": dict(upload_served)}
+
+        if "sources" in phases and not args.fake:
+            print("\n[sources] a failing or slow origin behind a registration by URL", flush=True)
+            source_phase.run(request, nginx, images, fails, summary)
 
         if "affinity" in phases:
             # 2. Affinity: every image's frames from one replica.

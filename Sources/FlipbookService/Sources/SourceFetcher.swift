@@ -6,7 +6,7 @@ import SystemResources
 /// pass the address rules, and the connection goes only to those checked addresses (checked again
 /// as the socket opens); redirects are followed by hand, at most `maxRedirects`, each target
 /// checked the same way; the body is cut at `maxBytes` as it arrives; the whole fetch, every hop
-/// included, has `timeoutSeconds`; `Accept-Encoding: identity` is asked and any
+/// and every name lookup included, has `timeoutSeconds`; `Accept-Encoding: identity` is asked and any
 /// `Content-Encoding` refused; no cookies and no credentials are ever sent.
 public struct SourceFetcher: Sendable {
     /// What a completed fetch found.
@@ -64,9 +64,10 @@ public struct SourceFetcher: Sendable {
         if let etag = validators?.etag { headers.append("If-None-Match: \(etag)") }
         if let lastModified = validators?.lastModified { headers.append("If-Modified-Since: \(lastModified)") }
         var delivered = 0
+        func remainingMilliseconds() -> Int { Int((deadline - clock.nanoseconds()) / 1_000_000) }
         for hop in 0...maxRedirects {
-            let pinned = try addresses(of: url)
-            let remaining = Int((deadline - clock.nanoseconds()) / 1_000_000)
+            let pinned = try addresses(of: url, withinMilliseconds: remainingMilliseconds())
+            let remaining = remainingMilliseconds()
             guard remaining > 0 else { throw .timedOut(timeoutSeconds) }
             let transfer = CurlTransfer(
                 url: url, pinned: pinned, policy: policy, maxBytes: maxBytes, timeoutMilliseconds: remaining,
@@ -112,12 +113,17 @@ public struct SourceFetcher: Sendable {
     /// literal, else those of all the resolver gives that pass the address rules. The connection
     /// is pinned to these; a refused address is never connected to (`localhost` resolving to
     /// `::1` and `127.0.0.1` with only `127.0.0.0/8` allowed connects to `127.0.0.1`), and a name
-    /// none of whose addresses passes is refused with the first refusal.
-    func addresses(of url: SourceURL) throws(SourceFetchFailure) -> [IPAddress] {
+    /// none of whose addresses passes is refused with the first refusal. The lookup counts
+    /// against the fetch's deadline: one that does not answer within `milliseconds` times out.
+    func addresses(of url: SourceURL, withinMilliseconds milliseconds: Int) throws(SourceFetchFailure) -> [IPAddress] {
         let found: [IPAddress]
         switch url.host {
         case .address(let address): found = [address]
-        case .name(let name): found = resolver.addresses(of: name)
+        case .name(let name):
+            guard
+                let answer = BoundedLookup.addresses(of: name, using: resolver, withinMilliseconds: milliseconds)
+            else { throw .timedOut(timeoutSeconds) }
+            found = answer
         }
         guard !found.isEmpty else { throw .unreachable("the host name does not resolve") }
         var passed: [IPAddress] = []

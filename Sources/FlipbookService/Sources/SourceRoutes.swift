@@ -2,7 +2,8 @@ import Foundation
 import HTTPServer
 
 /// Receives the small JSON body of a registration by URL (`{"url": "https://…"}`), then fetches
-/// on the sources queue and answers as an upload of the fetched bytes would.
+/// on the sources queue and answers as an upload of the fetched bytes would — or, asked
+/// `Prefer: respond-async`, answers 202 at once and feeds the fetch into an upload session.
 final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
     static let maxBodyBytes = 16 * 1024
     private let api: FlipbookAPI
@@ -41,6 +42,10 @@ final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
         case .success(let found): url = found
         case .failure(let refusal): return .now(FlipbookAPI.problem(refusal))
         }
+        if FlipbookAPI.prefersRespondAsync(request) {
+            return .now(
+                api.startFetchIntoSession(url, name: name, validators: nil, unchanged: nil, requestID: request.requestID))
+        }
         let (api, name, responder, requestID) = (self.api, self.name, self.responder, request.requestID)
         api.sources.queue.async {
             responder.respond(api.fetchAndCommit(url, name: name, requestID: requestID))
@@ -75,55 +80,88 @@ final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
     }
 }
 
+/// A fetch about to start (its slot claimed, its temporary file open), or the answer to give
+/// instead.
+enum PreparedFetch {
+    case ready(UploadFile)
+    case refused(HTTPResponse)
+}
+
 /// `POST /images` and `PUT /images/{name}` by URL, and `POST /images/{id}/refresh`.
 extension FlipbookAPI {
     /// Fetches `url` into an upload and commits it (slow: on the sources queue). With
-    /// `validators`, a 304 answers nil (the image is unchanged).
+    /// `validators`, a 304 answers 304 (the image is unchanged).
     func fetchAndCommit(
         _ url: String, name: String?, validators: SourceFetcher.Validators? = nil, requestID: HTTPRequestID
     ) -> HTTPResponse {
+        switch prepareFetch() {
+        case .refused(let refusal):
+            return refusal
+        case .ready(let upload):
+            return fetch(url, into: upload, session: nil, name: name, validators: validators, requestID: requestID)
+                .response
+        }
+    }
+
+    /// Claims a fetch slot and opens the temporary file the body goes to; the answer to give
+    /// instead when either cannot be had (429, 503). The caller hands the file to
+    /// ``fetch(_:into:session:name:validators:requestID:)``, which releases the slot.
+    func prepareFetch() -> PreparedFetch {
         guard sources.claimFetch() else {
             sources.count("busy")
-            return .problem(
-                .tooManyRequests, detail: "Too many sources are being fetched at once; retry shortly.",
-                headers: ["Retry-After": "1"])
+            return .refused(
+                .problem(
+                    .tooManyRequests, detail: "Too many sources are being fetched at once; retry shortly.",
+                    headers: ["Retry-After": "1"]))
         }
-        defer { sources.releaseFetch() }
-        let upload: UploadFile
         do {
-            upload = try store.beginUpload()
+            return .ready(try store.beginUpload())
         } catch {
-            return Self.storageUnavailable("The source cannot be stored right now")
+            sources.releaseFetch()
+            return .refused(Self.storageUnavailable("The source cannot be stored right now"))
         }
+    }
+
+    /// Fetches `url` into `upload` — and into `session` as the bytes arrive, when there is one,
+    /// so its readers get frames while the origin still sends — then commits it. Releases the
+    /// fetch slot ``prepareFetch()`` claimed. Slow: on the sources queue.
+    func fetch(
+        _ url: String, into upload: UploadFile, session: UploadSession?, name: String?,
+        validators: SourceFetcher.Validators?, requestID: HTTPRequestID
+    ) -> SourceFetchResult {
+        defer { sources.releaseFetch() }
         let fetched: SourceFetcher.Fetched
         do {
-            fetched = try sources.fetcher.fetch(url, validators: validators) { try upload.append($0) }
+            fetched = try sources.fetcher.fetch(url, validators: validators) { chunk in
+                try upload.append(chunk)
+                if let session, session.received(total: upload.byteCount) { self.indexUpload(session) }
+            }
         } catch {
             upload.discard()
             sources.count(error.reason)
             if error.status == .internalServerError {
                 logger.error("source not written", metadata: ["error": "\(error)", "requestID": "\(requestID)"])
             }
-            return .problem(error.status, detail: error.description)
+            return .refused(status: error.status, detail: error.description)
         }
         if fetched.status == 304 {
             upload.discard()
             sources.count("not-modified")
-            return HTTPResponse(status: .notModified)
+            return .notModified
         }
         guard upload.byteCount > 0 else {
             upload.discard()
             sources.count("empty")
-            return .problem(.unprocessableContent, detail: "The source's body is empty.")
+            return .refused(status: .unprocessableContent, detail: "The source's body is empty.")
         }
         sources.count("ok")
         let origin = SourceOrigin(url: url, etag: fetched.etag, lastModified: fetched.lastModified, fetchedAt: Date())
-        return commitUpload(upload, name: name, requestID: requestID, origin: origin)
+        return .committed(commitUpload(upload, name: name, requestID: requestID, origin: origin))
     }
 
     /// `POST /images/{id}/refresh`: revalidates an image registered by URL with its validators.
     /// Unchanged → 200 with its metadata; new bytes → a new content id (201, `Location`), and a
-    /// named image moves to them (200).
+    /// named image moves to them (200); `Prefer: respond-async` → 202 and an upload session.
     func refreshSource(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         if let refusal = Authorization.check(
             request, token: settings.auth.uploadToken, what: "Refreshing", disabledWhenEmpty: false)
@@ -132,19 +170,26 @@ extension FlipbookAPI {
         }
         let id = request.pathParameters["id"] ?? ""
         let requestID = request.requestID
+        let respondAsync = Self.prefersRespondAsync(request)
         sources.queue.async { [self] in
-            responder.respond(refresh(id, requestID: requestID))
+            responder.respond(refresh(id, requestID: requestID, respondAsync: respondAsync))
         }
         return .later
     }
 
-    func refresh(_ id: String, requestID: HTTPRequestID) -> HTTPResponse {
+    /// Revalidates image `id`; with `respondAsync`, into an upload session (202) that ends as an
+    /// alias of the new bytes' image, or of `id` itself when the origin answers 304.
+    func refresh(_ id: String, requestID: HTTPRequestID, respondAsync: Bool = false) -> HTTPResponse {
         guard let record = store.record(id, reindexing: false) else { return Self.unknownImage(id) }
         guard let origin = record.origin else {
             return .problem(.conflict, detail: "Image '\(id)' was not registered by URL; there is nothing to refresh.")
         }
         let validators = SourceFetcher.Validators(etag: origin.etag, lastModified: origin.lastModified)
         let name = record.source == .named ? id : nil
+        if respondAsync {
+            return startFetchIntoSession(
+                origin.url, name: name, validators: validators, unchanged: id, requestID: requestID)
+        }
         let response = fetchAndCommit(origin.url, name: name, validators: validators, requestID: requestID)
         guard response.status == .notModified else { return response }
         let body = store.recordAndMetadata(id)?.1 ?? (try? ImageStore.encodeMetadata(of: record)) ?? []

@@ -20,6 +20,10 @@ final class OriginServer: Sendable {
         /// `total` bytes of body without Content-Length (ended by closing), written in 16 KiB
         /// pieces; when the client closes first, ``cutShort`` becomes true.
         case stream(total: Int, contentLength: Bool)
+        /// `body` with its Content-Length, in slices: up to the first of `cuts`, then each next
+        /// slice after a signal of `gate`, the rest after one more. With `closeEarly`, the
+        /// connection is closed at the last cut instead (a body cut off mid-way).
+        case sliced(body: [UInt8], cuts: [Int], gate: DispatchSemaphore, closeEarly: Bool)
     }
 
     let address: String
@@ -99,6 +103,18 @@ final class OriginServer: Sendable {
         case .slow(let seconds, let body):
             usleep(UInt32(seconds * 1e6))
             send(fd, Array(Self.head(200, ["Content-Length: \(body.count)"]).utf8) + body)
+        case .sliced(let body, let cuts, let gate, let closeEarly):
+            guard send(fd, Array(Self.head(200, ["Content-Length: \(body.count)"]).utf8)) else { return }
+            var sent = 0
+            for cut in cuts + [body.count] {
+                if sent > 0 || cut == body.count {
+                    guard gate.wait(timeout: .now() + 60) == .success else { return }
+                }
+                if cut == body.count, closeEarly { return }
+                guard send(fd, Array(body[sent..<cut])) else { return }
+                sent = cut
+                state.withLock { $0.bytesSent = sent }
+            }
         case .stream(let total, let contentLength):
             var headers = ["Content-Type: image/gif"]
             if contentLength { headers.append("Content-Length: \(total)") }

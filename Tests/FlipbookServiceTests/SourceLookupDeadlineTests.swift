@@ -1,0 +1,57 @@
+import FlipbookTestSupport
+import Foundation
+import SourceRules
+import Testing
+
+@testable import FlipbookService
+
+/// A resolver that answers only when the test lets it (or after 30 s): a DNS server that hangs.
+struct HangingResolver: SourceResolver {
+    let release = DispatchSemaphore(value: 0)
+    let answer: [IPAddress]
+
+    func addresses(of name: String) -> [IPAddress] {
+        _ = release.wait(timeout: .now() + 30)
+        return answer
+    }
+}
+
+/// The name lookup counts against `sources.timeoutSeconds`.
+@Suite("Source name lookups", .serialized)
+struct SourceLookupDeadlineTests {
+    @Test func aHangingLookupTimesOutWithinTheDeadline() throws {
+        let resolver = HangingResolver(answer: [.v4(0x7f00_0001)])
+        defer { resolver.release.signal() }
+        let (policy, _) = SourcePolicy.parse(prefixes: [], networks: ["127.0.0.1/32"])
+        let fetcher = SourceFetcher(policy: policy, maxBytes: 1 << 20, timeoutSeconds: 0.3, resolver: resolver)
+        let started = Date()
+        #expect(throws: SourceFetchFailure.timedOut(0.3)) {
+            try fetcher.fetch("http://hangs.test/a.gif") { _ in }
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed >= 0.25 && elapsed < 1.5, "\(elapsed) s")
+    }
+
+    @Test func aHangingLookupIs504AndTheLateAnswerIsNotUsed() async throws {
+        let origin = try OriginServer(routes: ["/a.gif": .answer(status: 200, headers: [], body: SourceFetchTests.gif)])
+        defer { origin.stop() }
+        let resolver = HangingResolver(answer: [.v4(0x7f00_0001)])
+        let service = try SourceFetchTests.service(resolver: resolver) { $0.sources.timeoutSeconds = 1 }
+        defer { Task { await service.stop() } }
+        let url = "http://hangs.test:\(origin.port)/a.gif"
+        let started = Date()
+        let answer = try SourceFetchTests.register(service, url)
+        #expect(answer.status == 504, "\(answer.text)")
+        #expect(Date().timeIntervalSince(started) < 2.5)
+        // Asked to respond at once, the session ends 504 in time as well.
+        let id = try SourceSessionTests.sessionID(try SourceSessionTests.registerAsync(service, url))
+        #expect(try SourceSessionTests.ending(service, id).status == 504)
+        #expect(Date().timeIntervalSince(started) < 5)
+        // The lookups answer late: nobody connects on their strength.
+        resolver.release.signal()
+        resolver.release.signal()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(origin.connections == 0)
+        #expect(try service.metric("flipbook_source_fetches_total", where: "result=\"timeout\"") == 2)
+    }
+}

@@ -1,0 +1,230 @@
+import FlipbookTestSupport
+import Foundation
+import HTTPServer
+import SourceRules
+import Testing
+
+@testable import FlipbookService
+
+/// Registration by URL with `Prefer: respond-async`: the fetch feeds an upload session, so frames
+/// are served while a slow origin (on loopback, sending a GIF in slices) still sends; the
+/// refusals reach the session and its waiters; a body cut off mid-way stores nothing.
+@Suite("Sources into upload sessions", .serialized)
+struct SourceSessionTests {
+    typealias Sessions = UploadSessionTests
+    static let async = ["Content-Type": "application/json", "Prefer": "respond-async"]
+
+    /// `POST /images` (or `PUT /images/{name}`) by URL asking for an answer at once.
+    static func registerAsync(_ service: TestService, _ url: String, name: String? = nil) throws -> HTTPTestResponse {
+        let body = try JSONSerialization.data(withJSONObject: ["url": url])
+        return try service.client.send(
+            name == nil ? "POST" : "PUT", name.map { "/images/\($0)" } ?? "/images", headers: Self.async,
+            body: Array(body))
+    }
+
+    /// The session a 202 names.
+    static func sessionID(_ accepted: HTTPTestResponse) throws -> String {
+        #expect(accepted.status == 202, "\(accepted.text)")
+        #expect(accepted.header("Preference-Applied") == "respond-async")
+        let id = try #require(accepted.json["uploadId"] as? String)
+        #expect(accepted.header("Location") == "/uploads/\(id)")
+        return id
+    }
+
+    // The helpers below block on threads of their own and poll with Thread.sleep, never
+    // suspending: with every suite running at once the few threads of the cooperative pool are
+    // often all busy in other tests, and a task started or resumed there can wait for seconds.
+
+    /// A request sent on a thread of its own, at once; its answer is waited for later.
+    final class Background: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private var result: Result<HTTPTestResponse, any Error>?
+
+        init(_ service: TestService, _ path: String, headers: [String: String] = [:]) {
+            let client = service.client
+            Thread.detachNewThread {
+                self.result = Result { try client.get(path, headers: headers) }
+                self.done.signal()
+            }
+        }
+
+        /// The answer (at most a minute later).
+        func answer() throws -> HTTPTestResponse {
+            guard done.wait(timeout: .now() + 60) == .success, let result else { throw TestFailure("no answer") }
+            return try result.get()
+        }
+    }
+
+    /// `GET /uploads/{id}` once the session has ended (anything but the 200 of a session in
+    /// progress).
+    static func ending(_ service: TestService, _ id: String) throws -> HTTPTestResponse {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let status = try service.client.get("/uploads/\(id)")
+            if status.status != 200 { return status }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw TestFailure("session \(id) did not end")
+    }
+
+    /// Waits until the session has `bytes` bytes; returns its frame count then.
+    static func frames(_ service: TestService, _ id: String, whenItHas bytes: Int) throws -> Int {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let status = try service.client.get("/uploads/\(id)")
+            guard status.status == 200 else { throw TestFailure("session \(id) ended: \(status.status) \(status.text)") }
+            #expect(status.header("Cache-Control") == "no-store" && status.json["complete"] as? Bool == false)
+            if status.json["bytesReceived"] as? Int == bytes { return status.json["frameCount"] as? Int ?? -1 }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        throw TestFailure("session \(id) did not reach \(bytes) bytes")
+    }
+
+    /// Waits until `count` frame requests wait on sessions.
+    static func waiting(_ service: TestService, _ count: Int) {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, service.server.api.uploads.waiting.load(ordering: .relaxed) < count {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(service.server.api.uploads.waiting.load(ordering: .relaxed) >= count)
+    }
+
+    @Test func framesAreServedWhileTheOriginStillSends() async throws {
+        let bytes = try Corpus.bytes(Sessions.gif)
+        let cuts = [bytes.count / 3, bytes.count * 2 / 3]
+        let gate = DispatchSemaphore(value: 0)
+        let origin = try OriginServer(routes: ["/slow.gif": .sliced(body: bytes, cuts: cuts, gate: gate, closeEarly: false)])
+        defer { origin.stop() }
+        let service = try SourceFetchTests.service()
+        defer { Task { await service.stop() } }
+        let id = try Self.sessionID(try Self.registerAsync(service, origin.base + "/slow.gif"))
+        var served: [Int: [UInt8]] = [:]
+        let first = try Self.frames(service, id, whenItHas: cuts[0])
+        #expect(first > 0)
+        for index in 0..<first {
+            let frame = try service.client.get("/frames/\(id)/\(index)")
+            #expect(frame.status == 200 && frame.header("Cache-Control") == "no-store", "frame \(index)")
+            served[index] = frame.body
+        }
+        // A reader waiting on the next frame is answered when the origin's next slice lands.
+        let next = Background(service, "/frames/\(id)/\(first)", headers: ["Prefer": "wait=10"])
+        Self.waiting(service, 1)
+        gate.signal()
+        let second = try Self.frames(service, id, whenItHas: cuts[1])
+        #expect(second > first)
+        let answered = try next.answer()
+        #expect(answered.status == 200 && answered.header("X-Frame-Index") == "\(first)")
+        served[first] = answered.body
+        served[second - 1] = try service.client.get("/frames/\(id)/\(second - 1)").body
+        #expect(origin.bytesSent < bytes.count, "the origin has not sent the rest")
+        gate.signal()
+        let end = try Self.ending(service, id)
+        let imageID = SourceFetchTests.sha256(bytes)
+        #expect(end.status == 303 && end.header("Location") == "/images/\(imageID)", "\(end.status) \(end.text)")
+        for (index, body) in served {
+            #expect(try service.client.get("/frames/\(imageID)/\(index)").body == body, "frame \(index)")
+        }
+        #expect(service.server.store.record(imageID)?.origin?.url == origin.base + "/slow.gif")
+        #expect(try service.metric("flipbook_source_fetches_total", where: "result=\"ok\"") == 1)
+    }
+
+    @Test func refusalsReachTheSessionAndItsWaiters() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let text = Array("not an image, though it says so".utf8)
+        let origin = try OriginServer(routes: [
+            "/slow.gif": .slow(seconds: 3, then: SourceFetchTests.gif),
+            "/text.gif": .sliced(body: text, cuts: [4], gate: gate, closeEarly: false),
+        ])
+        defer { origin.stop() }
+        let inside = try OriginServer(
+            address: "127.0.0.2", routes: ["/secret.gif": .answer(status: 200, headers: [], body: SourceFetchTests.gif)])
+        defer { inside.stop() }
+        origin.set("/redirect", .answer(status: 302, headers: ["Location: \(inside.base)/secret.gif"], body: []))
+        let resolver = StaticResolver(["private.test": [.v4(0x0a00_0001)]])
+        let service = try SourceFetchTests.service(resolver: resolver) { $0.sources.timeoutSeconds = 1 }
+        defer { Task { await service.stop() } }
+        // Refused by the URL's form: answered at once, no session.
+        let outright = try Self.registerAsync(service, "ftp://127.0.0.1/a.gif")
+        #expect(outright.status == 422 && outright.header("Location") == nil, "\(outright.text)")
+        for (path, sessionStatus, rule) in [
+            ("http://private.test/a.gif", 422, "address-private"), (origin.base + "/redirect", 422, "address-loopback"),
+            (origin.base + "/missing.gif", 502, "404"),
+            (origin.base + "/slow.gif", 504, "timeoutSeconds"),
+        ] {
+            let id = try Self.sessionID(try Self.registerAsync(service, path))
+            let waiter = Background(service, "/frames/\(id)/0", headers: ["Prefer": "wait=10"])
+            let end = try Self.ending(service, id)
+            #expect(end.status == sessionStatus && end.text.contains(rule), "\(path): \(end.status) \(end.text)")
+            #expect(!end.text.contains("10.0.0.1"), "the detail names the rule, not the address")
+            let waited = try waiter.answer()
+            #expect(waited.status == sessionStatus && waited.header("Cache-Control") == "no-store", "\(path)")
+        }
+        #expect(inside.connections == 0, "a refused redirect target never sees a connection")
+        // A body that is no image: the waiter gets the uploader's 415, the session 422.
+        let id = try Self.sessionID(try Self.registerAsync(service, origin.base + "/text.gif"))
+        let waiter = Background(service, "/frames/\(id)/0", headers: ["Prefer": "wait=10"])
+        Self.waiting(service, 1)
+        gate.signal()
+        #expect(try Self.ending(service, id).status == 422)
+        #expect(try waiter.answer().status == 415)
+    }
+
+    @Test func aFetchCutMidWayStoresNothing() async throws {
+        let bytes = try Corpus.bytes(Sessions.gif)
+        let gate = DispatchSemaphore(value: 0)
+        let origin = try OriginServer(routes: [
+            "/cut.gif": .sliced(body: bytes, cuts: [bytes.count / 2], gate: gate, closeEarly: true)
+        ])
+        defer { origin.stop() }
+        let service = try SourceFetchTests.service()
+        defer { Task { await service.stop() } }
+        let id = try Self.sessionID(try Self.registerAsync(service, origin.base + "/cut.gif"))
+        #expect(try Self.frames(service, id, whenItHas: bytes.count / 2) > 0)
+        #expect(try service.client.get("/frames/\(id)/0").status == 200)
+        let waiter = Background(service, "/frames/\(id)/14", headers: ["Prefer": "wait=10"])
+        Self.waiting(service, 1)
+        gate.signal()  // the origin closes the connection instead of sending the rest
+        let end = try Self.ending(service, id)
+        #expect(end.status == 502, "\(end.text)")
+        #expect(try waiter.answer().status == 502)
+        #expect(service.server.store.record(SourceFetchTests.sha256(bytes)) == nil)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: service.dataDirectory + "/tmp")
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    @Test func aNamedRegistrationAndARefreshFeedSessionsToo() async throws {
+        let origin = try OriginServer(routes: [
+            "/clip": .answer(status: 200, headers: ["ETag: \"v1\""], body: SourceFetchTests.gif)
+        ])
+        defer { origin.stop() }
+        let service = try SourceFetchTests.service()
+        defer { Task { await service.stop() } }
+        let named = try Self.sessionID(try Self.registerAsync(service, origin.base + "/clip", name: "clip"))
+        let stored = try Self.ending(service, named)
+        #expect(stored.status == 303 && stored.header("Location") == "/images/clip", "\(stored.text)")
+        // Unchanged at the origin: the session is an alias of the image refreshed.
+        origin.set("/clip", .answer(status: 304, headers: ["ETag: \"v1\""], body: []))
+        let unchanged = try service.client.send("POST", "/images/clip/refresh", headers: ["Prefer": "respond-async"])
+        let same = try Self.ending(service, try Self.sessionID(unchanged))
+        #expect(same.status == 303 && same.header("Location") == "/images/clip")
+        // New bytes: the name moves to them.
+        origin.set("/clip", .answer(status: 200, headers: ["ETag: \"v2\""], body: SourceFetchTests.webp))
+        let changed = try service.client.send("POST", "/images/clip/refresh", headers: ["Prefer": "respond-async"])
+        #expect(try Self.ending(service, try Self.sessionID(changed)).status == 303)
+        #expect(SourceFetchTests.json(try service.client.get("/images/clip"))["format"] as? String == "webp")
+        #expect(try service.client.send("POST", "/images/none/refresh", headers: ["Prefer": "respond-async"]).status == 404)
+    }
+
+    @Test func respondAsyncIsReadFromPrefer() {
+        func prefers(_ values: [String]) -> Bool {
+            var headers = HTTPHeaders()
+            for value in values { headers.add(name: "Prefer", value: value) }
+            return FlipbookAPI.prefersRespondAsync(HTTPRequest(method: .POST, target: "/images", headers: headers))
+        }
+        #expect(!prefers([]))
+        #expect(prefers(["respond-async"]))
+        #expect(prefers(["wait=5, Respond-Async"]))
+        #expect(prefers(["return=minimal", "respond-async; x=1"]))
+        #expect(!prefers(["respond-asynchronously", "wait=respond-async"]))
+    }
+}
