@@ -93,6 +93,13 @@ struct StoryboardLayoutTests {
         }
         #expect(refusal(StoryboardSpec(tileWidth: 160, columns: 103)) == "columns")
         #expect(refusal(StoryboardSpec(tileWidth: 5000)) == "tile")
+        // Numbers as large as a query may give: refused by name, never an overflow (a tile of
+        // 55702705535802000 px once stopped the server).
+        #expect(refusal(StoryboardSpec(tileWidth: 55_702_705_535_802_000, columns: 2)) == "tile")
+        #expect(refusal(StoryboardSpec(tileWidth: Int.max / 2)) == "tile")
+        #expect(refusal(StoryboardSpec(tileWidth: 100, tileHeight: Int.max / 2)) == "tileHeight")
+        #expect(refusal(StoryboardSpec(tileWidth: 100, columns: 16383)) == "columns")
+        #expect(refusal(StoryboardSpec(tileWidth: 100, columns: Int.max / 2)) == "columns")
         #expect(refusal(StoryboardSpec(tileWidth: 100, tileHeight: 5000)) == "tileHeight")
         #expect(refusal(StoryboardSpec(tileWidth: 100), maxSheetPixels: 100) == "derived.maxSheetPixels")
         #expect(

@@ -115,10 +115,16 @@ struct DerivedRoutesTests {
                 ("frames=interval=0", "frames"), ("format=gif", "format"), ("format=png&quality=50", "quality"),
                 ("tile=2000&columns=10", "columns"), ("tile=5000&columns=1", "tile"), ("tile=160", "derived.maxSheetPixels"),
                 ("tile=10&tile=20", "tile"),
+                // Found by schemathesis: this one overflowed and stopped the server.
+                ("columns=2&tile=55702705535802000", "tile"), ("tile=100&tileHeight=99999999999999999999", "tileHeight"),
+                ("tile=100&columns=99999999999999999999", "columns"),
             ] {
                 let refused = try service.client.get("/images/\(id)/storyboard?\(query)")
                 #expect(refused.status == 400 && refused.text.contains(named), "\(query): \(refused.text)")
+                let vtt = try service.client.get("/images/\(id)/storyboard.vtt?\(query)")
+                #expect(vtt.status == 400, "\(query): \(vtt.text)")
             }
+            #expect(try service.client.get("/healthz").status == 200)
         }
     }
 

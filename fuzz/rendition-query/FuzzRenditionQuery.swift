@@ -7,7 +7,9 @@
 //     whose crop does not lie inside the scaled frame;
 //   - `quality` survives on a PNG, or `format=auto` does not say it was negotiated;
 //   - a rendition that changes nothing is not the full-size frame, or two renditions with one key
-//     differ (the key is the cache's and the ETag's name for the frame).
+//     differ (the key is the cache's and the ETag's name for the frame);
+//   - the same query read as a storyboard's (`tile`, `tileHeight`, `columns`, `frames`, …) crashes,
+//     or makes a layout with a sheet beyond WebP's 16383 px or a tile outside its sheet.
 
 import AnimatedImage
 
@@ -28,6 +30,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         return (name: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
     }
+    storyboard(items, canvasWidth: w, canvasHeight: h)
     guard let requested = try? policy.requested(items, accept: Substring(accept)) else { return 0 }
     if requested.request.format == .png { check(requested.request.quality == nil, "quality on a PNG: \(query)") }
     if items.contains(where: { $0.name == "format" && $0.value == "auto" }) {
@@ -53,4 +56,23 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         check(DevicePixelRatio(decimal: Substring(dpr.description)) == dpr, "dpr \(dpr) does not round-trip")
     }
     return 0
+}
+
+/// The query as a storyboard's, laid out over a short timeline of the canvas.
+func storyboard(_ items: [(name: String, value: String)], canvasWidth w: Int, canvasHeight h: Int) {
+    guard let spec = try? StoryboardQuery.spec(items),
+        let layout = try? StoryboardLayout(
+            spec, canvasWidth: w, canvasHeight: h, timeline: Timeline(rawDelaysMs: [100, 40, 0, 250], playCount: 0),
+            maxSheetPixels: 1 << 24, maxTiles: 10_000, maxOutputDimension: 4096)
+    else { return }
+    for sheet in layout.sheets {
+        check(sheet.width >= 1 && sheet.height >= 1, "an empty sheet")
+        check(sheet.width <= StoryboardLayout.maxSheetSide && sheet.height <= StoryboardLayout.maxSheetSide, "sheet too large")
+    }
+    for tile in layout.tiles {
+        let sheet = layout.sheets[tile.sheet]
+        check(
+            tile.x >= 0 && tile.y >= 0 && tile.x + tile.width <= sheet.width && tile.y + tile.height <= sheet.height,
+            "tile \(tile) outside its \(sheet.width)×\(sheet.height) sheet")
+    }
 }

@@ -58,17 +58,24 @@ public struct StoryboardLayout: Sendable, Equatable {
         maxTiles: Int, maxOutputDimension: Int
     ) throws(StoryboardError) {
         let tileWidth = spec.tileWidth
-        let tileHeight = spec.tileHeight ?? max(1, RenditionRequest.roundedQuotient(tileWidth * canvasHeight, canvasWidth))
         let largestTile = min(Self.maxSheetSide, maxOutputDimension)
+        // Checked before the height is derived from it: a tile of 17 digits times the canvas's
+        // height overflowed and stopped the server.
         guard tileWidth <= largestTile else {
             throw StoryboardError(parameter: "tile", detail: "tile=\(tileWidth) is above the largest tile, \(largestTile) px.")
         }
+        let tileHeight = spec.tileHeight ?? max(1, RenditionRequest.roundedQuotient(tileWidth * canvasHeight, canvasWidth))
         guard tileHeight <= largestTile else {
-            throw StoryboardError(
-                parameter: spec.tileHeight == nil ? "tile" : "tileHeight",
-                detail: "The tiles would be \(tileHeight) px high, above the largest tile, \(largestTile) px.")
+            throw spec.tileHeight == nil
+                ? StoryboardError(
+                    parameter: "tile",
+                    detail: "tile=\(tileWidth) makes tiles \(tileHeight) px high (the image's aspect), above the largest "
+                        + "tile, \(largestTile) px.")
+                : StoryboardError(
+                    parameter: "tileHeight",
+                    detail: "tileHeight=\(tileHeight) is above the largest tile, \(largestTile) px.")
         }
-        guard spec.columns * tileWidth <= Self.maxSheetSide else {
+        guard spec.columns <= Self.maxSheetSide / tileWidth else {
             throw StoryboardError(
                 parameter: "columns",
                 detail: "columns=\(spec.columns) of \(tileWidth) px make a sheet wider than \(Self.maxSheetSide) px.")
