@@ -159,6 +159,11 @@ done:
     return status;
 }
 
+int flipbook_resample_uses_libvips(int sw, int sh, int dw, int dh) {
+    if (dw <= 0 || dh <= 0) return 0;
+    return fmax((double)sw / dw, (double)sh / dh) > MAX_DIRECT_REDUCE;
+}
+
 int flipbook_resample_start(void) {
     pthread_once(&once, start_vips);
     return init_status;

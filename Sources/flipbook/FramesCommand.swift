@@ -30,7 +30,13 @@ struct FramesCommand: ParsableCommand {
     func run() throws {
         let image = openImage(file, limits: limits, verification: .structural)
         let target = rendition.rendition(of: image)
-        if target.scales(width: image.canvasWidth, height: image.canvasHeight) { Resampler.start() }
+        // libvips only for the largest reductions; the rest need not pay its start-up.
+        if Resampler.usesLibvips(
+            width: image.canvasWidth, height: image.canvasHeight, scaledWidth: target.scaledWidth,
+            scaledHeight: target.scaledHeight)
+        {
+            Resampler.start()
+        }
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         } catch {

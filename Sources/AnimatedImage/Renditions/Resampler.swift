@@ -16,6 +16,13 @@ public enum Resampler {
     @discardableResult
     public static func start() -> Bool { flipbook_resample_start() == 0 }
 
+    /// Whether scaling a `width`×`height` canvas to `scaledWidth`×`scaledHeight` uses libvips (a
+    /// reduction by more than 40×): a short-lived process (the CLI) starts it only then.
+    public static func usesLibvips(width: Int, height: Int, scaledWidth: Int, scaledHeight: Int) -> Bool {
+        flipbook_resample_uses_libvips(
+            Int32(clamping: width), Int32(clamping: height), Int32(clamping: scaledWidth), Int32(clamping: scaledHeight)) != 0
+    }
+
     /// `canvas` scaled to `width`×`height`.
     public static func scale(_ canvas: Canvas, width: Int, height: Int) throws -> Canvas {
         guard width > 0, height > 0 else { throw ResamplingError(message: "cannot scale to \(width)×\(height)") }

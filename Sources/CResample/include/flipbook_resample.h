@@ -21,6 +21,10 @@ int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int
 /// that libvips loads none of its modules. 0 on success.
 int flipbook_resample_start(void);
 
+/// 1 when scaling sw×sh to dw×dh uses libvips (a reduction by more than 40×), else 0: a process
+/// that makes no such reduction need not start libvips (about 24 ms).
+int flipbook_resample_uses_libvips(int sw, int sh, int dw, int dh);
+
 /// The libvips version in use, "major.minor.micro".
 const char *flipbook_resample_library_version(void);
 
