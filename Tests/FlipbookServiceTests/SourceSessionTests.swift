@@ -95,7 +95,8 @@ struct SourceSessionTests {
         let gate = DispatchSemaphore(value: 0)
         let origin = try OriginServer(routes: ["/slow.gif": .sliced(body: bytes, cuts: cuts, gate: gate, closeEarly: false)])
         defer { origin.stop() }
-        let service = try SourceFetchTests.service()
+        // A long fetch deadline: the test may be held up between the origin's slices.
+        let service = try SourceFetchTests.service { $0.sources.timeoutSeconds = 300 }
         defer { Task { await service.stop() } }
         let id = try Self.sessionID(try Self.registerAsync(service, origin.base + "/slow.gif"))
         var served: [Int: [UInt8]] = [:]

@@ -15,7 +15,7 @@ struct UploadSessionEndingsTests {
     /// An APNG, and a WebP (whose cut prefix is indexed as the file of its complete chunks).
     @Test(arguments: ["wuffs/muybridge.apng", "image-rs-image-webp/images/animated/random_lossy.webp"])
     func aChunkedBodyServesRenditionsIdenticalToTheFinishedImage(_ input: String) async throws {
-        let service = try TestService()
+        let service = try Sessions.service()
         let bytes = try Corpus.bytes(input)
         let id = try Sessions.createSession(service)
         let connection = try RawHTTPClient(port: service.server.port, timeoutSeconds: 30)

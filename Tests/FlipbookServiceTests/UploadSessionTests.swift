@@ -12,6 +12,14 @@ import Testing
 struct UploadSessionTests {
     static let gif = "wuffs/muybridge.gif"
 
+    /// A service for tests whose uploads pause between slices: the body idle timeout is long, so
+    /// a test held up by the rest of the suite (every suite runs at once on a few threads; a
+    /// resumption can wait for seconds) is not cut off as a stalled uploader. The tests of the
+    /// idle timeout itself set theirs.
+    static func service() throws -> TestService {
+        try TestService { $0.server.bodyIdleTimeoutSeconds = 600 }
+    }
+
     /// `POST /uploads`; returns the session's id.
     static func createSession(_ service: TestService) throws -> String {
         let created = try service.client.send("POST", "/uploads")
@@ -65,7 +73,7 @@ struct UploadSessionTests {
     }
 
     @Test func framesArriveWithTheBytesAndMatchTheFinishedImage() async throws {
-        let service = try TestService()
+        let service = try Self.service()
         let bytes = try Corpus.bytes(Self.gif)
         let id = try Self.createSession(service)
         let initial = try Self.progress(service, id)
@@ -106,7 +114,7 @@ struct UploadSessionTests {
     }
 
     @Test func aWaitIsAnsweredWhenTheBytesLandOrRunsOut() async throws {
-        let service = try TestService()
+        let service = try Self.service()
         let bytes = try Corpus.bytes(Self.gif)
         let id = try Self.createSession(service)
         // Waiting before the body starts, on frame 2, by time too.
@@ -144,7 +152,7 @@ struct UploadSessionTests {
     }
 
     @Test func aCutUploadAnswersItsWaiters410AndLeavesNothing() async throws {
-        let service = try TestService()
+        let service = try Self.service()
         let bytes = try Corpus.bytes(Self.gif)
         let id = try Self.createSession(service)
         let connection = try Self.startPut(service, id, length: bytes.count)
@@ -170,7 +178,7 @@ struct UploadSessionTests {
     }
 
     @Test func aMalformedBodyGivesTheUploaderAndTheWaitersTheSameProblem() async throws {
-        let service = try TestService()
+        let service = try Self.service()
         let junk = [UInt8](repeating: 0x41, count: 5000)
         let id = try Self.createSession(service)
         let waiter = Self.background(service, "/frames/\(id)/0", headers: ["Prefer": "wait=30"])
