@@ -259,6 +259,9 @@ def nginx_conf_violations(text):
     for pattern, message in checks:
         if not re.search(pattern, text):
             problems.append(message)
+    # Session bodies must stream through, or no frame is served before the last byte is in.
+    if not re.search(r"location\s+/uploads/\s*\{[^}]*proxy_request_buffering\s+off\s*;", text):
+        problems.append("location /uploads/ does not stream bodies (proxy_request_buffering off)")
     # A replica's own 502/504 say a source's origin failed, not the replica: retrying them
     # fetches the bad URL on every replica and takes them all out of the ring.
     if re.search(r"proxy_next_upstream\b[^;]*\bhttp_50[24]\b", text):

@@ -27,6 +27,7 @@ def test_conf_keeps_the_routing_rules():
     ("hash $flipbook_image consistent;", "hash $flipbook_image;"),
     ("hash $flipbook_image consistent;", "least_conn;"),
     ("(?:images|frames|uploads)", "(?:images|frames)"),
+    ("            proxy_request_buffering off;\n", ""),
     ("proxy_next_upstream error timeout http_503;", "proxy_next_upstream error;"),
     ("proxy_next_upstream error timeout http_503;", "proxy_next_upstream error timeout http_502 http_503 http_504;"),
     ("proxy_next_upstream error timeout http_503 non_idempotent;",
