@@ -25,7 +25,9 @@ struct UploadSessionTests {
         let created = try service.client.send("POST", "/uploads")
         #expect(created.status == 201)
         let id = try #require(created.json["uploadId"] as? String)
-        #expect(id.count == 32 && id.allSatisfy(\.isHexDigit))
+        // 32 hex digits of randomness, the start deadline, the tag: within nginx's id alphabet.
+        #expect(id.count == UploadIDs.length && id.prefix(32).allSatisfy(\.isHexDigit))
+        #expect(id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
         #expect(created.header("Location") == "/uploads/\(id)")
         return id
     }

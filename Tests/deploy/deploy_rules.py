@@ -201,6 +201,9 @@ def compose_violations(doc, nginx_conf_text):
             problems.append(f"{name}: FLIPBOOK_STORAGE_DATADIR is not /data")
         if not env.get("FLIPBOOK_SERVER_TRUSTEDPROXIES"):
             problems.append(f"{name}: FLIPBOOK_SERVER_TRUSTEDPROXIES not set (X-Forwarded-For would be ignored)")
+        # One secret for all replicas, from the shell or .env, never written in the file.
+        if not re.fullmatch(r"\$\{FLIPBOOK_UPLOADS_KEY(:-)?\}", str(env.get("FLIPBOOK_UPLOADS_KEY", ""))):
+            problems.append(f"{name}: FLIPBOOK_UPLOADS_KEY is not taken from the variable FLIPBOOK_UPLOADS_KEY")
         test = (svc.get("healthcheck") or {}).get("test") or []
         if test[:3] != ["CMD", "flipbook", "healthcheck"]:
             problems.append(f"{name}: healthcheck is not `flipbook healthcheck`: {test}")
@@ -241,6 +244,7 @@ def nginx_conf_violations(text):
     problems = []
     checks = [
         (r"map\s+\$uri\s+\$flipbook_image\s*\{", "no `map $uri $flipbook_image`"),
+        (r"\^/\(\?:images\|frames\|uploads\)/", "the map does not key /images/, /frames/ and /uploads/ on their id"),
         (r"hash\s+\$flipbook_image\s+consistent\s*;", "upstream is not `hash $flipbook_image consistent`"),
         (r"proxy_next_upstream\s+error\s+timeout\s+http_503\s*;",
          "proxy_next_upstream does not cover error timeout http_503"),
@@ -255,6 +259,9 @@ def nginx_conf_violations(text):
     for pattern, message in checks:
         if not re.search(pattern, text):
             problems.append(message)
+    # Session bodies must stream through, or no frame is served before the last byte is in.
+    if not re.search(r"location\s+/uploads/\s*\{[^}]*proxy_request_buffering\s+off\s*;", text):
+        problems.append("location /uploads/ does not stream bodies (proxy_request_buffering off)")
     # A replica's own 502/504 say a source's origin failed, not the replica: retrying them
     # fetches the bad URL on every replica and takes them all out of the ring.
     if re.search(r"proxy_next_upstream\b[^;]*\bhttp_50[24]\b", text):

@@ -92,6 +92,10 @@ def untrusted_proxy(doc):
     del doc["services"]["flipbook-1"]["environment"]["FLIPBOOK_SERVER_TRUSTEDPROXIES"]
 
 
+def own_uploads_key(doc):
+    doc["services"]["flipbook-2"]["environment"]["FLIPBOOK_UPLOADS_KEY"] = "00" * 32
+
+
 def published_replica(doc):
     doc["services"]["flipbook-2"]["ports"] = ["8081:8080"]
 
@@ -116,7 +120,8 @@ def other_nginx_conf(doc):
     doc["services"]["nginx"]["volumes"] = ["./nginx.conf:/etc/nginx/nginx.conf:ro"]
 
 
-@pytest.mark.parametrize("mutate", [drop_replica, bind_mount, own_volume, untrusted_proxy, published_replica,
+@pytest.mark.parametrize("mutate", [drop_replica, bind_mount, own_volume, untrusted_proxy, own_uploads_key,
+                                    published_replica,
                                     nginx_not_waiting, same_instance_name, curl_healthcheck, short_grace,
                                     other_nginx_conf], ids=lambda f: f.__name__)
 def test_topology_rules_catch(mutate):

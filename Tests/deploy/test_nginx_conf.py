@@ -26,6 +26,8 @@ def test_conf_keeps_the_routing_rules():
 @pytest.mark.parametrize("old,new", [
     ("hash $flipbook_image consistent;", "hash $flipbook_image;"),
     ("hash $flipbook_image consistent;", "least_conn;"),
+    ("(?:images|frames|uploads)", "(?:images|frames)"),
+    ("            proxy_request_buffering off;\n", ""),
     ("proxy_next_upstream error timeout http_503;", "proxy_next_upstream error;"),
     ("proxy_next_upstream error timeout http_503;", "proxy_next_upstream error timeout http_502 http_503 http_504;"),
     ("proxy_next_upstream error timeout http_503 non_idempotent;",
@@ -186,6 +188,22 @@ def test_routing_by_image_id(proxy):
     assert get(port, "GET", "/metrics")[0] == 404
     assert get(port, "POST", "/admin/memory-pressure?level=warning")[0] == 404
     assert get(port, "GET", "/nginx-health")[0] == 200
+
+
+def test_routing_by_upload_session_id(proxy):
+    port, backends = proxy
+    owners = {}
+    for n in range(30):
+        upload = f"{n:032x}.{1800000000000 + n:013d}.{'A' * 42}{n % 10}"
+        paths = [("PUT", f"/uploads/{upload}"), ("GET", f"/uploads/{upload}"), ("GET", f"/frames/{upload}/0"),
+                 ("GET", f"/frames/{upload}/9"), ("GET", f"/frames/{upload}?t=40")]
+        served = {get(port, m, p, body=b"x" if m == "PUT" else None)[1] for m, p in paths}
+        assert len(served) == 1, f"{upload}: {served}"
+        owners[upload] = served.pop()
+    assert len(collections.Counter(owners.values())) == 3
+    # POST /uploads names no session: any replica mints the id.
+    anywhere = collections.Counter(get(port, "POST", "/uploads")[1] for _ in range(12))
+    assert len(anywhere) == 3, anywhere
 
 
 def test_request_id_and_forwarded_for_are_passed(proxy):

@@ -15,6 +15,9 @@ Phases (each prints its numbers; any failed check makes the exit status 1):
   sources        (after 1; not with --fake) registrations by URL whose origin fails (502) or is
                  too slow (504) are answered once, not retried, and move no image off its
                  replica (scripts/topology/source_phase.py)
+  sessions       (after 1; not with --fake) upload sessions through nginx: minted by any replica,
+                 made by the one their id hashes to, a frame read while the body streams
+                 (scripts/topology/session_phase.py)
 """
 import argparse
 import collections
@@ -34,6 +37,7 @@ import types
 from benchlib import gifgen
 from benchlib.ports import free_ports
 
+import session_phase
 import source_phase
 
 # Ids the affinity check sends through the proxy to see the ring spread them (each replica must
@@ -321,7 +325,7 @@ def main():
     ap.add_argument("--images", type=int, default=24)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--drain-timeout", type=int, default=10)
-    ap.add_argument("--phases", default="upload,sources,affinity,kill,rolling",
+    ap.add_argument("--phases", default="upload,sources,sessions,affinity,kill,rolling",
                     help="comma-separated subset (upload always runs; kill needs affinity)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--summary", help="write the numbers as JSON here")
@@ -345,6 +349,7 @@ def main():
         "FLIPBOOK_LOG_LEVEL": "info",
     })
     env.update(source_phase.ENV)
+    env.update(session_phase.ENV)
     ports = free_ports(4)
     replicas = [Replica(i + 1, ports[i + 1], workdir, datadir, command, env) for i in range(3)]
     by_name = {r.name: r for r in replicas}
@@ -404,6 +409,10 @@ def main():
         if "sources" in phases and not args.fake:
             print("\n[sources] a failing or slow origin behind a registration by URL", flush=True)
             source_phase.run(request, nginx, images, fails, summary)
+
+        if "sessions" in phases and not args.fake:
+            print("\n[sessions] upload sessions through the proxy", flush=True)
+            session_phase.run(request, nginx, fails, summary)
 
         if "affinity" in phases:
             # 2. Affinity: every image's frames from one replica.

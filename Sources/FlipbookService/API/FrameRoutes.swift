@@ -93,8 +93,11 @@ extension FlipbookAPI {
         case .success(let value): requested = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
-        if let session = uploads.session(id) {
+        switch uploadSession(id) {
+        case .success(let session):
             return uploadFrame(request, responder, session: session, target: .index(index), requested: requested)
+        case .failure(let refusal) where refusal.status == .tooManyRequests: return .now(Self.problem(refusal))
+        case .failure: break
         }
         if let record = recordAtOnce(id, request) {
             return serveFrame(request, responder, record: record, index: index, requested: requested, contentLocation: false)
@@ -118,8 +121,11 @@ extension FlipbookAPI {
         case .success(let value): requested = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
-        if let session = uploads.session(id) {
+        switch uploadSession(id) {
+        case .success(let session):
             return uploadFrame(request, responder, session: session, target: .time(time), requested: requested)
+        case .failure(let refusal) where refusal.status == .tooManyRequests: return .now(Self.problem(refusal))
+        case .failure: break
         }
         if let record = recordAtOnce(id, request) {
             return serveFrame(

@@ -225,6 +225,10 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var maxWaitSeconds = 10.0
         /// How long a finished session answers 303 (or its failure) before it is forgotten.
         public var aliasSeconds = 3600.0
+        /// The key (hex, at least 16 bytes) that signs upload ids, the same on every replica so
+        /// a session can live on the replica its id is routed to; empty = a random key of this
+        /// process (one replica).
+        public var key = ""
         public init() {}
     }
 

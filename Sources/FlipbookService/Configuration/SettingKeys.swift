@@ -104,6 +104,7 @@ enum SettingKeys {
         Key(name: "uploads.startSeconds", kind: .double(\.uploads.startSeconds)),
         Key(name: "uploads.maxWaitSeconds", kind: .double(\.uploads.maxWaitSeconds)),
         Key(name: "uploads.aliasSeconds", kind: .double(\.uploads.aliasSeconds)),
+        Key(name: "uploads.key", kind: .string(\.uploads.key), isSecret: true),
     ]
 
     static func key(named name: String) -> Key? {

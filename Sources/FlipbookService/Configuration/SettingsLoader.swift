@@ -267,6 +267,9 @@ public struct SettingsLoader: Sendable {
         try require(settings.uploads.startSeconds > 0, "uploads.startSeconds must be > 0")
         try require(settings.uploads.maxWaitSeconds >= 0, "uploads.maxWaitSeconds must be ≥ 0")
         try require(settings.uploads.aliasSeconds >= 0, "uploads.aliasSeconds must be ≥ 0")
+        try require(
+            settings.uploads.key.isEmpty || (UploadIDs.key(setting: settings.uploads.key)?.count ?? 0) >= 16,
+            "uploads.key must be empty or at least 32 hexadecimal digits (16 bytes)")
         for origin in settings.server.corsOrigins {
             try require(
                 CORSPolicy.isValidEntry(origin),

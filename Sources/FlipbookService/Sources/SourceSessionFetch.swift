@@ -87,10 +87,7 @@ extension FlipbookAPI {
             upload.discard()
             sources.releaseFetch()
             sources.count("busy")
-            return .problem(
-                .tooManyRequests,
-                detail: "\(settings.uploads.maxSessions) upload sessions are in progress (uploads.maxSessions); retry shortly.",
-                headers: ["Retry-After": "1"])
+            return Self.problem(Self.sessionsFull(settings.uploads))
         }
         _ = session.beginReceiving(path: upload.path)
         sources.queue.async { [self] in

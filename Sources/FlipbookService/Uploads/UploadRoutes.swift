@@ -16,18 +16,32 @@ extension FlipbookAPI {
             return .now(
                 .problem(.badRequest, detail: "POST /uploads takes no body; send the bytes with PUT /uploads/{uploadId}."))
         }
-        guard let session = uploads.create() else {
-            return .now(
-                .problem(
-                    .tooManyRequests,
-                    detail:
-                        "\(settings.uploads.maxSessions) upload sessions are in progress (uploads.maxSessions); retry shortly.",
-                    headers: ["Retry-After": "1"]))
-        }
+        // With a shared key the session is made by the replica the id is routed to; without
+        // one, only this process can verify the id, so the session is made here and now.
+        let minted = uploads.hasSharedKey ? uploads.mint() : uploads.create()?.id
+        guard let id = minted else { return .now(Self.problem(Self.sessionsFull(settings.uploads))) }
         var headers = HTTPHeaders()
-        headers.add(name: "Location", value: "/uploads/\(session.id)")
+        headers.add(name: "Location", value: "/uploads/\(id)")
         headers.add(name: "Cache-Control", value: "no-store")
-        return .now(Self.json(Self.encodeJSON(["uploadId": session.id]), status: .created, headers: headers))
+        return .now(Self.json(Self.encodeJSON(["uploadId": id]), status: .created, headers: headers))
+    }
+
+    /// 429: `uploads.maxSessions` sessions are open on this replica.
+    static func sessionsFull(_ settings: FlipbookSettings.Uploads) -> HTTPError {
+        HTTPError(
+            .tooManyRequests,
+            detail: "\(settings.maxSessions) upload sessions are in progress (uploads.maxSessions); retry shortly.",
+            headers: ["Retry-After": "1"])
+    }
+
+    /// The session of a request's id, or the response that refuses it: 404 (no such session,
+    /// or an id that is invalid or expired), 429 (valid, but no room for it here).
+    func uploadSession(_ id: String) -> Result<UploadSession, HTTPError> {
+        switch uploads.lookup(id) {
+        case .found(let session): .success(session)
+        case .unknown: .failure(HTTPError(.notFound, detail: "No upload session '\(id)' (it may have expired)."))
+        case .full: .failure(Self.sessionsFull(settings.uploads))
+        }
     }
 
     /// The sink for `PUT /uploads/{uploadId}`.
@@ -38,8 +52,10 @@ extension FlipbookAPI {
             return RefusingSink(refusal)
         }
         let id = request.pathParameters["uploadId"] ?? ""
-        guard let session = uploads.session(id) else {
-            return RefusingSink(HTTPError(.notFound, detail: "No upload session '\(id)' (it may have expired)."))
+        let session: UploadSession
+        switch uploadSession(id) {
+        case .success(let found): session = found
+        case .failure(let refusal): return RefusingSink(refusal)
         }
         let upload: UploadFile
         do {
@@ -63,8 +79,10 @@ extension FlipbookAPI {
 
     func uploadStatus(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["uploadId"] ?? ""
-        guard let session = uploads.session(id) else {
-            return .now(.problem(.notFound, detail: "No upload session '\(id)' (it may have expired)."))
+        let session: UploadSession
+        switch uploadSession(id) {
+        case .success(let found): session = found
+        case .failure(let refusal): return .now(Self.problem(refusal))
         }
         switch session.phase {
         case .stored(let imageID):

@@ -34,7 +34,8 @@ final class UploadSession: Sendable {
 
     private struct State {
         var phase = Phase.created
-        var created: Double
+        /// The Unix time in milliseconds by which the `PUT` must come: the id's expiry.
+        var startDeadline: Int
         /// When the session finished (stored or failed), for the alias's lifetime.
         var ended: Double?
         var bytesReceived = 0
@@ -49,10 +50,10 @@ final class UploadSession: Sendable {
     let renderer: UploadRenderer
     private let state: Mutex<State>
 
-    init(id: String, now: Double, renderer: UploadRenderer) {
+    init(id: String, startDeadline: Int, renderer: UploadRenderer) {
         self.id = id
         self.renderer = renderer
-        state = Mutex(State(created: now))
+        state = Mutex(State(startDeadline: startDeadline))
     }
 
     var phase: Phase { state.withLock { $0.phase } }
@@ -69,14 +70,15 @@ final class UploadSession: Sendable {
         }
     }
 
-    /// Whether the session is gone at `now`: created without a `PUT` for `startSeconds`, or
-    /// ended `aliasSeconds` ago.
-    func isExpired(now: Double, startSeconds: Double, aliasSeconds: Double) -> Bool {
+    /// Whether the session is gone at `now` (monotonic seconds) and `wallNow` (Unix
+    /// milliseconds): created without a `PUT` by its start deadline, or ended `aliasSeconds` ago
+    /// — and never before its id expired, so an id is not made into a new session a second time.
+    func isExpired(now: Double, wallNow: Int, aliasSeconds: Double) -> Bool {
         state.withLock {
             switch $0.phase {
-            case .created: now - $0.created >= startSeconds
+            case .created: wallNow >= $0.startDeadline
             case .receiving: false
-            case .stored, .failed: now - ($0.ended ?? now) >= aliasSeconds
+            case .stored, .failed: now - ($0.ended ?? now) >= aliasSeconds && wallNow >= $0.startDeadline
             }
         }
     }

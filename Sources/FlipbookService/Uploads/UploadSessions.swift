@@ -4,16 +4,25 @@ import FrameCache
 import Synchronization
 
 /// The upload sessions of this process, by id: created, looked up, and forgotten when they
-/// expire (checked on each creation and lookup, so no timer runs). Ids are 128 random bits as
-/// 32 lowercase hex digits.
+/// expire (checked on each creation and lookup, so no timer runs). Ids are ``UploadIDs``: any
+/// replica sharing `uploads.key` verifies them, and the first request with a valid id that
+/// reaches a replica without the session makes it there.
 final class UploadSessions: Sendable {
+    /// What a lookup finds.
+    enum Lookup {
+        case found(UploadSession)
+        /// No such session, and the id is invalid or expired.
+        case unknown
+        /// The id is valid but `uploads.maxSessions` are open here.
+        case full
+    }
+
     let settings: FlipbookSettings.Uploads
+    let ids: UploadIDs
     private let encoder: RenditionEncoder
     /// Where the sessions' frames are staged (``UploadRenderer``).
     private let cache: FrameCache
     private let sessions = Mutex<[String: UploadSession]>([:])
-    /// How many sessions exist, read without the lock on every frame request.
-    private let count = Atomic<Int>(0)
     /// Frame requests waiting for their bytes, against `cache.maxWaitingRequests`.
     let waiting = Atomic<Int>(0)
 
@@ -21,63 +30,80 @@ final class UploadSessions: Sendable {
         self.settings = settings
         self.encoder = encoder
         self.cache = cache
+        ids = UploadIDs(key: UploadIDs.key(setting: settings.key))
     }
 
     /// Seconds on a monotonic clock.
     static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
+    /// Whether ids are verifiable by other replicas (`uploads.key` is set); without it only this
+    /// process knows the key, so `POST /uploads` makes the session at once.
+    var hasSharedKey: Bool { !settings.key.isEmpty }
+
+    /// A new id for `POST /uploads` whose session is made where it is first used, or nil when
+    /// `uploads.maxSessions` are open here (a hint that this replica is busy).
+    func mint() -> String? {
+        guard openCount < settings.maxSessions else { return nil }
+        return ids.mint(expires: Self.startDeadline(settings))
+    }
+
     /// A new session, or nil when `uploads.maxSessions` are created or receiving.
     func create() -> UploadSession? {
+        let deadline = Self.startDeadline(settings)
+        let id = ids.mint(expires: deadline)
+        return register(id, startDeadline: deadline)
+    }
+
+    /// The session `id`; made here when the id is valid and no session of it is here yet (it
+    /// was minted by another replica, or by this one without registering it).
+    func lookup(_ id: String) -> Lookup {
+        guard UploadIDs.hasShape(id) else { return .unknown }
         let now = Self.now()
+        let wallNow = UploadIDs.nowMilliseconds()
+        let known: UploadSession?? = sessions.withLock { sessions in
+            guard let session = sessions[id] else { return .none }
+            if session.isExpired(now: now, wallNow: wallNow, aliasSeconds: settings.aliasSeconds) {
+                purge(&sessions, now: now, wallNow: wallNow)
+                return .some(nil)
+            }
+            return session
+        }
+        if let known { return known.map(Lookup.found) ?? .unknown }
+        guard case .success(let deadline) = ids.verify(id, now: wallNow) else { return .unknown }
+        return register(id, startDeadline: deadline).map(Lookup.found) ?? .full
+    }
+
+    /// Registers a session of `id` (or returns the one there); nil when
+    /// `uploads.maxSessions` are open.
+    private func register(_ id: String, startDeadline: Int) -> UploadSession? {
+        let now = Self.now()
+        let wallNow = UploadIDs.nowMilliseconds()
         return sessions.withLock { sessions in
-            purge(&sessions, now: now)
+            purge(&sessions, now: now, wallNow: wallNow)
+            if let session = sessions[id] { return session }
             guard sessions.values.count(where: \.isOpen) < settings.maxSessions else { return nil }
-            var id = Self.newID()
-            while sessions[id] != nil { id = Self.newID() }
-            let session = UploadSession(id: id, now: now, renderer: UploadRenderer(owner: id, encoder: encoder, cache: cache))
+            let session = UploadSession(
+                id: id, startDeadline: startDeadline, renderer: UploadRenderer(owner: id, encoder: encoder, cache: cache))
             sessions[id] = session
-            count.store(sessions.count, ordering: .relaxed)
             return session
         }
     }
 
-    /// The session `id`, unless there is none or it expired.
-    func session(_ id: String) -> UploadSession? {
-        guard id.utf8.count == 32, count.load(ordering: .relaxed) > 0 else { return nil }
-        let now = Self.now()
-        return sessions.withLock { sessions in
-            guard let session = sessions[id] else { return nil }
-            if session.isExpired(now: now, startSeconds: settings.startSeconds, aliasSeconds: settings.aliasSeconds) {
-                purge(&sessions, now: now)
-                return nil
-            }
-            return session
-        }
+    /// `uploads.startSeconds` from now, in Unix milliseconds.
+    private static func startDeadline(_ settings: FlipbookSettings.Uploads) -> Int {
+        UploadIDs.nowMilliseconds() + Int((settings.startSeconds * 1000).rounded(.up))
     }
 
     /// Sessions in progress (created or receiving), for `/stats`-like reporting and tests.
     var openCount: Int { sessions.withLock { $0.values.count(where: \.isOpen) } }
 
-    private func purge(_ sessions: inout [String: UploadSession], now: Double) {
+    private func purge(_ sessions: inout [String: UploadSession], now: Double, wallNow: Int) {
         let expired = sessions.filter {
-            $0.value.isExpired(now: now, startSeconds: settings.startSeconds, aliasSeconds: settings.aliasSeconds)
+            $0.value.isExpired(now: now, wallNow: wallNow, aliasSeconds: settings.aliasSeconds)
         }
         for (id, session) in expired {
             sessions[id] = nil
             session.renderer.release()
         }
-        count.store(sessions.count, ordering: .relaxed)
-    }
-
-    static func newID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let high = generator.next() as UInt64
-        let low = generator.next() as UInt64
-        return hex(high) + hex(low)
-    }
-
-    private static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
