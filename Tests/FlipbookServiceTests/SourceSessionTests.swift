@@ -67,14 +67,16 @@ struct SourceSessionTests {
         throw TestFailure("session \(id) did not end")
     }
 
-    /// Waits until the session has `bytes` bytes; returns its frame count then.
-    static func frames(_ service: TestService, _ id: String, whenItHas bytes: Int) throws -> Int {
+    /// Waits until the session has `bytes` bytes and more than `moreThan` frames (the count
+    /// follows the bytes once the prefix is indexed again); returns its frame count then.
+    static func frames(_ service: TestService, _ id: String, whenItHas bytes: Int, moreThan: Int = 0) throws -> Int {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let status = try service.client.get("/uploads/\(id)")
             guard status.status == 200 else { throw TestFailure("session \(id) ended: \(status.status) \(status.text)") }
             #expect(status.header("Cache-Control") == "no-store" && status.json["complete"] as? Bool == false)
-            if status.json["bytesReceived"] as? Int == bytes { return status.json["frameCount"] as? Int ?? -1 }
+            let frames = status.json["frameCount"] as? Int ?? -1
+            if status.json["bytesReceived"] as? Int == bytes && frames > moreThan { return frames }
             Thread.sleep(forTimeInterval: 0.01)
         }
         throw TestFailure("session \(id) did not reach \(bytes) bytes")
@@ -111,7 +113,7 @@ struct SourceSessionTests {
         let next = Background(service, "/frames/\(id)/\(first)", headers: ["Prefer": "wait=10"])
         Self.waiting(service, 1)
         gate.signal()
-        let second = try Self.frames(service, id, whenItHas: cuts[1])
+        let second = try Self.frames(service, id, whenItHas: cuts[1], moreThan: first)
         #expect(second > first)
         let answered = try next.answer()
         #expect(answered.status == 200 && answered.header("X-Frame-Index") == "\(first)")

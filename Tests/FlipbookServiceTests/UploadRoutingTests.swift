@@ -15,6 +15,9 @@ struct UploadRoutingTests {
         try TestService {
             $0.uploads.key = key
             $0.uploads.maxSessions = maxSessions
+            // Long deadlines: a test held up by the rest of the suite is not an expired uploader.
+            $0.uploads.startSeconds = 600
+            $0.server.bodyIdleTimeoutSeconds = 600
         }
     }
 

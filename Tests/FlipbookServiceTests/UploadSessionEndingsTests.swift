@@ -66,7 +66,7 @@ struct UploadSessionEndingsTests {
     }
 
     @Test func aBodyOverTheLimitEndsTheSessionWith413() async throws {
-        let service = try TestService { $0.server.maxUploadBytes = 4000 }
+        let service = try Sessions.service { $0.server.maxUploadBytes = 4000 }
         let bytes = try Corpus.bytes(Sessions.gif)
         let id = try Sessions.createSession(service)
         let waiter = Sessions.background(service, "/frames/\(id)/14", headers: ["Prefer": "wait=10"])

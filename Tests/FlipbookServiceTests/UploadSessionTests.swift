@@ -12,12 +12,17 @@ import Testing
 struct UploadSessionTests {
     static let gif = "wuffs/muybridge.gif"
 
-    /// A service for tests whose uploads pause between slices: the body idle timeout is long, so
+    /// A service for tests whose uploads pause between slices: the body idle timeout (and the
+    /// start deadline an upload id carries) are long, so
     /// a test held up by the rest of the suite (every suite runs at once on a few threads; a
     /// resumption can wait for seconds) is not cut off as a stalled uploader. The tests of the
     /// idle timeout itself set theirs.
-    static func service() throws -> TestService {
-        try TestService { $0.server.bodyIdleTimeoutSeconds = 600 }
+    static func service(_ configure: (inout FlipbookSettings) -> Void = { _ in }) throws -> TestService {
+        try TestService {
+            $0.server.bodyIdleTimeoutSeconds = 600
+            $0.uploads.startSeconds = 600  // an id's start deadline, likewise
+            configure(&$0)
+        }
     }
 
     /// `POST /uploads`; returns the session's id.
