@@ -218,6 +218,30 @@ struct SourceSessionTests {
         #expect(try service.client.send("POST", "/images/none/refresh", headers: ["Prefer": "respond-async"]).status == 404)
     }
 
+    @Test func behindSeveralReplicasTheRegistrationAnswersWhenDone() async throws {
+        // With uploads.key set (replicas behind a proxy that routes sessions by id), a session
+        // made where the fetch runs would not be where its id is routed: the preference is
+        // ignored and the registration answers when stored, as without it.
+        let origin = try OriginServer(routes: [
+            "/clip": .answer(status: 200, headers: ["ETag: \"v1\""], body: SourceFetchTests.gif)
+        ])
+        defer { origin.stop() }
+        let service = try SourceFetchTests.service { $0.uploads.key = String(repeating: "5a", count: 32) }
+        defer { Task { await service.stop() } }
+        let stored = try Self.registerAsync(service, origin.base + "/clip")
+        #expect(stored.status == 201, "\(stored.text)")
+        #expect(stored.header("Preference-Applied") == nil)
+        let id = try #require(stored.json["id"] as? String)
+        #expect(id.count == 64)
+        let named = try Self.registerAsync(service, origin.base + "/clip", name: "clip")
+        #expect(named.status == 201 || named.status == 200, "\(named.text)")
+        #expect(named.header("Preference-Applied") == nil)
+        origin.set("/clip", .answer(status: 304, headers: ["ETag: \"v1\""], body: []))
+        let refreshed = try service.client.send("POST", "/images/clip/refresh", headers: ["Prefer": "respond-async"])
+        #expect(refreshed.status == 200, "\(refreshed.text)")
+        #expect(refreshed.header("Preference-Applied") == nil)
+    }
+
     @Test func respondAsyncIsReadFromPrefer() {
         func prefers(_ values: [String]) -> Bool {
             var headers = HTTPHeaders()

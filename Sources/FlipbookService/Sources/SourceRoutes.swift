@@ -42,7 +42,7 @@ final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
         case .success(let found): url = found
         case .failure(let refusal): return .now(FlipbookAPI.problem(refusal))
         }
-        if FlipbookAPI.prefersRespondAsync(request) {
+        if api.appliesRespondAsync(request) {
             return .now(
                 api.startFetchIntoSession(url, name: name, validators: nil, unchanged: nil, requestID: request.requestID))
         }
@@ -170,7 +170,7 @@ extension FlipbookAPI {
         }
         let id = request.pathParameters["id"] ?? ""
         let requestID = request.requestID
-        let respondAsync = Self.prefersRespondAsync(request)
+        let respondAsync = appliesRespondAsync(request)
         sources.queue.async { [self] in
             responder.respond(refresh(id, requestID: requestID, respondAsync: respondAsync))
         }

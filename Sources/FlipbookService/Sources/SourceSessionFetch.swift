@@ -63,6 +63,15 @@ extension FlipbookAPI {
         }
     }
 
+    /// Whether to answer `request` at once (`Prefer: respond-async` asked, and honoured): not
+    /// behind several replicas (`uploads.key` set), where the session would live in the replica
+    /// that fetches while its id is routed to another, which would see an empty session; there
+    /// the preference is ignored, as RFC 7240 allows, and the registration answers when done
+    /// (201/200, no `Preference-Applied`).
+    func appliesRespondAsync(_ request: HTTPRequest) -> Bool {
+        settings.uploads.key.isEmpty && Self.prefersRespondAsync(request)
+    }
+
     /// Starts fetching `url` into a new upload session and answers 202 with the session's
     /// `Location`; or answers at once when the fetch cannot start: a URL the rules refuse
     /// outright (422), no fetch slot or session slot (429), storage not writable (503).
