@@ -83,7 +83,9 @@ extension FlipbookAPI {
         guard let index = Self.parseNonNegative(text) else {
             return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
         }
-        if let query = request.rawQuery, !query.isEmpty, let record = recordAtOnce(id, request),
+        // Looked up once: the memo of resolved queries and the full path both need it.
+        let quickRecord = recordAtOnce(id, request)
+        if let record = quickRecord, let query = request.rawQuery, !query.isEmpty,
             let resolved = resolvedBefore(query, request, record)
         {
             return serveFrame(request, responder, record: record, index: index, resolved: resolved, contentLocation: false)
@@ -99,7 +101,7 @@ extension FlipbookAPI {
         case .failure(let refusal) where refusal.status == .tooManyRequests: return .now(Self.problem(refusal))
         case .failure: break
         }
-        if let record = recordAtOnce(id, request) {
+        if let record = quickRecord {
             return serveFrame(request, responder, record: record, index: index, requested: requested, contentLocation: false)
         }
         return withRecord(id, responder, needsOriginal: true) { [self] record, _ in

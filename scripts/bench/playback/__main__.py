@@ -189,6 +189,21 @@ async def player(port, meta, start, end, records, unanswered, behind, query="", 
         writer.close()
 
 
+def with_halfway_stats(server, duration, play):
+    """Runs `play()` (the players, for `duration` seconds) while a thread reads the server's /stats
+    halfway through; returns play's result and those stats."""
+    mid = {}
+
+    def snapshot():
+        time.sleep(duration / 2)
+        mid.update(server.json("/stats"))
+    snap = threading.Thread(target=snapshot, daemon=True)
+    snap.start()
+    result = play()
+    snap.join()
+    return result, mid
+
+
 async def play_all(port, metas, duration):
     loop = asyncio.get_running_loop()
     t0 = loop.time() + 0.5
@@ -240,15 +255,8 @@ def run_one(spec, sizes, manifest):
         log(f"bench-playback: {CLIENTS} players for {DURATION:.0f} s (baseline RSS {mib(baseline)} MiB)")
         t = time.monotonic()
         cpu_before = cpu_seconds(server.pid)
-        mid = {}
-
-        def snapshot():
-            time.sleep(DURATION / 2)
-            mid.update(server.json("/stats"))
-        snap = threading.Thread(target=snapshot, daemon=True)
-        snap.start()
-        records, unanswered, behind = asyncio.run(play_all(server.port, metas, DURATION))
-        snap.join()
+        (records, unanswered, behind), mid = with_halfway_stats(
+            server, DURATION, lambda: asyncio.run(play_all(server.port, metas, DURATION)))
         wall = time.monotonic() - t
         cpu = cpu_seconds(server.pid) - cpu_before
         after = server.json("/stats")

@@ -43,7 +43,6 @@ import re
 import shutil
 import socket
 import subprocess
-import threading
 import time
 
 from benchlib import REPO, head_commit, log
@@ -52,7 +51,7 @@ from benchlib.process import cpu_seconds
 from benchlib.sampler import RSSPoller, busy_processes
 from benchlib.server import BINARY, Server, build
 from benchlib.stats import mib, percentile
-from bench.playback.__main__ import player, read_response  # noqa: F401  (the same players)
+from bench.playback.__main__ import player, read_response, with_halfway_stats  # noqa: F401  (the same players)
 
 BENCH_INPUTS = os.path.join(REPO, "bench-out", "inputs")
 OUT = os.path.join(REPO, "bench-out", os.environ.get("OUT_NAME", "playback-renditions"))
@@ -189,15 +188,8 @@ def run_one(abuse):
             proc = multiprocessing.Process(target=abuser, args=(server.port, first["id"], first["frameCount"],
                                                                 time.time() + DURATION, abuse_counts))
             proc.start()
-        mid = {}
-
-        def snapshot():
-            time.sleep(DURATION / 2)
-            mid.update(server.json("/stats"))
-        snap = threading.Thread(target=snapshot, daemon=True)
-        snap.start()
-        records, unanswered, behind = asyncio.run(play_all(server.port, plays, DURATION))
-        snap.join()
+        (records, unanswered, behind), mid = with_halfway_stats(
+            server, DURATION, lambda: asyncio.run(play_all(server.port, plays, DURATION)))
         if proc is not None:
             proc.join()
             abuse_counts = dict(abuse_counts)
