@@ -60,14 +60,16 @@ def run(request, nginx, fails, summary):
         half = len(data) // 2
         conn = start_put(nginx.port, f"/uploads/{upload_id}", len(data))
         conn.sendall(data[:half])
-        # The first half holds frame 0 (6 frames of similar size): wait until the replica says so.
+        # The first half holds frame 0 (6 frames of similar size): wait until the replica says so
+        # and has all of the half (nginx may pass it on in more than one piece, so frame 0 can be
+        # counted before the half's last bytes are in).
         started = time.monotonic()
         progress, owner = {}, None
         while time.monotonic() - started < 10:
             s, h, b = request(nginx.port, "GET", f"/uploads/{upload_id}")
             if s == 200:
                 progress, owner = json.loads(b), h.get("x-served-by")
-                if progress.get("frameCount", 0) >= 1:
+                if progress.get("frameCount", 0) >= 1 and progress.get("bytesReceived") == half:
                     break
             time.sleep(0.05)
         fails.check(progress.get("complete") is False and progress.get("frameCount", 0) >= 1,
