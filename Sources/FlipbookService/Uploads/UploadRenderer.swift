@@ -47,8 +47,21 @@ final class UploadRenderer: @unchecked Sendable {
         let canvas = try renderer!.render(index)
         drawn = index
         let encoded = try encoder.encode(canvas, as: rendition, colorSpace: image.colorSpace)
-        if released { return FrameBytes(encoded) }
+        if released {
+            // A request that was answered as the session ended: it got its frame, but the
+            // canvas and the mapped prefix go now, not when the session expires.
+            renderer = nil
+            drawn = -1
+            return FrameBytes(encoded)
+        }
         return cache.stage(encoded, owner: owner, rendition: rendition, index: index)
+    }
+
+    /// Whether a canvas (and the prefix it was drawn from) is held, for tests.
+    var holdsCanvas: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return renderer != nil
     }
 
     /// Lets go of the canvas and of the staged frames not adopted (the session ended: call

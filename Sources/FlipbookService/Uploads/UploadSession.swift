@@ -70,6 +70,9 @@ final class UploadSession: Sendable {
         }
     }
 
+    /// When the session ended (monotonic seconds), or nil while created or receiving.
+    var endedAt: Double? { state.withLock { $0.ended } }
+
     /// Whether the session is gone at `now` (monotonic seconds) and `wallNow` (Unix
     /// milliseconds): created without a `PUT` by its start deadline, or ended `aliasSeconds` ago
     /// — and never before its id expired, so an id is not made into a new session a second time.
@@ -119,11 +122,12 @@ final class UploadSession: Sendable {
     }
 
     /// An index of `bytes` bytes (nil: the prefix is not an image yet): kept when it has more
-    /// frames than the one held. Returns the waiters now ready (to be answered from the returned
-    /// progress).
+    /// frames than the one held and the session is still receiving (an index that finishes after
+    /// the end is dropped, so an ended session holds no mapping of its prefix). Returns the
+    /// waiters now ready (to be answered from the returned progress).
     func offer(_ image: AnimatedImage?, bytes: Int) -> (ready: [FrameWaiter], progress: Progress) {
         state.withLock {
-            if let image, image.frameCount > $0.progress.frameCount {
+            if let image, image.frameCount > $0.progress.frameCount, case .receiving = $0.phase {
                 $0.progress = Progress(image: image, indexedBytes: bytes)
             }
             let progress = $0.progress

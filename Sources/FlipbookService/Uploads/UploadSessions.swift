@@ -17,6 +17,14 @@ final class UploadSessions: Sendable {
         case full
     }
 
+    /// Ended sessions remembered at most (each ≈ 1.4 KB: an alias or a failure to report). A
+    /// client that opens and cuts off sessions as fast as it can would otherwise grow memory by
+    /// its rate × `uploads.aliasSeconds`; beyond this the oldest endings are forgotten early (their
+    /// id then answers 404, or, within its start deadline, may open a new session).
+    static let maxEndedSessions = 10_000
+    /// ``maxEndedSessions``, smaller in tests.
+    let maxEnded: Int
+
     let settings: FlipbookSettings.Uploads
     let ids: UploadIDs
     private let encoder: RenditionEncoder
@@ -26,8 +34,12 @@ final class UploadSessions: Sendable {
     /// Frame requests waiting for their bytes, against `cache.maxWaitingRequests`.
     let waiting = Atomic<Int>(0)
 
-    init(settings: FlipbookSettings.Uploads, encoder: RenditionEncoder, cache: FrameCache) {
+    init(
+        settings: FlipbookSettings.Uploads, encoder: RenditionEncoder, cache: FrameCache,
+        maxEnded: Int = UploadSessions.maxEndedSessions
+    ) {
         self.settings = settings
+        self.maxEnded = maxEnded
         self.encoder = encoder
         self.cache = cache
         ids = UploadIDs(key: UploadIDs.key(setting: settings.key))
@@ -94,6 +106,9 @@ final class UploadSessions: Sendable {
         UploadIDs.nowMilliseconds() + Int((settings.startSeconds * 1000).rounded(.up))
     }
 
+    /// The session of `id` if this process has it, without making one (tests).
+    func existing(_ id: String) -> UploadSession? { sessions.withLock { $0[id] } }
+
     /// Sessions in progress (created or receiving), for `/stats`-like reporting and tests.
     var openCount: Int { sessions.withLock { $0.values.count(where: \.isOpen) } }
 
@@ -104,6 +119,19 @@ final class UploadSessions: Sendable {
         for (id, session) in expired {
             sessions[id] = nil
             session.renderer.release()
+        }
+        forgetOldestEndings(&sessions)
+    }
+
+    /// Keeps at most ``maxEnded`` ended sessions: over it, the oldest tenth of them go
+    /// (in one pass, so the sort is paid once per thousand endings, not on every registration).
+    private func forgetOldestEndings(_ sessions: inout [String: UploadSession]) {
+        let ended = sessions.compactMap { id, session in session.endedAt.map { (id, $0) } }
+        guard ended.count > maxEnded else { return }
+        let surplus = ended.count - maxEnded + maxEnded / 10
+        for (id, _) in ended.sorted(by: { $0.1 < $1.1 }).prefix(surplus) {
+            sessions[id]?.renderer.release()
+            sessions[id] = nil
         }
     }
 }
