@@ -4,12 +4,13 @@ import os
 
 
 def proc_memory(pid):
-    """{'VmRSS', 'VmHWM', 'RssAnon', 'RssFile': bytes} from /proc/PID/status (RssAnon is the heap
-    and stacks; RssFile the pages of mapped files — the binary, its libraries, mapped images)."""
+    """{'VmRSS', 'VmHWM', 'RssAnon', 'RssFile', 'RssShmem': bytes} from /proc/PID/status (RssAnon
+    is the heap and stacks; RssFile the pages of mapped files — the binary, its libraries, mapped
+    images; RssShmem shared memory, where the frame cache's arena lives)."""
     out = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
+            if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:", "RssShmem:")):
                 key, value = line.split(":", 1)
                 out[key] = int(value.split()[0]) * 1024
     return out

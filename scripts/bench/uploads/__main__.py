@@ -13,7 +13,8 @@
    `ANMF` chunk is complete), and every frame served during the upload against the finished
    image's bytes.
 
-  PYTHONPATH=scripts python3 -m bench.uploads [--cuts] [--write]   (FLIPBOOK_BIN=… to skip the build)
+  PYTHONPATH=scripts python3 -m bench.uploads [--cuts] [--leaks [--leak-rounds N]] [--flood N]
+  (FLIPBOOK_BIN=… to skip the build)
 """
 import argparse
 import http.client
@@ -228,7 +229,7 @@ def cuts_run(port, path, kind, scratch):
             "servedDuringUpload": len(served), "identical": identical}
 
 
-def leaks_run(server, path, cuts=200, malformed=50):
+def leaks_run(server, path, cuts=200, malformed=50, seed=23):
     """`cuts` uploads cut off at random points (the client closes mid-body) and `malformed` bodies
     that are no image, each with a reader that reads frame 0 (staged in the frame cache when it
     arrives) and then waits on a frame past the cut; then: every waiter answered, no temporary
@@ -236,7 +237,7 @@ def leaks_run(server, path, cuts=200, malformed=50):
     after."""
     import random
     from benchlib.process import proc_memory
-    rng = random.Random(23)
+    rng = random.Random(seed)
     with open(path, "rb") as f:
         data = f.read()
     rss_before = proc_memory(server.pid)
@@ -283,17 +284,46 @@ def leaks_run(server, path, cuts=200, malformed=50):
             "rssBefore": rss_before, "rssAfter": proc_memory(server.pid)}
 
 
+def flood_run(server, path, sessions, every=1000):
+    """`sessions` uploads cut off after a random prefix as fast as one client can (no waiter):
+    what a client hostile to the session table does. The server's memory after every `every`:
+    each ending is remembered for `uploads.aliasSeconds`, at most UploadSessions.maxEndedSessions
+    of them, so the heap grows until that many and then stays."""
+    import random
+    from benchlib.process import proc_memory
+    rng = random.Random(7)
+    with open(path, "rb") as f:
+        data = f.read()
+    readings = [{"sessions": 0, **proc_memory(server.pid)}]
+    for i in range(1, sessions + 1):
+        upload_id = create_session(server.port)
+        sock = socket.create_connection(("127.0.0.1", server.port))
+        sock.sendall(f"PUT /uploads/{upload_id} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(data)}\r\n\r\n".encode())
+        sock.sendall(data[:rng.randrange(1, len(data))])
+        sock.close()
+        if i % every == 0:
+            time.sleep(0.5)
+            readings.append({"sessions": i, **proc_memory(server.pid)})
+            log(f"flood: {i} sessions, RssAnon {readings[-1]['RssAnon'] / 2**20:.1f} MiB")
+    leftovers = os.listdir(os.path.join(server.data_dir, "tmp"))
+    return {"sessions": sessions, "readings": readings, "tmpFilesLeft": len(leftovers)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cuts", action="store_true", help="also the cut-point comparison with Chromium")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--leaks", action="store_true", help="also 200 cut and 50 malformed uploads with waiters")
+    parser.add_argument("--leak-rounds", type=int, default=1,
+                        help="with --leaks: that many rounds of 250 sessions, memory read after each")
+    parser.add_argument("--flood", type=int, default=0, metavar="N",
+                        help="also N sessions cut off as fast as one client can, memory every 1000")
     args = parser.parse_args()
     binary = build()
     log(f"bench.uploads: {binary}")
     scratch = tempfile.mkdtemp(prefix="flipbook-bench-uploads-")
     server = Server(os.path.join(scratch, "data"))
-    result = {"machine": machine(), "commit": head_commit(), "latency": [], "cuts": [], "leaks": None}
+    result = {"machine": machine(), "commit": head_commit(), "latency": [], "cuts": [], "leaks": None, "flood": None}
     try:
         for _ in range(args.runs):
             run = latency_run(server.port, os.path.join(INPUTS, "large.gif"))
@@ -306,8 +336,13 @@ def main():
                 log(json.dumps(run))
                 result["cuts"].append(run)
         if args.leaks:
-            result["leaks"] = leaks_run(server, os.path.join(INPUTS, "small.gif"))
-            log(json.dumps(result["leaks"]))
+            result["leaks"] = []
+            for round_number in range(args.leak_rounds):
+                run = leaks_run(server, os.path.join(INPUTS, "small.gif"), seed=23 + round_number)
+                log(json.dumps(run))
+                result["leaks"].append(run)
+        if args.flood:
+            result["flood"] = flood_run(server, os.path.join(INPUTS, "small.gif"), args.flood)
     finally:
         server.stop()
     print(json.dumps(result, indent=1))
