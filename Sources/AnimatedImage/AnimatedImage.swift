@@ -81,10 +81,16 @@ public struct AnimatedImage: Sendable {
     /// from the first that does not decode on are dropped (the image is then `truncated`). For
     /// callers that index first (``Verification/structural``) and decide when to pay for the
     /// decoding after — an upload, once the memory it needs (``decodeMemory``) is free.
-    public func verifyingFrames() throws -> AnimatedImage {
+    ///
+    /// With `visit`, the frames are composited as well, and `visit` is given each frame's
+    /// composited canvas (exactly what ``FrameRenderer/render(_:)`` returns for it) as it is
+    /// made: the one pass that must decode every frame anyway leaves behind whatever the caller
+    /// keeps of it (the service keeps a few encoded frames to seek from). Compositing holds one
+    /// canvas more (``DecodeMemory/canvasBytes``).
+    public func verifyingFrames(visiting visit: ((Int, Canvas) throws -> Void)? = nil) throws -> AnimatedImage {
         guard !isVerified else { return self }
         var verified = self
-        try Self.verifyFrames(of: &verified.index, bytes: bytes)
+        try Self.verifyFrames(of: &verified.index, bytes: bytes, visiting: visit)
         verified.isVerified = true
         verified.timeline = Timeline(rawDelaysMs: verified.index.frames.map(\.rawDelayMs), playCount: index.playCount)
         verified.dependencies = FrameDependencies(frames: verified.index.frames, canvas: index.canvasRect)
@@ -92,15 +98,24 @@ public struct AnimatedImage: Sendable {
         return verified
     }
 
-    private static func verifyFrames(of index: inout ImageIndex, bytes: ImageBytes) throws {
+    private static func verifyFrames(
+        of index: inout ImageIndex, bytes: ImageBytes, visiting visit: ((Int, Canvas) throws -> Void)? = nil
+    ) throws {
         let decoder = Self.decoder(for: index, bytes: bytes)
+        var compositor = visit.map { _ in Compositor(width: index.canvasWidth, height: index.canvasHeight) }
+        let startsClean = visit == nil ? [] : FrameDependencies(frames: index.frames, canvas: index.canvasRect).startsClean
         for (i, frame) in index.frames.enumerated() {
+            let patch: FramePatch
             do {
-                _ = try decoder.decode(frame)
+                patch = try decoder.decode(frame)
             } catch let error as FrameDataError {
                 if i == 0 { throw AnimatedImageError.noCompleteFrame(index.format, error.reason) }
                 index.truncate(to: i)
                 break
+            }
+            if let visit, compositor != nil {
+                compositor!.draw(patch, as: frame, startsClean: startsClean[i])
+                try visit(i, compositor!.canvas)
             }
         }
     }

@@ -22,7 +22,7 @@ extension CacheState {
         let renditionWorkBytes: Int
         /// A cached frame before `index` whose PNG the renderer may resume from, when replaying
         /// would cost more.
-        let resume: (frame: Int, png: FrameBytes)?
+        var resume: (frame: Int, png: FrameBytes)?
     }
 
     /// The next job, with its image marked busy; with `largeAllowed` false, only a job on an

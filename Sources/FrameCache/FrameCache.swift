@@ -45,8 +45,9 @@ public final class FrameCache: @unchecked Sendable {
     /// thread is always there for the other images' frames (with one thread, one at a time).
     var largeJobs = 0
     let metrics: CacheMetrics
-    /// Turns composited canvases into each rendition's bytes.
-    let encoder: RenditionEncoder
+    /// Turns composited canvases into each rendition's bytes: the exact bytes every frame route
+    /// serves (public for what stages frames made elsewhere).
+    public let encoder: RenditionEncoder
     /// The event loops' views of the frames, for hits without the lock.
     let hitTables: HitTables
     /// Where frames' PNGs are kept (nil: on the heap; ``FrameCacheConfiguration/frameArena``).

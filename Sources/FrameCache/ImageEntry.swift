@@ -270,9 +270,10 @@ final class ImageEntry: @unchecked Sendable {
 
     /// The nearest cached frame before `index` (at most `reach` frames back) whose PNG can seed
     /// the renderer (its disposal is not "previous"; only full-size PNG frames can), with that PNG (not copied: most jobs never
-    /// resume, and a frame in the memory file would be copied out under the cache's lock).
-    func resumePoint(before index: Int, reach: Int = 64) -> (frame: Int, png: FrameBytes)? {
-        guard isExact, let image, index > 0 else { return nil }
+    /// resume, and a frame in the memory file would be copied out under the cache's lock). The
+    /// disposals are the image's: `loaded` stands in for it before the source holds it.
+    func resumePoint(before index: Int, loaded: AnimatedImage? = nil, reach: Int = 64) -> (frame: Int, png: FrameBytes)? {
+        guard isExact, let image = image ?? loaded, index > 0 else { return nil }
         let descriptors = image.index.frames
         var j = index - 1
         while j >= 0 && index - j <= reach {

@@ -155,10 +155,12 @@ struct RenditionRoutesTests {
             _ = try service.client.get("/frames/\(id)/0?width=70")
             let stats = try service.client.get("/stats").json
             let renditions = try #require(stats["renditions"] as? [String: Any])
-            #expect(renditions["entries"] as? Int == 2)
+            // The two asked for, and the full-size one holding the upload's seek anchors.
+            #expect(try !SeekAnchorTests.anchors(of: Corpus.bytes(Self.path)).isEmpty)
+            #expect(renditions["entries"] as? Int == 3)
             let rows = try #require(stats["images"] as? [[String: Any]])
-            #expect(Set(rows.compactMap { $0["rendition"] as? String }) == ["90x90-png", "70x70-png"])
-            #expect(try service.metric("flipbook_cache_renditions") == 2)
+            #expect(Set(rows.compactMap { $0["rendition"] as? String }) == ["90x90-png", "70x70-png", "full"])
+            #expect(try service.metric("flipbook_cache_renditions") == 3)
             #expect(try service.metric("flipbook_cache_renditions", where: "decode_ahead") == 1)
             #expect(try service.metric("flipbook_cache_renditions", where: "on_demand") == 1)
         }
@@ -173,7 +175,8 @@ struct RenditionRoutesTests {
             #expect(held["playhead"] as? Int == 2)
             let full = try service.client.get("/images/\(id)/cache").json
             #expect(full["rendition"] as? String == "full")
-            #expect((full["cachedFrames"] as? [Int]) == [])
+            // Not asked for: only the seek anchors the upload's verification left.
+            #expect(try (full["cachedFrames"] as? [Int]) == SeekAnchorTests.anchors(of: Corpus.bytes(Self.path)))
             #expect(try service.client.get("/images/\(id)/cache?width=0").status == 400)
         }
     }

@@ -133,8 +133,12 @@ extension FlipbookAPI {
     func commitUpload(
         _ upload: UploadFile, name: String?, requestID: HTTPRequestID, origin: SourceOrigin? = nil, displayName: String? = nil
     ) -> HTTPResponse {
+        let anchors = SeekAnchors(cache: cache)
+        defer { anchors.discard() }  // what was not adopted
         do {
-            let (record, created) = try store.commit(upload, name: name, origin: origin, displayName: displayName)
+            let (record, created) = try store.commit(
+                upload, name: name, origin: origin, displayName: displayName, visit: anchors.visit)
+            anchors.adopt { cacheable(record, $0) }
             var headers = HTTPHeaders()
             headers.add(name: "Location", value: "/images/\(record.id)")
             headers.add(name: "ETag", value: Self.metadataETag(record))

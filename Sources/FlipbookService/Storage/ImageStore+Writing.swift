@@ -23,7 +23,12 @@ extension ImageStore {
     /// Slow (verifies every frame, and may wait on storage): call it off the event loops. The
     /// upload is read through a mapping of its temporary file, which stays valid across the move
     /// into place, so the verified image is kept for the frame cache's first request.
-    public func commit(_ upload: UploadFile, name: String? = nil, origin: SourceOrigin? = nil, displayName: String? = nil) throws
+    /// `visit`, when given, sees every frame's composited canvas as the verification makes it
+    /// (``AnimatedImage/verifyingFrames(visiting:)``; not called when the bytes are stored already).
+    public func commit(
+        _ upload: UploadFile, name: String? = nil, origin: SourceOrigin? = nil, displayName: String? = nil,
+        visit: ((AnimatedImage, Int, Canvas) throws -> Void)? = nil
+    ) throws
         -> (
             StoredImage, created: Bool
         )
@@ -50,7 +55,7 @@ extension ImageStore {
         } catch {
             throw StoreError.io("\(error)")
         }
-        let image = try verify(bytes)
+        let image = try verify(bytes, visit: visit)
         // (Replicas racing on shared storage may both answer 201; the outcome is the same image
         // either way.)
         return try commitLock.withLock { _ throws -> (StoredImage, created: Bool) in
@@ -84,21 +89,26 @@ extension ImageStore {
 
     /// Indexes an upload (refusing it if it breaks a limit, ``DecodeLimits/maxDecodeBytes``
     /// included), then decodes every frame once with the memory that takes reserved from the
-    /// decode-memory budget, waiting while it is spent.
-    func verify(_ bytes: ImageBytes) throws -> AnimatedImage {
+    /// decode-memory budget, waiting while it is spent. With `visit`, the frames are composited
+    /// too and shown to it; the reservation is then a cold render's (a canvas, and a frame
+    /// encoded), which the visitor may use.
+    func verify(_ bytes: ImageBytes, visit: ((AnimatedImage, Int, Canvas) throws -> Void)? = nil) throws -> AnimatedImage {
         do {
             let indexed = try AnimatedImage(bytes: bytes, limits: limits, verification: .structural)
-            guard let decodeBudget else { return try indexed.verifyingFrames() }
+            let visiting = visit.map { visit in { (index: Int, canvas: Canvas) throws in try visit(indexed, index, canvas) } }
+            guard let decodeBudget else { return try indexed.verifyingFrames(visiting: visiting) }
+            let memory = indexed.decodeMemory
             let reservation: DecodeReservation
             do throws(DecodeMemoryBudget.Refusal) {
-                reservation = try decodeBudget.reserve(indexed.decodeMemory.verificationBytes)
+                reservation = try decodeBudget.reserve(
+                    visit == nil ? memory.verificationBytes : max(memory.verificationBytes, memory.coldRenderBytes))
             } catch .tooLarge(let needed, let capacity) {
                 throw AnimatedImageError.limitExceeded(.maxDecodeBytes, value: needed, limit: capacity)
             } catch .queueFull, .closed {
                 throw StoreError.busy("too many uploads wait for memory to verify them")
             }
             defer { reservation.release() }
-            return try indexed.verifyingFrames()
+            return try indexed.verifyingFrames(visiting: visiting)
         } catch AnimatedImageError.unsupportedFormat {
             throw StoreError.unsupportedFormat("the body is not a GIF, PNG/APNG or WebP image")
         } catch let error as StoreError {

@@ -1,0 +1,75 @@
+import AnimatedImage
+import FlipbookTestSupport
+import Foundation
+import Testing
+
+@testable import FlipbookService
+
+/// An upload's verification leaves full-size frames to seek from in the frame cache (every
+/// ``SeekAnchors/interval``-th frame), so the first request far into a new image replays a few
+/// frames, not all before it — and every frame served is the same bytes as without them.
+@Suite("Seek anchors made while an upload is verified")
+struct SeekAnchorTests {
+    /// 128 frames, 128×64 (the only corpus input with more than 40 frames).
+    static let input = "pillow/apng/blend_op_over_near_transparent.png"
+
+    static func stats(_ service: TestService) throws -> [String: Any] {
+        try service.client.get("/stats").json
+    }
+
+    /// What the service serves for frame `index` without the cache: rendered from frame 0.
+    static func expected(_ image: AnimatedImage, _ index: Int) throws -> [UInt8] {
+        let rendition = FrameRendition.exact(width: image.canvasWidth, height: image.canvasHeight)
+        let encoder = RenditionEncoder(png: PNGEncoder(compressionLevel: FlipbookSettings().cache.pngCompressionLevel))
+        return try encoder.encode(FrameRenderer(image: image).render(index), as: rendition, colorSpace: image.colorSpace)
+    }
+
+    /// The frames an upload of `bytes` leaves cached (at full size) when it is verified.
+    static func anchors(of bytes: [UInt8]) throws -> [Int] {
+        let image = try AnimatedImage(bytes: bytes)
+        guard image.frameCount > SeekAnchors.interval else { return [] }
+        return (1..<image.frameCount).filter {
+            $0 % SeekAnchors.interval == 0 && image.index.frames[$0].disposal != .previous
+        }
+    }
+
+    @Test func aFrameFarIntoANewUploadResumesFromTheNearestAnchor() async throws {
+        let service = try TestService()
+        let bytes = try Corpus.bytes(Self.input)
+        let image = try AnimatedImage(bytes: bytes)
+        #expect(image.frameCount == 128)
+        let anchors = try Self.anchors(of: bytes)
+        #expect(!anchors.isEmpty)
+
+        let uploaded = try service.upload(bytes)
+        #expect(uploaded.status == 201)
+        let id = try #require(uploaded.json["id"] as? String)
+        let residency = try service.client.get("/images/\(id)/cache").json
+        #expect(residency["cachedFrames"] as? [Int] == anchors)
+
+        // The first request, past the last anchor, resumes from it: its canvas comes from the
+        // anchor's PNG, not from replaying every frame before it. (Decoding ahead after it
+        // continues from the frame it drew, so it resumes nothing more.)
+        let target = anchors.last! + 3
+        let before = try Self.stats(service)
+        let frame = try service.client.get("/frames/\(id)/\(target)")
+        let expected = try Self.expected(image, target)
+        #expect(frame.status == 200 && frame.body == expected)
+        let after = try Self.stats(service)
+        #expect((after["resumes"] as? Int ?? -1) == (before["resumes"] as? Int ?? 0) + 1)
+        // The anchors are the frames the routes serve, byte for byte.
+        for k in anchors {
+            let expected = try Self.expected(image, k)
+            #expect(try service.client.get("/frames/\(id)/\(k)").body == expected, "frame \(k)")
+        }
+        await service.stop()
+    }
+
+    @Test func aShortImageHasNoAnchors() async throws {
+        let service = try TestService()
+        let uploaded = try service.upload(Corpus.bytes(UploadSessionTests.gif))
+        let id = try #require(uploaded.json["id"] as? String)
+        #expect(try service.client.get("/images/\(id)/cache").json["cachedFrames"] as? [Int] == [])
+        await service.stop()
+    }
+}
