@@ -19,11 +19,18 @@ public struct CacheableImage: Sendable {
     /// it returns is kept with the frame, counted in the budget, and handed out with every hit.
     /// Taken from the request that first brings the image into the cache.
     public var prepare: Preparer?
+    /// A full-size frame kept outside the cache that a decoder may resume from, for a frame
+    /// before `index` (the nearest its owner has; nil: none). Asked on a decode thread, outside
+    /// the cache's lock, when a render would otherwise replay many frames (a cold start after a
+    /// restart). Its PNG must be the bytes the frame routes serve for that frame.
+    public typealias SeekAnchor = @Sendable (_ before: Int) -> (frame: Int, png: [UInt8])?
+    public var seekAnchor: SeekAnchor?
 
     public init(
         id: String, frameCount: Int, canvasWidth: Int, canvasHeight: Int, rendition: FrameRendition? = nil,
-        load: @escaping @Sendable () throws -> AnimatedImage, prepare: Preparer? = nil
+        load: @escaping @Sendable () throws -> AnimatedImage, prepare: Preparer? = nil, seekAnchor: SeekAnchor? = nil
     ) {
+        self.seekAnchor = seekAnchor
         self.id = id
         self.frameCount = frameCount
         self.canvasWidth = canvasWidth

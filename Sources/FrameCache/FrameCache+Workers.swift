@@ -128,6 +128,14 @@ extension FrameCache {
             work.renderer = renderer
             renderer.checkpointBudget = min(work.checkpointAllowance, renderer.checkpointBytes + plan.checkpointBytes)
             let before = renderer.decodeCount
+            // Nothing cached to resume from and a long replay ahead (a cold start after a
+            // restart): a frame kept outside the cache may do (read from disk, about one decode).
+            if work.job.resume == nil, plan.mayResume, let seekAnchor = work.job.entry.source.seekAnchor,
+                renderer.framesToDecode(for: work.job.index) > configuration.checkpointInterval,
+                let kept = seekAnchor(work.job.index)
+            {
+                work.job.resume = (kept.frame, FrameBytes(kept.png))
+            }
             // Restoring the canvas from a cached frame's PNG costs about one frame decode.
             if plan.mayResume, let resume = work.job.resume, renderer.canResume(after: resume.frame),
                 renderer.framesToDecode(for: work.job.index) > work.job.index - resume.frame + 1,

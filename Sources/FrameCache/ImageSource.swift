@@ -18,6 +18,8 @@ final class ImageSource: @unchecked Sendable {
     let canvasWidth: Int
     let canvasHeight: Int
     let load: @Sendable () throws -> AnimatedImage
+    /// Frames kept outside the cache to resume from (``CacheableImage/seekAnchor``).
+    let seekAnchor: CacheableImage.SeekAnchor?
 
     /// The renditions of this image the cache holds, the full-size PNG one among them when it
     /// is held.
@@ -56,6 +58,7 @@ final class ImageSource: @unchecked Sendable {
         canvasWidth = image.canvasWidth
         canvasHeight = image.canvasHeight
         load = image.load
+        seekAnchor = image.seekAnchor
     }
 
     /// A decode thread holds the renderer.

@@ -56,11 +56,15 @@ struct DerivedFramesAndMetricsTests {
         #expect(try service.metric("flipbook_derived_build_seconds_total") > 0)
         #expect(try service.metric("flipbook_derived_hits_total", where: "source=\"disk\"") == 1)
         #expect(try service.metric("flipbook_derived_failures_total", where: "reason=\"limit\"") == 1)
-        #expect(try service.metric("flipbook_derived_products") == 2)
+        // The preview, the storyboard, and the seek anchors the upload left (SeekAnchorTests).
+        let anchors = try SeekAnchorTests.anchors(of: Corpus.bytes(Self.path))
+        #expect(anchors.count == 1)
+        #expect(try service.metric("flipbook_derived_products") == 3)
         let urls = try #require(manifest.json["sheets"] as? [[String: Any]]).compactMap { $0["url"] as? String }
         let sheets = try urls.map { try service.client.get($0).body.count }.reduce(0, +)
         #expect(!urls.isEmpty && sheets > 0)
-        #expect(try service.metric("flipbook_derived_bytes") == Double(first.body.count + sheets))
+        let anchorBytes = try anchors.map { try service.client.get("/frames/\(id)/\($0)").body.count }.reduce(0, +)
+        #expect(try service.metric("flipbook_derived_bytes") == Double(first.body.count + sheets + anchorBytes))
         #expect(try service.metric("flipbook_derived_evictions_total") == 0)
         await service.stop()
     }

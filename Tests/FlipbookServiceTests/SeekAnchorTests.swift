@@ -73,3 +73,34 @@ struct SeekAnchorTests {
         await service.stop()
     }
 }
+
+/// The anchors are kept on disk with the image's products: after a restart the cache holds
+/// none, and the first request far into the image resumes from the nearest one on disk.
+@Suite("Seek anchors kept across a restart")
+struct KeptSeekAnchorTests {
+    @Test func aRestartedServiceResumesFromTheAnchorsOnDisk() async throws {
+        let bytes = try Corpus.bytes(SeekAnchorTests.input)
+        let image = try AnimatedImage(bytes: bytes)
+        let anchors = try SeekAnchorTests.anchors(of: bytes)
+        let first = try TestService()
+        let uploaded = try first.upload(bytes)
+        let id = try #require(uploaded.json["id"] as? String)
+        await first.stop()
+
+        let service = try TestService(dataDirectory: first.dataDirectory) { $0.auth.adminToken = "secret" }
+        #expect(try service.client.get("/images/\(id)/cache").json["cachedFrames"] as? [Int] == [])
+        let target = anchors.last! + 3
+        let frame = try service.client.get("/frames/\(id)/\(target)")
+        let expected = try SeekAnchorTests.expected(image, target)
+        #expect(frame.status == 200 && frame.body == expected)
+        #expect(try SeekAnchorTests.stats(service)["resumes"] as? Int == 1)
+
+        // Deleting the image deletes them.
+        let kept = first.dataDirectory + "/derived/" + id
+        #expect(FileManager.default.fileExists(atPath: kept))
+        let deleted = try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer secret"])
+        #expect(deleted.status == 204)
+        #expect(!FileManager.default.fileExists(atPath: kept))
+        await service.stop()
+    }
+}

@@ -18,6 +18,7 @@ extension FlipbookAPI {
     /// thread, and each frame prepared with its answers (``FrameResponses``) as it enters the cache.
     func cacheable(_ record: StoredImage, _ rendition: FrameRendition) -> CacheableImage {
         let store = self.store
+        let derived = self.derived
         let level = settings.cache.pngCompressionLevel
         return CacheableImage(
             id: Self.cacheKey(record), frameCount: record.metadata.frameCount,
@@ -27,7 +28,8 @@ extension FlipbookAPI {
                 FrameResponses(
                     record: record, index: index, bytes: bytes, format: rendition.format,
                     etag: Self.frameETag(record, index, rendition, level: level))
-            })
+            },
+            seekAnchor: { derived.keptAnchor(of: record.sha256, before: $0) })
     }
 
     /// Names the frame's bytes: the image's content, the index, the rendition (none for the

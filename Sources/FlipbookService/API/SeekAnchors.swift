@@ -12,7 +12,8 @@ import FrameCache
 /// the image is stored they are adopted as its cached frames, and the cache's decoders resume from
 /// the nearest one before a requested frame (``FrameRenderer/resume(after:png:)``) instead of
 /// replaying from frame 0. Like every cached frame they are in the cache's budget and go first
-/// when it needs room.
+/// when it needs room. They are kept on disk as well, with the image's storyboards and previews
+/// (``DerivedProducts/keepAnchors(_:of:)``), for the first requests after a restart.
 final class SeekAnchors: @unchecked Sendable {
     /// Frames between anchors. 32 keeps `large.gif` (1280×720, 300 frames) to 9 anchors, ≈ 2 MB
     /// of PNG and ≈ 60 ms more verification, and a cold frame to at most 31 frame decodes plus
@@ -22,8 +23,8 @@ final class SeekAnchors: @unchecked Sendable {
     /// The staging key: unique per upload.
     let owner = "seek-anchors-\(UUID().uuidString)"
     private let cache: FrameCache
-    /// Anchors staged (one verification thread writes it).
-    private(set) var staged = 0
+    /// The anchors made, by frame (one verification thread writes them), to keep on disk too.
+    private(set) var frames: [(index: Int, png: [UInt8])] = []
 
     init(cache: FrameCache) {
         self.cache = cache
@@ -39,7 +40,7 @@ final class SeekAnchors: @unchecked Sendable {
         let rendition = FrameRendition.exact(width: image.canvasWidth, height: image.canvasHeight)
         guard let encoded = try? cache.encoder.encode(canvas, as: rendition, colorSpace: image.colorSpace) else { return }
         cache.stage(encoded, owner: owner, rendition: rendition, index: index)
-        staged += 1
+        frames.append((index, encoded))
     }
 
     /// Makes the anchors frames of the stored image (`image` says what it is for the cache).

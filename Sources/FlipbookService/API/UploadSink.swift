@@ -139,6 +139,7 @@ extension FlipbookAPI {
             let (record, created) = try store.commit(
                 upload, name: name, origin: origin, displayName: displayName, visit: anchors.visit)
             anchors.adopt { cacheable(record, $0) }
+            if created { derived.keepAnchors(anchors.frames, of: record.sha256) }
             var headers = HTTPHeaders()
             headers.add(name: "Location", value: "/images/\(record.id)")
             headers.add(name: "ETag", value: Self.metadataETag(record))

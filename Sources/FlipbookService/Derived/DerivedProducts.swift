@@ -19,6 +19,8 @@ final class DerivedProducts: Sendable {
     let cache: FrameCache?
     let budget: DecodeMemoryBudget?
     let settings: FlipbookSettings.Derived
+    /// `cache.pngCompressionLevel`: what the seek anchors' bytes are made with.
+    let pngCompressionLevel: Int
     let logger: Logger
 
     init(
@@ -32,6 +34,7 @@ final class DerivedProducts: Sendable {
         self.cache = cache
         self.budget = budget
         self.settings = settings.derived
+        pngCompressionLevel = settings.cache.pngCompressionLevel
         self.logger = logger
     }
 
