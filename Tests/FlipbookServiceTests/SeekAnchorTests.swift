@@ -1,6 +1,7 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
+import FrameCache
 import Testing
 
 @testable import FlipbookService
@@ -102,5 +103,38 @@ struct KeptSeekAnchorTests {
         #expect(deleted.status == 204)
         #expect(!FileManager.default.fileExists(atPath: kept))
         await service.stop()
+    }
+}
+
+/// What one upload's anchors may cost is bounded: none for huge canvases, and no more than
+/// ``SeekAnchors/maxBytes`` held until the upload is stored.
+@Suite("Seek anchors are bounded")
+struct SeekAnchorBoundTests {
+    static func visitAll(_ anchors: SeekAnchors) throws {
+        let image = try AnimatedImage(bytes: Corpus.bytes(SeekAnchorTests.input), verification: .structural)
+        _ = try image.verifyingFrames { anchors.visit(image, $0, $1) }
+    }
+
+    @Test func limitsDecideWhatIsKept() throws {
+        let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 16 << 20, decodeThreads: 1))
+        let all = SeekAnchors(cache: cache)
+        try Self.visitAll(all)
+        let sizes = all.frames.map(\.png.count)
+        #expect(all.frames.map(\.index) == (try SeekAnchorTests.anchors(of: Corpus.bytes(SeekAnchorTests.input))))
+        #expect(sizes.count >= 2)
+        all.discard()
+
+        // 128×64: a canvas of 32,768 bytes.
+        let huge = SeekAnchors(cache: cache, maxCanvasBytes: 128 * 64 * 4 - 1)
+        try Self.visitAll(huge)
+        #expect(huge.frames.isEmpty)
+
+        // Room for the first anchor only.
+        let bounded = SeekAnchors(cache: cache, maxBytes: sizes[0] + sizes[1] - 1)
+        try Self.visitAll(bounded)
+        #expect(bounded.frames.map(\.png.count).reduce(0, +) < sizes[0] + sizes[1])
+        #expect(bounded.frames.first?.index == all.frames.first?.index)
+        bounded.discard()
+        huge.discard()
     }
 }

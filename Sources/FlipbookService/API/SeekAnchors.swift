@@ -20,14 +20,28 @@ final class SeekAnchors: @unchecked Sendable {
     /// one PNG decode (BENCHMARKS.md, "Cold frames far into a new upload").
     static let interval = 32
 
+    /// Anchors are not made for canvases over this many bytes (16 MP): each would take longer
+    /// to encode than most replays it saves, and a hostile file of huge frames would make every
+    /// upload slow.
+    static let maxCanvasBytes = 64 << 20
+    /// The anchors of one upload held on the heap until it is stored (their copies in the cache
+    /// are in its budget) stop at this many bytes; an anchor that would pass it is not kept.
+    static let maxBytes = 32 << 20
+
     /// The staging key: unique per upload.
     let owner = "seek-anchors-\(UUID().uuidString)"
     private let cache: FrameCache
+    /// ``maxCanvasBytes`` and ``maxBytes``, smaller in tests.
+    private let canvasLimit: Int
+    private let byteLimit: Int
     /// The anchors made, by frame (one verification thread writes them), to keep on disk too.
     private(set) var frames: [(index: Int, png: [UInt8])] = []
+    private var heldBytes = 0
 
-    init(cache: FrameCache) {
+    init(cache: FrameCache, maxCanvasBytes: Int = SeekAnchors.maxCanvasBytes, maxBytes: Int = SeekAnchors.maxBytes) {
         self.cache = cache
+        canvasLimit = maxCanvasBytes
+        byteLimit = maxBytes
     }
 
     /// The verification's visitor: stages frame `index` of `image` when it is an anchor. A frame
@@ -35,10 +49,14 @@ final class SeekAnchors: @unchecked Sendable {
     /// encoding that fails only means one anchor fewer.
     func visit(_ image: AnimatedImage, _ index: Int, _ canvas: Canvas) {
         guard image.frameCount > Self.interval, index > 0, index % Self.interval == 0,
-            image.index.frames[index].disposal != .previous
+            image.index.frames[index].disposal != .previous, image.decodeMemory.canvasBytes <= canvasLimit,
+            heldBytes < byteLimit
         else { return }
         let rendition = FrameRendition.exact(width: image.canvasWidth, height: image.canvasHeight)
-        guard let encoded = try? cache.encoder.encode(canvas, as: rendition, colorSpace: image.colorSpace) else { return }
+        guard let encoded = try? cache.encoder.encode(canvas, as: rendition, colorSpace: image.colorSpace),
+            heldBytes + encoded.count <= byteLimit
+        else { return }
+        heldBytes += encoded.count
         cache.stage(encoded, owner: owner, rendition: rendition, index: index)
         frames.append((index, encoded))
     }
