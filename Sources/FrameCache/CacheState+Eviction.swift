@@ -94,8 +94,13 @@ extension CacheState {
         }
         if !walkedAll { return }
         // 1. Idle images and renditions made on demand: everything but pinned posters (the
-        //    full-size ones, those of renditions being played), least recently used first.
-        for entry in idle.sorted(by: { $0.usedBefore($1) }) {
+        //    full-size ones, those of renditions being played), renditions never played (asked
+        //    for a frame, not followed) before played ones, least recently used first — so a
+        //    client asking for one frame in size after size churns its own frames, not those
+        //    of players whose renditions are made on demand.
+        for entry in idle.sorted(by: { a, b in
+            (a.playheadMoves > 0) != (b.playheadMoves > 0) ? a.playheadMoves == 0 : a.usedBefore(b)
+        }) {
             for i in (entry.pinsPoster ? 1 : 0)..<max(1, entry.frameCount) {
                 if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
             }

@@ -54,24 +54,33 @@ extension CacheState {
     /// and a server that only ever answers waiting requests would leave every client waiting
     /// (under overload, serving the late first must not stop anyone from getting ahead).
     ///
-    /// The image's renditions count as one: a frame waited for on any of them comes first, and a
+    /// The image's renditions count as one: a frame waited for on any of them comes first (those
+    /// of renditions being played before the others, ``ImageEntry/waitsBefore(_:)``), and a
     /// run goes on with whichever of them is decoded ahead and has a frame to make.
     func continuation(
         of held: ImageEntry, run: Int, maxRun: Int, margin: Double,
         sinceWaited: Int?, aheadOfWaiter: Int, now: Double
     ) -> Job? {
         let renditions = held.source.entries.filter { entries[$0.id] === $0 }
-        if let waiting = renditions.filter({ !$0.waitOrder.isEmpty }).min(by: { $0.waitingSince < $1.waitingSince }) {
+        let ahead = renditions.lazy.compactMap({ entry -> (ImageEntry, Int)? in
+            guard !entry.prefetchStalled, entry.window > 0, self.isActive(entry, now: now),
+                let index = entry.nextPrefetch
+            else { return nil }
+            return (entry, index)
+        }).first
+        if let waiting = renditions.filter({ !$0.waitOrder.isEmpty }).min(by: { $0.waitsBefore($1) }) {
+            // Only requests for renditions nobody plays wait: a player's next frame due within
+            // `margin` is made first (its decoder is here, in order: one frame decode), or
+            // one-off requests would keep every player's decode-ahead from running.
+            if waiting.playheadMoves == 0, let (entry, index) = ahead, entry.playheadMoves > 0,
+                entry.deadline(ofFrame: index) < now + margin,
+                roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now)
+            {
+                return job(entry, index, urgent: false)
+            }
             return job(waiting, waiting.waitOrder[0], urgent: true)
         }
-        guard run < maxRun,
-            let (entry, index) = renditions.lazy.compactMap({ entry -> (ImageEntry, Int)? in
-                guard !entry.prefetchStalled, entry.window > 0, self.isActive(entry, now: now),
-                    let index = entry.nextPrefetch
-                else { return nil }
-                return (entry, index)
-            }).first
-        else { return nil }
+        guard run < maxRun, let (entry, index) = ahead else { return nil }
         if oldestWaiting(excluding: held) != nil {
             guard let since = sinceWaited, since < aheadOfWaiter else { return nil }
         } else if let (_, _, other) = earliestPrefetch(now: now, excluding: held), other < now + margin {
@@ -108,7 +117,7 @@ extension CacheState {
         var best: ImageEntry? = nil
         for entry in active
         where !entry.busy && !entry.waitOrder.isEmpty && entry !== excluded && (largeAllowed || !isLarge(entry)) {
-            if best == nil || entry.waitingSince < best!.waitingSince { best = entry }
+            if best == nil || entry.waitsBefore(best!) { best = entry }
         }
         return best
     }

@@ -116,6 +116,15 @@ final class ImageEntry: @unchecked Sendable {
     var waitOrder: [Int] = []
     var waitingSince: UInt64 = 0
 
+    /// Whose waiting requests a decode thread takes first: a rendition being played (its
+    /// playhead moved) before one asked for a frame and not followed — so a client asking for
+    /// one frame in size after size waits behind the players, not they behind it — then the
+    /// one waiting longest.
+    func waitsBefore(_ other: ImageEntry) -> Bool {
+        let (mine, theirs) = (playheadMoves > 0, other.playheadMoves > 0)
+        return mine != theirs ? mine : waitingSince < other.waitingSince
+    }
+
     /// A frame decoded ahead found no room and was thrown away: no more decoding ahead for
     /// this image until its playhead moves or the windows are worked out again.
     var prefetchStalled = false

@@ -216,6 +216,58 @@ struct RenditionCacheTests {
         #expect(held.cachedFrames.contains(0), "and keeps its poster, decoded ahead or not")
     }
 
+    @Test func oneFrameAskedInSizeAfterSizeEvictsItselfNotAPlayedRendition() throws {
+        let image = try TestImages.medium()
+        let cache = cache(budget: 3 << 20, threads: 1, decodeAhead: 0)
+        defer { cache.shutdown() }
+        // Played, made on demand (no rendition is decoded ahead here), used before the others.
+        let played = cacheable("m", image, try rendition(image, width: 200))
+        for k in 0..<8 { #expect(cache.fetch(played, k).frame != nil) }
+        cache.waitUntilIdle()
+        let kept = try #require(cache.residency(of: played.key)).cachedFrames
+        #expect(Set(0..<8).isSubset(of: Set(kept)))
+        // One frame in each of a hundred sizes: far more than the budget holds.
+        for width in 140...240 where width != 200 {
+            _ = cache.fetch(cacheable("m", image, try rendition(image, width: width)), width % image.frameCount)
+        }
+        cache.waitUntilIdle()
+        let stats = cache.stats()
+        #expect(stats.evictions > 0, "the sizes did not fill the budget")
+        let after = try #require(cache.residency(of: played.key), "the played rendition is kept")
+        #expect(Set(kept).isSubset(of: Set(after.cachedFrames)), "\(after.cachedFrames) of \(kept)")
+    }
+
+    @Test func aPlayersWaitingFrameGoesBeforeAOneOffRequestThatWaitedLonger() throws {
+        let image = try TestImages.medium()
+        // Nothing decoded ahead: the player's frame 20 is not there when it asks.
+        let cache = cache(budget: 64 << 20, threads: 1, decodeAhead: 0)
+        defer { cache.shutdown() }
+        let played = cacheable("m", image, try rendition(image, width: 200))
+        for k in 0..<3 { #expect(cache.fetch(played, k).frame != nil) }
+        cache.waitUntilIdle()
+        // The one decode thread is held by another image's load while both requests queue.
+        let gate = DispatchSemaphore(value: 0)
+        let other = CacheableImage(
+            id: "g", frameCount: image.frameCount, canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight,
+            load: {
+                gate.wait()
+                return image
+            })
+        let order = Mutex<[String]>([])
+        func note(_ name: String) -> FrameCache.Completion {
+            { result in if (try? result.get()) != nil { order.withLock { $0.append(name) } } }
+        }
+        #expect(cache.frame(other, index: 0, completion: note("other")) == nil)
+        let oneOff = cacheable("m", image, try rendition(image, width: 60))
+        #expect(cache.frame(oneOff, index: 30, completion: note("one-off")) == nil)
+        #expect(cache.frame(played, index: 20, completion: note("player")) == nil)
+        gate.signal()
+        cache.waitUntilIdle()
+        let answered = order.withLock { $0 }
+        #expect(answered.count == 3)
+        #expect(answered.firstIndex(of: "player")! < answered.firstIndex(of: "one-off")!, "\(answered)")
+    }
+
     @Test func pressureKeepsPostersOnlyOfRenditionsInUse() throws {
         let image = try TestImages.medium()
         let cache = cache(budget: 256 << 20, decodeAhead: 1)
