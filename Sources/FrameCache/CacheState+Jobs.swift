@@ -71,9 +71,11 @@ extension CacheState {
         if let waiting = renditions.filter({ !$0.waitOrder.isEmpty }).min(by: { $0.waitsBefore($1) }) {
             // Only requests for renditions nobody plays wait: a player's next frame due within
             // `margin` is made first (its decoder is here, in order: one frame decode), or
-            // one-off requests would keep every player's decode-ahead from running.
-            if waiting.playheadMoves == 0, let (entry, index) = ahead, entry.playheadMoves > 0,
-                entry.deadline(ofFrame: index) < now + margin,
+            // one-off requests would keep every player's decode-ahead from running — but at
+            // most `aheadOfWaiter` such frames in a row, so a one-off request (a new player's
+            // first frame, too) is never starved.
+            if waiting.playheadMoves == 0, (sinceWaited ?? run) < aheadOfWaiter, let (entry, index) = ahead,
+                entry.playheadMoves > 0, entry.deadline(ofFrame: index) < now + margin,
                 roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now)
             {
                 return job(entry, index, urgent: false)
