@@ -216,14 +216,21 @@ struct RenditionCacheTests {
         #expect(held.cachedFrames.contains(0), "and keeps its poster, decoded ahead or not")
     }
 
+    /// `image` 200 px wide, its first `frames` frames asked for in order (played: its playhead
+    /// moved), once the cache is idle again.
+    func play(_ cache: FrameCache, _ image: AnimatedImage, frames: Int) throws -> CacheableImage {
+        let played = cacheable("m", image, try rendition(image, width: 200))
+        for k in 0..<frames { #expect(cache.fetch(played, k).frame != nil) }
+        cache.waitUntilIdle()
+        return played
+    }
+
     @Test func oneFrameAskedInSizeAfterSizeEvictsItselfNotAPlayedRendition() throws {
         let image = try TestImages.medium()
         let cache = cache(budget: 3 << 20, threads: 1, decodeAhead: 0)
         defer { cache.shutdown() }
         // Played, made on demand (no rendition is decoded ahead here), used before the others.
-        let played = cacheable("m", image, try rendition(image, width: 200))
-        for k in 0..<8 { #expect(cache.fetch(played, k).frame != nil) }
-        cache.waitUntilIdle()
+        let played = try play(cache, image, frames: 8)
         let kept = try #require(cache.residency(of: played.key)).cachedFrames
         #expect(Set(0..<8).isSubset(of: Set(kept)))
         // One frame in each of a hundred sizes: far more than the budget holds.
@@ -242,9 +249,7 @@ struct RenditionCacheTests {
         // Nothing decoded ahead: the player's frame 20 is not there when it asks.
         let cache = cache(budget: 64 << 20, threads: 1, decodeAhead: 0)
         defer { cache.shutdown() }
-        let played = cacheable("m", image, try rendition(image, width: 200))
-        for k in 0..<3 { #expect(cache.fetch(played, k).frame != nil) }
-        cache.waitUntilIdle()
+        let played = try play(cache, image, frames: 3)
         // The one decode thread is held by another image's load while both requests queue.
         let gate = DispatchSemaphore(value: 0)
         let other = CacheableImage(

@@ -17,14 +17,8 @@
 # the previews are read back with webpmux -info. Writes bench-out/derived/result.md.
 #
 # Usage: scripts/bench/derived/run.sh            FLIPBOOK_BIN (default .build/release/flipbook)
-set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
-cd "$repo"
-bin="${FLIPBOOK_BIN:-.build/release/flipbook}"
-runs="${RUNS:-3}"
-inputs="$repo/bench-out/inputs"
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 out="$repo/bench-out/derived"
-[ -f "$inputs/large.gif" ] && [ -f "$inputs/small.gif" ] || scripts/make-bench-inputs.sh "$inputs"
 rm -rf "$out" && mkdir -p "$out"
 
 # best RUNS: prints "seconds peak_kib" of the fastest run of the command.

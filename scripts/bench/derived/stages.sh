@@ -14,15 +14,9 @@
 # part cannot be spread over cores; the table says what that leaves for the goal.
 #
 # Usage: FLIPBOOK_BIN=… scripts/bench/derived/stages.sh   (hold /tmp/flipbook-bench.lock)
-set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
-cd "$repo"
-bin="${FLIPBOOK_BIN:-.build/release/flipbook}"
-runs="${RUNS:-3}"
-inputs="$repo/bench-out/inputs"
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 out="$repo/bench-out/derived-stages"
 in="$inputs/large.gif"
-[ -f "$in" ] || scripts/make-bench-inputs.sh "$inputs"
 rm -rf "$out" && mkdir -p "$out"
 
 # best CMD…: prints "wall user sys" of the run with the best wall time.
