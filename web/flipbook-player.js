@@ -40,6 +40,12 @@
 // lists a signed URL per frame (`frameUrls`, in the rendition the signer put in the query), and
 // the player fetches those as they are instead of choosing a rendition itself.
 
+import { PlayerControls } from './player-controls.js';
+import { FlipbookError, problemOf } from './player-problems.js';
+import { styleSheet } from './player-style.js';
+
+export { FlipbookError };
+
 const PREFETCH_MS = 1000;          // playback time fetched ahead of the playhead
 const PREFETCH_MAX_FRAMES = 48;    // … but never more frames than this
 const KEEP_ALL_BYTES = 48 << 20;   // decoded bytes under which every frame is kept (loops refetch nothing)
@@ -61,76 +67,10 @@ const MIN_RATE = 0.25, MAX_RATE = 4;
 // frame due at exactly 80 ms would otherwise wait for the next animation frame at 79.99999…).
 const DUE_TOLERANCE_MS = 1e-3;
 
-const STYLE = `
-:host { display: inline-block; position: relative; max-width: 100%; color: inherit; }
-:host([hidden]) { display: none; }
-:host(:focus-visible) { outline: 3px solid var(--flipbook-focus, #2563eb); outline-offset: 2px; }
-.stage { position: relative; display: block; line-height: 0; }
-canvas { display: block; max-width: 100%; height: auto; image-rendering: var(--flipbook-image-rendering, auto);
-  background: var(--flipbook-backdrop, transparent); }
-:host([image-rendering="pixelated"]) canvas { image-rendering: pixelated; }
-:host([image-rendering="crisp-edges"]) canvas { image-rendering: crisp-edges; }
-:host([image-rendering="smooth"]) canvas { image-rendering: auto; }
-.error { line-height: 1.4; padding: 0.5em 0.75em; margin: 0.25em 0; border-radius: 4px;
-  background: #fde8e8; color: #7f1d1d; font: 0.9rem/1.4 system-ui, sans-serif; }
-.controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.35rem; margin-top: 0.4rem;
-  font: 0.85rem/1.2 system-ui, sans-serif; }
-.controls[hidden], .error[hidden] { display: none; }
-.controls { position: relative; }
-.thumb { position: absolute; bottom: 100%; margin-bottom: 0.3rem; pointer-events: none; background-repeat: no-repeat;
-  border: 1px solid currentColor; background-color: #0008; }
-.thumb[hidden] { display: none; }
-button, select { font: inherit; min-width: 2.5rem; min-height: 2.25rem; border: 1px solid #8a8f98;
-  border-radius: 4px; background: var(--flipbook-button, #f4f5f7); color: inherit; cursor: pointer; }
-button svg { width: 1rem; height: 1rem; vertical-align: middle; fill: currentColor; }
-input[type=range] { flex: 1 1 8rem; min-width: 6rem; min-height: 2.25rem; margin: 0; }
-button:focus-visible, select:focus-visible, input:focus-visible {
-  outline: 3px solid var(--flipbook-focus, #2563eb); outline-offset: 1px; }
-.time { min-width: 7.5em; font-variant-numeric: tabular-nums; }
-`;
-
-const ICONS = {
-  play: '<svg viewBox="0 0 16 16" aria-hidden="true"><path d="M4 2.5v11l9-5.5z"/></svg>',
-  pause: '<svg viewBox="0 0 16 16" aria-hidden="true"><path d="M3.5 2.5h3v11h-3zM9.5 2.5h3v11h-3z"/></svg>',
-  back: '<svg viewBox="0 0 16 16" aria-hidden="true"><path d="M3 2.5h2v11H3zM13 2.5v11L6 8z"/></svg>',
-  forward: '<svg viewBox="0 0 16 16" aria-hidden="true"><path d="M11 2.5h2v11h-2zM3 2.5v11L10 8z"/></svg>',
-};
-
-let sheet = null;
-function styleSheet() {
-  // A constructed stylesheet: no <style> element, so a strict style-src CSP needs no hash.
-  if (!sheet) { sheet = new CSSStyleSheet(); sheet.replaceSync(STYLE); }
-  return sheet;
-}
-
-/** A refusal or failure, with the server's problem+json detail when there is one. */
-export class FlipbookError extends Error {
-  constructor(message, { status = 0, problem = null, retryAfter = null } = {}) {
-    super(message);
-    this.name = 'FlipbookError';
-    this.status = status;
-    this.problem = problem;
-    this.retryAfter = retryAfter;
-  }
-}
-
-async function problemOf(response) {
-  let problem = null;
-  try {
-    const type = response.headers.get('Content-Type') || '';
-    if (type.includes('json')) problem = await response.json();
-  } catch { problem = null; }
-  const detail = problem && typeof problem.detail === 'string' ? problem.detail
-    : `${response.status} ${response.statusText}`.trim();
-  const retry = Number(response.headers.get('Retry-After'));
-  return new FlipbookError(detail, { status: response.status, problem,
-                                     retryAfter: Number.isFinite(retry) && retry >= 0 ? retry : null });
-}
-
 export class FlipbookPlayer extends HTMLElement {
   static get observedAttributes() { return ['src', 'controls', 'poster-only', 'rendition', 'quality', 'storyboard']; }
 
-  #shadow; #canvas; #context; #controls = null; #errorBox;
+  #shadow; #canvas; #context; #controls; #errorBox;
   #meta = null; #etag = null; #metaURL = null; #framesURL = null; #generation = 0; #abort = null;
   // index → { bitmap, query }: a decoded frame and the rendition it is of; index → query of the
   // fetch under way.
@@ -138,13 +78,11 @@ export class FlipbookPlayer extends HTMLElement {
   #index = 0; #shownIndex = -1; #shownBitmap = null; #plays = 0; #accum = 0; #last = null; #raf = 0;
   #playing = false; #ended = false; #stalled = false; #rate = 1; #loop = undefined;
   #hidden = false; #offscreen = false; #observer = null; #metadataWaiters = [];
-  #drawWaiters = []; #keepAll = false; #userStarted = false; #scrubbing = null;
+  #drawWaiters = []; #keepAll = false; #userStarted = false;
   // The rendition frames are fetched in ({ query, width, height, scaled }), the canvas's width
   // in device pixels as last measured, and whether the server refused scaled frames.
   #rendition = null; #deviceWidth = 0; #scaledRefused = false;
   #sizeObserver = null; #resolution = null;
-  // The storyboard manifest (the `storyboard` attribute) and where its sheet URLs are relative to.
-  #storyboard = null; #storyboardOrigin = '';
   // Following an upload in progress (src …/uploads/{id}): its frames grow; the poll's timer.
   #following = false; #pollTimer = 0;
   #tick = (now) => this.#onAnimationFrame(now);
@@ -171,7 +109,10 @@ export class FlipbookPlayer extends HTMLElement {
     this.#errorBox.setAttribute('role', 'alert');
     this.#errorBox.hidden = true;
     this.#shadow.append(stage, this.#errorBox);
-    this.addEventListener('keydown', (event) => this.#onKey(event));
+    this.#controls = new PlayerControls(this, this.#shadow, () => ({
+      meta: this.#meta, index: this.#index, plays: this.#plays, playing: this.#playing, rate: this.#rate,
+    }));
+    this.addEventListener('keydown', (event) => this.#controls.onKey(event));
   }
 
   // ------------------------------------------------------------------ lifecycle and attributes
@@ -191,7 +132,7 @@ export class FlipbookPlayer extends HTMLElement {
       this.#sizeObserver.observe(this.#canvas);
     }
     this.#watchResolution();
-    this.#renderControls();
+    this.#controls.render();
     if (!this.#metaURL && this.getAttribute('src')) this.#load();
     else if (this.#following && !this.#pollTimer) this.#pollUpload(this.#generation);
   }
@@ -212,10 +153,10 @@ export class FlipbookPlayer extends HTMLElement {
   attributeChangedCallback(name, oldValue, newValue) {
     if (oldValue === newValue) return;
     if (name === 'src' && this.isConnected) this.#load();
-    if (name === 'controls' || name === 'poster-only') this.#renderControls();
+    if (name === 'controls' || name === 'poster-only') this.#controls.render();
     if (name === 'poster-only' && this.hasAttribute('poster-only')) this.pause();
     if (name === 'rendition' || name === 'quality') this.#resized();
-    if (name === 'storyboard' && this.#meta) this.#loadStoryboard();
+    if (name === 'storyboard' && this.#meta) this.#controls.loadStoryboard(this.#metaURL);
   }
 
   get src() { return this.getAttribute('src') || ''; }
@@ -247,7 +188,7 @@ export class FlipbookPlayer extends HTMLElement {
     const rate = Number(value);
     if (!Number.isFinite(rate)) throw new RangeError('playbackRate must be a number');
     this.#rate = Math.min(MAX_RATE, Math.max(MIN_RATE, rate));
-    this.#syncControls();
+    this.#controls.sync();
     this.#schedule();
   }
 
@@ -269,7 +210,7 @@ export class FlipbookPlayer extends HTMLElement {
     if (!this.#playing) {
       this.#playing = true;
       this.#last = null;
-      this.#syncControls();
+      this.#controls.sync();
       this.#updateRunning();
     }
     await this.#showIndex(this.#index);
@@ -280,7 +221,7 @@ export class FlipbookPlayer extends HTMLElement {
     if (this.#playing) {
       this.#playing = false;
       this.#cancelFrame();
-      this.#syncControls();
+      this.#controls.sync();
       this.dispatchEvent(new CustomEvent('pause', { detail: { index: this.#index } }));
     }
     if (this.#meta) await this.#showIndex(this.#index);
@@ -357,6 +298,7 @@ export class FlipbookPlayer extends HTMLElement {
     this.#abort = new AbortController();
     this.#cancelFrame();
     this.#dropFrames();
+    this.#controls.loadStoryboard(null);  // an answer for the image before is dropped
     this.#meta = null;
     this.#etag = null;
     this.#playing = false;
@@ -455,7 +397,7 @@ export class FlipbookPlayer extends HTMLElement {
     this.#meta = meta;
     this.#canvas.setAttribute('aria-label', `Animation ${meta.id ?? meta.uploadId}: ${meta.frameCount} frame${meta.frameCount === 1 ? '' : 's'}`);
     this.#updateKeepAll();
-    this.#renderControls();
+    this.#controls.render();
     this.dispatchEvent(new CustomEvent('progress', {
       detail: { frameCount: meta.frameCount, complete: !this.#following, id: meta.id ?? null },
     }));
@@ -480,10 +422,10 @@ export class FlipbookPlayer extends HTMLElement {
     this.#updateKeepAll();
     this.#index = Math.min(this.#index, meta.frameCount - 1);
     this.#shownIndex = -1;
-    this.#renderControls();
+    this.#controls.render();
     this.dispatchEvent(new CustomEvent('loadedmetadata', { detail: meta }));
     for (const resolve of this.#metadataWaiters.splice(0)) resolve();
-    this.#loadStoryboard();
+    this.#controls.loadStoryboard(this.#metaURL);
     this.#showIndex(this.#index).catch(() => {});
     const reduced = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
     if (this.hasAttribute('autoplay') && !this.hasAttribute('poster-only') && !reduced
@@ -715,7 +657,7 @@ export class FlipbookPlayer extends HTMLElement {
       if (waiter.index === index) waiter.resolve();
       else this.#drawWaiters.push(waiter);
     }
-    this.#syncControls();
+    this.#controls.sync();
     if (!replacing) this.dispatchEvent(new CustomEvent('frame', { detail: { index, time, play: this.#plays } }));
     return true;
   }
@@ -790,7 +732,7 @@ export class FlipbookPlayer extends HTMLElement {
         this.#accum = delay;
         this.#playing = false;
         this.#ended = true;
-        this.#syncControls();
+        this.#controls.sync();
         this.dispatchEvent(new CustomEvent('ended', { detail: { index: this.#index, time: now } }));
         return;
       }
@@ -822,149 +764,6 @@ export class FlipbookPlayer extends HTMLElement {
       this.dispatchEvent(new CustomEvent('stall', { detail: { index: this.#index, waitingFor: next, time: now } }));
     }
     this.#schedule();
-  }
-
-  // ------------------------------------------------------------------ controls and keyboard
-
-  /** Fetches the storyboard the `storyboard` attribute asks for (its value: the storyboard's query,
-   *  e.g. `tile=160`), whose tiles the scrubber shows for the hovered time. */
-  #loadStoryboard() {
-    this.#storyboard = null;
-    const query = this.getAttribute('storyboard');
-    if (query === null || !this.#metaURL || !this.#meta) return;
-    const url = new URL(this.#metaURL);
-    this.#storyboardOrigin = url.origin;
-    const generation = this.#generation;
-    fetch(`${url.origin}${url.pathname.replace(/\/$/, '')}/storyboard${query ? `?${query}` : ''}`)
-      .then((response) => (response.ok ? response.json() : null))
-      .then((manifest) => { if (generation === this.#generation && manifest?.tiles) this.#storyboard = manifest; })
-      .catch(() => {});
-  }
-
-  /** Shows the storyboard tile of the time under the pointer over the scrubber. */
-  #hoverThumb(event) {
-    const c = this.#controls;
-    const board = this.#storyboard;
-    if (!c || !board || !board.tiles.length) return;
-    const rect = c.scrub.getBoundingClientRect();
-    const fraction = Math.min(1, Math.max(0, (event.clientX - rect.left) / Math.max(1, rect.width)));
-    const time = fraction * (this.#meta?.durationMs || 0);
-    let tile = board.tiles[0];
-    for (const t of board.tiles) { if (t.startMs <= time) tile = t; else break; }
-    const sheet = board.sheets[tile.sheet];
-    const thumb = c.thumb;
-    thumb.style.width = `${tile.width}px`;
-    thumb.style.height = `${tile.height}px`;
-    thumb.style.backgroundImage = `url("${new URL(sheet.url, this.#storyboardOrigin + '/').href}")`;
-    thumb.style.backgroundPosition = `-${tile.x}px -${tile.y}px`;
-    const left = event.clientX - c.root.getBoundingClientRect().left - tile.width / 2;
-    thumb.style.left = `${Math.max(0, left)}px`;
-    thumb.dataset.index = String(tile.index);
-    thumb.hidden = false;
-  }
-
-  #renderControls() {
-    const wanted = this.hasAttribute('controls') && !this.hasAttribute('poster-only');
-    if (!wanted) {
-      this.#controls?.root.remove();
-      this.#controls = null;
-      if (this.getAttribute('tabindex') === '0' && this.dataset.flipbookTabindex) this.removeAttribute('tabindex');
-      return;
-    }
-    if (!this.hasAttribute('tabindex')) {
-      this.setAttribute('tabindex', '0');
-      this.dataset.flipbookTabindex = '1';
-    }
-    if (!this.#controls) {
-      const root = document.createElement('div');
-      root.className = 'controls';
-      root.setAttribute('part', 'controls');
-      root.innerHTML = `
-        <button type="button" data-action="back" aria-label="Previous frame">${ICONS.back}</button>
-        <button type="button" data-action="toggle" aria-label="Play">${ICONS.play}</button>
-        <button type="button" data-action="forward" aria-label="Next frame">${ICONS.forward}</button>
-        <input type="range" data-action="scrub" aria-label="Position" min="0" max="0" step="any" value="0">
-        <select data-action="speed" aria-label="Speed">
-          <option value="0.5">0.5×</option><option value="1" selected>1×</option><option value="2">2×</option>
-        </select>
-        <span class="time" part="time" aria-hidden="true"></span>
-        <div class="thumb" part="storyboard" aria-hidden="true" hidden></div>`;
-      const $ = (action) => root.querySelector(`[data-action="${action}"]`);
-      this.#controls = { root, toggle: $('toggle'), back: $('back'), forward: $('forward'),
-                         scrub: $('scrub'), speed: $('speed'), time: root.querySelector('.time'),
-                         thumb: root.querySelector('.thumb') };
-      this.#controls.toggle.addEventListener('click', () => this.#toggle());
-      this.#controls.back.addEventListener('click', () => this.step(-1).catch(() => {}));
-      this.#controls.forward.addEventListener('click', () => this.step(1).catch(() => {}));
-      this.#controls.speed.addEventListener('change', (event) => { this.playbackRate = Number(event.target.value); });
-      const scrub = this.#controls.scrub;
-      scrub.addEventListener('pointerdown', () => {
-        if (this.#scrubbing === null) this.#scrubbing = this.#playing;
-        this.pause().catch(() => {});
-      });
-      scrub.addEventListener('pointermove', (event) => this.#hoverThumb(event));
-      scrub.addEventListener('pointerleave', () => { if (this.#controls) this.#controls.thumb.hidden = true; });
-      scrub.addEventListener('input', () => this.seek(this.#plays * (this.#meta?.durationMs || 0) + Number(scrub.value)).catch(() => {}));
-      scrub.addEventListener('change', () => {
-        const resume = this.#scrubbing;
-        this.#scrubbing = null;
-        if (resume) this.play().catch(() => {});
-      });
-      this.#shadow.append(root);
-    }
-    this.#syncControls();
-  }
-
-  #syncControls() {
-    const c = this.#controls;
-    if (!c) return;
-    const meta = this.#meta;
-    c.toggle.innerHTML = this.#playing ? ICONS.pause : ICONS.play;
-    c.toggle.setAttribute('aria-label', this.#playing ? 'Pause' : 'Play');
-    c.toggle.setAttribute('aria-pressed', String(this.#playing));
-    for (const control of [c.toggle, c.back, c.forward, c.scrub, c.speed]) control.disabled = !meta;
-    if (!meta) return;
-    const position = meta.frames[this.#index].timestampMs;
-    c.scrub.max = String(Math.max(meta.durationMs, 1));
-    if (this.#scrubbing === null) c.scrub.value = String(position);
-    const text = `frame ${this.#index + 1} of ${meta.frameCount}, ${(position / 1000).toFixed(2)} s`;
-    c.scrub.setAttribute('aria-valuetext', text);
-    c.time.textContent = `${this.#index + 1}/${meta.frameCount} · ${(position / 1000).toFixed(2)} s`;
-    const rate = String(this.#rate);
-    if ([...c.speed.options].some((o) => o.value === rate)) c.speed.value = rate;
-  }
-
-  #toggle() {
-    (this.#playing ? this.pause() : this.play()).catch(() => {});
-  }
-
-  #onKey(event) {
-    if (!this.#meta || event.altKey || event.ctrlKey || event.metaKey) return;
-    const origin = event.composedPath()[0];
-    const tag = origin && origin.tagName;
-    // Native controls keep their own keys: buttons activate on space, the speed list opens.
-    if (tag === 'SELECT' || (tag === 'BUTTON' && (event.key === ' ' || event.key === 'Enter'))) return;
-    switch (event.key) {
-      case ' ':
-      case 'Spacebar':
-        this.#toggle();
-        break;
-      case 'ArrowLeft':
-        this.step(-1).catch(() => {});
-        break;
-      case 'ArrowRight':
-        this.step(1).catch(() => {});
-        break;
-      case 'Home':
-        this.pause().then(() => this.seek(0)).catch(() => {});
-        break;
-      case 'End':
-        this.pause().then(() => this.step(this.#meta.frameCount - 1 - this.#index)).catch(() => {});
-        break;
-      default:
-        return;
-    }
-    event.preventDefault();
   }
 }
 
