@@ -74,10 +74,8 @@ let package = Package(
         .target(
             name: "CResample", path: "Sources/CResample",
             cSettings: [.unsafeFlags(glibIncludeFlags + ["-I/usr/include/pixman-1"])],
-            linkerSettings: [
-                .linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
-                .linkedLibrary("pixman-1"), .linkedLibrary("m"),
-            ]),
+            // libvips is loaded when first needed (vips_loader.c), not linked.
+            linkerSettings: [.linkedLibrary("pixman-1"), .linkedLibrary("m"), .linkedLibrary("dl")]),
         // libcurl's C API (libcurl4-openssl-dev): the source fetcher's HTTP client, for its
         // connect-time hook (CURLOPT_OPENSOCKETFUNCTION) and pinned name resolution (CURLOPT_RESOLVE).
         .systemLibrary(

@@ -32,33 +32,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pixman.h>     // libpixman-1-dev
-#include <vips/vips.h>  // libvips-dev
+#include <pixman.h>  // libpixman-1-dev
+#include "vips_loader.h"
 
 /// Reductions up to this factor use the kernel alone; larger ones shrink first.
 #define MAX_DIRECT_REDUCE 40.0
 /// What the kernel is left to reduce after that shrink.
 #define SHRINK_GAP 16.0
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int init_status = 0;
-
-/// Where libvips is told it lives (VIPSHOME) unless the environment says otherwise: a directory
-/// with no `lib/vips-modules-8.x`, so vips_init loads none of Debian's modules (HEIF, JPEG XL,
-/// ImageMagick, OpenSlide, Poppler loaders: 33 more shared libraries). Flipbook only resizes; the
-/// modules cost 40 ms and about 12 MB of every process that scales a frame.
-#define NO_MODULES_HOME "/nonexistent/flipbook-no-vips-modules"
-
-static void start_vips(void) {
-    setenv("VIPSHOME", NO_MODULES_HOME, 0);
-    if (VIPS_INIT("flipbook")) {
-        init_status = -1;
-        return;
-    }
-    vips_cache_set_max(0);
-    vips_concurrency_set(1);
-    vips_leak_set(FALSE);
-}
 
 /// Puts `what` in `error` and returns `code`.
 static int fail(char *error, size_t size, int code, const char *what) {
@@ -69,10 +49,10 @@ static int fail(char *error, size_t size, int code, const char *what) {
 /// fail() for a libvips call that failed (so libvips has started): `what` and libvips's message.
 static int vips_fail(char *error, size_t size, int code, const char *what) {
     if (error && size > 0) {
-        const char *detail = vips_error_buffer();
+        const char *detail = vips_api.error_buffer();
         snprintf(error, size, "%s%s%s", what, detail && *detail ? ": " : "", detail ? detail : "");
         // libvips keeps one error buffer per process; this call's message has been taken.
-        vips_error_clear();
+        vips_api.error_clear();
     }
     return code;
 }
@@ -165,8 +145,7 @@ int flipbook_resample_uses_libvips(int sw, int sh, int dw, int dh) {
 }
 
 int flipbook_resample_start(void) {
-    pthread_once(&once, start_vips);
-    return init_status;
+    return vips_loader_start();
 }
 
 /// Evaluates `rect` of `image` (four 8-bit bands) here, on the calling thread, through one region
@@ -174,15 +153,19 @@ int flipbook_resample_start(void) {
 /// vips_image_write_to_memory), into `dst` at the same position, rows `stride` bytes apart.
 static int evaluate(VipsImage *image, VipsRect rect, uint8_t *dst, size_t stride) {
     if (image->Bands != 4 || image->BandFmt != VIPS_FORMAT_UCHAR) return -1;
-    VipsRegion *region = vips_region_new(image);
-    if (!region || vips_region_prepare(region, &rect)) {
-        if (region) g_object_unref(region);
+    VipsRegion *region = vips_api.region_new(image);
+    if (!region || vips_api.region_prepare(region, &rect)) {
+        if (region) vips_api.object_unref(region);
         return -1;
     }
-    for (int y = rect.top; y < rect.top + rect.height; y++)
-        memcpy(dst + (size_t)y * stride + (size_t)rect.left * 4, VIPS_REGION_ADDR(region, rect.left, y),
-               (size_t)rect.width * 4);
-    g_object_unref(region);
+    // What VIPS_REGION_ADDR computes (without its bounds check, a libvips call): the region
+    // holds at least `rect`, rows `bpl` bytes apart.
+    for (int y = rect.top; y < rect.top + rect.height; y++) {
+        const VipsPel *row = region->data + (size_t)(y - region->valid.top) * region->bpl
+                             + (size_t)(rect.left - region->valid.left) * 4;
+        memcpy(dst + (size_t)y * stride + (size_t)rect.left * 4, row, (size_t)rect.width * 4);
+    }
+    vips_api.object_unref(region);
     return 0;
 }
 
@@ -205,14 +188,13 @@ static int reduce_axis(const uint8_t *src, int w, int h, uint8_t *dst, int out, 
 static int preshrink(const uint8_t **pixels, int *w, int *h, uint8_t **owned, int dw, int dh, char *error,
                      size_t error_size) {
     if (fmax((double)*w / dw, (double)*h / dh) <= MAX_DIRECT_REDUCE) return 0;
-    pthread_once(&once, start_vips);
-    if (init_status != 0) return fail(error, error_size, -1, "libvips did not start");
+    if (vips_loader_start() != 0) return fail(error, error_size, -1, "libvips is not installed or did not start");
     int hshrink = (int)fmax(1.0, floor((double)*w / dw / SHRINK_GAP));
     int vshrink = (int)fmax(1.0, floor((double)*h / dh / SHRINK_GAP));
-    VipsImage *image = vips_image_new_from_memory(*pixels, (size_t)*w * *h * 4, *w, *h, 4, VIPS_FORMAT_UCHAR);
+    VipsImage *image = vips_api.image_new_from_memory(*pixels, (size_t)*w * *h * 4, *w, *h, 4, VIPS_FORMAT_UCHAR);
     VipsImage *shrunk = NULL;
     int status = 0;
-    if (!image || vips_shrink(image, &shrunk, (double)hshrink, (double)vshrink, NULL)) {
+    if (!image || vips_api.shrink(image, &shrunk, (double)hshrink, (double)vshrink, NULL)) {
         status = vips_fail(error, error_size, -5, "shrink failed");
     } else if (!(*owned = malloc((size_t)shrunk->Xsize * shrunk->Ysize * 4))) {
         status = fail(error, error_size, -4, "out of memory");
@@ -223,8 +205,8 @@ static int preshrink(const uint8_t **pixels, int *w, int *h, uint8_t **owned, in
         *w = shrunk->Xsize;
         *h = shrunk->Ysize;
     }
-    if (shrunk) g_object_unref(shrunk);
-    if (image) g_object_unref(image);
+    if (shrunk) vips_api.object_unref(shrunk);
+    if (image) vips_api.object_unref(image);
     return status;
 }
 
@@ -287,5 +269,5 @@ int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int
 }
 
 const char *flipbook_resample_library_version(void) {
-    return vips_version_string();
+    return vips_loader_start() == 0 ? vips_api.version_string() : "libvips not available";
 }

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from conftest import REPO, read
-from deploy_rules import (BASE_IMAGE_PACKAGES, RUNTIME_PACKAGES, dockerfile_violations,
+from deploy_rules import (BASE_IMAGE_PACKAGES, LOADED_LIBRARIES, RUNTIME_PACKAGES, dockerfile_violations,
                           dockerignore_violations)
 
 
@@ -100,6 +100,13 @@ def test_runtime_packages_are_exactly_what_the_static_binary_links():
     needed = set()
     for library in libraries:
         needed |= package_of(library)
-    assert needed - BASE_IMAGE_PACKAGES == RUNTIME_PACKAGES, (
-        f"binary needs {sorted(needed)}; runtime list {sorted(RUNTIME_PACKAGES)} + base image "
-        f"{sorted(BASE_IMAGE_PACKAGES)}")
+    linked = RUNTIME_PACKAGES - set(LOADED_LIBRARIES)
+    assert needed - BASE_IMAGE_PACKAGES == linked, (
+        f"binary needs {sorted(needed)}; runtime list {sorted(linked)} (less those loaded when needed) + base "
+        f"image {sorted(BASE_IMAGE_PACKAGES)}")
+    # What it loads when needed: named in the binary, and not linked.
+    with open(binary, "rb") as f:
+        image = f.read()
+    for package, soname in LOADED_LIBRARIES.items():
+        assert soname.encode() in image, f"{soname} ({package}) is not named in the binary"
+        assert soname not in direct, f"{soname} is linked, not loaded when needed"
