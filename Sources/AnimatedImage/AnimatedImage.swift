@@ -113,7 +113,7 @@ public struct AnimatedImage: Sendable {
                 index.truncate(to: i)
                 break
             }
-            if let visit, compositor != nil {
+            if let visit {  // then there is a compositor
                 compositor!.draw(patch, as: frame, startsClean: startsClean[i])
                 try visit(i, compositor!.canvas)
             }

@@ -187,7 +187,7 @@ static int reduce_axis(const uint8_t *src, int w, int h, uint8_t *dst, int out, 
 /// `*owned`. Does nothing to a smaller reduction.
 static int preshrink(const uint8_t **pixels, int *w, int *h, uint8_t **owned, int dw, int dh, char *error,
                      size_t error_size) {
-    if (fmax((double)*w / dw, (double)*h / dh) <= MAX_DIRECT_REDUCE) return 0;
+    if (!flipbook_resample_uses_libvips(*w, *h, dw, dh)) return 0;
     if (vips_loader_start() != 0) return fail(error, error_size, -1, "libvips is not installed or did not start");
     int hshrink = (int)fmax(1.0, floor((double)*w / dw / SHRINK_GAP));
     int vshrink = (int)fmax(1.0, floor((double)*h / dh / SHRINK_GAP));

@@ -98,9 +98,7 @@ extension CacheState {
         //    for a frame, not followed) before played ones, least recently used first — so a
         //    client asking for one frame in size after size churns its own frames, not those
         //    of players whose renditions are made on demand.
-        for entry in idle.sorted(by: { a, b in
-            (a.playheadMoves > 0) != (b.playheadMoves > 0) ? a.playheadMoves == 0 : a.usedBefore(b)
-        }) {
+        for entry in idle.sorted(by: { $0.givenUpBefore($1) }) {
             for i in (entry.pinsPoster ? 1 : 0)..<max(1, entry.frameCount) {
                 if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
             }

@@ -20,9 +20,9 @@ extension CacheState {
         /// What scaling and encoding for any rendition of the image may allocate at most
         /// (``RenditionEncoder/workingBytes(_:width:height:)``), reserved with the render.
         let renditionWorkBytes: Int
-        /// A cached frame before `index` whose PNG the renderer may resume from, when replaying
-        /// would cost more.
-        var resume: (frame: Int, png: FrameBytes)?
+        /// A frame before `index` whose PNG the renderer may resume from, when replaying would
+        /// cost more: set by the decode thread once it has the image (the disposals are its).
+        var resume: (frame: Int, png: FrameBytes)? = nil
     }
 
     /// The next job, with its image marked busy; with `largeAllowed` false, only a job on an
@@ -74,8 +74,8 @@ extension CacheState {
             // one-off requests would keep every player's decode-ahead from running — but at
             // most `aheadOfWaiter` such frames in a row, so a one-off request (a new player's
             // first frame, too) is never starved.
-            if waiting.playheadMoves == 0, (sinceWaited ?? run) < aheadOfWaiter, let (entry, index) = ahead,
-                entry.playheadMoves > 0, entry.deadline(ofFrame: index) < now + margin,
+            if !waiting.isPlayed, (sinceWaited ?? run) < aheadOfWaiter, let (entry, index) = ahead,
+                entry.isPlayed, entry.deadline(ofFrame: index) < now + margin,
                 roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now)
             {
                 return job(entry, index, urgent: false)
@@ -99,7 +99,7 @@ extension CacheState {
         }
         return Job(
             entry: entry, index: index, urgent: urgent, also: renditionsWanting(entry, index),
-            renditionWorkBytes: work.max() ?? 0, resume: source.exactEntry?.resumePoint(before: index))
+            renditionWorkBytes: work.max() ?? 0)
     }
 
     /// The image's renditions other than `entry` that want frame `index` now.

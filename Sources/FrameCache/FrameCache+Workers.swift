@@ -109,12 +109,9 @@ extension FrameCache {
             // encodes that run at once).
             lock.lock()
             work.job.also = state.renditionsWanting(work.job.entry, work.job.index)
-            // A job made before the image was loaded could not tell which cached frames it may
-            // resume from (the disposals are the image's): the first request of a new upload,
-            // whose seek anchors are cached.
-            if work.job.resume == nil {
-                work.job.resume = work.job.entry.source.exactEntry?.resumePoint(before: work.job.index, loaded: image)
-            }
+            // A cached full-size frame to resume from, known now that the image is loaded (the
+            // first request of a new upload finds its seek anchors this way).
+            work.job.resume = work.job.entry.source.exactEntry?.resumePoint(before: work.job.index, in: image)
             lock.unlock()
             // What this render and encode will allocate is reserved first (waiting while the
             // decode-memory budget is spent); given back when the frame is made.

@@ -392,7 +392,7 @@ public final class FrameCache: @unchecked Sendable {
         }
         guard
             let victim = candidates.min(by: { a, b in
-                (a.playheadMoves > 0) != (b.playheadMoves > 0) ? a.playheadMoves == 0 : a.usedBefore(b)
+                a.givenUpBefore(b)
             })
         else { return }
         state.discard(victim)

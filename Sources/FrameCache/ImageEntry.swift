@@ -116,13 +116,21 @@ final class ImageEntry: @unchecked Sendable {
     var waitOrder: [Int] = []
     var waitingSince: UInt64 = 0
 
-    /// Whose waiting requests a decode thread takes first: a rendition being played (its
-    /// playhead moved) before one asked for a frame and not followed — so a client asking for
-    /// one frame in size after size waits behind the players, not they behind it — then the
-    /// one waiting longest.
+    /// Being played: its playhead moved, as opposed to a rendition asked for a frame and not
+    /// followed (a one-off). Players come first where they compete with one-offs: a client asking
+    /// for one frame in size after size must slow itself, not them.
+    var isPlayed: Bool { playheadMoves > 0 }
+
+    /// Whose waiting requests a decode thread takes first: a played rendition's, then the one
+    /// waiting longest.
     func waitsBefore(_ other: ImageEntry) -> Bool {
-        let (mine, theirs) = (playheadMoves > 0, other.playheadMoves > 0)
-        return mine != theirs ? mine : waitingSince < other.waitingSince
+        isPlayed != other.isPlayed ? isPlayed : waitingSince < other.waitingSince
+    }
+
+    /// Which goes first when room or a rendition slot is needed: a one-off before a played
+    /// rendition, then the least recently used.
+    func givenUpBefore(_ other: ImageEntry) -> Bool {
+        isPlayed != other.isPlayed ? !isPlayed : usedBefore(other)
     }
 
     /// A frame decoded ahead found no room and was thrown away: no more decoding ahead for
@@ -280,9 +288,9 @@ final class ImageEntry: @unchecked Sendable {
     /// The nearest cached frame before `index` (at most `reach` frames back) whose PNG can seed
     /// the renderer (its disposal is not "previous"; only full-size PNG frames can), with that PNG (not copied: most jobs never
     /// resume, and a frame in the memory file would be copied out under the cache's lock). The
-    /// disposals are the image's: `loaded` stands in for it before the source holds it.
-    func resumePoint(before index: Int, loaded: AnimatedImage? = nil, reach: Int = 64) -> (frame: Int, png: FrameBytes)? {
-        guard isExact, let image = image ?? loaded, index > 0 else { return nil }
+    /// disposals are `image`'s: the caller has it loaded (the source may not hold it yet).
+    func resumePoint(before index: Int, in image: AnimatedImage, reach: Int = 64) -> (frame: Int, png: FrameBytes)? {
+        guard isExact, index > 0 else { return nil }
         let descriptors = image.index.frames
         var j = index - 1
         while j >= 0 && index - j <= reach {

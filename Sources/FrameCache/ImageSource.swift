@@ -67,7 +67,7 @@ final class ImageSource: @unchecked Sendable {
         set { atomicBusy.store(newValue, ordering: .relaxed) }
     }
 
-    /// The full-size PNG rendition, whose frames can seed the renderer (``ImageEntry/resumePoint(before:loaded:reach:)``).
+    /// The full-size PNG rendition, whose frames can seed the renderer (``ImageEntry/resumePoint(before:in:reach:)``).
     var exactEntry: ImageEntry? { entries.first { $0.isExact } }
 
     private func learnTiming(_ timeline: Timeline) {

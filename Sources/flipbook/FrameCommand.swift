@@ -26,13 +26,7 @@ struct FrameCommand: ParsableCommand {
     func run() throws {
         let image = openImage(file, limits: limits, verification: .structural)
         let target = rendition.rendition(of: image)
-        // libvips only for the largest reductions; the rest need not pay its start-up.
-        if Resampler.usesLibvips(
-            width: image.canvasWidth, height: image.canvasHeight, scaledWidth: target.scaledWidth,
-            scaledHeight: target.scaledHeight)
-        {
-            Resampler.start()
-        }
+        RenditionOptions.startLibvipsIfUsed(image, target)
         // One frame from a cold start: checkpoints kept on the way would never be used.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
         // Decode the frames on the way on the other cores while this one composites them.

@@ -30,13 +30,7 @@ struct FramesCommand: ParsableCommand {
     func run() throws {
         let image = openImage(file, limits: limits, verification: .structural)
         let target = rendition.rendition(of: image)
-        // libvips only for the largest reductions; the rest need not pay its start-up.
-        if Resampler.usesLibvips(
-            width: image.canvasWidth, height: image.canvasHeight, scaledWidth: target.scaledWidth,
-            scaledHeight: target.scaledHeight)
-        {
-            Resampler.start()
-        }
+        RenditionOptions.startLibvipsIfUsed(image, target)
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         } catch {

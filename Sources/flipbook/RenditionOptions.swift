@@ -21,6 +21,17 @@ struct RenditionOptions: ParsableArguments {
         scaling.rendition(of: image, format: FrameFormat(rawValue: format) ?? .png)
     }
 
+    /// Starts libvips now, while the process has one thread, when scaling `image` to `target`
+    /// uses it (a reduction by more than 40×); other runs need not pay for loading it.
+    static func startLibvipsIfUsed(_ image: AnimatedImage, _ target: FrameRendition) {
+        if Resampler.usesLibvips(
+            width: image.canvasWidth, height: image.canvasHeight, scaledWidth: target.scaledWidth,
+            scaledHeight: target.scaledHeight)
+        {
+            Resampler.start()
+        }
+    }
+
     /// The encoder the service's frame cache uses, at `compressionLevel` for PNG.
     static func encoder(compressionLevel: Int) -> RenditionEncoder {
         RenditionEncoder(png: PNGEncoder(compressionLevel: compressionLevel))

@@ -79,6 +79,20 @@ extension FlipbookAPI {
         return record
     }
 
+    /// The answer when `id` is an upload session's (its frame, or 429 when the id is valid but no
+    /// session fits here); nil when it is not one — every image's frame request asks, so that
+    /// case makes nothing (``UploadSessions/lookup(_:)`` tells it by the id's length).
+    private func sessionFrame(
+        _ id: String, _ request: HTTPRequest, _ responder: HTTPResponder, target: FrameWaiter.Target,
+        requested: RequestedRendition
+    ) -> HTTPHandlerResult? {
+        switch uploads.lookup(id) {
+        case .found(let session): uploadFrame(request, responder, session: session, target: target, requested: requested)
+        case .full: .now(Self.problem(Self.sessionsFull(settings.uploads)))
+        case .unknown: nil
+        }
+    }
+
     func frame(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
         let text = request.pathParameters["index"] ?? ""
@@ -97,11 +111,8 @@ extension FlipbookAPI {
         case .success(let value): requested = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
-        switch uploadSession(id) {
-        case .success(let session):
-            return uploadFrame(request, responder, session: session, target: .index(index), requested: requested)
-        case .failure(let refusal) where refusal.status == .tooManyRequests: return .now(Self.problem(refusal))
-        case .failure: break
+        if let answer = sessionFrame(id, request, responder, target: .index(index), requested: requested) {
+            return answer
         }
         if let record = quickRecord {
             return serveFrame(request, responder, record: record, index: index, requested: requested, contentLocation: false)
@@ -125,11 +136,8 @@ extension FlipbookAPI {
         case .success(let value): requested = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
-        switch uploadSession(id) {
-        case .success(let session):
-            return uploadFrame(request, responder, session: session, target: .time(time), requested: requested)
-        case .failure(let refusal) where refusal.status == .tooManyRequests: return .now(Self.problem(refusal))
-        case .failure: break
+        if let answer = sessionFrame(id, request, responder, target: .time(time), requested: requested) {
+            return answer
         }
         if let record = recordAtOnce(id, request) {
             return serveFrame(

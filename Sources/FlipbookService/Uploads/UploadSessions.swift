@@ -112,26 +112,25 @@ final class UploadSessions: Sendable {
     /// Sessions in progress (created or receiving), for `/stats`-like reporting and tests.
     var openCount: Int { sessions.withLock { $0.values.count(where: \.isOpen) } }
 
+    /// Forgets the sessions expired at `now`/`wallNow`, and keeps at most ``maxEnded`` ended
+    /// ones: over it, the oldest tenth of those go at once (so the sort is paid once per
+    /// thousand endings, not on every registration). One walk over the sessions finds both.
     private func purge(_ sessions: inout [String: UploadSession], now: Double, wallNow: Int) {
-        let expired = sessions.filter {
-            $0.value.isExpired(now: now, wallNow: wallNow, aliasSeconds: settings.aliasSeconds)
+        var gone: [String] = []
+        var ended: [(id: String, at: Double)] = []
+        for (id, session) in sessions {
+            if session.isExpired(now: now, wallNow: wallNow, aliasSeconds: settings.aliasSeconds) {
+                gone.append(id)
+            } else if let at = session.endedAt {
+                ended.append((id, at))
+            }
         }
-        for (id, session) in expired {
-            sessions[id] = nil
-            session.renderer.release()
+        if ended.count > maxEnded {
+            let surplus = ended.count - maxEnded + maxEnded / 10
+            gone += ended.sorted { $0.at < $1.at }.prefix(surplus).map(\.id)
         }
-        forgetOldestEndings(&sessions)
-    }
-
-    /// Keeps at most ``maxEnded`` ended sessions: over it, the oldest tenth of them go
-    /// (in one pass, so the sort is paid once per thousand endings, not on every registration).
-    private func forgetOldestEndings(_ sessions: inout [String: UploadSession]) {
-        let ended = sessions.compactMap { id, session in session.endedAt.map { (id, $0) } }
-        guard ended.count > maxEnded else { return }
-        let surplus = ended.count - maxEnded + maxEnded / 10
-        for (id, _) in ended.sorted(by: { $0.1 < $1.1 }).prefix(surplus) {
-            sessions[id]?.renderer.release()
-            sessions[id] = nil
+        for id in gone {
+            sessions.removeValue(forKey: id)?.renderer.release()
         }
     }
 }
