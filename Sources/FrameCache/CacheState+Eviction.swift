@@ -97,9 +97,10 @@ extension CacheState {
         //    full-size ones, those of renditions being played), renditions never played (asked
         //    for a frame, not followed) before played ones, least recently used first — so a
         //    client asking for one frame in size after size churns its own frames, not those
-        //    of players whose renditions are made on demand.
+        //    of players whose renditions are made on demand. Within one, the frame needed again
+        //    last goes first (a played rendition made on demand keeps its next frames).
         for entry in idle.sorted(by: { $0.givenUpBefore($1) }) {
-            for i in (entry.pinsPoster ? 1 : 0)..<max(1, entry.frameCount) {
+            for i in entry.framesNeededLastFirst() where i != 0 || !entry.pinsPoster {
                 if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
             }
             let source = ObjectIdentifier(entry.source)
@@ -110,12 +111,13 @@ extension CacheState {
                 return
             }
         }
-        // 2. Frames behind the playheads of active images, least recently used image first,
-        //    oldest first; the frame just behind each playhead (the resume anchor) stays.
+        // 2. Frames outside the windows of active images, least recently used image first, the
+        //    frame needed again last first (the one played most recently, as the animation
+        //    loops); the frame just behind each playhead (the resume anchor) stays.
         let byAge = busyOrActive.sorted { $0.usedBefore($1) }
         for entry in byAge {
-            for i in 1..<max(1, entry.frameCount)
-            where !entry.inWindow(i) && !entry.isResumeAnchor(i) && !protected(entry, i) {
+            for i in entry.framesNeededLastFirst()
+            where i != 0 && !entry.inWindow(i) && !entry.isResumeAnchor(i) && !protected(entry, i) {
                 if let png = entry.frames[i], !take(.frame(entry, i), png.count) { return }
             }
         }

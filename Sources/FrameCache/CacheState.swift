@@ -211,16 +211,12 @@ struct CacheState {
                 entry.onDemand = true
                 entry.window = 0
                 entry.isWhole = false
+                entry.ridingFrames = entry.playheadMoves > 0 ? min(policy.lookahead(of: demand(of: entry)), cap ?? .max) : 0
             }
         }
         for entry in forget { self.forget(entry) }
         let windowed = nowActive.filter { !$0.onDemand && entries[$0.id] === $0 }
-        let demands = windowed.map { entry in
-            WindowPolicy.Demand(
-                frameCount: entry.frameCount, decodedFrameBytes: entry.outputFrameBytes,
-                encodedFrameBytes: entry.encodedFrameEstimate, loopMs: entry.loopMs,
-                wasWhole: entry.isWhole)
-        }
+        let demands = windowed.map(demand(of:))
         let largestCanvas = nowActive.filter { !isLarge($0) }.map(\.decodedFrameBytes).max() ?? 0
         workingReserve = decodeThreads * Self.workingCanvasesPerThread * largestCanvas
         let canvases = decodeThreads * largestCanvas
@@ -233,6 +229,13 @@ struct CacheState {
         active = nowActive.filter { entries[$0.id] === $0 }
         windowsRefreshedAt = now
         windowsStale = false
+    }
+
+    /// What the window policy needs to know of `entry`.
+    private func demand(of entry: ImageEntry) -> WindowPolicy.Demand {
+        WindowPolicy.Demand(
+            frameCount: entry.frameCount, decodedFrameBytes: entry.outputFrameBytes,
+            encodedFrameBytes: entry.encodedFrameEstimate, loopMs: entry.loopMs, wasWhole: entry.isWhole)
     }
 
     // MARK: Purges

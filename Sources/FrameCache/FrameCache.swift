@@ -19,8 +19,9 @@ import SystemResources
 ///   from the PNG of the nearest cached frame before the one it must make, instead of
 ///   replaying from a key frame.
 /// - Eviction takes what nobody is about to need first — idle images, frames behind
-///   playheads, idle decoders — and frames inside windows only for a waiting request; frame 0
-///   (the poster) stays unless pressure is critical.
+///   playheads (the one needed again last first, as the animation loops), idle decoders — and
+///   frames inside windows only for a waiting request; frame 0 (the poster) stays unless
+///   pressure is critical.
 /// - Memory pressure (``memoryPressure(_:source:)``) purges at once and regrows in stages
 ///   (``PressureController``).
 ///

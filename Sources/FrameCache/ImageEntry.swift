@@ -192,11 +192,16 @@ final class ImageEntry: @unchecked Sendable {
         if waiting[i] != nil || (window > 0 && !prefetchStalled && inWindow(i)) { return true }
         guard onDemand, isListedActive, playheadMoves > 0, frameCount > 0 else { return false }
         let ahead = (i - playhead + frameCount) % frameCount
-        return ahead >= 1 && ahead <= Self.ridingFrames
+        return ahead >= 1 && ahead <= ridingFrames
     }
 
-    /// Frames after the playhead a played on-demand rendition takes from composites made anyway.
-    static let ridingFrames = 2
+    /// Frames after the playhead a played on-demand rendition takes from composites made anyway:
+    /// the frames its lookahead covers (``WindowPolicy/lookahead(of:)``), set with the windows.
+    /// Players of one image that started apart are that far apart in the animation; with only
+    /// the next two frames, a player more than two frames behind the one decoded ahead found
+    /// none of its frames made and had each composited again when it asked (measured:
+    /// BENCHMARKS.md, "Renditions: real time after the warm-up fixes").
+    var ridingFrames = 0
 
     /// The average PNG size so far, or a guess (a quarter of the raw canvas) before any.
     var encodedFrameEstimate: Int {
@@ -214,6 +219,15 @@ final class ImageEntry: @unchecked Sendable {
     /// True when frame `i` lies in the window that starts at the playhead (wrapping).
     func inWindow(_ i: Int) -> Bool {
         frameCount > 0 && (i - playhead + frameCount) % frameCount < window
+    }
+
+    /// Every frame, the one needed again last first: for a looping player the frame at the
+    /// playhead was just shown and comes round again after a whole loop, the one after it
+    /// soonest. Eviction takes frames in this order (the farthest next use first, Belady's rule
+    /// for a cyclic pattern); oldest-played-first would take exactly the frames asked for next.
+    func framesNeededLastFirst() -> LazyMapSequence<Range<Int>, Int> {
+        let (n, p) = (max(1, frameCount), playhead)
+        return (0..<n).lazy.map { (((p - $0) % n) + n) % n }
     }
 
     /// The frame just before the playhead: when the decoder's canvas has been evicted, a

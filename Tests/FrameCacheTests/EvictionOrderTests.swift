@@ -5,8 +5,8 @@ import Testing
 @testable import FrameCache
 
 /// The order in which `CacheState.makeRoom` takes things, checked on a hand-built state (no
-/// threads): idle images, frames behind playheads (oldest first, the resume anchor kept), idle
-/// decoders, anchors; frames in windows only for a waiting request; posters last.
+/// threads): idle images, frames behind playheads (the one needed again last first, the resume
+/// anchor kept), idle decoders, anchors; frames in windows only for a waiting request; posters last.
 @Suite("Eviction order")
 struct EvictionOrderTests {
     static let frameBytes = 1_000
@@ -51,7 +51,15 @@ struct EvictionOrderTests {
 
     func cached(_ entry: ImageEntry) -> [Int] { entry.frames.indices.filter { entry.frames[$0] != nil } }
 
-    @Test func idleImagesGoFirstThenFramesBehindOldestFirstKeepingTheAnchor() throws {
+    @Test func framesAreTakenInTheOrderALoopingPlayerNeedsThemLast() throws {
+        let (_, a, _, _) = try makeState()
+        let order = Array(a.framesNeededLastFirst())
+        #expect(order.count == 128 && Set(order) == Set(0..<128))
+        #expect(Array(order.prefix(12)) == [10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 127])
+        #expect(order.last == 11, "the frame after the playhead is needed first")
+    }
+
+    @Test func idleImagesGoFirstThenFramesBehindNeededLastFirstKeepingTheAnchor() throws {
         var (state, a, b, c) = try makeState()
         let canvas = c.rendererBytes
         #expect(canvas == c.renderer!.image.index.bytesPerFrame)
@@ -62,7 +70,9 @@ struct EvictionOrderTests {
         #expect(made1)
         #expect(cached(b) == [0])
         #expect(b.renderer == nil && b.image == nil, "an idle image lets go of its decoder and file")
-        #expect(cached(a) == [0, 8, 9, 10, 11, 12, 40])
+        // Behind A's playhead 10: 9 is the anchor; 8, 7 and 6 were played most recently, so a
+        // loop needs them last; 5 comes round before them, and 40 long before.
+        #expect(cached(a) == [0, 5, 9, 10, 11, 12, 40])
         #expect(c.renderer != nil)
     }
 
