@@ -59,7 +59,7 @@ extension CacheState {
     /// run goes on with whichever of them is decoded ahead and has a frame to make.
     func continuation(
         of held: ImageEntry, run: Int, maxRun: Int, margin: Double,
-        sinceWaited: Int?, aheadOfWaiter: Int, now: Double
+        sinceWaited: Int?, aheadOfWaiter: Int, oneOffPatience: Double, now: Double
     ) -> Job? {
         let renditions = held.source.entries.filter { entries[$0.id] === $0 }
         let ahead = renditions.lazy.compactMap({ entry -> (ImageEntry, Int)? in
@@ -71,10 +71,10 @@ extension CacheState {
         if let waiting = renditions.filter({ !$0.waitOrder.isEmpty }).min(by: { $0.waitsBefore($1) }) {
             // Only requests for renditions nobody plays wait: a player's next frame due within
             // `margin` is made first (its decoder is here, in order: one frame decode), or
-            // one-off requests would keep every player's decode-ahead from running — but at
-            // most `aheadOfWaiter` such frames in a row, so a one-off request (a new player's
+            // one-off requests would keep every player's decode-ahead from running — but only
+            // while the one-off has waited less than `oneOffPatience`, so it (a new player's
             // first frame, too) is never starved.
-            if !waiting.isPlayed, (sinceWaited ?? run) < aheadOfWaiter, let (entry, index) = ahead,
+            if !waiting.isPlayed, now - waiting.waitingSinceSeconds < oneOffPatience, let (entry, index) = ahead,
                 entry.isPlayed, entry.deadline(ofFrame: index) < now + margin,
                 roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now)
             {

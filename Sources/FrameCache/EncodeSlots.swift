@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The results of one composite's encodes, filled in by the threads that share them out
-/// (``FrameCache``'s `encodeInParallel`): each index is written by exactly one thread, and read
+/// (``EncodeHelpers``): each index is written by exactly one thread, and read
 /// once they have all returned.
 final class EncodeSlots: Sendable {
     private let slots: Mutex<[Result<CachedFrame, FrameCacheError>?]>
@@ -19,11 +19,4 @@ final class EncodeSlots: Sendable {
     var results: [Result<CachedFrame, FrameCacheError>] {
         slots.withLock { $0.map { $0 ?? .failure(.decodeFailed("not encoded")) } }
     }
-}
-
-/// A non-Sendable value handed to threads that only use it while the caller waits for them
-/// (`DispatchQueue.concurrentPerform` returns after every iteration).
-struct UnsafeSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -159,34 +159,16 @@ extension FrameCache {
         return made
     }
 
-    /// `count` results of `body`, made on up to `lanes` threads at once: this one and helpers from
-    /// the shared pool, each taking the next index not taken (the encodes of one frame differ a
-    /// lot in cost: a full-size lossless WebP is ten small PNGs). Helpers run at the decode
-    /// threads' nice value while they help, so a ready answer still does not wait behind them.
+    /// `count` results of `body`, made on up to `lanes` threads at once: this one and the cache's
+    /// encode helpers (``EncodeHelpers``, at the decode threads' nice value, so a ready answer
+    /// still does not wait behind them), each taking the next index not taken (the encodes of
+    /// one frame differ a lot in cost: a full-size lossless WebP is ten small PNGs).
     private func encodeInParallel(
         _ count: Int, lanes: Int, _ body: (Int) -> Result<CachedFrame, FrameCacheError>
     ) -> [Result<CachedFrame, FrameCacheError>] {
-        let lanes = min(lanes, count)
-        guard lanes > 1 else { return (0..<count).map(body) }
+        guard min(lanes, count) > 1 else { return (0..<count).map(body) }
         let slots = EncodeSlots(count: count)
-        let next = Atomic<Int>(0)
-        let caller = flipbook_thread_id()
-        withoutActuallyEscaping(body) { body in
-            let shared = UnsafeSendable(body)
-            DispatchQueue.concurrentPerform(iterations: lanes) { _ in
-                let thread = flipbook_thread_id()
-                let helper = thread != caller
-                let which = __priority_which_t(PRIO_PROCESS.rawValue)
-                let nice = helper ? getpriority(which, id_t(thread)) : 0
-                if helper { _ = setpriority(which, id_t(thread), Self.decodeThreadNice) }
-                defer { if helper { _ = setpriority(which, id_t(thread), nice) } }
-                while true {
-                    let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    guard i < count else { return }
-                    slots.set(i, shared.value(i))
-                }
-            }
-        }
+        encodeHelpers.run(count, lanes: lanes) { i in slots.set(i, body(i)) }
         return slots.results
     }
 
@@ -279,7 +261,7 @@ extension FrameCache {
                 next = state.continuation(
                     of: entry, run: work.run + 1, maxRun: Self.maxRun,
                     margin: Self.runMarginSeconds, sinceWaited: sinceWaited,
-                    aheadOfWaiter: Self.aheadOfWaiter, now: now)
+                    aheadOfWaiter: Self.aheadOfWaiter, oneOffPatience: Self.oneOffPatienceSeconds, now: now)
             }
             if next == nil {
                 source.busy = false

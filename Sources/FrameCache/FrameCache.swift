@@ -53,6 +53,8 @@ public final class FrameCache: @unchecked Sendable {
     let hitTables: HitTables
     /// Where frames' PNGs are kept (nil: on the heap; ``FrameCacheConfiguration/frameArena``).
     let arena: FrameArena?
+    /// The threads a composite's encodes are shared out to (``FrameCacheConfiguration/encodeThreadsPerFrame`` − 1).
+    let encodeHelpers: EncodeHelpers
     /// ``CacheState/purgeGeneration``, readable without the lock.
     private let purgeGeneration = Atomic<Int>(0)
     /// Hits of the hit tables already counted in the metrics (under the lock).
@@ -69,6 +71,13 @@ public final class FrameCache: @unchecked Sendable {
     /// After a frame someone waited for, this many of the frames after it are made in the same
     /// run even while requests wait on other images (see ``CacheState/continuation``).
     static let aheadOfWaiter = 2
+    /// While players of an image warm up, a one-off request for it (a rendition asked for a
+    /// frame and not followed) waits up to this long for players' frames that are due soon
+    /// (see ``CacheState/continuation``): a client asking for size after size gets a frame
+    /// about every 0.1 s instead of one for every two of the players', and a new player's
+    /// first frame is not starved. Measured: BENCHMARKS.md, "Renditions: real time after the
+    /// warm-up fixes".
+    static let oneOffPatienceSeconds = 0.1
 
     /// - Parameter metricsFactory: where hits, misses, decode times, bytes, purges and queue
     ///   depth are reported (default: the process's bootstrapped swift-metrics backend).
@@ -86,6 +95,7 @@ public final class FrameCache: @unchecked Sendable {
         self.hitTables = HitTables(count: configuration.hitTables)
         // Twice the budget, virtually: room to find free slots without moving frames.
         self.arena = configuration.frameArena ? FrameArena(capacity: max(64 << 20, configuration.budgetBytes * 2)) : nil
+        self.encodeHelpers = EncodeHelpers(count: configuration.encodeThreadsPerFrame - 1, nice: Self.decodeThreadNice)
         startWorkers()
     }
 
@@ -138,7 +148,7 @@ public final class FrameCache: @unchecked Sendable {
             return nil
         }
         if entry.waiting[index] != nil { state.counters.coalesced += 1 }
-        entry.addWaiter(completion, for: index, tick: state.nextTick())
+        entry.addWaiter(completion, for: index, tick: state.nextTick(), now: now)
         state.waitingRequests += 1
         let depth = state.waitingRequests
         lock.unlock()
@@ -266,6 +276,7 @@ public final class FrameCache: @unchecked Sendable {
             return
         }
         shuttingDown = true
+        encodeHelpers.stop()
         let waiters = state.entries.values.flatMap { $0.takeAllWaiters() }
         state.waitingRequests = 0
         lock.broadcast()

@@ -115,6 +115,8 @@ final class ImageEntry: @unchecked Sendable {
     var waiting: [Int: [Completion]] = [:]
     var waitOrder: [Int] = []
     var waitingSince: UInt64 = 0
+    /// When the oldest of them began to wait (cache clock seconds).
+    var waitingSinceSeconds = 0.0
 
     /// Being played: its playhead moved, as opposed to a rendition asked for a frame and not
     /// followed (a one-off). Players come first where they compete with one-offs: a client asking
@@ -316,8 +318,8 @@ final class ImageEntry: @unchecked Sendable {
 
     // MARK: Waiting requests
 
-    func addWaiter(_ completion: @escaping Completion, for i: Int, tick: UInt64) {
-        if waitOrder.isEmpty { waitingSince = tick }
+    func addWaiter(_ completion: @escaping Completion, for i: Int, tick: UInt64, now: Double) {
+        if waitOrder.isEmpty { (waitingSince, waitingSinceSeconds) = (tick, now) }
         if waiting[i] != nil {
             waiting[i]!.append(completion)
         } else {

@@ -1,0 +1,71 @@
+import AnimatedImage
+import FlipbookTestSupport
+import Testing
+
+@testable import FrameCache
+
+/// What a decode thread holding an image does next when a one-off request (a rendition asked for
+/// a frame, not played) waits on it while a player's frame is due: the player's first, for as
+/// long as the one-off has waited less than the patience — however many frames that is — then
+/// the one-off. Checked on a hand-built state (no threads, no clock).
+@Suite("One-off requests and players' frames")
+struct OneOffPatienceTests {
+    let asked = 1000.0
+    let patience = 0.1
+
+    /// A player P of `long` 120 px wide (played to frame 10, asked for at `asked`, frame 10 not
+    /// made yet) and a one-off O 60 px wide waiting for frame 30 since `asked`.
+    func makeState() throws -> (CacheState, player: ImageEntry, oneOff: ImageEntry) {
+        let image = try TestImages.long()
+        var state = CacheState(budget: 256 << 20, activeSeconds: 30)
+        func rendition(_ width: Int) throws -> FrameRendition {
+            try RenditionRequest(width: width, format: .png)
+                .rendition(canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight, maxOutputDimension: 4096)
+        }
+        let first = CacheableImage(id: "m", image: image, rendition: try rendition(120))
+        let source = ImageSource(first)
+        func add(_ cacheable: CacheableImage) -> ImageEntry {
+            let entry = ImageEntry(image: cacheable, source: source, now: asked, tick: state.nextTick())
+            source.entries.append(entry)
+            state.entries[entry.id] = entry
+            return entry
+        }
+        let player = add(first)
+        for k in 8...10 { _ = player.movePlayhead(to: k) }
+        let oneOff = add(CacheableImage(id: "m", image: image, rendition: try rendition(60)))
+        oneOff.addWaiter({ _ in }, for: 30, tick: state.nextTick(), now: asked)
+        state.refreshWindows(now: asked, policy: WindowPolicy(), cap: nil, decodeThreads: 1)
+        #expect(player.window > 0 && !oneOff.isPlayed)
+        return (state, player, oneOff)
+    }
+
+    func next(_ state: CacheState, after held: ImageEntry, run: Int, at now: Double) -> CacheState.Job? {
+        state.continuation(
+            of: held, run: run, maxRun: 8, margin: 0.15, sinceWaited: nil, aheadOfWaiter: 2,
+            oneOffPatience: patience, now: now)
+    }
+
+    @Test func aPlayersDueFrameGoesFirstWhileTheOneOffHasWaitedLessThanThePatience() throws {
+        let (state, player, _) = try makeState()
+        for run in [1, 2, 5, 20] {
+            let job = try #require(next(state, after: player, run: run, at: asked + patience / 2))
+            #expect(job.entry === player && job.index == 10 && !job.urgent, "run \(run)")
+        }
+    }
+
+    @Test func thenTheOneOffIsMade() throws {
+        let (state, player, oneOff) = try makeState()
+        for run in [1, 2, 5] {
+            let job = try #require(next(state, after: player, run: run, at: asked + patience))
+            #expect(job.entry === oneOff && job.index == 30 && job.urgent, "run \(run)")
+        }
+    }
+
+    @Test func withNoPlayersFrameDueTheOneOffIsMadeAtOnce() throws {
+        let (state, player, oneOff) = try makeState()
+        // The player's next frame due only 10 s from now: nothing within the margin.
+        player.lastRequest = asked + 10
+        let job = try #require(next(state, after: player, run: 1, at: asked + 0.01))
+        #expect(job.entry === oneOff && job.urgent)
+    }
+}
