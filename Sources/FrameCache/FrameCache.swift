@@ -331,7 +331,7 @@ public final class FrameCache: @unchecked Sendable {
         var onDemand = 0
         for entry in state.entries.values {
             if !entry.isExact && entry.window > 0 { decodeAhead += 1 }
-            if entry.onDemand { onDemand += 1 }
+            if !entry.isExact && entry.onDemand { onDemand += 1 }
         }
         return CacheStats.Renditions(
             entries: state.entries.count, decodeAhead: decodeAhead, onDemand: onDemand,
