@@ -41,16 +41,12 @@
 // the player fetches those as they are instead of choosing a rendition itself.
 
 import { PlayerControls } from './player-controls.js';
+import { FrameWindow } from './player-frames.js';
 import { FlipbookError, problemOf } from './player-problems.js';
 import { styleSheet } from './player-style.js';
 
 export { FlipbookError };
 
-const PREFETCH_MS = 1000;          // playback time fetched ahead of the playhead
-const PREFETCH_MAX_FRAMES = 48;    // … but never more frames than this
-const KEEP_ALL_BYTES = 48 << 20;   // decoded bytes under which every frame is kept (loops refetch nothing)
-const AHEAD_BYTES = 96 << 20;      // decoded bytes the ahead window may hold otherwise
-const PARALLEL_FETCHES = 4;
 const UPLOAD_POLL_MS = 250;        // how often an upload in progress is asked for its frame count
 // Scaled frames: widths are device pixels rounded up to a multiple of this; lossy WebP at this
 // quality unless the `quality` attribute says otherwise. Chosen by `make bench-player-bytes`: one
@@ -72,13 +68,12 @@ export class FlipbookPlayer extends HTMLElement {
 
   #shadow; #canvas; #context; #controls; #errorBox;
   #meta = null; #etag = null; #metaURL = null; #framesURL = null; #generation = 0; #abort = null;
-  // index → { bitmap, query }: a decoded frame and the rendition it is of; index → query of the
-  // fetch under way.
-  #bitmaps = new Map(); #pending = new Map(); #queue = [];
+  // The decoded frames, the fetches under way and what to fetch next (player-frames.js).
+  #frames = new FrameWindow((index) => this.#fetchFrame(index));
   #index = 0; #shownIndex = -1; #shownBitmap = null; #plays = 0; #accum = 0; #last = null; #raf = 0;
   #playing = false; #ended = false; #stalled = false; #rate = 1; #loop = undefined;
   #hidden = false; #offscreen = false; #observer = null; #metadataWaiters = [];
-  #drawWaiters = []; #keepAll = false; #userStarted = false;
+  #drawWaiters = []; #userStarted = false;
   // The rendition frames are fetched in ({ query, width, height, scaled }), the canvas's width
   // in device pixels as last measured, and whether the server refused scaled frames.
   #rendition = null; #deviceWidth = 0; #scaledRefused = false;
@@ -179,7 +174,7 @@ export class FlipbookPlayer extends HTMLElement {
   /** Whether the player follows an upload still in progress (src …/uploads/{uploadId}). */
   get uploading() { return this.#following; }
   /** How many frames are decoded and ready. */
-  get bufferedFrames() { return this.#bitmaps.size; }
+  get bufferedFrames() { return this.#frames.size; }
   /** The query frames are asked for with ('' = full size), once the metadata is in. */
   get frameQuery() { return this.#rendition ? this.#rendition.query : undefined; }
 
@@ -285,7 +280,7 @@ export class FlipbookPlayer extends HTMLElement {
     const etag = response.headers.get('ETag');
     if (etag && etag === this.#etag) return false;
     this.#etag = etag;
-    this.#dropFrames();
+    this.#frames.clear();
     this.#adopt(meta);
     return true;
   }
@@ -297,7 +292,7 @@ export class FlipbookPlayer extends HTMLElement {
     this.#abort?.abort();
     this.#abort = new AbortController();
     this.#cancelFrame();
-    this.#dropFrames();
+    this.#frames.clear();
     this.#controls.loadStoryboard(null);  // an answer for the image before is dropped
     this.#meta = null;
     this.#etag = null;
@@ -454,13 +449,6 @@ export class FlipbookPlayer extends HTMLElement {
     this.#errorBox.hidden = !message;
   }
 
-  #dropFrames() {
-    for (const { bitmap } of this.#bitmaps.values()) bitmap.close();
-    this.#bitmaps.clear();
-    this.#pending.clear();
-    this.#queue = [];
-  }
-
   // ------------------------------------------------------------------ sizes
 
   /** The canvas's laid-out width in device pixels (0 when it is not laid out). */
@@ -511,54 +499,23 @@ export class FlipbookPlayer extends HTMLElement {
 
   #frameBytes() { return this.#rendition.width * this.#rendition.height * 4; }
 
-  #updateKeepAll() { this.#keepAll = this.#frameBytes() * this.#meta.frameCount <= KEEP_ALL_BYTES; }
+  #updateKeepAll() { this.#frames.keepAllIfFits(this.#frameBytes(), this.#meta.frameCount); }
 
   /** Whether frame `index` is decoded in the rendition asked for now. */
-  #fresh(index) { return this.#bitmaps.get(index)?.query === this.#rendition.query; }
+  #fresh(index) { return this.#frames.isFresh(index, this.#rendition.query); }
 
-  /** The frames wanted now, in the order they will be shown: the current one, then about a
-   *  second of playback ahead (scaled by the rate), looping when the animation loops. */
+  /** The frames wanted now, in the order they will be shown (player-frames.js). */
   #wanted() {
-    const meta = this.#meta;
-    const wanted = [this.#index];
-    if (this.hasAttribute('poster-only')) return wanted;
-    const maxFrames = Math.max(1, Math.min(PREFETCH_MAX_FRAMES, Math.floor(AHEAD_BYTES / this.#frameBytes())));
-    let ahead = 0, index = this.#index, plays = this.#plays;
-    const total = this.#totalPlays();
-    while (wanted.length <= maxFrames && ahead < PREFETCH_MS * this.#rate) {
-      ahead += this.#delay(index);
-      index += 1;
-      if (index >= meta.frameCount) {
-        if (this.#following) break;  // the frames after the last one in are still to arrive
-        plays += 1;
-        if (plays >= total) break;
-        index = 0;
-      }
-      if (wanted.includes(index)) break;
-      wanted.push(index);
-    }
-    return wanted;
+    if (this.hasAttribute('poster-only')) return [this.#index];
+    return FrameWindow.wanted({
+      index: this.#index, plays: this.#plays, totalPlays: this.#totalPlays(), frameCount: this.#meta.frameCount,
+      delay: (index) => this.#delay(index), rate: this.#rate, frameBytes: this.#frameBytes(), following: this.#following,
+    });
   }
 
   /** Starts the fetches the playhead needs next and lets go of frames it no longer needs. */
   #schedule() {
-    if (!this.#meta) return;
-    const wanted = this.#wanted();
-    if (!this.#keepAll) {
-      const keep = new Set(wanted);
-      for (const [index, { bitmap }] of this.#bitmaps) {
-        if (!keep.has(index)) { bitmap.close(); this.#bitmaps.delete(index); }
-      }
-    }
-    // Frames of another rendition stay drawable until this one's replace them.
-    this.#queue = wanted.filter((index) => !this.#fresh(index) && !this.#pending.has(index));
-    this.#pump();
-  }
-
-  #pump() {
-    while (this.#pending.size < PARALLEL_FETCHES && this.#queue.length > 0) {
-      this.#fetchFrame(this.#queue.shift());
-    }
+    if (this.#meta) this.#frames.schedule(this.#wanted(), this.#rendition.query);
   }
 
   #fetchFrame(index) {
@@ -580,23 +537,22 @@ export class FlipbookPlayer extends HTMLElement {
       .then((blob) => createImageBitmap(blob, { premultiplyAlpha: 'none' }))
       .then((bitmap) => {
         if (generation !== this.#generation) { bitmap.close(); return; }
-        this.#pending.delete(index);
+        this.#frames.settle(index);
         const current = rendition.query === this.#rendition.query;
-        if (!current && this.#fresh(index)) { bitmap.close(); this.#pump(); return; }
+        if (!current && this.#fresh(index)) { bitmap.close(); this.#frames.pump(); return; }
         if (current && (bitmap.width !== this.#rendition.width || bitmap.height !== this.#rendition.height)) {
           // A preset's size (or a server that scaled otherwise): the byte budgets follow it.
           this.#rendition = { ...this.#rendition, width: bitmap.width, height: bitmap.height };
           this.#updateKeepAll();
         }
-        this.#bitmaps.get(index)?.bitmap.close();
-        this.#bitmaps.set(index, { bitmap, query: rendition.query });
+        this.#frames.put(index, bitmap, rendition.query);
         this.#frameArrived(index);
         // A frame of an earlier rendition: drawable now, but this one's is still to fetch.
-        if (current) this.#pump(); else this.#schedule();
+        if (current) this.#frames.pump(); else this.#schedule();
       })
       .catch((error) => {
         if (generation !== this.#generation) return;
-        this.#pending.delete(index);
+        this.#frames.settle(index);
         if (error.name === 'AbortError') return;
         if (error.status === 400 && rendition.scaled) {
           // Scaled frames refused (a presets-only server): full-size ones are always served.
@@ -612,13 +568,13 @@ export class FlipbookPlayer extends HTMLElement {
         }
         this.#fail(error);
       });
-    this.#pending.set(index, rendition.query);
+    this.#frames.fetching(index, rendition.query);
   }
 
   #frameArrived(index) {
     if (index === this.#index) {
       if (this.#shownIndex !== index) this.#draw(index);
-      else if (this.#shownBitmap !== this.#bitmaps.get(index).bitmap) this.#draw(index, undefined, true);
+      else if (this.#shownBitmap !== this.#frames.bitmap(index)) this.#draw(index, undefined, true);
     }
     if (this.#stalled) this.#updateRunning();
   }
@@ -627,9 +583,9 @@ export class FlipbookPlayer extends HTMLElement {
 
   /** Draws `index` now if decoded, else once it arrives; settles when it is on the canvas. */
   #showIndex(index) {
-    if (this.#shownIndex === index && this.#bitmaps.has(index)) return Promise.resolve();
+    if (this.#shownIndex === index && this.#frames.has(index)) return Promise.resolve();
     const done = new Promise((resolve, reject) => this.#drawWaiters.push({ index, resolve, reject }));
-    if (this.#bitmaps.has(index)) this.#draw(index);
+    if (this.#frames.has(index)) this.#draw(index);
     else this.#schedule();
     return done;
   }
@@ -637,7 +593,7 @@ export class FlipbookPlayer extends HTMLElement {
   /** Draws frame `index`; a `frame` event tells of it unless it only replaces the same frame in
    *  another rendition (`replacing`). */
   #draw(index, time = performance.now(), replacing = false) {
-    const bitmap = this.#bitmaps.get(index)?.bitmap;
+    const bitmap = this.#frames.bitmap(index);
     if (!bitmap || !this.#context) return false;
     if (this.#canvas.width !== bitmap.width || this.#canvas.height !== bitmap.height) {
       // The canvas's bitmap is the frame's size (CSS keeps the size it is shown at); a resized
@@ -739,7 +695,7 @@ export class FlipbookPlayer extends HTMLElement {
       next = 0;
       plays += 1;
     }
-    if (!this.#bitmaps.has(next)) {
+    if (!this.#frames.has(next)) {
       this.#holdFor(next, delay, now);
       return;
     }
