@@ -54,18 +54,36 @@ struct RenditionCacheTests {
         let image = try TestImages.medium()
         let cache = cache(budget: 256 << 20)
         defer { cache.shutdown() }
-        let a = cacheable("m", image, try rendition(image, width: 120))
-        let b = cacheable("m", image, try rendition(image, width: 80, format: .webp, quality: 80))
-        // Both start playing (each asks for two frames), decode-ahead runs, and both play on.
-        for k in 0..<image.frameCount {
+        // Both start playing together: each asks for frames 0 and 1 while the image is still
+        // loading, so neither is decoded ahead before the other plays (had one raced ahead, the
+        // other's first frames would be composited again, replaying from the key frame).
+        let gate = DispatchSemaphore(value: 0)
+        func gated(_ rendition: FrameRendition) -> CacheableImage {
+            CacheableImage(
+                id: "m", frameCount: image.frameCount, canvasWidth: image.canvasWidth,
+                canvasHeight: image.canvasHeight, rendition: rendition,
+                load: {
+                    gate.wait()
+                    return image
+                })
+        }
+        let a = gated(try rendition(image, width: 120))
+        let b = gated(try rendition(image, width: 80, format: .webp, quality: 80))
+        let results = Results()
+        for (image, k) in [(a, 0), (b, 0), (a, 1), (b, 1)] {
+            #expect(cache.frame(image, index: k, completion: results.completion) == nil)
+        }
+        gate.signal()
+        #expect(results.wait(for: 4).allSatisfy { (try? $0.get()) != nil })
+        cache.waitUntilIdle()
+        // Decode-ahead ran for both; they play on.
+        for k in 2..<image.frameCount {
             #expect(cache.fetch(a, k).frame != nil)
             #expect(cache.fetch(b, k).frame != nil)
-            if k == 1 { cache.waitUntilIdle() }
         }
         cache.waitUntilIdle()
         let stats = cache.stats()
-        // Each frame composited once (a few more: the first frames, made on demand for each
-        // rendition before both were played, replay from the key frame).
+        // Each frame composited once (a few more at most, should a window's edge make one twice).
         #expect(stats.framesDecoded <= image.frameCount + 8, "\(stats.framesDecoded) decodes for \(image.frameCount) frames")
         #expect(stats.renditions.sharedRenders >= image.frameCount - 4, "\(stats.renditions)")
         #expect(stats.images.allSatisfy { $0.cachedFrames == image.frameCount })
