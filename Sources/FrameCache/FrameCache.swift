@@ -123,13 +123,10 @@ public final class FrameCache: @unchecked Sendable {
             return nil
         }
         let entry = entry(for: image, startingAt: index, now: now)
-        let wasSought = entry.sought
         let moved = entry.movePlayhead(to: index)
         if moved { entry.prefetchStalled = false }
-        // A rendition first played, or the full-size entry seeking or playing on after a seek:
-        // whether it is decoded ahead changes now (``CacheState/refreshWindows``), not at the
-        // next periodic refresh.
-        if moved && (entry.isExact ? entry.sought != wasSought : entry.playheadMoves == 1) { state.windowsStale = true }
+        // A rendition first played: it may now be decoded ahead (``CacheState/refreshWindows``).
+        if moved && !entry.isExact && entry.playheadMoves == 1 { state.windowsStale = true }
         entry.lastRequest = now
         entry.requestGeneration = state.purgeGeneration
         entry.lastUse = state.nextTick()

@@ -55,25 +55,4 @@ struct PlayedRenditionTests {
         state.refreshWindows(now: 2, policy: policy, cap: nil, decodeThreads: 1)
         #expect(!entry.sought && !entry.onDemand && entry.window > 0)
     }
-
-    @Test func theFullSizeEntryChangesAtTheRequestThatSeeksOrPlaysOn() throws {
-        let image = try TestImages.long()
-        // The clock stands still: no periodic refresh of the windows, only those a request asks for.
-        let cache = FrameCache(
-            configuration: FrameCacheConfiguration(
-                budgetBytes: 256 << 20, decodeThreads: 1, window: WindowPolicy(wholeAnimationBytes: 0)),
-            clock: ManualClock())
-        defer { cache.shutdown() }
-        let full = CacheableImage(id: "m", image: image)
-        for k in [0, 1] { _ = cache.fetch(full, k) }
-        cache.waitUntilIdle()
-        #expect(try #require(cache.residency(of: "m")).window > 0)
-        _ = cache.fetch(full, 70)  // a seek
-        cache.waitUntilIdle()
-        #expect(try #require(cache.residency(of: "m")).window == 0, "made on demand from the seek on")
-        _ = cache.fetch(full, 71)  // playing on
-        cache.waitUntilIdle()
-        let residency = try #require(cache.residency(of: "m"))
-        #expect(residency.window > 0 && residency.cachedFrames.contains(72), "decoded ahead again: \(residency)")
-    }
 }
