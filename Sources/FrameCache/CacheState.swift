@@ -197,13 +197,6 @@ struct CacheState {
             if entry.isListedActive {
                 nowActive.append(entry)
                 if !entry.isExact { renditions[ObjectIdentifier(entry.source), default: []].append(entry) }
-                // Full size, asked for frames all over: made on demand (its poster stays).
-                if entry.isExact && entry.sought {
-                    entry.onDemand = true
-                    entry.window = 0
-                    entry.isWhole = false
-                    entry.ridingFrames = 0
-                }
             } else {
                 entry.window = 0
                 entry.isWhole = false

@@ -76,10 +76,9 @@ final class ImageEntry: @unchecked Sendable {
     }
     /// The window covers the whole animation because it fits (see ``WindowPolicy``).
     var isWhole = false
-    /// A rendition that is active but not among its image's few decoded ahead, or a full-size
-    /// entry whose last move was a seek (``sought``; see
-    /// ``CacheState/refreshWindows(now:policy:cap:decodeThreads:)``): its frames are made when
-    /// asked for and go first when room is needed; a rendition's poster is not kept.
+    /// A rendition that is active but not among its image's few decoded ahead
+    /// (``CacheState/refreshWindows(now:policy:cap:decodeThreads:)``): its frames are made when
+    /// asked for, go first when room is needed, and its poster is not kept.
     var onDemand = false
     /// Counted among the active images when windows were last worked out.
     var isListedActive: Bool {
@@ -97,9 +96,8 @@ final class ImageEntry: @unchecked Sendable {
         get { atomicRequestGeneration.load(ordering: .relaxed) }
         set { atomicRequestGeneration.store(newValue, ordering: .relaxed) }
     }
-    /// How many times a request moved the playhead on in playback order since the last seek
-    /// (``movePlayhead(to:)``): a rendition is played (and may be decoded ahead) once it has,
-    /// not while one frame of it was asked for, nor while frames all over it are.
+    /// How many times a request moved the playhead: a rendition is played (and may be decoded
+    /// ahead) once it has, not while one frame of it was asked for.
     var playheadMoves: Int { atomicMoves.load(ordering: .relaxed) }
     /// A tick of the last request that took the cache's lock: breaks ties of ``lastRequest``
     /// (see ``usedBefore(_:)``).
@@ -108,7 +106,6 @@ final class ImageEntry: @unchecked Sendable {
     private let atomicPlayhead = Atomic<Int>(0)
     private let atomicWindow = Atomic<Int>(1)
     private let atomicListedActive = Atomic<Bool>(false)
-    private let atomicSought = Atomic<Bool>(false)
     private let atomicLastRequest = Atomic<UInt64>(0)
     private let atomicRequestGeneration = Atomic<Int>(0)
     private let atomicMoves = Atomic<Int>(0)
@@ -167,37 +164,13 @@ final class ImageEntry: @unchecked Sendable {
         source.entries.append(self)
     }
 
-    /// Moves the playhead to `index`; returns whether it moved. A move of at most
-    /// ``playStep`` frames forward (wrapping) counts as playing on (``playheadMoves``); one of
-    /// at most that many back is a request that overtook another (a player fetches a few frames
-    /// at once) and counts for nothing; any other is a seek, after which the rendition is a
-    /// one-off again until it plays on. So a client asking for frames all over the animation —
-    /// sizes above the canvas all land on one rendition — does not pass for a player.
+    /// Moves the playhead to `index`; returns whether it moved.
     func movePlayhead(to index: Int) -> Bool {
-        let old = playhead
-        guard old != index else { return false }
+        guard playhead != index else { return false }
         playhead = index
-        let n = max(1, frameCount)
-        let forward = ((index - old) % n + n) % n
-        if forward <= Self.playStep {
-            atomicMoves.wrappingAdd(1, ordering: .relaxed)
-            atomicSought.store(false, ordering: .relaxed)
-        } else if n - forward > Self.playStep {
-            atomicMoves.store(0, ordering: .relaxed)
-            atomicSought.store(true, ordering: .relaxed)
-        }
+        atomicMoves.wrappingAdd(1, ordering: .relaxed)
         return true
     }
-
-    /// The playhead's last move was a seek (``movePlayhead(to:)``), not yet followed by playing
-    /// on: the full-size entry of an image asked for frames all over is made on demand, as a
-    /// one-off rendition is (``CacheState/refreshWindows``), instead of being decoded ahead
-    /// from wherever the last request landed.
-    var sought: Bool { atomicSought.load(ordering: .relaxed) }
-
-    /// How far apart, in frames, two requests of one player may be (see ``movePlayhead(to:)``):
-    /// `<flipbook-player>` has four fetches in flight, in playback order.
-    static let playStep = 8
 
     /// Whether this image was used less recently than `other`: asked for earlier, or (at the
     /// same time, as with a test clock) through the lock earlier.
