@@ -32,6 +32,18 @@ struct RenditionCacheTests {
         CacheableImage(id: id, image: image, rendition: rendition)
     }
 
+    /// `image` ("m") in `rendition`, whose file loads only once `gate` is signalled: requests
+    /// made before that all wait.
+    func gated(_ image: AnimatedImage, _ rendition: FrameRendition, by gate: DispatchSemaphore) -> CacheableImage {
+        CacheableImage(
+            id: "m", frameCount: image.frameCount, canvasWidth: image.canvasWidth,
+            canvasHeight: image.canvasHeight, rendition: rendition,
+            load: {
+                gate.wait()
+                return image
+            })
+    }
+
     @Test func aRenditionsFramesAreTheScaledCompositeEncodedAsAsked() throws {
         let image = try TestImages.medium()
         let cache = cache(budget: 64 << 20)
@@ -58,17 +70,8 @@ struct RenditionCacheTests {
         // loading, so neither is decoded ahead before the other plays (had one raced ahead, the
         // other's first frames would be composited again, replaying from the key frame).
         let gate = DispatchSemaphore(value: 0)
-        func gated(_ rendition: FrameRendition) -> CacheableImage {
-            CacheableImage(
-                id: "m", frameCount: image.frameCount, canvasWidth: image.canvasWidth,
-                canvasHeight: image.canvasHeight, rendition: rendition,
-                load: {
-                    gate.wait()
-                    return image
-                })
-        }
-        let a = gated(try rendition(image, width: 120))
-        let b = gated(try rendition(image, width: 80, format: .webp, quality: 80))
+        let a = gated(image, try rendition(image, width: 120), by: gate)
+        let b = gated(image, try rendition(image, width: 80, format: .webp, quality: 80), by: gate)
         let results = Results()
         for (image, k) in [(a, 0), (b, 0), (a, 1), (b, 1)] {
             #expect(cache.frame(image, index: k, completion: results.completion) == nil)
@@ -95,17 +98,8 @@ struct RenditionCacheTests {
         let gate = DispatchSemaphore(value: 0)
         let cache = cache(budget: 64 << 20, threads: 1)
         defer { cache.shutdown() }
-        func gated(_ rendition: FrameRendition) -> CacheableImage {
-            CacheableImage(
-                id: "m", frameCount: image.frameCount, canvasWidth: image.canvasWidth,
-                canvasHeight: image.canvasHeight, rendition: rendition,
-                load: {
-                    gate.wait()
-                    return image
-                })
-        }
-        let a = gated(try rendition(image, width: 120))
-        let b = gated(try rendition(image, width: 60))
+        let a = gated(image, try rendition(image, width: 120), by: gate)
+        let b = gated(image, try rendition(image, width: 60), by: gate)
         let results = Results()
         for image in [a, a, a, b, b, b] {
             #expect(cache.frame(image, index: 9, completion: results.completion) == nil)
