@@ -62,19 +62,22 @@ extension CacheState {
         sinceWaited: Int?, aheadOfWaiter: Int, oneOffPatience: Double, now: Double
     ) -> Job? {
         let renditions = held.source.entries.filter { entries[$0.id] === $0 }
-        let ahead = renditions.lazy.compactMap({ entry -> (ImageEntry, Int)? in
-            guard !entry.prefetchStalled, entry.window > 0, self.isActive(entry, now: now),
-                let index = entry.nextPrefetch
-            else { return nil }
-            return (entry, index)
-        }).first
+        // The next frame to make ahead, found only when it is asked about.
+        func ahead() -> (ImageEntry, Int)? {
+            renditions.lazy.compactMap({ entry -> (ImageEntry, Int)? in
+                guard !entry.prefetchStalled, entry.window > 0, self.isActive(entry, now: now),
+                    let index = entry.nextPrefetch
+                else { return nil }
+                return (entry, index)
+            }).first
+        }
         if let waiting = renditions.filter({ !$0.waitOrder.isEmpty }).min(by: { $0.waitsBefore($1) }) {
             // Only requests for renditions nobody plays wait: a player's next frame due within
             // `margin` is made first (its decoder is here, in order: one frame decode), or
             // one-off requests would keep every player's decode-ahead from running — but only
             // while the one-off has waited less than `oneOffPatience`, so it (a new player's
             // first frame, too) is never starved.
-            if !waiting.isPlayed, now - waiting.waitingSinceSeconds < oneOffPatience, let (entry, index) = ahead,
+            if !waiting.isPlayed, now - waiting.waitingSinceSeconds < oneOffPatience, let (entry, index) = ahead(),
                 entry.isPlayed, entry.deadline(ofFrame: index) < now + margin,
                 roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now)
             {
@@ -82,7 +85,7 @@ extension CacheState {
             }
             return job(waiting, waiting.waitOrder[0], urgent: true)
         }
-        guard run < maxRun, let (entry, index) = ahead else { return nil }
+        guard run < maxRun, let (entry, index) = ahead() else { return nil }
         if oldestWaiting(excluding: held) != nil {
             guard let since = sinceWaited, since < aheadOfWaiter else { return nil }
         } else if let (_, _, other) = earliestPrefetch(now: now, excluding: held), other < now + margin {

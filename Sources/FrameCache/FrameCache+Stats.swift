@@ -4,7 +4,6 @@ import Foundation
 /// (`GET /images/{id}/cache`), and for tests what keeps it busy. Read under the lock; reading
 /// moves no playhead.
 extension FrameCache {
-
     public func stats() -> CacheStats {
         let now = clock.seconds()
         lock.lock()
@@ -50,7 +49,7 @@ extension FrameCache {
         var onDemand = 0
         for entry in state.entries.values {
             if !entry.isExact && entry.window > 0 { decodeAhead += 1 }
-            if !entry.isExact && entry.onDemand { onDemand += 1 }
+            if entry.onDemand { onDemand += 1 }
         }
         return CacheStats.Renditions(
             entries: state.entries.count, decodeAhead: decodeAhead, onDemand: onDemand,

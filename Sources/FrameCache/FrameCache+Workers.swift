@@ -1,7 +1,6 @@
 import AnimatedImage
 import CLinux
 import Foundation
-import Synchronization
 import SystemResources
 
 /// The decode threads: take a job under the lock, render and encode outside it — the canvas once,
