@@ -26,6 +26,24 @@ import Glibc
 
     static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 
+    /// Waits (up to 10 s) until nobody holds the lock of each of `paths`. A lock belongs to the
+    /// open file description, and a process another test is spawning at that instant holds a copy
+    /// of every descriptor until it execs (`O_CLOEXEC` acts only then): a `close` here may leave
+    /// the lock held for that moment. Whether it is released at all is still checked.
+    static func waitUntilReleased(_ paths: [String]) throws {
+        let deadline = Date().addingTimeInterval(10)
+        for path in paths {
+            while true {
+                if case .unheld(let fd) = FileLocks.probe(path) {
+                    close(fd)
+                    break
+                }
+                try #require(Date() < deadline, "\(path) is still locked 10 s after its writer closed it")
+                usleep(1000)
+            }
+        }
+    }
+
     @Test func startUpRemovesOrphansAndStaleTemporaryFilesAndKeepsEverythingWithARecord() throws {
         let directory = TestService.temporaryDirectory()
         let bytes = try Corpus.bytes("wuffs/muybridge.gif")
@@ -66,6 +84,7 @@ import Glibc
         // Once their writers are gone (a crash releases the locks), the next start removes them.
         close(arrivingLock)
         close(committingLock)
+        try Self.waitUntilReleased([arriving, committing])
         let again = try ImageStore(dataDirectory: directory)
         let next = try #require(again.backend as? FileSystemBackend).startupReconciliation
         #expect(next == .init(orphanObjects: 1, temporaryFiles: 1, inUse: 0, tooRecent: 0))
