@@ -26,17 +26,31 @@ extension CacheState {
     }
 
     /// The next job, with its image marked busy; with `largeAllowed` false, only a job on an
-    /// image that is not large (``isLarge(_:)``).
-    mutating func nextJob(now: Double, largeAllowed: Bool = true) -> Job? {
-        guard let job = peekJob(now: now, largeAllowed: largeAllowed) else { return nil }
+    /// image that is not large (``isLarge(_:)``). `oneOffPatience` and `margin` as in
+    /// ``continuation(of:run:maxRun:margin:sinceWaited:aheadOfWaiter:oneOffPatience:now:)``.
+    mutating func nextJob(now: Double, largeAllowed: Bool = true, oneOffPatience: Double = 0, margin: Double = 0)
+        -> Job?
+    {
+        guard
+            let job = peekJob(now: now, largeAllowed: largeAllowed, oneOffPatience: oneOffPatience, margin: margin)
+        else { return nil }
         job.entry.busy = true
         return job
     }
 
-    /// The job ``nextJob(now:largeAllowed:)`` would hand out, without taking it.
-    func peekJob(now: Double, largeAllowed: Bool = true) -> Job? {
-        if let entry = oldestWaiting(excluding: nil, largeAllowed: largeAllowed) {
-            return job(entry, entry.waitOrder[0], urgent: true)
+    /// The job ``nextJob(now:largeAllowed:oneOffPatience:margin:)`` would hand out, without taking it.
+    func peekJob(now: Double, largeAllowed: Bool = true, oneOffPatience: Double = 0, margin: Double = 0) -> Job? {
+        if let entry = oldestWaiting(excluding: nil, largeAllowed: largeAllowed), let index = entry.nextWaitingFrame {
+            // As within a run: a one-off lets a player's frame due within `margin` go first,
+            // while it has waited less than `oneOffPatience`.
+            if !entry.waitsAsPlayer, now - entry.waitingSinceSeconds < oneOffPatience,
+                let (player, ahead, deadline) = earliestPrefetch(now: now, excluding: nil, largeAllowed: largeAllowed),
+                player.isPlayed, deadline < now + margin,
+                roomForPrefetch(player.encodedFrameEstimate, for: player, now: now)
+            {
+                return job(player, ahead, urgent: false)
+            }
+            return job(entry, index, urgent: true)
         }
         guard let (entry, index, _) = earliestPrefetch(now: now, excluding: nil, largeAllowed: largeAllowed),
             roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now)
@@ -71,19 +85,22 @@ extension CacheState {
                 return (entry, index)
             }).first
         }
-        if let waiting = renditions.filter({ !$0.waitOrder.isEmpty }).min(by: { $0.waitsBefore($1) }) {
-            // Only requests for renditions nobody plays wait: a player's next frame due within
-            // `margin` is made first (its decoder is here, in order: one frame decode), or
-            // one-off requests would keep every player's decode-ahead from running — but only
-            // while the one-off has waited less than `oneOffPatience`, so it (a new player's
-            // first frame, too) is never starved.
-            if !waiting.isPlayed, now - waiting.waitingSinceSeconds < oneOffPatience, let (entry, index) = ahead(),
+        if let waiting = renditions.filter({ !$0.waitOrder.isEmpty }).min(by: { $0.waitsBefore($1) }),
+            let waited = waiting.nextWaitingFrame
+        {
+            // Only one-off requests wait (for renditions nobody plays, or seeks far from every
+            // player, ``ImageEntry/waitsAsPlayer``): a player's next frame due within `margin`
+            // is made first (its decoder is here, in order: one frame decode), or one-off
+            // requests would keep every player's decode-ahead from running — but only while
+            // the one-off has waited less than `oneOffPatience`, so it (a new player's first
+            // frame, too) is never starved.
+            if !waiting.waitsAsPlayer, now - waiting.waitingSinceSeconds < oneOffPatience, let (entry, index) = ahead(),
                 entry.isPlayed, entry.deadline(ofFrame: index) < now + margin,
                 roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now)
             {
                 return job(entry, index, urgent: false)
             }
-            return job(waiting, waiting.waitOrder[0], urgent: true)
+            return job(waiting, waited, urgent: true)
         }
         guard run < maxRun, let (entry, index) = ahead() else { return nil }
         if oldestWaiting(excluding: held) != nil {

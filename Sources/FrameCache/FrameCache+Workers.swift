@@ -80,7 +80,10 @@ extension FrameCache {
             let now = clock.seconds()
             refreshWindowsIfDue(now: now)
             let largeAllowed = largeJobs < max(1, configuration.decodeThreads - 1)
-            if let job = state.nextJob(now: now, largeAllowed: largeAllowed) {
+            if let job = state.nextJob(
+                now: now, largeAllowed: largeAllowed, oneOffPatience: Self.oneOffPatienceSeconds,
+                margin: Self.runMarginSeconds)
+            {
                 activeJobs += 1
                 let large = state.isLarge(job.entry)
                 if large { largeJobs += 1 }

@@ -123,7 +123,8 @@ public final class FrameCache: @unchecked Sendable {
             return nil
         }
         let entry = entry(for: image, startingAt: index, now: now)
-        let moved = entry.movePlayhead(to: index)
+        let move = entry.notePlaying(index)
+        let moved = move == .playOn
         if moved { entry.prefetchStalled = false }
         // A rendition first played: it may now be decoded ahead (``CacheState/refreshWindows``).
         if moved && !entry.isExact && entry.playheadMoves == 1 { state.windowsStale = true }
@@ -149,7 +150,7 @@ public final class FrameCache: @unchecked Sendable {
             return nil
         }
         if entry.waiting[index] != nil { state.counters.coalesced += 1 }
-        entry.addWaiter(completion, for: index, tick: state.nextTick(), now: now)
+        entry.addWaiter(completion, for: index, tick: state.nextTick(), now: now, sought: move == .seek)
         state.waitingRequests += 1
         let depth = state.waitingRequests
         lock.unlock()
@@ -300,8 +301,7 @@ public final class FrameCache: @unchecked Sendable {
             state.sources[image.id] = source
         }
         replaceRenditionIfFull(source)
-        let entry = ImageEntry(image: image, source: source, now: now, tick: state.nextTick())
-        entry.playhead = index
+        let entry = ImageEntry(image: image, source: source, now: now, tick: state.nextTick(), startingAt: index)
         source.entries.append(entry)
         state.entries[key] = entry
         entry.hitTables = hitTables

@@ -96,8 +96,9 @@ final class ImageEntry: @unchecked Sendable {
         get { atomicRequestGeneration.load(ordering: .relaxed) }
         set { atomicRequestGeneration.store(newValue, ordering: .relaxed) }
     }
-    /// How many times a request moved the playhead: a rendition is played (and may be decoded
-    /// ahead) once it has, not while one frame of it was asked for.
+    /// How many times a request moved the playhead, playing on from where a client was
+    /// (``movePlayhead(to:)``): a rendition is played (and may be decoded ahead) once it has, not
+    /// while one frame of it was asked for, nor while frames all over it are.
     var playheadMoves: Int { atomicMoves.load(ordering: .relaxed) }
     /// A tick of the last request that took the cache's lock: breaks ties of ``lastRequest``
     /// (see ``usedBefore(_:)``).
@@ -109,6 +110,8 @@ final class ImageEntry: @unchecked Sendable {
     private let atomicLastRequest = Atomic<UInt64>(0)
     private let atomicRequestGeneration = Atomic<Int>(0)
     private let atomicMoves = Atomic<Int>(0)
+    /// Where its clients are (``PlayCursors``): taken on the hit path too, for a few compares.
+    private let cursors: Mutex<PlayCursors>
 
     /// Completions waiting per frame index, the order frames were first asked for, and when the
     /// oldest of them began to wait (a tick: waiting requests are served first come, first served).
@@ -123,10 +126,26 @@ final class ImageEntry: @unchecked Sendable {
     /// for one frame in size after size must slow itself, not them.
     var isPlayed: Bool { playheadMoves > 0 }
 
-    /// Whose waiting requests a decode thread takes first: a played rendition's, then the one
-    /// waiting longest.
+    /// Frames waited for only by requests that were seeks (``PlayCursors/Move/seek``): a client
+    /// asking for a frame far from every player of a played rendition is served as a one-off.
+    private(set) var soughtFrames: Set<Int> = []
+
+    /// Requests of a player wait: the rendition is played and a frame is waited for by a request
+    /// that was not a seek.
+    var waitsAsPlayer: Bool {
+        isPlayed && (soughtFrames.isEmpty || waitOrder.contains { !soughtFrames.contains($0) })
+    }
+
+    /// The waited-for frame to make next: the first asked for by a player, else the first asked for.
+    var nextWaitingFrame: Int? {
+        soughtFrames.isEmpty ? waitOrder.first : (waitOrder.first { !soughtFrames.contains($0) } ?? waitOrder.first)
+    }
+
+    /// Whose waiting requests a decode thread takes first: a player's (``waitsAsPlayer``), then
+    /// the one waiting longest.
     func waitsBefore(_ other: ImageEntry) -> Bool {
-        isPlayed != other.isPlayed ? isPlayed : waitingSince < other.waitingSince
+        let (mine, theirs) = (waitsAsPlayer, other.waitsAsPlayer)
+        return mine != theirs ? mine : waitingSince < other.waitingSince
     }
 
     /// Which goes first when room or a rendition slot is needed: a one-off before a played
@@ -144,8 +163,8 @@ final class ImageEntry: @unchecked Sendable {
     var timestampsMs: [Int]? { source.timestampsMs }
     var durationMs: Int { source.durationMs }
 
-    /// A rendition of `source`'s image.
-    init(image: CacheableImage, source: ImageSource, now: Double, tick: UInt64) {
+    /// A rendition of `source`'s image, first asked for at frame `start` (its playhead).
+    init(image: CacheableImage, source: ImageSource, now: Double, tick: UInt64, startingAt start: Int = 0) {
         id = image.key
         frameCount = image.frameCount
         self.source = source
@@ -154,7 +173,9 @@ final class ImageEntry: @unchecked Sendable {
         prepare = image.prepare
         frames = Array(repeating: nil, count: max(0, image.frameCount))
         lastUse = tick
+        cursors = Mutex(PlayCursors(at: start))
         lastRequest = now
+        playhead = start
     }
 
     /// An entry with a source of its own (tests build states by hand).
@@ -164,12 +185,25 @@ final class ImageEntry: @unchecked Sendable {
         source.entries.append(self)
     }
 
-    /// Moves the playhead to `index`; returns whether it moved.
+    /// Notes a request for frame `index` and moves the playhead there when the request plays on
+    /// from where one of the rendition's clients was (``PlayCursors``); returns whether it moved.
+    /// A seek — a frame far from every client — leaves the playhead, so one client asking for
+    /// frames all over does not drag decode-ahead and the eviction order along, nor count as
+    /// playing; two viewers at different points each play on from their own place, the
+    /// playhead following whichever asked last.
     func movePlayhead(to index: Int) -> Bool {
-        guard playhead != index else { return false }
+        notePlaying(index) == .playOn
+    }
+
+    /// ``movePlayhead(to:)``, saying what the request was (a move that lands on the playhead,
+    /// as when a cursor replaced by seeks plays on again, is a ``PlayCursors/Move/stay``).
+    func notePlaying(_ index: Int) -> PlayCursors.Move {
+        let move = cursors.withLock { $0.note(index, frameCount: frameCount) }
+        guard move == .playOn else { return move }
+        guard playhead != index else { return .stay }
         playhead = index
         atomicMoves.wrappingAdd(1, ordering: .relaxed)
-        return true
+        return .playOn
     }
 
     /// Whether this image was used less recently than `other`: asked for earlier, or (at the
@@ -318,23 +352,29 @@ final class ImageEntry: @unchecked Sendable {
 
     // MARK: Waiting requests
 
-    func addWaiter(_ completion: @escaping Completion, for i: Int, tick: UInt64, now: Double) {
+    /// Adds a request waiting for frame `i`; `sought` when the request was a seek
+    /// (``soughtFrames``).
+    func addWaiter(_ completion: @escaping Completion, for i: Int, tick: UInt64, now: Double, sought: Bool = false) {
         if waitOrder.isEmpty { (waitingSince, waitingSinceSeconds) = (tick, now) }
         if waiting[i] != nil {
             waiting[i]!.append(completion)
+            if !sought { soughtFrames.remove(i) }
         } else {
             waiting[i] = [completion]
             waitOrder.append(i)
+            if sought { soughtFrames.insert(i) }
         }
     }
 
     func takeWaiters(for i: Int) -> [Completion] {
         waitOrder.removeAll { $0 == i }
+        soughtFrames.remove(i)
         return waiting.removeValue(forKey: i) ?? []
     }
 
     func takeAllWaiters() -> [Completion] {
         waitOrder.removeAll()
+        soughtFrames.removeAll()
         defer { waiting.removeAll() }
         return waiting.values.flatMap { $0 }
     }

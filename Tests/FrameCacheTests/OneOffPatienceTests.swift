@@ -69,3 +69,42 @@ struct OneOffPatienceTests {
         #expect(job.entry === oneOff && job.urgent)
     }
 }
+
+/// The same rule when a decode thread is free and picks its next job (``CacheState/peekJob``), and
+/// for a seek on a played rendition: a request far from every player of it waits as a one-off.
+@Suite("One-off requests when a thread picks its next job")
+struct OneOffPatienceAtPickTests {
+    let patience = 0.1
+    let margin = 0.15
+
+    @Test func aPlayersDueFrameIsPickedWhileTheOneOffHasWaitedLessThanThePatience() throws {
+        let base = OneOffPatienceTests()
+        let (state, player, oneOff) = try base.makeState()
+        let early = try #require(state.peekJob(now: base.asked + 0.05, oneOffPatience: patience, margin: margin))
+        #expect(early.entry === player && early.index == 10 && !early.urgent)
+        let late = try #require(state.peekJob(now: base.asked + patience, oneOffPatience: patience, margin: margin))
+        #expect(late.entry === oneOff && late.index == 30 && late.urgent)
+        // Without patience (the default), waiting requests come first as before.
+        let impatient = try #require(state.peekJob(now: base.asked + 0.05))
+        #expect(impatient.entry === oneOff && impatient.urgent)
+    }
+
+    @Test func aSeekOnAPlayedRenditionWaitsAsAOneOffAndThePlayersFrameGoesFirst() throws {
+        let base = OneOffPatienceTests()
+        let (state, player, oneOff) = try base.makeState()
+        // The one-off is served; then a client seeks far into the played rendition (frame 60,
+        // the player being at 10), and the player asks for its next frame after that.
+        _ = oneOff.takeAllWaiters()
+        #expect(player.notePlaying(60) == .seek && player.playhead == 10)
+        player.addWaiter({ _ in }, for: 60, tick: 1, now: base.asked, sought: true)
+        #expect(!player.waitsAsPlayer && player.nextWaitingFrame == 60)
+        #expect(player.notePlaying(11) == .playOn && player.playhead == 11)
+        player.addWaiter({ _ in }, for: 11, tick: 2, now: base.asked, sought: false)
+        #expect(player.waitsAsPlayer && player.nextWaitingFrame == 11)
+        let job = try #require(state.peekJob(now: base.asked + 0.01, oneOffPatience: patience, margin: margin))
+        #expect(job.entry === player && job.index == 11 && job.urgent)
+        // Once the player's frame is answered, the seek is a one-off again.
+        _ = player.takeWaiters(for: 11)
+        #expect(!player.waitsAsPlayer && player.nextWaitingFrame == 60)
+    }
+}
