@@ -40,7 +40,11 @@ extension CacheState {
 
     /// The job ``nextJob(now:largeAllowed:oneOffPatience:margin:)`` would hand out, without taking it.
     func peekJob(now: Double, largeAllowed: Bool = true, oneOffPatience: Double = 0, margin: Double = 0) -> Job? {
-        if let entry = oldestWaiting(excluding: nil, largeAllowed: largeAllowed), let index = entry.nextWaitingFrame {
+        if let entry = oldestWaiting(
+            excluding: nil, largeAllowed: largeAllowed,
+            skipping: { self.holdsBack($0, now: now, oneOffPatience: oneOffPatience) }),
+            let index = entry.nextWaitingFrame
+        {
             // As within a run: a one-off lets a player's frame due within `margin` go first,
             // while it has waited less than `oneOffPatience`.
             if !entry.waitsAsPlayer, now - entry.waitingSinceSeconds < oneOffPatience,
@@ -100,6 +104,9 @@ extension CacheState {
             {
                 return job(entry, index, urgent: false)
             }
+            // Players of this image are about: the one-off waits out its patience with the
+            // image handed back, ready for their next requests (``holdsBack``).
+            if holdsBack(waiting, now: now, oneOffPatience: oneOffPatience) { return nil }
             return job(waiting, waited, urgent: true)
         }
         guard run < maxRun, let (entry, index) = ahead() else { return nil }
@@ -135,10 +142,32 @@ extension CacheState {
         entry.decodedFrameBytes > largestPlannedCanvas
     }
 
-    private func oldestWaiting(excluding excluded: ImageEntry?, largeAllowed: Bool = true) -> ImageEntry? {
+    /// How recently a client must have moved on in one of an image's renditions for one-off
+    /// requests of that image to be held back (``holdsBack``): players ask every frame's delay.
+    static let playersPresentSeconds = 0.5
+
+    /// Whether a one-off request waiting on `entry` (for a rendition nobody plays, or a seek) waits
+    /// out its patience even with a decode thread free: while players of the same image are
+    /// about (a rendition moved on within ``playersPresentSeconds``). Their next requests then
+    /// find the image's decoder free instead of behind a replay to some far frame — a client
+    /// asking for one frame in size after size gets about one a `oneOffPatience` while they play.
+    func holdsBack(_ entry: ImageEntry, now: Double, oneOffPatience: Double) -> Bool {
+        guard oneOffPatience > 0, !entry.waitsAsPlayer, now - entry.waitingSinceSeconds < oneOffPatience else {
+            return false
+        }
+        return entry.source.entries.contains {
+            $0.movedOn && now - $0.lastRequest < Self.playersPresentSeconds && entries[$0.id] === $0
+        }
+    }
+
+    private func oldestWaiting(
+        excluding excluded: ImageEntry?, largeAllowed: Bool = true, skipping skipped: (ImageEntry) -> Bool = { _ in false }
+    ) -> ImageEntry? {
         var best: ImageEntry? = nil
         for entry in active
-        where !entry.busy && !entry.waitOrder.isEmpty && entry !== excluded && (largeAllowed || !isLarge(entry)) {
+        where !entry.busy && !entry.waitOrder.isEmpty && entry !== excluded && (largeAllowed || !isLarge(entry))
+            && !skipped(entry)
+        {
             if best == nil || entry.waitsBefore(best!) { best = entry }
         }
         return best

@@ -196,7 +196,14 @@ struct CacheState {
             entry.onDemand = false
             if entry.isListedActive {
                 nowActive.append(entry)
-                if !entry.isExact { renditions[ObjectIdentifier(entry.source), default: []].append(entry) }
+                if entry.isSought {
+                    entry.onDemand = true
+                    entry.window = 0
+                    entry.isWhole = false
+                    entry.ridingFrames = 0
+                } else if !entry.isExact {
+                    renditions[ObjectIdentifier(entry.source), default: []].append(entry)
+                }
             } else {
                 entry.window = 0
                 entry.isWhole = false

@@ -49,7 +49,7 @@ extension FrameCache {
         var onDemand = 0
         for entry in state.entries.values {
             if !entry.isExact && entry.window > 0 { decodeAhead += 1 }
-            if entry.onDemand { onDemand += 1 }
+            if entry.onDemand && !entry.isExact { onDemand += 1 }
         }
         return CacheStats.Renditions(
             entries: state.entries.count, decodeAhead: decodeAhead, onDemand: onDemand,

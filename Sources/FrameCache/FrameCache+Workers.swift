@@ -91,8 +91,10 @@ extension FrameCache {
                     job: job, image: job.entry.image, renderer: job.entry.renderer,
                     checkpointAllowance: checkpointAllowance(), large: large)
             }
-            // Re-check now and then: windows regrow with time after memory pressure.
-            _ = lock.wait(until: Date().addingTimeInterval(0.5))
+            // Re-check now and then: windows regrow with time after memory pressure; one-off
+            // requests held back while players are about (``CacheState/holdsBack``) are due
+            // within their patience.
+            _ = lock.wait(until: Date().addingTimeInterval(state.waitingRequests > 0 ? 0.02 : 0.5))
         }
     }
 

@@ -124,10 +124,11 @@ public final class FrameCache: @unchecked Sendable {
         }
         let entry = entry(for: image, startingAt: index, now: now)
         let move = entry.notePlaying(index)
-        let moved = move == .playOn
+        let moved = move.movesOn
         if moved { entry.prefetchStalled = false }
-        // A rendition first played: it may now be decoded ahead (``CacheState/refreshWindows``).
-        if moved && !entry.isExact && entry.playheadMoves == 1 { state.windowsStale = true }
+        // A rendition first played (or sought first, ``ImageEntry/isSought``): it may now be
+        // decoded ahead (``CacheState/refreshWindows``).
+        if moved && entry.playheadMoves == 1 { state.windowsStale = true }
         entry.lastRequest = now
         entry.requestGeneration = state.purgeGeneration
         entry.lastUse = state.nextTick()

@@ -76,9 +76,10 @@ final class ImageEntry: @unchecked Sendable {
     }
     /// The window covers the whole animation because it fits (see ``WindowPolicy``).
     var isWhole = false
-    /// A rendition that is active but not among its image's few decoded ahead
-    /// (``CacheState/refreshWindows(now:policy:cap:decodeThreads:)``): its frames are made when
-    /// asked for, go first when room is needed, and its poster is not kept.
+    /// A rendition that is active but not among its image's few decoded ahead, or one only sought
+    /// in (``isSought``; see ``CacheState/refreshWindows(now:policy:cap:decodeThreads:)``): its
+    /// frames are made when asked for and go first when room is needed; its poster is kept only
+    /// if it is the full-size one.
     var onDemand = false
     /// Counted among the active images when windows were last worked out.
     var isListedActive: Bool {
@@ -96,9 +97,10 @@ final class ImageEntry: @unchecked Sendable {
         get { atomicRequestGeneration.load(ordering: .relaxed) }
         set { atomicRequestGeneration.store(newValue, ordering: .relaxed) }
     }
-    /// How many times a request moved the playhead, playing on from where a client was
-    /// (``movePlayhead(to:)``): a rendition is played (and may be decoded ahead) once it has, not
-    /// while one frame of it was asked for, nor while frames all over it are.
+    /// How many times a player's request moved the playhead on (``PlayCursors/Move/playOn``: a
+    /// client's third frame in order, or later): a rendition is played (and may be decoded
+    /// ahead) once it has, not while one frame of it was asked for, nor while frames all over
+    /// it are.
     var playheadMoves: Int { atomicMoves.load(ordering: .relaxed) }
     /// A tick of the last request that took the cache's lock: breaks ties of ``lastRequest``
     /// (see ``usedBefore(_:)``).
@@ -110,6 +112,8 @@ final class ImageEntry: @unchecked Sendable {
     private let atomicLastRequest = Atomic<UInt64>(0)
     private let atomicRequestGeneration = Atomic<Int>(0)
     private let atomicMoves = Atomic<Int>(0)
+    private let atomicSeeks = Atomic<Int>(0)
+    private let atomicMovedOn = Atomic<Bool>(false)
     /// Where its clients are (``PlayCursors``): taken on the hit path too, for a few compares.
     private let cursors: Mutex<PlayCursors>
 
@@ -130,16 +134,29 @@ final class ImageEntry: @unchecked Sendable {
     /// asking for a frame far from every player of a played rendition is served as a one-off.
     private(set) var soughtFrames: Set<Int> = []
 
-    /// Requests of a player wait: the rendition is played and a frame is waited for by a request
-    /// that was not a seek.
+    /// Requests of a player wait: a client moved on in the rendition (from its second frame in
+    /// order: a player's requests come first before it counts as played, so that its start is
+    /// not queued behind a client asking for one frame in size after size) and a frame is
+    /// waited for by a request that was not a seek.
     var waitsAsPlayer: Bool {
-        isPlayed && (soughtFrames.isEmpty || waitOrder.contains { !soughtFrames.contains($0) })
+        movedOn && (soughtFrames.isEmpty || waitOrder.contains { !soughtFrames.contains($0) })
     }
+
+    /// A request has moved the playhead on (``PlayCursors/Move/movesOn``).
+    var movedOn: Bool { atomicMovedOn.load(ordering: .relaxed) }
 
     /// The waited-for frame to make next: the first asked for by a player, else the first asked for.
     var nextWaitingFrame: Int? {
         soughtFrames.isEmpty ? waitOrder.first : (waitOrder.first { !soughtFrames.contains($0) } ?? waitOrder.first)
     }
+
+    /// Asked for frames far from each other and never played on (``PlayCursors``): a client
+    /// looking at frames here and there — or asking for size after size above the canvas, which
+    /// all land on the full-size rendition. Made on demand rather than decoded ahead: a window
+    /// at a playhead nobody moves would hold frames (the whole animation, for a small image)
+    /// the players of its other renditions need the room for. A rendition asked for once is not
+    /// sought: a new player's first request gets decode-ahead at once.
+    var isSought: Bool { !isPlayed && atomicSeeks.load(ordering: .relaxed) > 0 }
 
     /// Whose waiting requests a decode thread takes first: a player's (``waitsAsPlayer``), then
     /// the one waiting longest.
@@ -192,18 +209,21 @@ final class ImageEntry: @unchecked Sendable {
     /// playing; two viewers at different points each play on from their own place, the
     /// playhead following whichever asked last.
     func movePlayhead(to index: Int) -> Bool {
-        notePlaying(index) == .playOn
+        notePlaying(index).movesOn
     }
 
     /// ``movePlayhead(to:)``, saying what the request was (a move that lands on the playhead,
-    /// as when a cursor replaced by seeks plays on again, is a ``PlayCursors/Move/stay``).
+    /// as when a cursor replaced by seeks plays on again, is a ``PlayCursors/Move/stay``). Only
+    /// a player's cursor moving on (``PlayCursors/Move/playOn``) counts in ``playheadMoves``.
     func notePlaying(_ index: Int) -> PlayCursors.Move {
         let move = cursors.withLock { $0.note(index, frameCount: frameCount) }
-        guard move == .playOn else { return move }
+        if move == .seek { atomicSeeks.wrappingAdd(1, ordering: .relaxed) }
+        guard move.movesOn else { return move }
         guard playhead != index else { return .stay }
         playhead = index
-        atomicMoves.wrappingAdd(1, ordering: .relaxed)
-        return .playOn
+        atomicMovedOn.store(true, ordering: .relaxed)
+        if move == .playOn { atomicMoves.wrappingAdd(1, ordering: .relaxed) }
+        return move
     }
 
     /// Whether this image was used less recently than `other`: asked for earlier, or (at the

@@ -1,7 +1,7 @@
 /// Where the clients of one rendition are in its animation: a few cursors, each the last frame
-/// one of them asked for, so that a request can be told apart as playing on (a frame a little
-/// after a cursor), overtaken (a little before one: a player fetches a few frames at once), or
-/// a seek (anywhere else).
+/// one of them asked for, so that a request can be told apart as playing on (the next frame or
+/// the one after, from a cursor), overtaken (a little before one: a player fetches a few frames
+/// at once), or a seek (anywhere else).
 ///
 /// A rendition has one playhead (its window, decode-ahead and eviction order start there), but
 /// may have several clients: two viewers of one image at different points, or a player and a
@@ -10,37 +10,56 @@
 /// from the other's place; judged against the cursors, each viewer plays on from its own, and
 /// only requests that follow none of them are seeks. Seeks do not move the playhead
 /// (``ImageEntry/movePlayhead(to:)``), so a client asking for frames all over a rendition does
-/// not drag its decode-ahead and eviction order about, nor make it count as played.
+/// not drag its decode-ahead and eviction order about, nor make it count as played. A cursor is
+/// a player's once it has moved on twice: a seek that lands just after an earlier one by chance
+/// moves it once, a player moves on with every frame.
+///
+/// The reaches are kept short on purpose: with 8 cursors reaching 8 frames either way, the
+/// cursors covered most of a 100-frame animation, and the benchmark's abuser (frame 37·i mod
+/// 100 in size after size) looked like several players (simulated: 3,160 of 7,600 of its
+/// full-size requests moved a player's cursor on; with these reaches none does). A client
+/// asking for frames at random still lands just after an earlier request now and then, and
+/// can pass for a player after a while: then it is treated as one (as every client was
+/// before cursors).
 struct PlayCursors: Sendable {
-    /// How far forward (frames, wrapping) a request may land from a cursor and still play on
-    /// from it — a player that fell behind and skips a few — and how far back it may land and
-    /// be a request another overtook.
-    static let reach = 8
+    /// How far forward (frames, wrapping) a request may land from a cursor and play on from it:
+    /// the next frame, or the one after when two requests of a player crossed.
+    static let playOnReach = 2
+    /// How far back a request may land from a cursor and be one another overtook (a player
+    /// has up to 4 fetches in flight).
+    static let overtakenReach = 4
     /// Cursors kept. When they are all taken, a seek replaces the least recently used of those
-    /// that never played on, so a client seeking all over cannot push a player's cursor out;
-    /// only when every cursor has played on does it replace the least recently used.
-    static let capacity = 8
+    /// that are not a player's, so a client seeking all over cannot push a player's cursor out;
+    /// only when every cursor is a player's does it replace the least recently used.
+    static let capacity = 4
 
     /// What a request was, seen from the cursors.
     enum Move: Equatable, Sendable {
         /// A frame a cursor is at, or one a little before a cursor (an overtaken request).
         case stay
-        /// A frame a little after a cursor: that cursor moved on to it.
+        /// A frame a little after a cursor that had not moved on before: it moves on to it (a
+        /// player's second frame, or a seek near an earlier one).
+        case step
+        /// A frame a little after a cursor that had moved on before (a player's): it moves on.
         case playOn
         /// Any other frame: a new cursor starts there.
         case seek
+
+        /// The cursor moved (``step`` or ``playOn``).
+        var movesOn: Bool { self == .step || self == .playOn }
     }
 
     private var frames: [Int]
     private var uses: [UInt64]
-    private var playedOn: [Bool]
+    /// How many times each cursor moved on (a player's from 2).
+    private var steps: [Int]
     private var tick: UInt64 = 0
 
     /// One cursor, at `frame` (the first frame asked for).
     init(at frame: Int) {
         frames = [frame]
         uses = [0]
-        playedOn = [false]
+        steps = [0]
     }
 
     /// The frames the cursors are at, in no particular order.
@@ -61,14 +80,14 @@ struct PlayCursors: Sendable {
                 uses[c] = tick
                 return .stay
             }
-            if forward <= Self.reach, forward < (nearest?.forward ?? .max) { nearest = (c, forward) }
-            if n - forward <= Self.reach { overtaken = c }
+            if forward <= Self.playOnReach, forward < (nearest?.forward ?? .max) { nearest = (c, forward) }
+            if n - forward <= Self.overtakenReach { overtaken = c }
         }
         if let (c, _) = nearest {
             frames[c] = index
             uses[c] = tick
-            playedOn[c] = true
-            return .playOn
+            steps[c] = min(steps[c] + 1, 2)
+            return steps[c] >= 2 ? .playOn : .step
         }
         if let c = overtaken {
             uses[c] = tick
@@ -77,12 +96,12 @@ struct PlayCursors: Sendable {
         if frames.count < Self.capacity {
             frames.append(index)
             uses.append(tick)
-            playedOn.append(false)
+            steps.append(0)
         } else {
             let victim = uses.indices.min { a, b in
-                playedOn[a] != playedOn[b] ? !playedOn[a] : uses[a] < uses[b]
+                (steps[a] >= 2) != (steps[b] >= 2) ? steps[a] < 2 : uses[a] < uses[b]
             }!
-            (frames[victim], uses[victim], playedOn[victim]) = (index, tick, false)
+            (frames[victim], uses[victim], steps[victim]) = (index, tick, 0)
         }
         return .seek
     }

@@ -12,7 +12,7 @@ import Testing
 struct OnDemandRidingTests {
     let now = 1000.0
 
-    /// Renditions of `long` 120, 80 and 60 px wide sharing one source: A and B played (two
+    /// Renditions of `long` 120, 80 and 60 px wide sharing one source: A and B played (three
     /// frames each, B less recently), C asked for once.
     func makeState() throws -> (CacheState, a: ImageEntry, b: ImageEntry, c: ImageEntry) {
         let image = try TestImages.long()
@@ -27,8 +27,8 @@ struct OnDemandRidingTests {
             return entry
         }
         let b = add(
-            CacheableImage(id: "m", image: image, rendition: try rendition(image, width: 80)), playing: [20, 21], at: now - 1)
-        let a = add(first, playing: [0, 1], at: now)
+            CacheableImage(id: "m", image: image, rendition: try rendition(image, width: 80)), playing: [19, 20, 21], at: now - 1)
+        let a = add(first, playing: [0, 1, 2], at: now)
         let c = add(CacheableImage(id: "m", image: image, rendition: try rendition(image, width: 60)), playing: [], at: now)
         c.playhead = 21
         return (state, a, b, c)

@@ -61,11 +61,23 @@ struct OneOffPatienceTests {
         }
     }
 
-    @Test func withNoPlayersFrameDueTheOneOffIsMadeAtOnce() throws {
+    @Test func withNoPlayersAboutTheOneOffIsMadeAtOnce() throws {
         let (state, player, oneOff) = try makeState()
-        // The player's next frame due only 10 s from now: nothing within the margin.
-        player.lastRequest = asked + 10
+        // The player last asked 1 s ago and has nothing left to decode ahead.
+        player.lastRequest = asked - 1
+        player.window = 0
         let job = try #require(next(state, after: player, run: 1, at: asked + 0.01))
+        #expect(job.entry === oneOff && job.urgent)
+    }
+
+    @Test func whilePlayersAreAboutTheOneOffWaitsOutItsPatienceWithTheImageHandedBack() throws {
+        let (state, player, oneOff) = try makeState()
+        // The player's next frame due only 10 s from now: nothing within the margin, but the
+        // player is about (it asked just now), so its next request should find the decoder free.
+        player.lastRequest = asked + 10
+        #expect(next(state, after: player, run: 1, at: asked + 0.01) == nil)
+        #expect(state.peekJob(now: asked + 0.01, oneOffPatience: patience, margin: 0.15)?.entry !== oneOff)
+        let job = try #require(next(state, after: player, run: 1, at: asked + patience))
         #expect(job.entry === oneOff && job.urgent)
     }
 }
