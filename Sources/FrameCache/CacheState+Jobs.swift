@@ -26,34 +26,25 @@ extension CacheState {
     }
 
     /// The next job, with its image marked busy; with `largeAllowed` false, only a job on an
-    /// image that is not large (``isLarge(_:)``). `oneOffPatience` and `margin` as in
+    /// image that is not large (``isLarge(_:)``). `oneOffPatience` as in
     /// ``continuation(of:run:maxRun:margin:sinceWaited:aheadOfWaiter:oneOffPatience:now:)``.
-    mutating func nextJob(now: Double, largeAllowed: Bool = true, oneOffPatience: Double = 0, margin: Double = 0)
-        -> Job?
-    {
-        guard
-            let job = peekJob(now: now, largeAllowed: largeAllowed, oneOffPatience: oneOffPatience, margin: margin)
-        else { return nil }
+    mutating func nextJob(now: Double, largeAllowed: Bool = true, oneOffPatience: Double = 0) -> Job? {
+        guard let job = peekJob(now: now, largeAllowed: largeAllowed, oneOffPatience: oneOffPatience) else {
+            return nil
+        }
         job.entry.busy = true
         return job
     }
 
-    /// The job ``nextJob(now:largeAllowed:oneOffPatience:margin:)`` would hand out, without taking it.
-    func peekJob(now: Double, largeAllowed: Bool = true, oneOffPatience: Double = 0, margin: Double = 0) -> Job? {
+    /// The job ``nextJob(now:largeAllowed:oneOffPatience:)`` would hand out, without taking it.
+    func peekJob(now: Double, largeAllowed: Bool = true, oneOffPatience: Double = 0) -> Job? {
+        // A one-off request on an image whose players are about waits out its patience
+        // (``holdsBack``); other waiting requests come first, a player's before a one-off.
         if let entry = oldestWaiting(
             excluding: nil, largeAllowed: largeAllowed,
             skipping: { self.holdsBack($0, now: now, oneOffPatience: oneOffPatience) }),
             let index = entry.nextWaitingFrame
         {
-            // As within a run: a one-off lets a player's frame due within `margin` go first,
-            // while it has waited less than `oneOffPatience`.
-            if !entry.waitsAsPlayer, now - entry.waitingSinceSeconds < oneOffPatience,
-                let (player, ahead, deadline) = earliestPrefetch(now: now, excluding: nil, largeAllowed: largeAllowed),
-                player.isPlayed, deadline < now + margin,
-                roomForPrefetch(player.encodedFrameEstimate, for: player, now: now)
-            {
-                return job(player, ahead, urgent: false)
-            }
             return job(entry, index, urgent: true)
         }
         guard let (entry, index, _) = earliestPrefetch(now: now, excluding: nil, largeAllowed: largeAllowed),

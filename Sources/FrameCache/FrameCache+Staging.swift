@@ -65,7 +65,7 @@ extension FrameCache {
         for (target, frames) in groups where !shuttingDown {
             guard let last = frames.last else { continue }
             let isNew = state.entries[target.key] == nil
-            let entry = entry(for: target, startingAt: last.index, now: now)
+            let entry = entry(for: target, startingAt: last.index, asked: false, now: now)
             // Not asked for since the last purge, so not active (CacheState.isActive).
             if isNew { entry.requestGeneration = state.purgeGeneration &- 1 }
             for (index, frame) in frames where entry.frames[index] == nil {

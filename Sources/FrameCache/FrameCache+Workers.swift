@@ -80,10 +80,7 @@ extension FrameCache {
             let now = clock.seconds()
             refreshWindowsIfDue(now: now)
             let largeAllowed = largeJobs < max(1, configuration.decodeThreads - 1)
-            if let job = state.nextJob(
-                now: now, largeAllowed: largeAllowed, oneOffPatience: Self.oneOffPatienceSeconds,
-                margin: Self.runMarginSeconds)
-            {
+            if let job = state.nextJob(now: now, largeAllowed: largeAllowed, oneOffPatience: Self.oneOffPatienceSeconds) {
                 activeJobs += 1
                 let large = state.isLarge(job.entry)
                 if large { largeJobs += 1 }

@@ -124,7 +124,7 @@ public final class FrameCache: @unchecked Sendable {
         }
         let entry = entry(for: image, startingAt: index, now: now)
         let move = entry.notePlaying(index)
-        let moved = move.movesOn
+        let moved = move.movesPlayhead
         if moved { entry.prefetchStalled = false }
         // A rendition first played (or sought first, ``ImageEntry/isSought``): it may now be
         // decoded ahead (``CacheState/refreshWindows``).
@@ -291,7 +291,7 @@ public final class FrameCache: @unchecked Sendable {
 
     /// The entry of `image`'s rendition, made (with its playhead at `index`: the first request
     /// does not count as a move) when the cache holds none.
-    func entry(for image: CacheableImage, startingAt index: Int, now: Double) -> ImageEntry {
+    func entry(for image: CacheableImage, startingAt index: Int, asked: Bool = true, now: Double) -> ImageEntry {
         let key = image.key
         if let existing = state.entries[key] { return existing }
         let source: ImageSource
@@ -302,7 +302,8 @@ public final class FrameCache: @unchecked Sendable {
             state.sources[image.id] = source
         }
         replaceRenditionIfFull(source)
-        let entry = ImageEntry(image: image, source: source, now: now, tick: state.nextTick(), startingAt: index)
+        let entry = ImageEntry(
+            image: image, source: source, now: now, tick: state.nextTick(), startingAt: index, asked: asked)
         source.entries.append(entry)
         state.entries[key] = entry
         entry.hitTables = hitTables

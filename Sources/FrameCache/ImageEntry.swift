@@ -180,8 +180,12 @@ final class ImageEntry: @unchecked Sendable {
     var timestampsMs: [Int]? { source.timestampsMs }
     var durationMs: Int { source.durationMs }
 
-    /// A rendition of `source`'s image, first asked for at frame `start` (its playhead).
-    init(image: CacheableImage, source: ImageSource, now: Double, tick: UInt64, startingAt start: Int = 0) {
+    /// A rendition of `source`'s image, its playhead at frame `start`: the first frame asked for,
+    /// or (`asked` false) where frames an upload left in the cache end, nobody having asked yet.
+    init(
+        image: CacheableImage, source: ImageSource, now: Double, tick: UInt64, startingAt start: Int = 0,
+        asked: Bool = true
+    ) {
         id = image.key
         frameCount = image.frameCount
         self.source = source
@@ -190,7 +194,7 @@ final class ImageEntry: @unchecked Sendable {
         prepare = image.prepare
         frames = Array(repeating: nil, count: max(0, image.frameCount))
         lastUse = tick
-        cursors = Mutex(PlayCursors(at: start))
+        cursors = Mutex(PlayCursors(at: asked ? start : nil))
         lastRequest = now
         playhead = start
     }
@@ -209,7 +213,7 @@ final class ImageEntry: @unchecked Sendable {
     /// playing; two viewers at different points each play on from their own place, the
     /// playhead following whichever asked last.
     func movePlayhead(to index: Int) -> Bool {
-        notePlaying(index).movesOn
+        notePlaying(index).movesPlayhead
     }
 
     /// ``movePlayhead(to:)``, saying what the request was (a move that lands on the playhead,
@@ -218,9 +222,10 @@ final class ImageEntry: @unchecked Sendable {
     func notePlaying(_ index: Int) -> PlayCursors.Move {
         let move = cursors.withLock { $0.note(index, frameCount: frameCount) }
         if move == .seek { atomicSeeks.wrappingAdd(1, ordering: .relaxed) }
-        guard move.movesOn else { return move }
-        guard playhead != index else { return .stay }
+        guard move.movesPlayhead else { return move }
+        guard playhead != index else { return move == .first ? .first : .stay }
         playhead = index
+        guard move.movesOn else { return move }
         atomicMovedOn.store(true, ordering: .relaxed)
         if move == .playOn { atomicMoves.wrappingAdd(1, ordering: .relaxed) }
         return move

@@ -44,9 +44,14 @@ struct PlayCursors: Sendable {
         case playOn
         /// Any other frame: a new cursor starts there.
         case seek
+        /// The first request, with no cursor yet (a rendition whose frames an upload left in the
+        /// cache, nobody having asked): a cursor starts there; not a seek.
+        case first
 
         /// The cursor moved (``step`` or ``playOn``).
         var movesOn: Bool { self == .step || self == .playOn }
+        /// The playhead goes to the frame asked for: the cursor moved on, or it is the first.
+        var movesPlayhead: Bool { movesOn || self == .first }
     }
 
     private var frames: [Int]
@@ -55,11 +60,11 @@ struct PlayCursors: Sendable {
     private var steps: [Int]
     private var tick: UInt64 = 0
 
-    /// One cursor, at `frame` (the first frame asked for).
-    init(at frame: Int) {
-        frames = [frame]
-        uses = [0]
-        steps = [0]
+    /// One cursor, at `frame` (the first frame asked for), or none yet.
+    init(at frame: Int?) {
+        frames = frame.map { [$0] } ?? []
+        uses = frames.map { _ in 0 }
+        steps = frames.map { _ in 0 }
     }
 
     /// The frames the cursors are at, in no particular order.
@@ -70,6 +75,10 @@ struct PlayCursors: Sendable {
     mutating func note(_ index: Int, frameCount: Int) -> Move {
         let n = max(1, frameCount)
         tick &+= 1
+        if frames.isEmpty {
+            (frames, uses, steps) = ([index], [tick], [0])
+            return .first
+        }
         // The nearest cursor at or before `index` (forward distance), and whether one is a
         // little after it.
         var nearest: (cursor: Int, forward: Int)? = nil

@@ -76,25 +76,39 @@ struct OneOffPatienceTests {
         // player is about (it asked just now), so its next request should find the decoder free.
         player.lastRequest = asked + 10
         #expect(next(state, after: player, run: 1, at: asked + 0.01) == nil)
-        #expect(state.peekJob(now: asked + 0.01, oneOffPatience: patience, margin: 0.15)?.entry !== oneOff)
+        #expect(state.peekJob(now: asked + 0.01, oneOffPatience: patience)?.entry !== oneOff)
         let job = try #require(next(state, after: player, run: 1, at: asked + patience))
         #expect(job.entry === oneOff && job.urgent)
     }
 }
 
-/// The same rule when a decode thread is free and picks its next job (``CacheState/peekJob``), and
-/// for a seek on a played rendition: a request far from every player of it waits as a one-off.
+/// The same rule when a decode thread is free and picks its next job (``CacheState/peekJob``): a
+/// one-off on an image whose players are about is held back, one on another image is not (a new
+/// player's first frame looks like a one-off); and for a seek on a played rendition: a request
+/// far from every player of it waits as a one-off.
 @Suite("One-off requests when a thread picks its next job")
 struct OneOffPatienceAtPickTests {
     let patience = 0.1
-    let margin = 0.15
+
+    @Test func aFirstRequestForAnotherImageIsNotHeldBack() throws {
+        let base = OneOffPatienceTests()
+        var (state, _, oneOff) = try base.makeState()
+        let other = ImageEntry(image: CacheableImage(id: "n", image: try TestImages.long()), now: base.asked, tick: 9)
+        state.entries[other.id] = other
+        other.addWaiter({ _ in }, for: 0, tick: 10, now: base.asked)
+        state.refreshWindows(now: base.asked, policy: WindowPolicy(), cap: nil, decodeThreads: 1)
+        let job = try #require(state.peekJob(now: base.asked + 0.01, oneOffPatience: patience))
+        #expect(job.entry === other && job.index == 0 && job.urgent)
+        #expect(state.holdsBack(oneOff, now: base.asked + 0.01, oneOffPatience: patience))
+        #expect(!state.holdsBack(other, now: base.asked + 0.01, oneOffPatience: patience))
+    }
 
     @Test func aPlayersDueFrameIsPickedWhileTheOneOffHasWaitedLessThanThePatience() throws {
         let base = OneOffPatienceTests()
         let (state, player, oneOff) = try base.makeState()
-        let early = try #require(state.peekJob(now: base.asked + 0.05, oneOffPatience: patience, margin: margin))
+        let early = try #require(state.peekJob(now: base.asked + 0.05, oneOffPatience: patience))
         #expect(early.entry === player && early.index == 10 && !early.urgent)
-        let late = try #require(state.peekJob(now: base.asked + patience, oneOffPatience: patience, margin: margin))
+        let late = try #require(state.peekJob(now: base.asked + patience, oneOffPatience: patience))
         #expect(late.entry === oneOff && late.index == 30 && late.urgent)
         // Without patience (the default), waiting requests come first as before.
         let impatient = try #require(state.peekJob(now: base.asked + 0.05))
@@ -113,7 +127,7 @@ struct OneOffPatienceAtPickTests {
         #expect(player.notePlaying(11) == .playOn && player.playhead == 11)
         player.addWaiter({ _ in }, for: 11, tick: 2, now: base.asked, sought: false)
         #expect(player.waitsAsPlayer && player.nextWaitingFrame == 11)
-        let job = try #require(state.peekJob(now: base.asked + 0.01, oneOffPatience: patience, margin: margin))
+        let job = try #require(state.peekJob(now: base.asked + 0.01, oneOffPatience: patience))
         #expect(job.entry === player && job.index == 11 && job.urgent)
         // Once the player's frame is answered, the seek is a one-off again.
         _ = player.takeWaiters(for: 11)

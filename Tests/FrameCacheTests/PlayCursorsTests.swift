@@ -10,7 +10,7 @@ struct PlayCursorsTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let frameCount: Int
-        let start: Int
+        let start: Int?
         let requests: [Int]
         let moves: [PlayCursors.Move]
         var testDescription: String { name }
@@ -36,6 +36,9 @@ struct PlayCursorsTests {
             name: "a seek, then playing on from there", frameCount: 100, start: 10, requests: [60, 61, 62],
             moves: [.seek, .step, .playOn]),
         Case(name: "a still image", frameCount: 1, start: 0, requests: [0, 0], moves: [.stay, .stay]),
+        Case(
+            name: "frames an upload left, then a first reader", frameCount: 100, start: nil, requests: [0, 1, 2, 60],
+            moves: [.first, .step, .playOn, .seek]),
     ]
 
     @Test(arguments: cases) func movesAreToldApart(_ c: Case) {
