@@ -126,8 +126,8 @@ public final class FrameCache: @unchecked Sendable {
         let move = entry.notePlaying(index)
         let moved = move.movesPlayhead
         if moved { entry.prefetchStalled = false }
-        // A rendition first played (or sought first, ``ImageEntry/isSought``): it may now be
-        // decoded ahead (``CacheState/refreshWindows``).
+        // A rendition first played (sought in before or not, ``ImageEntry/isSought``): it may
+        // now be decoded ahead (``CacheState/refreshWindows``).
         if moved && entry.playheadMoves == 1 { state.windowsStale = true }
         entry.lastRequest = now
         entry.requestGeneration = state.purgeGeneration
@@ -290,7 +290,8 @@ public final class FrameCache: @unchecked Sendable {
     // MARK: Internals (under the lock)
 
     /// The entry of `image`'s rendition, made (with its playhead at `index`: the first request
-    /// does not count as a move) when the cache holds none.
+    /// does not count as a move) when the cache holds none; `asked` false for frames an upload
+    /// leaves in the cache (no client's cursor there, ``PlayCursors/Move/first``).
     func entry(for image: CacheableImage, startingAt index: Int, asked: Bool = true, now: Double) -> ImageEntry {
         let key = image.key
         if let existing = state.entries[key] { return existing }
