@@ -142,8 +142,12 @@ extension CacheState {
     /// about (a rendition moved on within ``playersPresentSeconds``). Their next requests then
     /// find the image's decoder free instead of behind a replay to some far frame — a client
     /// asking for one frame in size after size gets about one a `oneOffPatience` while they play.
+    /// A request for frame 0 is not held back: a new viewer starts there (its first request
+    /// looks like a one-off), and the first frame costs one frame decode, no replay.
     func holdsBack(_ entry: ImageEntry, now: Double, oneOffPatience: Double) -> Bool {
-        guard oneOffPatience > 0, !entry.waitsAsPlayer, now - entry.waitingSinceSeconds < oneOffPatience else {
+        guard oneOffPatience > 0, !entry.waitsAsPlayer, now - entry.waitingSinceSeconds < oneOffPatience,
+            entry.nextWaitingFrame != 0
+        else {
             return false
         }
         return entry.source.entries.contains {

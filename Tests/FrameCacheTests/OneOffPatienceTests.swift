@@ -90,6 +90,17 @@ struct OneOffPatienceTests {
 struct OneOffPatienceAtPickTests {
     let patience = 0.1
 
+    @Test func aNewViewersPosterIsNotHeldBack() throws {
+        let base = OneOffPatienceTests()
+        let (state, _, oneOff) = try base.makeState()
+        #expect(state.holdsBack(oneOff, now: base.asked + 0.01, oneOffPatience: patience))
+        _ = oneOff.takeAllWaiters()
+        oneOff.addWaiter({ _ in }, for: 0, tick: 20, now: base.asked)
+        #expect(!state.holdsBack(oneOff, now: base.asked + 0.01, oneOffPatience: patience))
+        let job = try #require(state.peekJob(now: base.asked + 0.01, oneOffPatience: patience))
+        #expect(job.entry === oneOff && job.index == 0 && job.urgent)
+    }
+
     @Test func aFirstRequestForAnotherImageIsNotHeldBack() throws {
         let base = OneOffPatienceTests()
         var (state, _, oneOff) = try base.makeState()
