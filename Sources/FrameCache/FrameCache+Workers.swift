@@ -88,10 +88,11 @@ extension FrameCache {
                     job: job, image: job.entry.image, renderer: job.entry.renderer,
                     checkpointAllowance: checkpointAllowance(), large: large)
             }
-            // Re-check now and then: windows regrow with time after memory pressure; one-off
-            // requests held back while players are about (``CacheState/holdsBack``) are due
-            // within their patience.
-            _ = lock.wait(until: Date().addingTimeInterval(state.waitingRequests > 0 ? 0.02 : 0.5))
+            // Re-check now and then: windows regrow with time after memory pressure; a one-off
+            // request held back while players are about (``CacheState/holdsBack``) is due when
+            // its patience runs out.
+            let heldBack = state.heldBackUntil(now: now, oneOffPatience: Self.oneOffPatienceSeconds)
+            _ = lock.wait(until: Date().addingTimeInterval(min(0.5, max(0.001, (heldBack ?? .infinity) - now))))
         }
     }
 

@@ -112,7 +112,7 @@ final class ImageEntry: @unchecked Sendable {
     private let atomicLastRequest = Atomic<UInt64>(0)
     private let atomicRequestGeneration = Atomic<Int>(0)
     private let atomicMoves = Atomic<Int>(0)
-    private let atomicSeeks = Atomic<Int>(0)
+    private let atomicSought = Atomic<Bool>(false)
     private let atomicMovedOn = Atomic<Bool>(false)
     /// Where its clients are (``PlayCursors``): taken on the hit path too, for a few compares.
     private let cursors: Mutex<PlayCursors>
@@ -139,7 +139,7 @@ final class ImageEntry: @unchecked Sendable {
     /// not queued behind a client asking for one frame in size after size) and a frame is
     /// waited for by a request that was not a seek.
     var waitsAsPlayer: Bool {
-        movedOn && (soughtFrames.isEmpty || waitOrder.contains { !soughtFrames.contains($0) })
+        movedOn && !(nextWaitingFrame.map(soughtFrames.contains) ?? false)
     }
 
     /// A request has moved the playhead on (``PlayCursors/Move/movesOn``).
@@ -156,7 +156,7 @@ final class ImageEntry: @unchecked Sendable {
     /// at a playhead nobody moves would hold frames (the whole animation, for a small image)
     /// the players of its other renditions need the room for. A rendition asked for once is not
     /// sought: a new player's first request gets decode-ahead at once.
-    var isSought: Bool { !isPlayed && atomicSeeks.load(ordering: .relaxed) > 0 }
+    var isSought: Bool { !isPlayed && atomicSought.load(ordering: .relaxed) }
 
     /// Whose waiting requests a decode thread takes first: a player's (``waitsAsPlayer``), then
     /// the one waiting longest.
@@ -221,7 +221,7 @@ final class ImageEntry: @unchecked Sendable {
     /// a player's cursor moving on (``PlayCursors/Move/playOn``) counts in ``playheadMoves``.
     func notePlaying(_ index: Int) -> PlayCursors.Move {
         let move = cursors.withLock { $0.note(index, frameCount: frameCount) }
-        if move == .seek { atomicSeeks.wrappingAdd(1, ordering: .relaxed) }
+        if move == .seek { atomicSought.store(true, ordering: .relaxed) }
         guard move.movesPlayhead else { return move }
         guard playhead != index else { return move == .first ? .first : .stay }
         playhead = index

@@ -54,63 +54,67 @@ struct PlayCursors: Sendable {
         var movesPlayhead: Bool { movesOn || self == .first }
     }
 
-    private var frames: [Int]
-    private var uses: [UInt64]
-    /// How many times each cursor moved on (a player's from 2).
-    private var steps: [Int]
+    /// One client's place: the frame it last asked for, when (a tick) and how many times it
+    /// moved on (a player's from 2).
+    private struct Cursor {
+        var frame: Int
+        var use: UInt64
+        var steps = 0
+        var isPlayers: Bool { steps >= 2 }
+    }
+
+    private var cursors: [Cursor]
     private var tick: UInt64 = 0
 
     /// One cursor, at `frame` (the first frame asked for), or none yet.
     init(at frame: Int?) {
-        frames = frame.map { [$0] } ?? []
-        uses = frames.map { _ in 0 }
-        steps = frames.map { _ in 0 }
+        cursors = frame.map { [Cursor(frame: $0, use: 0)] } ?? []
     }
 
     /// The frames the cursors are at, in no particular order.
-    var positions: [Int] { frames }
+    var positions: [Int] { cursors.map(\.frame) }
 
     /// Classifies a request for frame `index` of an animation of `frameCount` frames and moves
     /// the cursors accordingly.
     mutating func note(_ index: Int, frameCount: Int) -> Move {
         let n = max(1, frameCount)
         tick &+= 1
-        if frames.isEmpty {
-            (frames, uses, steps) = ([index], [tick], [0])
+        if cursors.isEmpty {
+            cursors = [Cursor(frame: index, use: tick)]
             return .first
         }
         // The nearest cursor at or before `index` (forward distance), and whether one is a
         // little after it.
         var nearest: (cursor: Int, forward: Int)? = nil
         var overtaken: Int? = nil
-        for (c, frame) in frames.enumerated() {
-            let forward = ((index - frame) % n + n) % n
+        for (c, cursor) in cursors.enumerated() {
+            let forward = ((index - cursor.frame) % n + n) % n
             if forward == 0 {
-                uses[c] = tick
+                cursors[c].use = tick
                 return .stay
             }
             if forward <= Self.playOnReach, forward < (nearest?.forward ?? .max) { nearest = (c, forward) }
             if n - forward <= Self.overtakenReach { overtaken = c }
         }
         if let (c, _) = nearest {
-            frames[c] = index
-            uses[c] = tick
-            steps[c] = min(steps[c] + 1, 2)
-            return steps[c] >= 2 ? .playOn : .step
+            cursors[c].frame = index
+            cursors[c].use = tick
+            cursors[c].steps = min(cursors[c].steps + 1, 2)
+            return cursors[c].isPlayers ? .playOn : .step
         }
         if let c = overtaken {
-            uses[c] = tick
+            cursors[c].use = tick
             return .stay
         }
-        if frames.count < Self.capacity {
-            frames.append(index)
-            uses.append(tick)
-            steps.append(0)
+        let cursor = Cursor(frame: index, use: tick)
+        if cursors.count < Self.capacity {
+            cursors.append(cursor)
         } else {
-            let victim = uses.indices.min { a, b in
-                (steps[a] >= 2) != (steps[b] >= 2) ? steps[a] < 2 : uses[a] < uses[b]
+            let victim = cursors.indices.min { a, b in
+                let (x, y) = (cursors[a], cursors[b])
+                return x.isPlayers != y.isPlayers ? !x.isPlayers : x.use < y.use
             }!
-            (frames[victim], uses[victim], steps[victim]) = (index, tick, 0)
+            cursors[victim] = cursor
         }
         return .seek
     }
