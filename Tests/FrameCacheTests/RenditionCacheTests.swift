@@ -66,21 +66,22 @@ struct RenditionCacheTests {
         let image = try TestImages.medium()
         let cache = cache(budget: 256 << 20)
         defer { cache.shutdown() }
-        // Both start playing together: each asks for frames 0 and 1 while the image is still
-        // loading, so neither is decoded ahead before the other plays (had one raced ahead, the
+        // Both start playing together: each asks for frames 0, 1 and 2 (played from the third
+        // frame in order) while the image is still loading, so neither is decoded ahead before
+        // the other plays (had one raced ahead, the
         // other's first frames would be composited again, replaying from the key frame).
         let gate = DispatchSemaphore(value: 0)
         let a = gated(image, try rendition(image, width: 120), by: gate)
         let b = gated(image, try rendition(image, width: 80, format: .webp, quality: 80), by: gate)
         let results = Results()
-        for (image, k) in [(a, 0), (b, 0), (a, 1), (b, 1)] {
+        for (image, k) in [(a, 0), (b, 0), (a, 1), (b, 1), (a, 2), (b, 2)] {
             #expect(cache.frame(image, index: k, completion: results.completion) == nil)
         }
         gate.signal()
-        #expect(results.wait(for: 4).allSatisfy { (try? $0.get()) != nil })
+        #expect(results.wait(for: 6).allSatisfy { (try? $0.get()) != nil })
         cache.waitUntilIdle()
         // Decode-ahead ran for both; they play on.
-        for k in 2..<image.frameCount {
+        for k in 3..<image.frameCount {
             #expect(cache.fetch(a, k).frame != nil)
             #expect(cache.fetch(b, k).frame != nil)
         }
