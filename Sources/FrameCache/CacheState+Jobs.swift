@@ -155,13 +155,6 @@ extension CacheState {
         }
     }
 
-    /// When the first one-off request held back now (``holdsBack``) is due (cache clock
-    /// seconds), if any: an idle decode thread sleeps until then.
-    func heldBackUntil(now: Double, oneOffPatience: Double) -> Double? {
-        active.lazy.filter { !$0.waitOrder.isEmpty && self.holdsBack($0, now: now, oneOffPatience: oneOffPatience) }
-            .map { $0.waitingSinceSeconds + oneOffPatience }.min()
-    }
-
     private func oldestWaiting(
         excluding excluded: ImageEntry?, largeAllowed: Bool = true, skipping skipped: (ImageEntry) -> Bool = { _ in false }
     ) -> ImageEntry? {

@@ -91,8 +91,7 @@ extension FrameCache {
             // Re-check now and then: windows regrow with time after memory pressure; a one-off
             // request held back while players are about (``CacheState/holdsBack``) is due when
             // its patience runs out.
-            let heldBack = state.heldBackUntil(now: now, oneOffPatience: Self.oneOffPatienceSeconds)
-            _ = lock.wait(until: Date().addingTimeInterval(min(0.5, max(0.001, (heldBack ?? .infinity) - now))))
+            _ = lock.wait(until: Date().addingTimeInterval(state.waitingRequests > 0 ? 0.02 : 0.5))
         }
     }
 
