@@ -58,8 +58,6 @@ final class UploadSession: Sendable {
 
     var phase: Phase { state.withLock { $0.phase } }
     var bytesReceived: Int { state.withLock { $0.bytesReceived } }
-    /// Requests waiting for frames not in yet.
-    var waiterCount: Int { state.withLock { $0.waiters.count } }
     var progress: Progress { state.withLock { $0.progress } }
 
     /// A session still takes part in the limit on sessions: created or receiving.
