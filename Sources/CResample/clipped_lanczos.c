@@ -8,6 +8,7 @@
 #include "clipped_lanczos.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,52 @@ void clipped_lanczos_free(clipped_lanczos *kernel) {
     free(kernel->weights);
     kernel->first = kernel->count = NULL;
     kernel->weights = NULL;
+}
+
+/// Kernels each thread keeps: a rendition scales every frame of an image between the same two
+/// sizes, and making the weights (a sine per tap) cost 7% of a storyboard's time when it was
+/// done per frame. Horizontal and vertical kernels of two renditions fit.
+#define KERNELS_KEPT 4
+
+/// One thread's kept kernels, most recently used first.
+typedef struct {
+    clipped_lanczos kernels[KERNELS_KEPT];
+    int count;
+} kept_kernels;
+
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void free_kept(void *value) {
+    kept_kernels *kept = value;
+    for (int i = 0; i < kept->count; i++) clipped_lanczos_free(&kept->kernels[i]);
+    free(kept);
+}
+
+static void make_kept_key(void) { pthread_key_create(&kept_key, free_kept); }
+
+const clipped_lanczos *clipped_lanczos_kept(int in, int out) {
+    pthread_once(&kept_once, make_kept_key);
+    kept_kernels *kept = pthread_getspecific(kept_key);
+    if (!kept) {
+        if (!(kept = calloc(1, sizeof *kept)) || pthread_setspecific(kept_key, kept)) {
+            free(kept);
+            return NULL;
+        }
+    }
+    int found = 0;
+    while (found < kept->count && (kept->kernels[found].in != in || kept->kernels[found].out != out)) found++;
+    clipped_lanczos kernel;
+    if (found < kept->count) {
+        kernel = kept->kernels[found];
+    } else {
+        if (clipped_lanczos_make(&kernel, in, out)) return NULL;
+        if (kept->count == KERNELS_KEPT) clipped_lanczos_free(&kept->kernels[--kept->count]);
+        found = kept->count++;
+    }
+    memmove(&kept->kernels[1], &kept->kernels[0], sizeof kernel * (size_t)found);
+    kept->kernels[0] = kernel;
+    return &kept->kernels[0];
 }
 
 VECTOR_CLONES void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows,

@@ -26,6 +26,11 @@ int clipped_lanczos_make(clipped_lanczos *kernel, int in, int out);
 /// Frees what clipped_lanczos_make allocated.
 void clipped_lanczos_free(clipped_lanczos *kernel);
 
+/// The kernel for reducing `in` samples to `out`, kept by the calling thread for its next calls
+/// (the few most recently used; freed when the thread ends). Valid until this thread's next
+/// call; NULL when out of memory.
+const clipped_lanczos *clipped_lanczos_kept(int in, int out);
+
 /// Horizontal pass: every one of `rows` rows of kernel->in RGBA pixels in `src` to kernel->out
 /// pixels in `dst` (both packed).
 void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst);

@@ -173,13 +173,11 @@ static int evaluate(VipsImage *image, VipsRect rect, uint8_t *dst, size_t stride
 /// else `out` rows.
 static int reduce_axis(const uint8_t *src, int w, int h, uint8_t *dst, int out, int vertical, char *error,
                        size_t error_size) {
-    clipped_lanczos kernel;
-    if (clipped_lanczos_make(&kernel, vertical ? h : w, out)) return fail(error, error_size, -4, "out of memory");
-    int status = 0;
-    if (!vertical) clipped_lanczos_columns(&kernel, src, h, dst);
-    else if (clipped_lanczos_rows(&kernel, src, w, dst)) status = fail(error, error_size, -4, "out of memory");
-    clipped_lanczos_free(&kernel);
-    return status;
+    const clipped_lanczos *kernel = clipped_lanczos_kept(vertical ? h : w, out);
+    if (!kernel) return fail(error, error_size, -4, "out of memory");
+    if (!vertical) clipped_lanczos_columns(kernel, src, h, dst);
+    else if (clipped_lanczos_rows(kernel, src, w, dst)) return fail(error, error_size, -4, "out of memory");
+    return 0;
 }
 
 /// Box-shrinks `*pixels` (*w×*h) by whole factors that leave the kernel at least SHRINK_GAP of a

@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Testing
 
 @testable import AnimatedImage
@@ -66,6 +68,47 @@ struct ResamplerTests {
         let up1 = try Resampler.scale(noise, width: 400, height: 200)
         let up2 = try Resampler.scale(noise, width: 400, height: 200)
         #expect(up1 == up2)
+    }
+
+    /// Each thread keeps its most recent kernels (four): sizes scaled in turn — more of them
+    /// than are kept, some sharing an input or an output length — give the same pixels in any
+    /// order, on any thread, as each did first on a thread that had scaled nothing else.
+    @Test func keptKernelsNeverMixSizes() throws {
+        let sources = [(301, 173), (173, 301), (300, 173)].map { size in
+            canvas(width: size.0, height: size.1) { x, y in [UInt8((x * 5 + y) & 255), UInt8((x ^ y) & 255), 80, 255] }
+        }
+        let targets = [(97, 55), (55, 97), (97, 97), (60, 40), (150, 86), (40, 60)]
+        var first: [[Canvas]] = []
+        for source in sources {
+            var row: [Canvas] = []
+            for target in targets {
+                row.append(try Self.onANewThread { try Resampler.scale(source, width: target.0, height: target.1) })
+            }
+            first.append(row)
+        }
+        let expected = first
+        // Source by source, then target by target (each source in turn to one size: the same
+        // output length from another input length right after), forwards and backwards.
+        var order = sources.indices.flatMap { s in targets.indices.map { (s, $0) } }
+        order += targets.indices.flatMap { t in sources.indices.map { ($0, t) } }
+        order += order.reversed()
+        for (s, t) in order {
+            let scaled = try Resampler.scale(sources[s], width: targets[t].0, height: targets[t].1)
+            #expect(scaled == expected[s][t], "source \(s), target \(targets[t])")
+        }
+    }
+
+    /// `body`'s result, run on a thread started for it (whose kept kernels are none).
+    static func onANewThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Result<T, any Error>?
+        let thread = Thread {
+            result = Result { try body() }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        return try result!.get()
     }
 
     @Test func theSameSizeIsTheSameCanvas() throws {
