@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Makes an image's animated preview: every frame of a rendition (scaled exactly as the frame
 /// routes scale it, ``RenditionEncoder/pixels(_:as:)``) in one animated WebP
 /// (``AnimatedWebPEncoder``), each frame shown for its effective delay (`delayMs`, so it plays in
@@ -19,11 +17,12 @@ public enum PreviewMaker {
 
     /// The preview of `image` in `rendition` (its format is taken to be WebP). `cachedFrame`
     /// gives a frame's rendition pixels when they are at hand already (a frame cache), else nil;
-    /// the others are rendered by `renderer`, in order (a fresh one when nil), and scaled.
+    /// the others are rendered by `renderer`, in order (a fresh one when nil), and scaled on
+    /// other threads (``ScaledFrameStream``).
     /// `afterFrame` is called after each frame (to stop a build, throw).
     public static func make(
         _ image: AnimatedImage, rendition: FrameRendition, renderer: FrameRenderer? = nil,
-        encoder: WebPEncoder = WebPEncoder(), cachedFrame: (Int) -> Canvas? = { _ in nil },
+        encoder: WebPEncoder = WebPEncoder(), cachedFrame: @escaping (Int) -> Canvas? = { _ in nil },
         afterFrame: (Int) throws -> Void = { _ in }
     ) throws -> [UInt8] {
         // In order, each frame once: checkpoints would never be used (nor are they budgeted).
@@ -39,51 +38,14 @@ public enum PreviewMaker {
             quality: quality, lossyMethod: encoder.lossyMethod, losslessLevel: encoder.losslessLevel,
             lossyTuning: Self.lossyTuning)
         let delays = image.timeline.delaysMs
-        // Frames are rendered in order here, scaled on other threads (each frame on its own:
-        // scaling is most of the work) and encoded here in order, at most `ahead` frames apart.
-        let ahead = Self.framesAhead(image)
-        var pending: [(index: Int, done: DispatchGroup, result: ScaledFrame)] = []
-        func encodeFirst() throws {
-            let first = pending.removeFirst()
-            first.done.wait()
-            try animation.add(first.result.value.get(), durationMs: delays[first.index])
-            try afterFrame(first.index)
-        }
-        do {
-            try renderAndEncode()
-        } catch {
-            for frame in pending { frame.done.wait() }  // no work left behind
-            throw error
+        let frames = ScaledFrameStream(
+            image, rendition: rendition, indices: Array(0..<image.frameCount), renderer: renderer,
+            cachedFrame: cachedFrame)
+        while let (index, frame) = try frames.next() {
+            try animation.add(frame, durationMs: delays[index])
+            try afterFrame(index)
         }
         return try animation.finish()
-
-        func renderAndEncode() throws {
-            for index in 0..<image.frameCount {
-                let result = ScaledFrame()
-                let done = DispatchGroup()
-                if let cached = cachedFrame(index) {
-                    result.value = .success(cached)
-                    pending.append((index, done, result))
-                    while pending.count > ahead { try encodeFirst() }
-                    continue
-                }
-                let canvas = try renderer.render(index)
-                done.enter()
-                DispatchQueue.global().async {
-                    result.value = Result { try RenditionEncoder.pixels(canvas, as: rendition) }
-                    done.leave()
-                }
-                pending.append((index, done, result))
-                while pending.count > ahead { try encodeFirst() }
-            }
-            while !pending.isEmpty { try encodeFirst() }
-        }
-    }
-
-    /// Frames scaled ahead of the encoder: 4, or none (each frame scaled before the next is
-    /// rendered) for canvases above 64 MB, so the canvases waiting to be scaled stay a few.
-    static func framesAhead(_ image: AnimatedImage) -> Int {
-        image.decodeMemory.canvasBytes > 64 << 20 ? 0 : 4
     }
 
     /// What making a preview of `image` in `rendition` may hold besides the output: the
@@ -95,14 +57,7 @@ public enum PreviewMaker {
     public static func workingBytes(_ image: AnimatedImage, rendition: FrameRendition) -> Int {
         let output = rendition.outputWidth * rendition.outputHeight * 4
         let scaling = RenditionEncoder.workingBytes(rendition, width: image.canvasWidth, height: image.canvasHeight)
-        let ahead = framesAhead(image)
         return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes + scaling + 8 * output
-            + ahead * (image.decodeMemory.canvasBytes + scaling + output)
+            + ScaledFrameStream.aheadBytes(image, rendition: rendition)
     }
-}
-
-/// One frame's scaling result, written by the thread that scales it before its group is left
-/// and read after the group is waited for.
-private final class ScaledFrame: @unchecked Sendable {
-    var value: Result<Canvas, any Error> = .failure(CancellationError())
 }

@@ -6,10 +6,11 @@ public enum StoryboardMaker {
     /// Draws every sheet of `layout` for `image`, calling `sheet` with each one's number and bytes
     /// in order. `cachedFrame` gives a frame's tile pixels (``StoryboardLayout/tileRendition``)
     /// when they are at hand already (a frame cache), else nil; `renderer` renders the others (a
-    /// fresh one when nil).
+    /// fresh one when nil), in order, and they are scaled on other threads (``ScaledFrameStream``).
     public static func make(
         _ image: AnimatedImage, layout: StoryboardLayout, renderer: FrameRenderer? = nil,
-        png: PNGEncoder = PNGEncoder(), webp: WebPEncoder = WebPEncoder(), cachedFrame: (Int) -> Canvas? = { _ in nil },
+        png: PNGEncoder = PNGEncoder(), webp: WebPEncoder = WebPEncoder(),
+        cachedFrame: @escaping (Int) -> Canvas? = { _ in nil },
         sheet: (Int, [UInt8]) throws -> Void
     ) throws {
         // In order, each frame once: checkpoints would never be used (nor are they budgeted).
@@ -17,7 +18,11 @@ public enum StoryboardMaker {
         let rendition = layout.tileRendition
         let offset = layout.frameOffset
         let frameRect = PixelRect(x: 0, y: 0, width: rendition.outputWidth, height: rendition.outputHeight)
-        // Tiles of one frame are drawn once (`interval` may repeat a frame).
+        // Tiles of one frame are drawn once (`interval` may repeat a frame, on adjacent tiles).
+        var indices: [Int] = []
+        for tile in layout.tiles where indices.last != tile.index { indices.append(tile.index) }
+        let frames = ScaledFrameStream(
+            image, rendition: rendition, indices: indices, renderer: renderer, cachedFrame: cachedFrame)
         var last: (index: Int, pixels: [UInt8])? = nil
         for (number, description) in layout.sheets.enumerated() {
             var canvas = Canvas(width: description.width, height: description.height)
@@ -26,10 +31,11 @@ public enum StoryboardMaker {
                 if let last, last.index == tile.index {
                     pixels = last.pixels
                 } else {
-                    pixels =
-                        try (cachedFrame(tile.index) ?? RenditionEncoder.pixels(renderer.render(tile.index), as: rendition))
-                        .pixels
-                    last = (tile.index, pixels)
+                    guard let (index, frame) = try frames.next(), index == tile.index else {
+                        preconditionFailure("the frames come in the tiles' order")
+                    }
+                    pixels = frame.pixels
+                    last = (index, pixels)
                 }
                 canvas.paste(
                     pixels,
@@ -46,12 +52,12 @@ public enum StoryboardMaker {
     }
 
     /// What drawing `layout`'s sheets may hold: the renderer's canvas and drawing a frame on it
-    /// (no frame is encoded), scaling it, one sheet and its encoder's buffers (up to three
-    /// times the sheet).
+    /// (no frame is encoded), scaling it, the frames scaled ahead, one sheet and its encoder's
+    /// buffers (up to three times the sheet).
     public static func workingBytes(_ image: AnimatedImage, layout: StoryboardLayout) -> Int {
         let largestSheet = layout.sheets.map { $0.width * $0.height * 4 }.max() ?? 0
         return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes
             + RenditionEncoder.workingBytes(layout.tileRendition, width: image.canvasWidth, height: image.canvasHeight)
-            + 4 * largestSheet
+            + 4 * largestSheet + ScaledFrameStream.aheadBytes(image, rendition: layout.tileRendition)
     }
 }
