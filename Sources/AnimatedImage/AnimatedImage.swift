@@ -49,7 +49,14 @@ public struct AnimatedImage: Sendable {
 
     /// Indexes (and, as `verification` says, checks) the file held in `bytes`, which the image
     /// keeps without copying.
-    public init(bytes: ImageBytes, limits: DecodeLimits = .default, verification: Verification = .full) throws {
+    ///
+    /// With `backgroundDecoding`, ``Verification/full`` decodes frames on background threads
+    /// (one per core, up to 4; ``DecodeAhead``): for the command line, whose previews and
+    /// storyboards wait for it; a service's decoding threads should not start more threads.
+    public init(
+        bytes: ImageBytes, limits: DecodeLimits = .default, verification: Verification = .full,
+        backgroundDecoding: Bool = false
+    ) throws {
         try Limits.checkFileSize(bytes.count, limits: limits)
         guard let format = ImageFormat.sniff(bytes) else { throw AnimatedImageError.unsupportedFormat }
         var index: ImageIndex
@@ -67,7 +74,7 @@ public struct AnimatedImage: Sendable {
         let memory = DecodeMemory(index: index)
         try Limits.checkDecodeMemory(memory.largestBytes, limits: limits)
         if case .full = verification {
-            try Self.verifyFrames(of: &index, bytes: bytes)
+            try Self.verifyFrames(of: &index, bytes: bytes, backgroundDecoding: backgroundDecoding)
         }
         self.decodeMemory = memory
         self.bytes = bytes
@@ -99,15 +106,20 @@ public struct AnimatedImage: Sendable {
     }
 
     private static func verifyFrames(
-        of index: inout ImageIndex, bytes: ImageBytes, visiting visit: ((Int, Canvas) throws -> Void)? = nil
+        of index: inout ImageIndex, bytes: ImageBytes, backgroundDecoding: Bool = false,
+        visiting visit: ((Int, Canvas) throws -> Void)? = nil
     ) throws {
         let decoder = Self.decoder(for: index, bytes: bytes)
         var compositor = visit.map { _ in Compositor(width: index.canvasWidth, height: index.canvasHeight) }
         let startsClean = visit == nil ? [] : FrameDependencies(frames: index.frames, canvas: index.canvasRect).startsClean
+        let ahead =
+            backgroundDecoding && index.frames.count >= 3
+            ? DecodeAhead(decoder: decoder, frames: index.frames, range: 0...(index.frames.count - 1)) : nil
+        defer { ahead?.cancel() }
         for (i, frame) in index.frames.enumerated() {
             let patch: FramePatch
             do {
-                patch = try decoder.decode(frame)
+                patch = try ahead?.next().get() ?? decoder.decode(frame)
             } catch let error as FrameDataError {
                 if i == 0 { throw AnimatedImageError.noCompleteFrame(index.format, error.reason) }
                 index.truncate(to: i)
@@ -121,8 +133,12 @@ public struct AnimatedImage: Sendable {
     }
 
     /// Copies `bytes` into an ``ImageBytes`` and indexes them (tests, the CLI).
-    public init(bytes: [UInt8], limits: DecodeLimits = .default, verification: Verification = .full) throws {
-        try self.init(bytes: ImageBytes(bytes), limits: limits, verification: verification)
+    public init(
+        bytes: [UInt8], limits: DecodeLimits = .default, verification: Verification = .full,
+        backgroundDecoding: Bool = false
+    ) throws {
+        try self.init(
+            bytes: ImageBytes(bytes), limits: limits, verification: verification, backgroundDecoding: backgroundDecoding)
     }
 
     /// A decoder for rendering. A verified image's frames are known to pass the checks that

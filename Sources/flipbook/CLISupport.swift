@@ -37,7 +37,8 @@ func writeFile(_ bytes: [UInt8], to path: String) {
 func openImage(_ path: String, limits: LimitOptions, verification: AnimatedImage.Verification) -> AnimatedImage {
     let bytes = readFile(path)
     do {
-        return try AnimatedImage(bytes: bytes, limits: limits.decodeLimits, verification: verification)
+        return try AnimatedImage(
+            bytes: bytes, limits: limits.decodeLimits, verification: verification, backgroundDecoding: true)
     } catch let error as AnimatedImageError {
         fail("\(path): \(error)", status: CLIExit.badImage)
     } catch {

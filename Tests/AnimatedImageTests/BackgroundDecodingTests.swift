@@ -3,8 +3,9 @@ import Testing
 
 @testable import AnimatedImage
 
-/// `FrameRenderer.backgroundDecoding` (used by `flipbook frame`) changes where frames are
-/// decoded, never what is rendered: same canvases, same decode counts, same errors.
+/// `FrameRenderer.backgroundDecoding` (used by `flipbook frame`) and `AnimatedImage`'s
+/// (the command line's full verification) change where frames are decoded, never what is
+/// rendered or kept: same canvases, same decode counts, same errors, same truncation.
 @Suite("Background decoding")
 struct BackgroundDecodingTests {
     @Test(arguments: RandomAccessTests.corpusAnimations)
@@ -62,5 +63,33 @@ struct BackgroundDecodingTests {
             compared += 1
         }
         #expect(compared > 0)
+    }
+
+    /// Full verification on background threads keeps the frames verification in line keeps:
+    /// the same count (cut at the same damaged frame), the same truncation mark, the same error
+    /// when no frame decodes.
+    @Test func verificationTruncatesTheSameWay() throws {
+        let bytes = try Corpus.bytes("wuffs/muybridge.gif")
+        var generator = SplitMix64(seed: 23)
+        var truncated = 0
+        for _ in 0..<60 {
+            var damaged = bytes
+            let at = 800 + Int(generator.next() % UInt64(bytes.count - 900))
+            for i in at..<min(bytes.count, at + 64) { damaged[i] = UInt8(truncatingIfNeeded: generator.next()) }
+            let inline = Result { try AnimatedImage(bytes: damaged) }
+            let background = Result { try AnimatedImage(bytes: damaged, backgroundDecoding: true) }
+            switch (inline, background) {
+            case (.success(let x), .success(let y)):
+                #expect(x.frameCount == y.frameCount, "cut at \(at)")
+                #expect(x.index.truncated == y.index.truncated, "cut at \(at)")
+                #expect(y.isVerified)
+                if x.frameCount < (try AnimatedImage(bytes: bytes)).frameCount { truncated += 1 }
+            case (.failure(let x), .failure(let y)):
+                #expect(String(describing: x) == String(describing: y))
+            default:
+                Issue.record("in-line and background verification disagree at cut \(at): \(inline) vs \(background)")
+            }
+        }
+        #expect(truncated > 0, "no damage cut the animation short")
     }
 }
