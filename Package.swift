@@ -192,7 +192,7 @@ let package = Package(
 
         .testTarget(
             name: "AnimatedImageTests",
-            dependencies: ["AnimatedImage", "CPNG", "CZlib", "FlipbookTestSupport"],
+            dependencies: ["AnimatedImage", "CPNG", "CZlib", "CResample", "FlipbookTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "FrameCacheTests",

@@ -30,6 +30,11 @@ static double lanczos3(double x) { return -3.0 <= x && x < 3.0 ? sinc(x) * sinc(
 #define VECTOR_CLONES
 #endif
 
+/// A weight's low part in the split form (see clipped_lanczos.h): 11 bits, so the high part of
+/// a 22-bit weight (at most about 1.2 · 2^22 in magnitude) fits 16 bits.
+#define SPLIT_LOW_BITS 11
+#define SPLIT_LOW_MASK ((1 << SPLIT_LOW_BITS) - 1)
+
 static inline uint8_t clamped(int32_t sum) {
     if (sum <= 0) return 0;
     if (sum >= (int32_t)(256u << CLIPPED_LANCZOS_BITS)) return 255;
@@ -47,8 +52,10 @@ int clipped_lanczos_make(clipped_lanczos *kernel, int in, int out) {
     kernel->first = malloc(sizeof(int) * (size_t)out);
     kernel->count = malloc(sizeof(int) * (size_t)out);
     kernel->weights = malloc(sizeof(int32_t) * (size_t)out * (size_t)taps);
+    kernel->quads = (taps + 3) / 4;
+    kernel->split = calloc((size_t)out * (size_t)kernel->quads * 8, sizeof(int16_t));
     double *raw = malloc(sizeof(double) * (size_t)taps);
-    if (!kernel->first || !kernel->count || !kernel->weights || !raw) {
+    if (!kernel->first || !kernel->count || !kernel->weights || !kernel->split || !raw) {
         free(raw);
         clipped_lanczos_free(kernel);
         return -1;
@@ -68,6 +75,10 @@ int clipped_lanczos_make(clipped_lanczos *kernel, int in, int out) {
         for (int t = 0; t < taps; t++) {
             double v = t < count && sum != 0.0 ? raw[t] / sum : 0.0;
             w[t] = (int32_t)(v < 0 ? v * (1 << CLIPPED_LANCZOS_BITS) - 0.5 : v * (1 << CLIPPED_LANCZOS_BITS) + 0.5);
+            int16_t *quad = kernel->split + ((size_t)i * kernel->quads + (size_t)t / 4) * 8;
+            int32_t low = w[t] & SPLIT_LOW_MASK;
+            quad[t % 4] = (int16_t)((w[t] - low) >> SPLIT_LOW_BITS);
+            quad[4 + t % 4] = (int16_t)low;
         }
         kernel->first[i] = first;
         kernel->count[i] = count;
@@ -80,8 +91,10 @@ void clipped_lanczos_free(clipped_lanczos *kernel) {
     free(kernel->first);
     free(kernel->count);
     free(kernel->weights);
+    free(kernel->split);
     kernel->first = kernel->count = NULL;
     kernel->weights = NULL;
+    kernel->split = NULL;
 }
 
 /// Kernels each thread keeps: a rendition scales every frame of an image between the same two
@@ -130,21 +143,82 @@ const clipped_lanczos *clipped_lanczos_kept(int in, int out) {
     return &kept->kernels[0];
 }
 
-VECTOR_CLONES void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows,
-                                           uint8_t *dst) {
+/// Output x of one row: Σ pixel·weight over its window, in the int32 weights.
+static inline void column_sums(const clipped_lanczos *kernel, const uint8_t *row, int x, uint8_t *target) {
+    const int32_t *w = kernel->weights + (size_t)x * kernel->taps;
+    const uint8_t *p = row + (size_t)kernel->first[x] * 4;
+    int32_t sum[4] = {1 << (CLIPPED_LANCZOS_BITS - 1), 1 << (CLIPPED_LANCZOS_BITS - 1),
+                      1 << (CLIPPED_LANCZOS_BITS - 1), 1 << (CLIPPED_LANCZOS_BITS - 1)};
+    for (int t = 0; t < kernel->count[x]; t++, p += 4)
+        for (int c = 0; c < 4; c++) sum[c] += p[c] * w[t];
+    for (int c = 0; c < 4; c++) target[x * 4 + c] = clamped(sum[c]);
+}
+
+VECTOR_CLONES void clipped_lanczos_columns_portable(const clipped_lanczos *kernel, const uint8_t *src, int rows,
+                                                    uint8_t *dst) {
+    for (int y = 0; y < rows; y++) {
+        const uint8_t *row = src + (size_t)y * kernel->in * 4;
+        uint8_t *target = dst + (size_t)y * kernel->out * 4;
+        for (int x = 0; x < kernel->out; x++) column_sums(kernel, row, x, target);
+    }
+}
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#include <immintrin.h>
+
+/// The horizontal pass with AVX2's 16-bit multiply-adds, four taps at a time: four pixels'
+/// bytes regrouped channel by channel (R0 R1 R2 R3 G0 … A3) and widened to 16 bits, times the
+/// four taps' weights repeated, each product pair summed into 32 bits — once with the weights'
+/// high parts, once with their low parts (clipped_lanczos.h) — and the two sums recombined:
+/// exactly the int32 sums of the portable pass, in about half its time (the compiler's own
+/// vectorisation of that loop spent most of its instructions regrouping). Outputs whose last
+/// group of four would read past the row take the portable path.
+__attribute__((target("avx2"))) static void columns_avx2(const clipped_lanczos *kernel, const uint8_t *src, int rows,
+                                                         uint8_t *dst) {
+    const __m128i regroup = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m128i half = _mm_set1_epi32(1 << (CLIPPED_LANCZOS_BITS - 1));
+    const int quads = kernel->quads;
     for (int y = 0; y < rows; y++) {
         const uint8_t *row = src + (size_t)y * kernel->in * 4;
         uint8_t *target = dst + (size_t)y * kernel->out * 4;
         for (int x = 0; x < kernel->out; x++) {
-            const int32_t *w = kernel->weights + (size_t)x * kernel->taps;
-            const uint8_t *p = row + (size_t)kernel->first[x] * 4;
-            int32_t sum[4] = {1 << (CLIPPED_LANCZOS_BITS - 1), 1 << (CLIPPED_LANCZOS_BITS - 1),
-                              1 << (CLIPPED_LANCZOS_BITS - 1), 1 << (CLIPPED_LANCZOS_BITS - 1)};
-            for (int t = 0; t < kernel->count[x]; t++, p += 4)
-                for (int c = 0; c < 4; c++) sum[c] += p[c] * w[t];
-            for (int c = 0; c < 4; c++) target[x * 4 + c] = clamped(sum[c]);
+            int first = kernel->first[x], groups = (kernel->count[x] + 3) / 4;
+            if (first + groups * 4 > kernel->in) {
+                column_sums(kernel, row, x, target);
+                continue;
+            }
+            const uint8_t *p = row + (size_t)first * 4;
+            const int16_t *w = kernel->split + (size_t)x * quads * 8;
+            __m256i high = _mm256_setzero_si256(), low = _mm256_setzero_si256();
+            for (int g = 0; g < groups; g++, p += 16, w += 8) {
+                __m128i bytes = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)p), regroup);
+                __m256i pixels = _mm256_cvtepu8_epi16(bytes);
+                int64_t highs, lows;
+                memcpy(&highs, w, 8);
+                memcpy(&lows, w + 4, 8);
+                high = _mm256_add_epi32(high, _mm256_madd_epi16(pixels, _mm256_set1_epi64x(highs)));
+                low = _mm256_add_epi32(low, _mm256_madd_epi16(pixels, _mm256_set1_epi64x(lows)));
+            }
+            // Lanes: R01 R23 G01 G23 | B01 B23 A01 A23 of Σ high · 2048 + Σ low.
+            __m256i sums = _mm256_add_epi32(_mm256_slli_epi32(high, SPLIT_LOW_BITS), low);
+            __m128i rg = _mm256_castsi256_si128(sums), ba = _mm256_extracti128_si256(sums, 1);
+            __m128i rgba = _mm_add_epi32(_mm_hadd_epi32(rg, ba), half);  // R G B A
+            int32_t out[4];
+            _mm_storeu_si128((__m128i *)out, rgba);
+            for (int c = 0; c < 4; c++) target[x * 4 + c] = clamped(out[c]);
         }
     }
+}
+#endif
+
+void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst) {
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+    if (__builtin_cpu_supports("avx2")) {
+        columns_avx2(kernel, src, rows, dst);
+        return;
+    }
+#endif
+    clipped_lanczos_columns_portable(kernel, src, rows, dst);
 }
 
 VECTOR_CLONES int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, int width, uint8_t *dst) {

@@ -15,6 +15,11 @@ typedef struct {
     int *first, *count;
     /// Per output, `taps` fixed-point weights (CLIPPED_LANCZOS_BITS fraction bits), summing to one.
     int32_t *weights;
+    /// The same weights for 16-bit multiply-adds: per output, `quads` groups of four taps (zero
+    /// past `count`), each as the four weights' high parts (weight >> 11, signed) then their low
+    /// parts (weight & 2047), so Σ pixel·weight = (Σ pixel·high) · 2048 + Σ pixel·low exactly.
+    int quads;
+    int16_t *split;
 } clipped_lanczos;
 
 /// Fraction bits of the weights.
@@ -34,6 +39,10 @@ const clipped_lanczos *clipped_lanczos_kept(int in, int out);
 /// Horizontal pass: every one of `rows` rows of kernel->in RGBA pixels in `src` to kernel->out
 /// pixels in `dst` (both packed).
 void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst);
+
+/// The horizontal pass without CPU-specific code (what clipped_lanczos_columns runs on CPUs
+/// without AVX2); the same bytes.
+void clipped_lanczos_columns_portable(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst);
 
 /// Vertical pass: kernel->in rows of `width` RGBA pixels in `src` to kernel->out rows in `dst`
 /// (both packed). 0, or -1 when out of memory.

@@ -269,3 +269,17 @@ int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int
 const char *flipbook_resample_library_version(void) {
     return vips_loader_start() == 0 ? vips_api.version_string() : "libvips not available";
 }
+
+int flipbook_resample_columns_agree(const uint8_t *src, int sw, int sh, int dw) {
+    const clipped_lanczos *kernel = clipped_lanczos_kept(sw, dw);
+    uint8_t *fast = malloc((size_t)dw * sh * 4), *portable = malloc((size_t)dw * sh * 4);
+    int agree = -1;
+    if (kernel && fast && portable) {
+        clipped_lanczos_columns(kernel, src, sh, fast);
+        clipped_lanczos_columns_portable(kernel, src, sh, portable);
+        agree = memcmp(fast, portable, (size_t)dw * sh * 4) == 0;
+    }
+    free(fast);
+    free(portable);
+    return agree;
+}

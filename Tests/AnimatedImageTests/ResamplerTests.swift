@@ -1,4 +1,6 @@
+import CResample
 import Dispatch
+import FlipbookTestSupport
 import Foundation
 import Testing
 
@@ -109,6 +111,28 @@ struct ResamplerTests {
         thread.start()
         done.wait()
         return try result!.get()
+    }
+
+    /// The horizontal pass this CPU runs (AVX2's 16-bit multiply-adds on split weights, on
+    /// x86-64) gives the bytes the portable pass gives: every reduction from 1 to 61 columns of
+    /// 61, and from 1280 to widths around the products' (160, 320, the 8× and 4× reductions),
+    /// over noise with hard 0/255 steps where the kernel's lobes overshoot and clamp.
+    @Test func theVectorisedPassIsThePortablePass() {
+        var generator = SplitMix64(seed: 3)
+        func noise(width: Int, height: Int) -> [UInt8] {
+            (0..<width * height * 4).map { i in
+                let r = generator.next()
+                return r % 5 == 0 ? (r & 8 == 0 ? 0 : 255) : UInt8(truncatingIfNeeded: r >> 8) | (i % 4 == 3 ? 1 : 0)
+            }
+        }
+        let narrow = noise(width: 61, height: 7)
+        for dw in 1...61 {
+            #expect(flipbook_resample_columns_agree(narrow, 61, 7, Int32(dw)) == 1, "61 → \(dw)")
+        }
+        let wide = noise(width: 1280, height: 3)
+        for dw in [1, 2, 31, 159, 160, 161, 319, 320, 321, 640, 1279] {
+            #expect(flipbook_resample_columns_agree(wide, 1280, 3, Int32(dw)) == 1, "1280 → \(dw)")
+        }
     }
 
     @Test func theSameSizeIsTheSameCanvas() throws {

@@ -25,6 +25,11 @@ int flipbook_resample_start(void);
 /// that makes no such reduction need not start libvips (about 24 ms).
 int flipbook_resample_uses_libvips(int sw, int sh, int dw, int dh);
 
+/// For tests: reduces `src` (sw×sh RGBA) horizontally to `dw` columns with the pass this CPU
+/// runs (AVX2 on x86-64 when it has it) and with the portable one, and compares. 1 when the
+/// bytes are the same, 0 when not, -1 when out of memory.
+int flipbook_resample_columns_agree(const uint8_t *src, int sw, int sh, int dw);
+
 /// The libvips version in use, "major.minor.micro".
 const char *flipbook_resample_library_version(void);
 
