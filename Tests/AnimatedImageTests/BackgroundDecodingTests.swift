@@ -36,12 +36,8 @@ struct BackgroundDecodingTests {
     /// and error with and without background decoding.
     @Test func damagedFramesFailTheSameWay() throws {
         let bytes = try Corpus.bytes("wuffs/muybridge.gif")
-        var generator = SplitMix64(seed: 11)
         var compared = 0
-        for _ in 0..<60 {
-            var damaged = bytes
-            let at = bytes.count / 3 + Int(generator.next() % UInt64(bytes.count / 2))
-            for i in at..<min(bytes.count, at + 64) { damaged[i] = UInt8(truncatingIfNeeded: generator.next()) }
+        for (at, damaged) in DamagedCopies.of(bytes, count: 60, seed: 11, in: bytes.count / 3..<bytes.count * 5 / 6) {
             guard let image = try? AnimatedImage(bytes: damaged, verification: .structural),
                 image.frameCount > 4
             else { continue }
@@ -70,12 +66,9 @@ struct BackgroundDecodingTests {
     /// when no frame decodes.
     @Test func verificationTruncatesTheSameWay() throws {
         let bytes = try Corpus.bytes("wuffs/muybridge.gif")
-        var generator = SplitMix64(seed: 23)
+        let frameCount = try AnimatedImage(bytes: bytes).frameCount
         var truncated = 0
-        for _ in 0..<60 {
-            var damaged = bytes
-            let at = 800 + Int(generator.next() % UInt64(bytes.count - 900))
-            for i in at..<min(bytes.count, at + 64) { damaged[i] = UInt8(truncatingIfNeeded: generator.next()) }
+        for (at, damaged) in DamagedCopies.of(bytes, count: 60, seed: 23, in: 800..<bytes.count - 100) {
             let inline = Result { try AnimatedImage(bytes: damaged) }
             let background = Result { try AnimatedImage(bytes: damaged, backgroundDecoding: true) }
             switch (inline, background) {
@@ -83,7 +76,7 @@ struct BackgroundDecodingTests {
                 #expect(x.frameCount == y.frameCount, "cut at \(at)")
                 #expect(x.index.truncated == y.index.truncated, "cut at \(at)")
                 #expect(y.isVerified)
-                if x.frameCount < (try AnimatedImage(bytes: bytes)).frameCount { truncated += 1 }
+                if x.frameCount < frameCount { truncated += 1 }
             case (.failure(let x), .failure(let y)):
                 #expect(String(describing: x) == String(describing: y))
             default:

@@ -55,12 +55,9 @@ struct ScaledFrameStreamTests {
     /// A frame that does not render: the frames before it come back, then its error, then the end.
     @Test func aFrameThatDoesNotRenderEndsTheStreamInItsTurn() throws {
         let bytes = try Corpus.bytes("wuffs/muybridge.gif")
-        var generator = SplitMix64(seed: 5)
         var checked = 0
-        for _ in 0..<80 where checked < 3 {
-            var damaged = bytes
-            let at = bytes.count / 2 + Int(generator.next() % UInt64(bytes.count / 3))
-            for i in at..<min(bytes.count, at + 48) { damaged[i] = UInt8(truncatingIfNeeded: generator.next()) }
+        for (_, damaged) in DamagedCopies.of(bytes, count: 80, seed: 5, in: bytes.count / 2..<bytes.count * 5 / 6, length: 48)
+        where checked < 3 {
             guard let image = try? AnimatedImage(bytes: damaged, verification: .structural), image.frameCount > 6,
                 case .failure = Result(catching: { try FrameRenderer(image: image).render(image.frameCount - 1) })
             else { continue }
