@@ -17,14 +17,16 @@ struct ScaledFrameStreamTests {
         return try (0..<image.frameCount).map { try RenditionEncoder.pixels(renderer.render($0), as: rendition) }
     }
 
-    @Test(arguments: ["wuffs/muybridge.gif", "pillow/gif/dispose_bgnd.gif", "pillow/webp/iss634.webp"])
-    func everyFrameInOrderIsTheRenditionFrame(_ path: String) throws {
+    /// With frames scaled ahead (the default for these canvases), and with none (as for canvases
+    /// above 64 MB: scaled on this thread from the renderer's own canvas).
+    @Test(arguments: ["wuffs/muybridge.gif", "pillow/gif/dispose_bgnd.gif", "pillow/webp/iss634.webp"], [nil, 0])
+    func everyFrameInOrderIsTheRenditionFrame(_ path: String, ahead: Int?) throws {
         let image = try AnimatedImage(bytes: Corpus.bytes(path))
         let rendition = try Self.rendition(image, width: 37)
         let expected = try Self.expectedFrames(image, rendition)
         let stream = ScaledFrameStream(
             image, rendition: rendition, indices: Array(0..<image.frameCount),
-            renderer: FrameRenderer(image: image, checkpointBudget: 0), cachedFrame: { _ in nil })
+            renderer: FrameRenderer(image: image, checkpointBudget: 0), ahead: ahead, cachedFrame: { _ in nil })
         var seen: [Int] = []
         while let (index, frame) = try stream.next() {
             #expect(frame == expected[index], "\(path) frame \(index)")

@@ -9,8 +9,10 @@ import Synchronization
 /// is being scaled, the caller scales the ones after it that no thread has started (rendering
 /// a 1280×720 GIF frame costs less than scaling it: waiting instead left one of two cores idle
 /// a third of the time).
+///
+/// For canvases above 64 MB (``framesAhead(_:)`` 0) nothing is copied or scaled ahead: each frame
+/// is scaled on the calling thread, from the renderer's own canvas, before the next is rendered.
 final class ScaledFrameStream {
-    private let image: AnimatedImage
     private let rendition: FrameRendition
     private let renderer: FrameRenderer
     private let cachedFrame: (Int) -> Canvas?
@@ -23,17 +25,16 @@ final class ScaledFrameStream {
 
     /// A stream of `indices`' frames of `image` in `rendition`: `cachedFrame` gives a frame's
     /// rendition pixels when they are at hand already (a frame cache), else nil; the others are
-    /// rendered by `renderer` and scaled.
+    /// rendered by `renderer` and scaled, up to `ahead` frames ahead (nil: ``framesAhead(_:)``).
     init(
         _ image: AnimatedImage, rendition: FrameRendition, indices: [Int], renderer: FrameRenderer,
-        cachedFrame: @escaping (Int) -> Canvas?
+        ahead: Int? = nil, cachedFrame: @escaping (Int) -> Canvas?
     ) {
-        self.image = image
         self.rendition = rendition
         self.renderer = renderer
         self.cachedFrame = cachedFrame
         self.indices = indices
-        self.ahead = Self.framesAhead(image)
+        self.ahead = ahead ?? Self.framesAhead(image)
     }
 
     deinit {
@@ -58,15 +59,19 @@ final class ScaledFrameStream {
             pending.append((index, FrameScaling(finished: .success(cached))))
             return
         }
-        let canvas: Canvas
+        let rendered: Canvas
         do {
-            canvas = spares.copy(of: try renderer.render(index))
+            rendered = try renderer.render(index)
         } catch {
             pending.append((index, FrameScaling(finished: .failure(error))))
             started = indices.count
             return
         }
-        let scaling = FrameScaling(canvas, as: rendition, spares: spares)
+        if ahead == 0 {  // scaled by next(), before the renderer draws again
+            pending.append((index, FrameScaling(rendered, as: rendition, spares: nil)))
+            return
+        }
+        let scaling = FrameScaling(spares.copy(of: rendered), as: rendition, spares: spares)
         DispatchQueue.global().async { scaling.runIfUnstarted() }
         pending.append((index, scaling))
     }
@@ -77,12 +82,16 @@ final class ScaledFrameStream {
         image.decodeMemory.canvasBytes > 64 << 20 ? 0 : 4
     }
 
-    /// What the frames scaled ahead may hold (a canvas, the scaler's work and the scaled frame
-    /// each), besides the renderer and the frame being handed back.
+    /// What the frames started and not handed back may hold besides the renderer's canvas and
+    /// one scaling: up to ``framesAhead(_:)`` + 1 of them (each a copy of the canvas, the
+    /// scaler's work and the scaled frame, all scaling at once at worst); nothing when none are
+    /// scaled ahead.
     static func aheadBytes(_ image: AnimatedImage, rendition: FrameRendition) -> Int {
+        let ahead = framesAhead(image)
+        guard ahead > 0 else { return 0 }
         let output = rendition.outputWidth * rendition.outputHeight * 4
         let scaling = RenditionEncoder.workingBytes(rendition, width: image.canvasWidth, height: image.canvasHeight)
-        return framesAhead(image) * (image.decodeMemory.canvasBytes + scaling + output)
+        return (ahead + 1) * (image.decodeMemory.canvasBytes + scaling + output)
     }
 }
 
@@ -124,10 +133,10 @@ private final class FrameScaling: Sendable {
     private let state: Mutex<State>
     /// Left when the scaling finishes (entered at creation unless already finished).
     private let finished = DispatchGroup()
-    /// Where the canvas goes once scaled.
+    /// Where the canvas goes once scaled (nil: it is the renderer's).
     private let spares: SpareCanvases?
 
-    init(_ canvas: Canvas, as rendition: FrameRendition, spares: SpareCanvases) {
+    init(_ canvas: Canvas, as rendition: FrameRendition, spares: SpareCanvases?) {
         state = Mutex(.unstarted(canvas, rendition))
         self.spares = spares
         finished.enter()
