@@ -20,6 +20,9 @@ extension CacheState {
         /// What scaling and encoding for any rendition of the image may allocate at most
         /// (``RenditionEncoder/workingBytes(_:width:height:)``), reserved with the render.
         let renditionWorkBytes: Int
+        /// Made beside the image's decoder, which another thread holds, on a decoder of the
+        /// job's own (``CacheState/takesBeside(_:)``).
+        var beside = false
         /// A frame before `index` whose PNG the renderer may resume from, when replaying would
         /// cost more: set by the decode thread once it has the image (the disposals are its).
         var resume: (frame: Int, png: FrameBytes)? = nil
@@ -32,7 +35,12 @@ extension CacheState {
         guard let job = peekJob(now: now, largeAllowed: largeAllowed, oneOffPatience: oneOffPatience) else {
             return nil
         }
-        job.entry.busy = true
+        if job.beside {
+            job.entry.source.besideJob = job.entry
+            counters.decodesBeside += 1
+        } else {
+            job.entry.busy = true
+        }
         return job
     }
 
@@ -41,11 +49,16 @@ extension CacheState {
         // A one-off request on an image whose players are about waits out its patience
         // (``holdsBack``); other waiting requests come first, a player's before a one-off.
         if let entry = oldestWaiting(
-            excluding: nil, largeAllowed: largeAllowed,
+            excluding: nil, largeAllowed: largeAllowed, besideAllowed: true,
             skipping: { self.holdsBack($0, now: now, oneOffPatience: oneOffPatience) }),
             let index = entry.nextWaitingFrame
         {
-            return job(entry, index, urgent: true)
+            var job = job(entry, index, urgent: true)
+            if entry.busy {  // the one-off's rendition alone: the thread that holds the image serves the rest
+                job.beside = true
+                job.also = []
+            }
+            return job
         }
         guard let (entry, index, _) = earliestPrefetch(now: now, excluding: nil, largeAllowed: largeAllowed),
             roomForPrefetch(entry.encodedFrameEstimate, for: entry, now: now)
@@ -70,7 +83,7 @@ extension CacheState {
         of held: ImageEntry, run: Int, maxRun: Int, margin: Double,
         sinceWaited: Int?, aheadOfWaiter: Int, oneOffPatience: Double, now: Double
     ) -> Job? {
-        let renditions = held.source.entries.filter { entries[$0.id] === $0 }
+        let renditions = held.source.entries.filter { entries[$0.id] === $0 && held.source.besideJob !== $0 }
         // The next frame to make ahead, found only when it is asked about.
         func ahead() -> (ImageEntry, Int)? {
             renditions.lazy.compactMap({ entry -> (ImageEntry, Int)? in
@@ -120,10 +133,40 @@ extension CacheState {
             renditionWorkBytes: work.max() ?? 0)
     }
 
-    /// The image's renditions other than `entry` that want frame `index` now.
+    /// The image's renditions other than `entry` that want frame `index` now (but one whose
+    /// request is being made beside the decoder, ``ImageSource/besideJob``).
     func renditionsWanting(_ entry: ImageEntry, _ index: Int) -> [ImageEntry] {
-        entry.source.entries.filter { $0 !== entry && entries[$0.id] === $0 && $0.wants(index) }
+        entry.source.entries.filter {
+            $0 !== entry && entries[$0.id] === $0 && $0.wants(index) && entry.source.besideJob !== $0
+        }
     }
+
+    /// Whether a waiting request on `entry`, whose image's decoder a thread holds, may be made
+    /// beside it on a decoder of its own: a one-off request (not a player's: players share the
+    /// image's decoder, its canvas in playback order and its checkpoints; not for frame 0, which
+    /// a new viewer asks first), on an image that is not large, when no other request of the
+    /// image is being made beside, while one of the image's players is short of frames (fewer
+    /// than ``playerReadyFrames`` ready). The players' run then goes on: at the start of
+    /// playback, when every frame of every rendition is being made for the first time, a one-off
+    /// that waited for the decoder and then replayed to a far frame held all of them up
+    /// (BENCHMARKS.md, "Renditions: one-offs beside the decoder"); once their frames are ready,
+    /// one-offs wait for the decoder as before, which replays from its checkpoints. The decoder
+    /// beside keeps nothing (no checkpoints; dropped after the job), so it replays from a key
+    /// frame or resumes from a cached full-size frame or a seek anchor each time. (A thread of
+    /// its own for these, at the lowest priority, was tried: preempted while it held the
+    /// cache's lock, it stalled every request for up to 0.3 s.)
+    func takesBeside(_ entry: ImageEntry) -> Bool {
+        entry.busy && entry.source.besideJob == nil && !entry.waitsAsPlayer && !isLarge(entry)
+            && entry.nextWaitingFrame != 0
+            && entry.source.entries.contains {
+                $0.movedOn && $0.window > 0 && entries[$0.id] === $0
+                    && $0.framesReady(upTo: Self.playerReadyFrames) < Self.playerReadyFrames
+            }
+    }
+
+    /// Frames ready from a player's playhead below which it is short of frames: one-off
+    /// requests of its image are then made beside its decoder (``takesBeside(_:)``).
+    static let playerReadyFrames = 3
 
     /// A large job: its image's canvas is more than the cache plans for
     /// (``largestPlannedCanvas``, a quarter of the budget) — a 49 MP frame takes seconds to
@@ -155,13 +198,17 @@ extension CacheState {
         }
     }
 
+    /// The entry whose waiting request came first among those a free thread may take: on an
+    /// image no thread holds, or — with `besideAllowed` — one to make beside its image's busy
+    /// decoder (``takesBeside(_:)``); never one whose request is being made beside already.
     private func oldestWaiting(
-        excluding excluded: ImageEntry?, largeAllowed: Bool = true, skipping skipped: (ImageEntry) -> Bool = { _ in false }
+        excluding excluded: ImageEntry?, largeAllowed: Bool = true, besideAllowed: Bool = false,
+        skipping skipped: (ImageEntry) -> Bool = { _ in false }
     ) -> ImageEntry? {
         var best: ImageEntry? = nil
         for entry in active
-        where !entry.busy && !entry.waitOrder.isEmpty && entry !== excluded && (largeAllowed || !isLarge(entry))
-            && !skipped(entry)
+        where (!entry.busy || besideAllowed && takesBeside(entry)) && entry.source.besideJob !== entry
+            && !entry.waitOrder.isEmpty && entry !== excluded && (largeAllowed || !isLarge(entry)) && !skipped(entry)
         {
             if best == nil || entry.waitsBefore(best!) { best = entry }
         }

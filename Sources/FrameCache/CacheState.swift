@@ -161,7 +161,8 @@ struct CacheState {
     mutating func forget(_ entry: ImageEntry) {
         discard(entry)
         let source = entry.source
-        if source.entries.isEmpty && !source.busy && source.renderer == nil && source.rendererBytes == 0,
+        if source.entries.isEmpty && !source.busy && source.besideJob == nil && source.renderer == nil
+            && source.rendererBytes == 0,
             sources[source.id] === source
         {
             sources[source.id] = nil
@@ -293,6 +294,8 @@ struct CacheCounters: Sendable {
     var refusedQueueFull = 0
     /// Frames encoded for another rendition from a canvas composited for one (no decode of their own).
     var sharedRenders = 0
+    /// One-off requests made beside their image's busy decoder (``CacheState/takesBeside(_:)``).
+    var decodesBeside = 0
     /// Renditions replaced to keep an image's count within ``ImageSource/maxRenditions``.
     var renditionsReplaced = 0
     /// Staged frames that became frames of the stored image (no decode of their own).

@@ -59,6 +59,9 @@ public struct CacheStats: Sendable, Codable {
         public var onDemand: Int
         /// Frames encoded for a rendition from a canvas composited for another (decoded once).
         public var sharedRenders: Int
+        /// One-off requests made beside their image's decoder while a thread held it, on a
+        /// decoder of their own.
+        public var madeBeside: Int
         /// Renditions dropped to keep an image within its most renditions held.
         public var replaced: Int
     }

@@ -53,7 +53,8 @@ extension FrameCache {
         }
         return CacheStats.Renditions(
             entries: state.entries.count, decodeAhead: decodeAhead, onDemand: onDemand,
-            sharedRenders: state.counters.sharedRenders, replaced: state.counters.renditionsReplaced)
+            sharedRenders: state.counters.sharedRenders, madeBeside: state.counters.decodesBeside,
+            replaced: state.counters.renditionsReplaced)
     }
 
     /// Which of one image's frames the cache holds right now, its window and its playhead

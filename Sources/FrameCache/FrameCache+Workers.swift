@@ -84,9 +84,10 @@ extension FrameCache {
                 activeJobs += 1
                 let large = state.isLarge(job.entry)
                 if large { largeJobs += 1 }
+                // Beside the image's decoder: a renderer of the job's own, keeping nothing.
                 return Work(
-                    job: job, image: job.entry.image, renderer: job.entry.renderer,
-                    checkpointAllowance: checkpointAllowance(), large: large)
+                    job: job, image: job.entry.image, renderer: job.beside ? nil : job.entry.renderer,
+                    checkpointAllowance: job.beside ? 0 : checkpointAllowance(), large: large)
             }
             // Re-check now and then: windows regrow with time after memory pressure; a one-off
             // request held back while players are about (``CacheState/holdsBack``) is due when
@@ -109,7 +110,7 @@ extension FrameCache {
             // Renditions asked for while the image loaded share the composite (and size the
             // encodes that run at once).
             lock.lock()
-            work.job.also = state.renditionsWanting(work.job.entry, work.job.index)
+            if !work.job.beside { work.job.also = state.renditionsWanting(work.job.entry, work.job.index) }
             // A cached full-size frame to resume from, known now that the image is loaded (the
             // first request of a new upload finds its seek anchors this way).
             work.job.resume = work.job.entry.source.exactEntry?.resumePoint(before: work.job.index, in: image)
@@ -145,7 +146,7 @@ extension FrameCache {
             made.framesDecoded = renderer.decodeCount - before
             // Renditions asked for while the canvas was made share it too.
             lock.lock()
-            work.job.also = state.renditionsWanting(work.job.entry, work.job.index)
+            if !work.job.beside { work.job.also = state.renditionsWanting(work.job.entry, work.job.index) }
             lock.unlock()
             targets = [work.job.entry] + work.job.also
             let index = work.job.index
@@ -215,21 +216,23 @@ extension FrameCache {
         // ``CacheState/largestPlannedCanvas``): counted, it would only evict every image's
         // frames before being dropped. Its next job makes (and reserves) a canvas again.
         let keepsDecoder = !state.isLarge(entry)
+        let beside = work.job.beside
+        if beside { source.besideJob = nil }
         if state.sources[source.id] === source || state.entries[entry.id] === entry {
             if source.image == nil { source.image = work.image }
-            source.renderer = keepsDecoder ? work.renderer : nil
-            if source.discardCheckpointsAfterJob {
+            if !beside { source.renderer = keepsDecoder ? work.renderer : nil }
+            if source.discardCheckpointsAfterJob && !beside {
                 work.renderer?.discardCheckpoints()
                 source.discardCheckpointsAfterJob = false
             }
             // A purge during the job: unless the image was asked for since, what it made is not
             // kept (the answer still goes to whoever waited for it).
             let keep = state.askedForSincePurge(entry)
-            if source.dropRendererAfterJob {
+            if source.dropRendererAfterJob && !beside {
                 source.dropRendererAfterJob = false
                 if !keep { source.renderer = nil }
             }
-            state.updateRendererBytes(entry)
+            if !beside { state.updateRendererBytes(entry) }
             let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
             for (target, frame) in zip([entry] + work.job.also, made.frames) where state.entries[target.id] === target {
                 let waiters = target.takeWaiters(for: index)
@@ -255,7 +258,7 @@ extension FrameCache {
                     }
                 }
             }
-            if case .success = made.frames[0], !shuttingDown, keepsDecoder, state.entries[entry.id] === entry,
+            if case .success = made.frames[0], !shuttingDown, !beside, keepsDecoder, state.entries[entry.id] === entry,
                 fitsAfterMakingRoom(for: entry, now: now)
             {
                 let sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
@@ -264,11 +267,11 @@ extension FrameCache {
                     margin: Self.runMarginSeconds, sinceWaited: sinceWaited,
                     aheadOfWaiter: Self.aheadOfWaiter, oneOffPatience: Self.oneOffPatienceSeconds, now: now)
             }
-            if next == nil {
+            if next == nil && !beside {
                 source.busy = false
                 keepWithinBudget(entry, now: now)
             }
-        } else {
+        } else if !beside {
             source.busy = false  // removed while it was decoded: nothing of it is kept
         }
         if next == nil {

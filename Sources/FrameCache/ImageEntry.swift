@@ -298,6 +298,14 @@ final class ImageEntry: @unchecked Sendable {
         isExact && frameCount > 1 && i == (playhead - 1 + frameCount) % frameCount
     }
 
+    /// How many frames from the playhead on are cached, in order, counting at most `limit`
+    /// (and at most the animation).
+    func framesReady(upTo limit: Int) -> Int {
+        var ready = 0
+        while ready < min(limit, frameCount) && frames[(playhead + ready) % frameCount] != nil { ready += 1 }
+        return ready
+    }
+
     /// The first frame of the window that is neither cached nor waited for, if any.
     var nextPrefetch: Int? {
         guard frameCount > 0 else { return nil }

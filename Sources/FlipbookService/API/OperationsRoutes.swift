@@ -65,6 +65,8 @@ extension FlipbookAPI {
                 + "\(renditions.entries - renditions.decodeAhead - renditions.onDemand)\n"
                 + "# TYPE flipbook_cache_shared_renders_total counter\n"
                 + "flipbook_cache_shared_renders_total \(renditions.sharedRenders)\n"
+                + "# TYPE flipbook_cache_made_beside_total counter\n"
+                + "flipbook_cache_made_beside_total \(renditions.madeBeside)\n"
                 + "# TYPE flipbook_cache_renditions_replaced_total counter\n"
                 + "flipbook_cache_renditions_replaced_total \(renditions.replaced)\n").utf8)
         if let decode = cache.configuration.decodeBudget?.stats() {

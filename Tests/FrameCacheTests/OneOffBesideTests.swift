@@ -1,0 +1,69 @@
+import AnimatedImage
+import FlipbookTestSupport
+import Testing
+
+@testable import FrameCache
+
+/// A one-off request on an image whose decoder a thread holds, while the image's players are
+/// short of frames (the start of playback): a free thread makes it beside, on a decoder of its
+/// own, and the players' run goes on. Checked on the hand-built state of ``OneOffPatienceTests``
+/// (a player of a 120 px rendition at frame 10 with nothing ready, a one-off of a 60 px
+/// rendition waiting for frame 30), with the image marked busy as a thread holding it would.
+@Suite("One-off requests beside a busy decoder")
+struct OneOffBesideTests {
+    let base = OneOffPatienceTests()
+    /// Past the one-off's patience: held back no longer.
+    var now: Double { base.asked + base.patience }
+
+    func frame() -> CachedFrame { CachedFrame(png: [UInt8](repeating: 7, count: 100), attachment: nil) }
+
+    @Test func whilePlayersAreShortOfFramesAFreeThreadMakesTheOneOffBeside() throws {
+        var (state, player, oneOff) = try base.makeState()
+        player.busy = true
+        #expect(player.framesReady(upTo: CacheState.playerReadyFrames) == 0)
+        let taken = state.nextJob(now: now, oneOffPatience: base.patience)
+        let job = try #require(taken)
+        #expect(job.entry === oneOff && job.index == 30 && job.urgent && job.beside)
+        #expect(job.also.isEmpty, "the thread that holds the image serves the other renditions")
+        #expect(oneOff.source.besideJob === oneOff && player.busy)
+        #expect(state.counters.decodesBeside == 1)
+        // One at a time beside an image; and the request being made beside is nobody else's job.
+        #expect(state.peekJob(now: now, oneOffPatience: base.patience) == nil)
+        let next = state.continuation(
+            of: player, run: 1, maxRun: 8, margin: 0.15, sinceWaited: nil, aheadOfWaiter: 2,
+            oneOffPatience: base.patience, now: now)
+        #expect(next?.entry !== oneOff)
+        #expect(!state.renditionsWanting(player, 30).contains { $0 === oneOff })
+    }
+
+    @Test func onceThePlayersHaveFramesReadyTheOneOffWaitsForTheDecoder() throws {
+        var (state, player, oneOff) = try base.makeState()
+        player.busy = true
+        for i in 10..<(10 + CacheState.playerReadyFrames) { state.store(frame(), in: player, at: i) }
+        #expect(!state.takesBeside(oneOff))
+        #expect(state.nextJob(now: now, oneOffPatience: base.patience) == nil)
+        // The decoder handed back, the one-off is made on it.
+        player.busy = false
+        let taken = state.nextJob(now: now, oneOffPatience: base.patience)
+        let job = try #require(taken)
+        #expect(job.entry === oneOff && !job.beside && player.busy)
+    }
+
+    @Test func aNewViewersFirstFrameWaitsForTheDecoder() throws {
+        let (state, player, oneOff) = try base.makeState()
+        player.busy = true
+        _ = oneOff.takeAllWaiters()
+        oneOff.addWaiter({ _ in }, for: 0, tick: 50, now: base.asked)
+        #expect(!state.takesBeside(oneOff))
+        #expect(state.peekJob(now: now, oneOffPatience: base.patience) == nil)
+    }
+
+    @Test func aPlayersRequestIsNeverMadeBeside() throws {
+        let (state, player, oneOff) = try base.makeState()
+        _ = oneOff.takeAllWaiters()
+        player.addWaiter({ _ in }, for: 10, tick: 50, now: base.asked)
+        player.busy = true
+        #expect(player.waitsAsPlayer && !state.takesBeside(player))
+        #expect(state.peekJob(now: now, oneOffPatience: base.patience) == nil)
+    }
+}
