@@ -159,9 +159,14 @@ extension CacheState {
         entry.busy && entry.source.besideJob == nil && !entry.waitsAsPlayer && !isLarge(entry)
             && entry.nextWaitingFrame != 0
             && entry.source.entries.contains {
-                $0.movedOn && $0.window > 0 && entries[$0.id] === $0
-                    && $0.framesReady(upTo: Self.playerReadyFrames) < Self.playerReadyFrames
+                isPlayer($0) && $0.window > 0 && $0.framesReady(upTo: Self.playerReadyFrames) < Self.playerReadyFrames
             }
+    }
+
+    /// One of the cache's renditions that a client moved on in (``ImageEntry/movedOn``): the
+    /// players ``holdsBack(_:now:oneOffPatience:)`` and ``takesBeside(_:)`` look for.
+    private func isPlayer(_ entry: ImageEntry) -> Bool {
+        entry.movedOn && entries[entry.id] === entry
     }
 
     /// Frames ready from a player's playhead below which it is short of frames: one-off
@@ -193,9 +198,7 @@ extension CacheState {
         else {
             return false
         }
-        return entry.source.entries.contains {
-            $0.movedOn && now - $0.lastRequest < Self.playersPresentSeconds && entries[$0.id] === $0
-        }
+        return entry.source.entries.contains { isPlayer($0) && now - $0.lastRequest < Self.playersPresentSeconds }
     }
 
     /// The entry whose waiting request came first among those a free thread may take: on an

@@ -198,10 +198,7 @@ struct CacheState {
             if entry.isListedActive {
                 nowActive.append(entry)
                 if entry.isSought {
-                    entry.onDemand = true
-                    entry.window = 0
-                    entry.isWhole = false
-                    entry.ridingFrames = 0
+                    entry.makeOnDemand(ridingFrames: 0)
                 } else if !entry.isExact {
                     renditions[ObjectIdentifier(entry.source), default: []].append(entry)
                 }
@@ -216,10 +213,8 @@ struct CacheState {
             let played = group.filter { $0.playheadMoves > 0 }.sorted { $1.usedBefore($0) }
             let decodedAhead = Set(played.prefix(max(0, decodeAheadRenditions)).map(ObjectIdentifier.init))
             for entry in group where !decodedAhead.contains(ObjectIdentifier(entry)) {
-                entry.onDemand = true
-                entry.window = 0
-                entry.isWhole = false
-                entry.ridingFrames = entry.playheadMoves > 0 ? min(policy.lookahead(of: demand(of: entry)), cap ?? .max) : 0
+                entry.makeOnDemand(
+                    ridingFrames: entry.playheadMoves > 0 ? min(policy.lookahead(of: demand(of: entry)), cap ?? .max) : 0)
             }
         }
         for entry in forget { self.forget(entry) }

@@ -220,19 +220,11 @@ extension FrameCache {
         if beside { source.besideJob = nil }
         if state.sources[source.id] === source || state.entries[entry.id] === entry {
             if source.image == nil { source.image = work.image }
-            if !beside { source.renderer = keepsDecoder ? work.renderer : nil }
-            if source.discardCheckpointsAfterJob && !beside {
-                work.renderer?.discardCheckpoints()
-                source.discardCheckpointsAfterJob = false
-            }
             // A purge during the job: unless the image was asked for since, what it made is not
             // kept (the answer still goes to whoever waited for it).
             let keep = state.askedForSincePurge(entry)
-            if source.dropRendererAfterJob && !beside {
-                source.dropRendererAfterJob = false
-                if !keep { source.renderer = nil }
-            }
-            if !beside { state.updateRendererBytes(entry) }
+            // A decoder beside the image's keeps nothing: it goes with the job.
+            if !beside { handBackDecoder(work, keeps: keepsDecoder, keepsFrames: keep) }
             let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
             for (target, frame) in zip([entry] + work.job.also, made.frames) where state.entries[target.id] === target {
                 let waiters = target.takeWaiters(for: index)
@@ -287,6 +279,24 @@ extension FrameCache {
         metrics.bytes(held)
         metrics.queueDepth(depth)
         return (answers, next)
+    }
+
+    /// Gives the job's renderer back to its image (unless `keeps` is false: a large canvas), as
+    /// purges during the job asked: checkpoints discarded, or the decoder dropped when the
+    /// image was not asked for since (`keepsFrames` false); and accounts what it holds.
+    private func handBackDecoder(_ work: Work, keeps: Bool, keepsFrames: Bool) {
+        let entry = work.job.entry
+        let source = entry.source
+        source.renderer = keeps ? work.renderer : nil
+        if source.discardCheckpointsAfterJob {
+            work.renderer?.discardCheckpoints()
+            source.discardCheckpointsAfterJob = false
+        }
+        if source.dropRendererAfterJob {
+            source.dropRendererAfterJob = false
+            if !keepsFrames { source.renderer = nil }
+        }
+        state.updateRendererBytes(entry)
     }
 
     /// True when the budget holds with this image's decoder kept, after evicting what nobody

@@ -81,6 +81,15 @@ final class ImageEntry: @unchecked Sendable {
     /// frames are made when asked for and go first when room is needed; its poster is kept only
     /// if it is the full-size one.
     var onDemand = false
+    /// Makes the rendition one whose frames are made when asked for (``onDemand``): no window;
+    /// it takes the next `ridingFrames` frames after its playhead from composites made anyway.
+    func makeOnDemand(ridingFrames: Int) {
+        onDemand = true
+        window = 0
+        isWhole = false
+        self.ridingFrames = ridingFrames
+    }
+
     /// Counted among the active images when windows were last worked out.
     var isListedActive: Bool {
         get { atomicListedActive.load(ordering: .relaxed) }
