@@ -154,12 +154,13 @@ static inline void column_sums(const clipped_lanczos *kernel, const uint8_t *row
     for (int c = 0; c < 4; c++) target[x * 4 + c] = clamped(sum[c]);
 }
 
-VECTOR_CLONES void clipped_lanczos_columns_portable(const clipped_lanczos *kernel, const uint8_t *src, int rows,
-                                                    uint8_t *dst) {
+VECTOR_CLONES void clipped_lanczos_columns_portable(const clipped_lanczos *kernel, const uint8_t *src,
+                                                    size_t src_stride, int rows, int x0, int x1, uint8_t *dst,
+                                                    size_t dst_stride) {
     for (int y = 0; y < rows; y++) {
-        const uint8_t *row = src + (size_t)y * kernel->in * 4;
-        uint8_t *target = dst + (size_t)y * kernel->out * 4;
-        for (int x = 0; x < kernel->out; x++) column_sums(kernel, row, x, target);
+        const uint8_t *row = src + (size_t)y * src_stride;
+        uint8_t *target = dst + (size_t)y * dst_stride - (size_t)x0 * 4;
+        for (int x = x0; x < x1; x++) column_sums(kernel, row, x, target);
     }
 }
 
@@ -173,15 +174,16 @@ VECTOR_CLONES void clipped_lanczos_columns_portable(const clipped_lanczos *kerne
 /// exactly the int32 sums of the portable pass, in about half its time (the compiler's own
 /// vectorisation of that loop spent most of its instructions regrouping). Outputs whose last
 /// group of four would read past the row take the portable path.
-__attribute__((target("avx2"))) static void columns_avx2(const clipped_lanczos *kernel, const uint8_t *src, int rows,
-                                                         uint8_t *dst) {
+__attribute__((target("avx2"))) static void columns_avx2(const clipped_lanczos *kernel, const uint8_t *src,
+                                                         size_t src_stride, int rows, int x0, int x1, uint8_t *dst,
+                                                         size_t dst_stride) {
     const __m128i regroup = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     const __m128i half = _mm_set1_epi32(1 << (CLIPPED_LANCZOS_BITS - 1));
     const int quads = kernel->quads;
     for (int y = 0; y < rows; y++) {
-        const uint8_t *row = src + (size_t)y * kernel->in * 4;
-        uint8_t *target = dst + (size_t)y * kernel->out * 4;
-        for (int x = 0; x < kernel->out; x++) {
+        const uint8_t *row = src + (size_t)y * src_stride;
+        uint8_t *target = dst + (size_t)y * dst_stride - (size_t)x0 * 4;
+        for (int x = x0; x < x1; x++) {
             int first = kernel->first[x], groups = (kernel->count[x] + 3) / 4;
             if (first + groups * 4 > kernel->in) {
                 column_sums(kernel, row, x, target);
@@ -211,30 +213,54 @@ __attribute__((target("avx2"))) static void columns_avx2(const clipped_lanczos *
 }
 #endif
 
-void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst) {
+void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, size_t src_stride, int rows, int x0,
+                             int x1, uint8_t *dst, size_t dst_stride) {
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
     if (__builtin_cpu_supports("avx2")) {
-        columns_avx2(kernel, src, rows, dst);
+        columns_avx2(kernel, src, src_stride, rows, x0, x1, dst, dst_stride);
         return;
     }
 #endif
-    clipped_lanczos_columns_portable(kernel, src, rows, dst);
+    clipped_lanczos_columns_portable(kernel, src, src_stride, rows, x0, x1, dst, dst_stride);
 }
 
-VECTOR_CLONES int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, int width, uint8_t *dst) {
-    size_t stride = (size_t)width * 4;
+VECTOR_CLONES int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, size_t src_stride,
+                                       int src_first_row, int width, int y0, int y1, uint8_t *dst,
+                                       size_t dst_stride) {
+    size_t samples = (size_t)width * 4;
     // One row of sums, each tap's row added across it in turn: contiguous, so it vectorises.
-    int32_t *sums = malloc(sizeof(int32_t) * stride);
+    int32_t *sums = malloc(sizeof(int32_t) * samples);
     if (!sums) return -1;
-    for (int y = 0; y < kernel->out; y++) {
+    for (int y = y0; y < y1; y++) {
         const int32_t *w = kernel->weights + (size_t)y * kernel->taps;
-        const uint8_t *row = src + (size_t)kernel->first[y] * stride;
-        for (size_t i = 0; i < stride; i++) sums[i] = 1 << (CLIPPED_LANCZOS_BITS - 1);
-        for (int t = 0; t < kernel->count[y]; t++, row += stride)
-            for (size_t i = 0; i < stride; i++) sums[i] += row[i] * w[t];
-        uint8_t *target = dst + (size_t)y * stride;
-        for (size_t i = 0; i < stride; i++) target[i] = clamped(sums[i]);
+        const uint8_t *row = src + (size_t)(kernel->first[y] - src_first_row) * src_stride;
+        for (size_t i = 0; i < samples; i++) sums[i] = 1 << (CLIPPED_LANCZOS_BITS - 1);
+        for (int t = 0; t < kernel->count[y]; t++, row += src_stride)
+            for (size_t i = 0; i < samples; i++) sums[i] += row[i] * w[t];
+        uint8_t *target = dst + (size_t)(y - y0) * dst_stride;
+        for (size_t i = 0; i < samples; i++) target[i] = clamped(sums[i]);
     }
     free(sums);
     return 0;
+}
+
+void clipped_lanczos_window(const clipped_lanczos *kernel, int from, int to, int *first, int *end) {
+    *first = kernel->in;
+    *end = 0;
+    for (int i = from; i < to; i++) {
+        if (kernel->first[i] < *first) *first = kernel->first[i];
+        if (kernel->first[i] + kernel->count[i] > *end) *end = kernel->first[i] + kernel->count[i];
+    }
+}
+
+void clipped_lanczos_reached_by(const clipped_lanczos *kernel, int from, int to, int *first, int *end) {
+    *first = kernel->out;
+    *end = 0;
+    for (int i = 0; i < kernel->out; i++) {
+        if (kernel->first[i] < to && kernel->first[i] + kernel->count[i] > from) {
+            if (i < *first) *first = i;
+            *end = i + 1;
+        }
+    }
+    if (*end <= *first) *first = *end = 0;
 }

@@ -4,6 +4,7 @@
 #ifndef FLIPBOOK_CLIPPED_LANCZOS_H
 #define FLIPBOOK_CLIPPED_LANCZOS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /// The weights for reducing `in` samples to `out` (out ≤ in) along one axis.
@@ -36,16 +37,28 @@ void clipped_lanczos_free(clipped_lanczos *kernel);
 /// call; NULL when out of memory.
 const clipped_lanczos *clipped_lanczos_kept(int in, int out);
 
-/// Horizontal pass: every one of `rows` rows of kernel->in RGBA pixels in `src` to kernel->out
-/// pixels in `dst` (both packed).
-void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst);
+/// Horizontal pass: outputs x0 ≤ x < x1 of each of `rows` rows of `src` (rows `src_stride` bytes
+/// apart, each holding all kernel->in RGBA pixels) into `dst` (rows `dst_stride` bytes apart,
+/// output x0 first).
+void clipped_lanczos_columns(const clipped_lanczos *kernel, const uint8_t *src, size_t src_stride, int rows, int x0,
+                             int x1, uint8_t *dst, size_t dst_stride);
 
 /// The horizontal pass without CPU-specific code (what clipped_lanczos_columns runs on CPUs
 /// without AVX2); the same bytes.
-void clipped_lanczos_columns_portable(const clipped_lanczos *kernel, const uint8_t *src, int rows, uint8_t *dst);
+void clipped_lanczos_columns_portable(const clipped_lanczos *kernel, const uint8_t *src, size_t src_stride,
+                                      int rows, int x0, int x1, uint8_t *dst, size_t dst_stride);
 
-/// Vertical pass: kernel->in rows of `width` RGBA pixels in `src` to kernel->out rows in `dst`
-/// (both packed). 0, or -1 when out of memory.
-int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, int width, uint8_t *dst);
+/// Vertical pass: output rows y0 ≤ y < y1, each `width` RGBA pixels, into `dst` (rows
+/// `dst_stride` bytes apart, row y0 first), from `src`, whose first row is input row
+/// `src_first_row` (rows `src_stride` bytes apart; it must hold every row the outputs' windows
+/// reach). 0, or -1 when out of memory.
+int clipped_lanczos_rows(const clipped_lanczos *kernel, const uint8_t *src, size_t src_stride, int src_first_row,
+                         int width, int y0, int y1, uint8_t *dst, size_t dst_stride);
+
+/// The input samples [*first, *end) that outputs from ≤ i < to read (their windows' union).
+void clipped_lanczos_window(const clipped_lanczos *kernel, int from, int to, int *first, int *end);
+
+/// The outputs [*first, *end) whose windows reach into input samples [from, to) (empty: 0, 0).
+void clipped_lanczos_reached_by(const clipped_lanczos *kernel, int from, int to, int *first, int *end);
 
 #endif

@@ -169,17 +169,6 @@ static int evaluate(VipsImage *image, VipsRect rect, uint8_t *dst, size_t stride
     return 0;
 }
 
-/// One pass over `src` (w×h, 8-bit RGBA, packed) into `dst`: `out` columns when `vertical` is 0,
-/// else `out` rows.
-static int reduce_axis(const uint8_t *src, int w, int h, uint8_t *dst, int out, int vertical, char *error,
-                       size_t error_size) {
-    const clipped_lanczos *kernel = clipped_lanczos_kept(vertical ? h : w, out);
-    if (!kernel) return fail(error, error_size, -4, "out of memory");
-    if (!vertical) clipped_lanczos_columns(kernel, src, h, dst);
-    else if (clipped_lanczos_rows(kernel, src, w, dst)) return fail(error, error_size, -4, "out of memory");
-    return 0;
-}
-
 /// Box-shrinks `*pixels` (*w×*h) by whole factors that leave the kernel at least SHRINK_GAP of a
 /// reduction by more than MAX_DIRECT_REDUCE to dw×dh; `*pixels` becomes the smaller copy in
 /// `*owned`. Does nothing to a smaller reduction.
@@ -208,22 +197,127 @@ static int preshrink(const uint8_t **pixels, int *w, int *h, uint8_t **owned, in
     return status;
 }
 
-/// The reducing path on 8-bit RGBA `pixels` (premultiplied, or opaque): horizontally, then
-/// vertically, 8 bits in between, each axis only when its size changes.
-static int reduce(const uint8_t *pixels, int sw, int sh, uint8_t *out, int dw, int dh, char *error,
-                  size_t error_size) {
-    uint8_t *shrunk = NULL, *middle = NULL;
-    int status = preshrink(&pixels, &sw, &sh, &shrunk, dw, dh, error, error_size);
-    if (status == 0 && dw != sw) {
-        middle = dh != sh ? malloc((size_t)dw * sh * 4) : out;
-        if (!middle) status = fail(error, error_size, -4, "out of memory");
-        else status = reduce_axis(pixels, sw, sh, middle, dw, 0, error, error_size);
-        pixels = middle;
+/// The kernels of reducing sw×sh to dw×dh, copied out of the thread's kept ones (a second
+/// clipped_lanczos_kept call moves the first's entry); an axis whose size does not change has
+/// none (`in` 0). 0, or -1 when out of memory.
+static int kernels(int sw, int sh, int dw, int dh, clipped_lanczos *horizontal, clipped_lanczos *vertical) {
+    memset(horizontal, 0, sizeof *horizontal);
+    memset(vertical, 0, sizeof *vertical);
+    const clipped_lanczos *kept;
+    if (dw != sw) {
+        if (!(kept = clipped_lanczos_kept(sw, dw))) return -1;
+        *horizontal = *kept;
     }
-    if (status == 0 && dh != sh) status = reduce_axis(pixels, dw, sh, out, dh, 1, error, error_size);
-    if (status == 0 && dw == sw && dh == sh && pixels != out) memcpy(out, pixels, (size_t)dw * dh * 4);
-    if (middle != out) free(middle);
-    free(shrunk);
+    if (dh != sh) {
+        if (!(kept = clipped_lanczos_kept(sh, dh))) return -1;
+        *vertical = *kept;
+    }
+    return 0;
+}
+
+/// The source rectangle [*x0, *x1) × [*y0, *y1) that output rectangle (rx, ry, rw, rh) reads.
+static void reach(const clipped_lanczos *horizontal, const clipped_lanczos *vertical, int rx, int ry, int rw, int rh,
+                  int *x0, int *x1, int *y0, int *y1) {
+    if (horizontal->in) clipped_lanczos_window(horizontal, rx, rx + rw, x0, x1);
+    else *x0 = rx, *x1 = rx + rw;
+    if (vertical->in) clipped_lanczos_window(vertical, ry, ry + rh, y0, y1);
+    else *y0 = ry, *y1 = ry + rh;
+}
+
+/// The reducing path on 8-bit RGBA `pixels` (sw×sh, premultiplied, or opaque): output rectangle
+/// (rx, ry, rw, rh) of the dw×dh reduction into `out` (rows `out_stride` bytes apart) —
+/// horizontally, then vertically, 8 bits in between, each axis only when its size changes. Each
+/// output sample is a function of its windows' samples alone, so a rectangle comes out with
+/// exactly the bytes it has in the whole frame's reduction. Reads only the source rectangle
+/// reach() names.
+static int reduce_rect(const uint8_t *pixels, int sw, int sh, uint8_t *out, size_t out_stride, int dw, int dh, int rx,
+                       int ry, int rw, int rh, char *error, size_t error_size) {
+    clipped_lanczos horizontal, vertical;
+    if (kernels(sw, sh, dw, dh, &horizontal, &vertical)) return fail(error, error_size, -4, "out of memory");
+    int x0, x1, y0, y1;
+    reach(&horizontal, &vertical, rx, ry, rw, rh, &x0, &x1, &y0, &y1);
+    size_t stride = (size_t)sw * 4;
+    if (!horizontal.in && !vertical.in) {
+        for (int y = 0; y < rh; y++)
+            memcpy(out + (size_t)y * out_stride, pixels + (size_t)(ry + y) * stride + (size_t)rx * 4, (size_t)rw * 4);
+        return 0;
+    }
+    if (!vertical.in) {
+        clipped_lanczos_columns(&horizontal, pixels + (size_t)ry * stride, stride, rh, rx, rx + rw, out, out_stride);
+        return 0;
+    }
+    if (!horizontal.in) {
+        if (clipped_lanczos_rows(&vertical, pixels + (size_t)rx * 4, stride, 0, rw, ry, ry + rh, out, out_stride))
+            return fail(error, error_size, -4, "out of memory");
+        return 0;
+    }
+    size_t middle_stride = (size_t)rw * 4;
+    uint8_t *middle = malloc(middle_stride * (size_t)(y1 - y0));
+    if (!middle) return fail(error, error_size, -4, "out of memory");
+    clipped_lanczos_columns(&horizontal, pixels + (size_t)y0 * stride, stride, y1 - y0, rx, rx + rw, middle,
+                            middle_stride);
+    int status = clipped_lanczos_rows(&vertical, middle, middle_stride, y0, rw, ry, ry + rh, out, out_stride);
+    free(middle);
+    return status ? fail(error, error_size, -4, "out of memory") : 0;
+}
+
+/// Premultiplies source rectangle [x0, x1) × [y0, y1) of `src` into the same place in `buffer`.
+static void premultiply(const uint8_t *src, int sw, uint8_t *buffer, int x0, int x1, int y0, int y1) {
+    for (int y = y0; y < y1; y++) {
+        size_t i = ((size_t)y * sw + x0) * 4, end = ((size_t)y * sw + x1) * 4;
+        for (; i < end; i += 4) {
+            unsigned a = src[i + 3];
+            buffer[i + 0] = premultiplied(src[i + 0], a);
+            buffer[i + 1] = premultiplied(src[i + 1], a);
+            buffer[i + 2] = premultiplied(src[i + 2], a);
+            buffer[i + 3] = (uint8_t)a;
+        }
+    }
+}
+
+/// Undoes premultiplication on `rows` rows of `width` pixels of `dst` (rows `stride` bytes apart).
+static void unpremultiply(uint8_t *dst, size_t stride, int width, int rows) {
+    for (int y = 0; y < rows; y++) {
+        uint8_t *p = dst + (size_t)y * stride;
+        for (int x = 0; x < width; x++, p += 4) {
+            unsigned a = p[3];
+            if (a == 0) {
+                p[0] = p[1] = p[2] = 0;
+                continue;
+            }
+            // Rounded to nearest; a colour above its alpha (the kernel's overshoot) clamps to 255.
+            p[0] = unpremultiplied(p[0], a);
+            p[1] = unpremultiplied(p[1], a);
+            p[2] = unpremultiplied(p[2], a);
+        }
+    }
+}
+
+/// Output rectangle (rx, ry, rw, rh) of a reduction by the kernel alone (no shrink first), for
+/// an opaque frame or not, into `dst` (rows `dst_stride` bytes apart).
+static int reduce_frame_rect(const uint8_t *src, int sw, int sh, uint8_t *dst, size_t dst_stride, int dw, int dh,
+                             int opaque, int rx, int ry, int rw, int rh, char *error, size_t error_size) {
+    if (opaque || (dw == sw && dh == sh)) {  // the same size: the frame's own pixels
+        if (!opaque) return reduce_rect(src, sw, sh, dst, dst_stride, dw, dh, rx, ry, rw, rh, error, error_size);
+        int status = reduce_rect(src, sw, sh, dst, dst_stride, dw, dh, rx, ry, rw, rh, error, error_size);
+        // An opaque frame stays opaque (the clamped sums of weights that add up to one give
+        // 255; this makes sure of it).
+        for (int y = 0; y < rh; y++)
+            for (int x = 0; x < rw; x++) dst[(size_t)y * dst_stride + (size_t)x * 4 + 3] = 255;
+        return status;
+    }
+    clipped_lanczos horizontal, vertical;
+    if (kernels(sw, sh, dw, dh, &horizontal, &vertical)) return fail(error, error_size, -4, "out of memory");
+    int x0, x1, y0, y1;
+    reach(&horizontal, &vertical, rx, ry, rw, rh, &x0, &x1, &y0, &y1);
+    // Full-sized so the passes address it as the source; only the reached rectangle is written
+    // (and read: the AVX2 pass may load up to three pixels past a window, with zero weights).
+    uint8_t *buffer = malloc((size_t)sw * sh * 4);
+    if (!buffer) return fail(error, error_size, -4, "out of memory");
+    premultiply(src, sw, buffer, x0, x1, y0, y1);
+    int status = reduce_rect(buffer, sw, sh, dst, dst_stride, dw, dh, rx, ry, rw, rh, error, error_size);
+    free(buffer);
+    if (status == 0) unpremultiply(dst, dst_stride, rw, rh);
     return status;
 }
 
@@ -231,39 +325,69 @@ int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int
                            int opaque, char *error, size_t error_size) {
     if (sw > 0 && sh > 0 && (dw > sw || dh > sh)) return enlarge_with_pixman(src, sw, sh, dst, dw, dh, error, error_size);
     if (sw <= 0 || sh <= 0 || dw <= 0 || dh <= 0) return fail(error, error_size, -2, "empty image");
-    size_t pixels = (size_t)dw * dh;
-    if (opaque) {
-        int status = reduce(src, sw, sh, dst, dw, dh, error, error_size);
-        // An opaque frame stays opaque (the clamped sums of weights that add up to one give
-        // 255; this makes sure of it).
-        for (size_t i = 3; i < pixels * 4; i += 4) dst[i] = 255;
-        return status;
-    }
+    if (!flipbook_resample_uses_libvips(sw, sh, dw, dh))
+        return reduce_frame_rect(src, sw, sh, dst, (size_t)dw * 4, dw, dh, opaque, 0, 0, dw, dh, error, error_size);
+    // A reduction by more than MAX_DIRECT_REDUCE: box-shrunk first, then the kernel.
     size_t n = (size_t)sw * sh;
-    uint8_t *buffer = malloc(n * 4);
-    if (!buffer) return fail(error, error_size, -4, "out of memory");
-    for (size_t i = 0; i < n * 4; i += 4) {
-        unsigned a = src[i + 3];
-        buffer[i + 0] = premultiplied(src[i + 0], a);
-        buffer[i + 1] = premultiplied(src[i + 1], a);
-        buffer[i + 2] = premultiplied(src[i + 2], a);
-        buffer[i + 3] = (uint8_t)a;
+    uint8_t *buffer = NULL;
+    if (!opaque) {
+        if (!(buffer = malloc(n * 4))) return fail(error, error_size, -4, "out of memory");
+        premultiply(src, sw, buffer, 0, sw, 0, sh);
+        src = buffer;
     }
-    int status = reduce(buffer, sw, sh, dst, dw, dh, error, error_size);
+    uint8_t *shrunk = NULL;
+    int status = preshrink(&src, &sw, &sh, &shrunk, dw, dh, error, error_size);
+    if (status == 0) status = reduce_rect(src, sw, sh, dst, (size_t)dw * 4, dw, dh, 0, 0, dw, dh, error, error_size);
+    free(shrunk);
     free(buffer);
     if (status != 0) return status;
-    for (size_t i = 0; i < pixels * 4; i += 4) {
-        unsigned a = dst[i + 3];
-        if (a == 0) {
-            dst[i] = dst[i + 1] = dst[i + 2] = 0;
-            continue;
-        }
-        // Rounded to nearest; a colour above its alpha (the kernel's overshoot) clamps to 255.
-        dst[i] = unpremultiplied(dst[i], a);
-        dst[i + 1] = unpremultiplied(dst[i + 1], a);
-        dst[i + 2] = unpremultiplied(dst[i + 2], a);
+    if (opaque) {
+        for (size_t i = 3; i < (size_t)dw * dh * 4; i += 4) dst[i] = 255;
+    } else {
+        unpremultiply(dst, (size_t)dw * 4, dw, dh);
     }
     return 0;
+}
+
+/// Whether sw×sh → dw×dh is a reduction by the kernel alone, whose outputs can be made apart.
+static int reduces_by_kernel(int sw, int sh, int dw, int dh) {
+    return sw > 0 && sh > 0 && dw > 0 && dh > 0 && dw <= sw && dh <= sh && !flipbook_resample_uses_libvips(sw, sh, dw, dh);
+}
+
+int flipbook_resample_affected(int sw, int sh, int dw, int dh, int x, int y, int w, int h, int rect[4]) {
+    if (!reduces_by_kernel(sw, sh, dw, dh)) return 0;
+    clipped_lanczos horizontal, vertical;
+    if (kernels(sw, sh, dw, dh, &horizontal, &vertical)) return 0;
+    int x0 = x, x1 = x + w, y0 = y, y1 = y + h;
+    if (horizontal.in) clipped_lanczos_reached_by(&horizontal, x, x + w, &x0, &x1);
+    if (vertical.in) clipped_lanczos_reached_by(&vertical, y, y + h, &y0, &y1);
+    if (x1 <= x0 || y1 <= y0) x0 = x1 = y0 = y1 = 0;
+    rect[0] = x0;
+    rect[1] = y0;
+    rect[2] = x1 - x0;
+    rect[3] = y1 - y0;
+    return 1;
+}
+
+int flipbook_resample_reach(int sw, int sh, int dw, int dh, int rx, int ry, int rw, int rh, int rect[4]) {
+    if (!reduces_by_kernel(sw, sh, dw, dh)) return 0;
+    clipped_lanczos horizontal, vertical;
+    if (kernels(sw, sh, dw, dh, &horizontal, &vertical)) return 0;
+    int x0, x1, y0, y1;
+    reach(&horizontal, &vertical, rx, ry, rw, rh, &x0, &x1, &y0, &y1);
+    rect[0] = x0;
+    rect[1] = y0;
+    rect[2] = x1 - x0;
+    rect[3] = y1 - y0;
+    return 1;
+}
+
+int flipbook_resample_rgba_rect(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh, int opaque, int rx,
+                                int ry, int rw, int rh, char *error, size_t error_size) {
+    if (!reduces_by_kernel(sw, sh, dw, dh)) return fail(error, error_size, -2, "not a reduction by the kernel alone");
+    if (rx < 0 || ry < 0 || rw <= 0 || rh <= 0 || rx + rw > dw || ry + rh > dh)
+        return fail(error, error_size, -2, "the rectangle is not inside the output");
+    return reduce_frame_rect(src, sw, sh, dst, (size_t)rw * 4, dw, dh, opaque, rx, ry, rw, rh, error, error_size);
 }
 
 const char *flipbook_resample_library_version(void) {
@@ -275,8 +399,8 @@ int flipbook_resample_columns_agree(const uint8_t *src, int sw, int sh, int dw) 
     uint8_t *fast = malloc((size_t)dw * sh * 4), *portable = malloc((size_t)dw * sh * 4);
     int agree = -1;
     if (kernel && fast && portable) {
-        clipped_lanczos_columns(kernel, src, sh, fast);
-        clipped_lanczos_columns_portable(kernel, src, sh, portable);
+        clipped_lanczos_columns(kernel, src, (size_t)sw * 4, sh, 0, dw, fast, (size_t)dw * 4);
+        clipped_lanczos_columns_portable(kernel, src, (size_t)sw * 4, sh, 0, dw, portable, (size_t)dw * 4);
         agree = memcmp(fast, portable, (size_t)dw * sh * 4) == 0;
     }
     free(fast);

@@ -52,6 +52,31 @@ public struct Canvas: Sendable, Equatable {
         return out
     }
 
+    /// True when every pixel inside `area` (already clipped) is opaque.
+    func isOpaque(in area: PixelRect) -> Bool {
+        pixels.withUnsafeBytes { raw in
+            let words = raw.bindMemory(to: UInt32.self)
+            var all: UInt32 = 0xFF00_0000
+            for y in area.y..<area.maxY {
+                let start = y * width + area.x
+                for i in start..<(start + area.width) { all &= words[i] }
+            }
+            return all & 0xFF00_0000 == 0xFF00_0000
+        }
+    }
+
+    /// Copies rows `rows` of `source` (a canvas of the same size) into the same rows here.
+    mutating func copyRows(_ rows: Range<Int>, from source: Canvas) {
+        precondition(source.width == width && source.height == height, "rows copied between canvases of other sizes")
+        let rowBytes = width * 4
+        pixels.withUnsafeMutableBytes { dst in
+            source.pixels.withUnsafeBytes { src in
+                (dst.baseAddress! + rows.lowerBound * rowBytes).copyMemory(
+                    from: src.baseAddress! + rows.lowerBound * rowBytes, byteCount: rows.count * rowBytes)
+            }
+        }
+    }
+
     /// Writes back pixels taken with ``copy(_:)`` of the same `area`.
     mutating func paste(_ saved: [UInt8], into area: PixelRect) {
         guard !area.isEmpty else { return }

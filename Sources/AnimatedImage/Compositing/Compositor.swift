@@ -22,6 +22,9 @@ public struct Compositor: Sendable {
     /// The rectangle the last frame's `background` disposal cleared, once settled, until the
     /// next frame is drawn (WebP blending leaves it alone).
     private var cleared = PixelRect(x: 0, y: 0, width: 0, height: 0)
+    /// The part of the canvas drawn or disposed of since ``forgetChanges()`` (or since the
+    /// compositor was made): every pixel outside it is as it was then.
+    public private(set) var changed = PixelRect(x: 0, y: 0, width: 0, height: 0)
 
     /// A compositor whose canvas is `canvas`, ready for the next frame to be drawn.
     public init(canvas: Canvas) {
@@ -51,6 +54,11 @@ public struct Compositor: Sendable {
         return canvas
     }
 
+    /// Starts ``changed`` afresh: the canvas as it is now is what later changes are from.
+    public mutating func forgetChanges() {
+        changed = PixelRect(x: 0, y: 0, width: 0, height: 0)
+    }
+
     /// Disposes of the previous frame, then draws `patch` as `frame` says. `startsClean` says
     /// the canvas is entirely transparent before this frame (``FrameDependencies/startsClean``):
     /// WebP blending does not blend then.
@@ -65,6 +73,7 @@ public struct Compositor: Sendable {
             savedPixels = canvas.copy(area)
         }
         guard !area.isEmpty else { return }
+        changed = changed.union(area)
         switch patch.pixels {
         case .indexed(let indices, let palette, let transparentIndex):
             drawIndexed(indices, palette: palette, transparent: transparentIndex, patch: patch.rect, area: area)
@@ -88,9 +97,11 @@ public struct Compositor: Sendable {
         case .background:
             canvas.clear(owedRect)
             cleared = owedRect
+            changed = changed.union(owedRect)
         case .previous:
             canvas.paste(savedPixels, into: owedRect)
             savedPixels = []
+            changed = changed.union(owedRect)
         }
         owedDisposal = .none
     }

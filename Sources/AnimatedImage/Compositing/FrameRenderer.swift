@@ -25,6 +25,17 @@ public final class FrameRenderer {
     /// Frames 0...verifiedThrough are known to decode.
     private var verifiedThrough: Int
 
+    /// The frame whose canvas the last ``render(_:)`` returned, while the compositor still
+    /// shows it (drawing from it since); nil after a ``resume(after:output:)`` or a failed render.
+    private var returned: Int?
+
+    /// The part of the canvas the last ``render(_:)`` returned that may differ from the canvas
+    /// the call before it returned (every pixel outside it is the same); nil when not known —
+    /// the first call, a frame drawn afresh from a checkpoint or a key frame, a resume. Lets a
+    /// caller that scaled the previous canvas scale only what changed
+    /// (``Resampler/affected(by:sourceWidth:sourceHeight:width:height:)``).
+    public private(set) var changedByLastRender: PixelRect?
+
     /// How many frames this renderer has decoded (for tests and metrics).
     public private(set) var decodeCount = 0
 
@@ -79,6 +90,7 @@ public final class FrameRenderer {
             "a \(output.width)×\(output.height) output for a \(image.canvasWidth)×\(image.canvasHeight) canvas")
         compositor = Compositor(output: output, of: image.index.frames[frame])
         drawn = frame
+        returned = nil
         // The output exists, so every frame up to it decoded when it was first rendered.
         verifiedThrough = max(verifiedThrough, frame)
     }
@@ -99,12 +111,21 @@ public final class FrameRenderer {
         guard index >= 0, index < frames.count else {
             throw AnimatedImageError.frameOutOfRange(index: index, frameCount: frames.count)
         }
-        if index == drawn { return compositor.canvas }
+        // Whether the compositor still holds the canvas returned last, changes since recorded.
+        let continuing = returned != nil && returned == drawn
+        returned = nil
+        changedByLastRender = nil
+        if index == drawn {
+            if continuing { changedByLastRender = PixelRect(x: 0, y: 0, width: 0, height: 0) }
+            returned = index
+            return compositor.canvas
+        }
 
         let start = chooseStart(for: index)
         if start.fresh {
             compositor = start.checkpoint ?? Compositor(width: image.index.canvasWidth, height: image.index.canvasHeight)
         }
+        if !continuing || start.fresh { compositor.forgetChanges() }
         try verifyFrames(before: start.frame)
         let dependencies = image.dependencies
         let ahead =
@@ -122,6 +143,9 @@ public final class FrameRenderer {
             compositor.draw(patch, as: frames[i], startsClean: image.dependencies.startsClean[i])
             drawn = i
         }
+        if continuing && !start.fresh { changedByLastRender = compositor.changed }
+        compositor.forgetChanges()
+        returned = index
         return compositor.canvas
     }
 
@@ -137,7 +161,7 @@ public final class FrameRenderer {
         if let checkpoint = checkpoints.keys.filter({ $0 <= index && $0 > best.frame }).max() {
             best = Start(frame: checkpoint, fresh: true, checkpoint: checkpoints[checkpoint])
         }
-        if drawn >= 0, drawn < index, drawn + 1 > best.frame {
+        if drawn >= 0, drawn < index, drawn + 1 >= best.frame {  // as cheap, and no fresh canvas
             best = Start(frame: drawn + 1, fresh: false, checkpoint: nil)
         }
         return best

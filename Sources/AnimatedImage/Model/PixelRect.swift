@@ -27,6 +27,15 @@ public struct PixelRect: Sendable, Hashable {
         return PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 
+    /// The smallest rectangle holding both this one and `other` (an empty one adds nothing).
+    public func union(_ other: PixelRect) -> PixelRect {
+        if other.isEmpty { return self }
+        if isEmpty { return other }
+        let x0 = min(x, other.x)
+        let y0 = min(y, other.y)
+        return PixelRect(x: x0, y: y0, width: max(maxX, other.maxX) - x0, height: max(maxY, other.maxY) - y0)
+    }
+
     /// True when this rectangle covers all of `other`.
     public func contains(_ other: PixelRect) -> Bool {
         x <= other.x && y <= other.y && maxX >= other.maxX && maxY >= other.maxY

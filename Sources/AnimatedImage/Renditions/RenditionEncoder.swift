@@ -23,11 +23,13 @@ public struct RenditionEncoder: Sendable {
     /// `canvas` (a full composited frame) scaled and cropped as `rendition` says: the pixels
     /// ``encode(_:as:colorSpace:)`` encodes (previews and storyboard tiles are made of them).
     public static func pixels(_ canvas: Canvas, as rendition: FrameRendition) throws -> Canvas {
-        var frame = try Resampler.scale(canvas, width: rendition.scaledWidth, height: rendition.scaledHeight)
-        if let crop = rendition.crop {
-            frame = Canvas(width: crop.width, height: crop.height, pixels: frame.copy(crop.intersection(frame.rect)))
-        }
-        return frame
+        cropped(try Resampler.scale(canvas, width: rendition.scaledWidth, height: rendition.scaledHeight), as: rendition)
+    }
+
+    /// A frame scaled to `rendition`'s scaled size, cropped as it says (itself when it crops nothing).
+    public static func cropped(_ scaled: Canvas, as rendition: FrameRendition) -> Canvas {
+        guard let crop = rendition.crop else { return scaled }
+        return Canvas(width: crop.width, height: crop.height, pixels: scaled.copy(crop.intersection(scaled.rect)))
     }
 
     /// What making one frame of `rendition` from a `width`×`height` canvas may allocate beyond

@@ -27,7 +27,7 @@ public enum Resampler {
     public static func scale(_ canvas: Canvas, width: Int, height: Int) throws -> Canvas {
         guard width > 0, height > 0 else { throw ResamplingError(message: "cannot scale to \(width)×\(height)") }
         if width == canvas.width && height == canvas.height { return canvas }
-        let opaque = PNGEncoder.isOpaque(canvas.pixels)
+        let opaque = isOpaque(canvas)
         var out = [UInt8](repeating: 0, count: width * height * 4)
         var message = [CChar](repeating: 0, count: 256)
         let status = canvas.pixels.withUnsafeBufferPointer { source in
@@ -45,6 +45,65 @@ public enum Resampler {
         }
         return Canvas(width: width, height: height, pixels: out)
     }
+
+    /// When a frame differs from the one before only inside `changed`, the part of its
+    /// `width`×`height` scaling that can differ from the previous frame's: the output pixels
+    /// whose kernel windows reach into `changed` (empty when none do); every other pixel is the
+    /// previous frame's. Nil when the scaling's output pixels cannot be made apart (it enlarges,
+    /// or libvips shrinks it first): scale the whole frame.
+    public static func affected(
+        by changed: PixelRect, sourceWidth: Int, sourceHeight: Int, width: Int, height: Int
+    ) -> PixelRect? {
+        var rect = [Int32](repeating: 0, count: 4)
+        let known = flipbook_resample_affected(
+            Int32(clamping: sourceWidth), Int32(clamping: sourceHeight), Int32(clamping: width), Int32(clamping: height),
+            Int32(clamping: changed.x), Int32(clamping: changed.y), Int32(clamping: changed.width),
+            Int32(clamping: changed.height), &rect)
+        guard known == 1 else { return nil }
+        return PixelRect(x: Int(rect[0]), y: Int(rect[1]), width: Int(rect[2]), height: Int(rect[3]))
+    }
+
+    /// The rows of a `sourceWidth`×`sourceHeight` canvas that ``scale(_:width:height:only:opaque:)``
+    /// reads to make `part` of its `width`×`height` scaling; nil as for ``affected(by:sourceWidth:sourceHeight:width:height:)``.
+    public static func rowsRead(
+        for part: PixelRect, sourceWidth: Int, sourceHeight: Int, width: Int, height: Int
+    ) -> Range<Int>? {
+        var rect = [Int32](repeating: 0, count: 4)
+        let known = flipbook_resample_reach(
+            Int32(clamping: sourceWidth), Int32(clamping: sourceHeight), Int32(clamping: width), Int32(clamping: height),
+            Int32(clamping: part.x), Int32(clamping: part.y), Int32(clamping: part.width), Int32(clamping: part.height),
+            &rect)
+        guard known == 1 else { return nil }
+        return Int(rect[1])..<Int(rect[1] + rect[3])
+    }
+
+    /// `part` of `canvas` scaled to `width`×`height` — exactly those pixels of
+    /// ``scale(_:width:height:)``'s output — as a canvas of `part`'s size. `opaque` must say
+    /// whether every pixel of `canvas` is opaque (as ``scale(_:width:height:)`` finds out). Only for
+    /// scalings ``affected(by:sourceWidth:sourceHeight:width:height:)`` accepts; reads only
+    /// ``rowsRead(for:sourceWidth:sourceHeight:width:height:)``.
+    public static func scale(_ canvas: Canvas, width: Int, height: Int, only part: PixelRect, opaque: Bool) throws -> Canvas {
+        var out = [UInt8](repeating: 0, count: part.area * 4)
+        var message = [CChar](repeating: 0, count: 256)
+        let status = canvas.pixels.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                message.withUnsafeMutableBufferPointer { text in
+                    flipbook_resample_rgba_rect(
+                        source.baseAddress, Int32(canvas.width), Int32(canvas.height), target.baseAddress,
+                        Int32(width), Int32(height), opaque ? 1 : 0, Int32(part.x), Int32(part.y), Int32(part.width),
+                        Int32(part.height), text.baseAddress, text.count)
+                }
+            }
+        }
+        guard status == 0 else {
+            let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            throw ResamplingError(message: text)
+        }
+        return Canvas(width: part.width, height: part.height, pixels: out)
+    }
+
+    /// Whether every pixel of `canvas` is opaque: the scaler then skips premultiplying.
+    public static func isOpaque(_ canvas: Canvas) -> Bool { PNGEncoder.isOpaque(canvas.pixels) }
 
     /// The bytes scaling a `width`×`height` canvas may allocate besides the source and the
     /// result: a premultiplied copy of the source, the horizontally reduced frame (no larger),

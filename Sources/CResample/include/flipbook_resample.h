@@ -16,6 +16,24 @@
 int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
                            int opaque, char *error, size_t error_size);
 
+/// Scaling a frame that differs from the one before only inside source rectangle (x, y, w, h):
+/// fills `rect` (x, y, w, h) with the output pixels that can differ — those whose kernel windows
+/// reach into it (w or h 0 when none do) — and returns 1, when sw×sh → dw×dh is a reduction by
+/// the kernel alone (not enlarging, not shrunk first by libvips: the only scalings whose output
+/// pixels can be made apart); else 0. Every other output pixel is the previous frame's.
+int flipbook_resample_affected(int sw, int sh, int dw, int dh, int x, int y, int w, int h, int rect[4]);
+
+/// The source rectangle (x, y, w, h) that output rectangle (rx, ry, rw, rh) of the same kind of
+/// scaling reads; 1, or 0 when the scaling is not a reduction by the kernel alone.
+int flipbook_resample_reach(int sw, int sh, int dw, int dh, int rx, int ry, int rw, int rh, int rect[4]);
+
+/// Output rectangle (rx, ry, rw, rh) of flipbook_resample_rgba's reduction of `src` into `dst`
+/// (rw×rh×4 bytes): exactly the bytes that rectangle has in the whole output. Reads only the
+/// source rectangle flipbook_resample_reach names. 0, or a negative code with a message, also
+/// for a scaling flipbook_resample_affected refuses or a rectangle outside the output.
+int flipbook_resample_rgba_rect(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh, int opaque, int rx,
+                                int ry, int rw, int rh, char *error, size_t error_size);
+
 /// Starts libvips (once per process; a reduction by more than 40×, the only scaling that uses it,
 /// starts it too). Call it while the process has one thread: it sets VIPSHOME (unless set) so
 /// that libvips loads none of its modules. 0 on success.

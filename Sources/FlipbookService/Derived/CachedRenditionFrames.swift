@@ -5,7 +5,7 @@ import FrameCache
 /// would otherwise decode and scale them again: a frame served losslessly (PNG) in the same
 /// geometry as the product's frames is those frames exactly, so it is decoded from the cache's
 /// PNG (one small inflate instead of decoding the original's frames up to it and scaling).
-/// Lossy frames are never taken: they are not the product's pixels. Used by one build thread.
+/// Lossy frames are never taken: they are not the product's pixels. Used by one thread at a time (a build's frame producer).
 final class CachedRenditionFrames {
     private let cache: FrameCache?
     private let key: String
