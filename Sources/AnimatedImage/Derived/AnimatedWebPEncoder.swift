@@ -9,7 +9,7 @@ import CWebP
 ///
 /// Memory: libwebp keeps a few canvases of the output's size and the encoded frames; nothing
 /// scales with the number of frames but the output. One encoder is used by one thread.
-public final class AnimatedWebPEncoder {
+public final class AnimatedWebPEncoder: AnimationEncoding {
     public let width: Int
     public let height: Int
     /// Lossy quality 1–100; nil = lossless.
@@ -51,10 +51,7 @@ public final class AnimatedWebPEncoder {
         self.encoder = encoder
         // Thrown after every property is set: deinit deletes the encoder.
         config = try WebPEncoder(lossyMethod: lossyMethod, losslessLevel: losslessLevel).configuration(quality: quality)
-        if quality != nil, let lossyTuning {
-            config.method = lossyTuning.method
-            config.sns_strength = lossyTuning.spatialNoiseShaping
-        }
+        if quality != nil, let lossyTuning { lossyTuning.apply(to: &config) }
     }
 
     deinit { WebPAnimEncoderDelete(encoder) }
@@ -122,4 +119,25 @@ public struct LossyTuning: Sendable, Equatable {
         self.spatialNoiseShaping = spatialNoiseShaping
         self.minimizeSize = minimizeSize
     }
+
+    /// Sets these in libwebp's settings for a frame.
+    public func apply(to config: inout WebPConfig) {
+        config.method = method
+        config.sns_strength = spatialNoiseShaping
+    }
+
+    /// libwebp's settings for a lossy animation frame at `quality` (1–100).
+    public func configuration(quality: Int) throws -> WebPConfig {
+        var config = try WebPEncoder(lossyMethod: method).configuration(quality: quality)
+        apply(to: &config)
+        return config
+    }
+}
+
+/// An encoder of animations that takes equally sized frames in order, each with its duration.
+public protocol AnimationEncoding: AnyObject {
+    /// Adds the next frame, shown for `durationMs` milliseconds.
+    func add(_ frame: Canvas, durationMs: Int) throws
+    /// The animation of every frame added.
+    func finish() throws -> [UInt8]
 }

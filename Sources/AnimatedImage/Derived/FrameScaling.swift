@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 
 /// How one rendered frame of a ``ScaledFrameStream`` is scaled.
@@ -20,58 +19,20 @@ enum ScaledPixels: Sendable {
     case unchanged
 }
 
-/// One frame's scaling, run once by whichever thread comes first: a worker, or the caller
-/// when it needs the frame (``result()``).
+/// One frame's scaling (``DeferredWork``: run once by whichever thread comes first — a worker,
+/// or the caller when it needs the frame).
 final class FrameScaling: Sendable {
-    private enum State {
-        case unstarted(Canvas, ScalingPlan)
-        case running
-        case finished(Result<ScaledPixels, any Error>)
-    }
-
-    private let state: Mutex<State>
-    private let rendition: FrameRendition?
-    /// Left when the scaling finishes (entered at creation unless already finished).
-    private let finished = DispatchGroup()
-    /// Where the canvas goes once scaled (nil: it is the renderer's).
-    private let spares: SpareCanvases?
-
+    private let work: DeferredWork<ScaledPixels>
     /// True when the frame is scaled whole (not in part, not unchanged).
     let isWhole: Bool
 
+    /// The scaling of `canvas` as `plan` says; `canvas` goes back to `spares` once scaled (nil:
+    /// it is the renderer's).
     init(_ canvas: Canvas, _ plan: ScalingPlan, rendition: FrameRendition, spares: SpareCanvases?) {
-        state = Mutex(.unstarted(canvas, plan))
         if case .whole = plan { isWhole = true } else { isWhole = false }
-        self.rendition = rendition
-        self.spares = spares
-        finished.enter()
-    }
-
-    init(finished result: Result<ScaledPixels, any Error>) {
-        state = Mutex(.finished(result))
-        isWhole = false
-        rendition = nil
-        spares = nil
-    }
-
-    /// True once the frame is scaled (or failed to be).
-    var isFinished: Bool {
-        state.withLock { state in
-            if case .finished = state { return true }
-            return false
-        }
-    }
-
-    /// Scales the frame here unless another thread has started it.
-    func runIfUnstarted() {
-        let work: (Canvas, ScalingPlan)? = state.withLock { state in
-            guard case .unstarted(let canvas, let plan) = state else { return nil }
-            state = .running
-            return (canvas, plan)
-        }
-        guard let (canvas, plan) = work, let rendition else { return }
         let (width, height) = (rendition.scaledWidth, rendition.scaledHeight)
-        let result = Result { () throws -> ScaledPixels in
+        work = DeferredWork {
+            defer { spares?.keep(canvas) }
             switch plan {
             case .whole:
                 return .whole(try Resampler.scale(canvas, width: width, height: height))
@@ -81,31 +42,17 @@ final class FrameScaling: Sendable {
                 return .unchanged
             }
         }
-        spares?.keep(canvas)
-        state.withLock { $0 = .finished(result) }
-        finished.leave()
     }
 
-    /// The scaled frame: scaled here if no thread has started it, else waited for.
-    func result() throws -> ScaledPixels {
-        runIfUnstarted()
-        finished.wait()
-        return try state.withLock { state -> Result<ScaledPixels, any Error> in
-            guard case .finished(let result) = state else { preconditionFailure("waited for an unfinished scaling") }
-            return result
-        }.get()
+    init(finished result: Result<ScaledPixels, any Error>) {
+        work = DeferredWork(finished: result)
+        isWhole = false
     }
 
-    /// Makes sure no thread is or will be scaling the frame: takes it if unstarted (and drops
-    /// it), else waits for the thread that has it.
-    func cancelOrWait() {
-        let taken = state.withLock { state -> Bool in
-            guard case .unstarted = state else { return false }
-            state = .finished(.failure(CancellationError()))
-            return true
-        }
-        if taken { finished.leave() } else { finished.wait() }
-    }
+    var isFinished: Bool { work.isFinished }
+    func runIfUnstarted() { work.runIfUnstarted() }
+    func result() throws -> ScaledPixels { try work.result() }
+    func cancelOrWait() { work.cancelOrWait() }
 }
 
 /// Canvases a scaled frame is done with, to copy the next rendered frames into. A rendered

@@ -33,10 +33,7 @@ public enum PreviewMaker {
             try afterFrame(0)
             return try encoder.encode(frame, quality: quality, colorSpace: image.colorSpace)
         }
-        let animation = try AnimatedWebPEncoder(
-            width: rendition.outputWidth, height: rendition.outputHeight, loopCount: image.timeline.playCount,
-            quality: quality, lossyMethod: encoder.lossyMethod, losslessLevel: encoder.losslessLevel,
-            lossyTuning: Self.lossyTuning)
+        let animation = try Self.animationEncoder(image, rendition: rendition, encoder: encoder)
         let delays = image.timeline.delaysMs
         let frames = ScaledFrameStream(
             image, rendition: rendition, indices: Array(0..<image.frameCount), renderer: renderer,
@@ -48,16 +45,36 @@ public enum PreviewMaker {
         return try animation.finish()
     }
 
+    /// The encoder of `image`'s preview in `rendition`: lossy frames through
+    /// ``ParallelAnimatedWebPEncoder`` (``lossyTuning``'s bytes, encoded on every core), unless
+    /// a frame could be shown longer than that encoder writes (2^24 ms, libwebp's limit, which
+    /// its own encoder works around with an extra frame); lossless ones through
+    /// ``AnimatedWebPEncoder``.
+    static func animationEncoder(
+        _ image: AnimatedImage, rendition: FrameRendition, encoder: WebPEncoder
+    ) throws -> any AnimationEncoding {
+        let (width, height) = (rendition.outputWidth, rendition.outputHeight)
+        let loopCount = image.timeline.playCount
+        if let quality = rendition.quality, lossyTuning.minimizeSize, image.timeline.delaysMs.reduce(0, +) < 1 << 24 {
+            return try ParallelAnimatedWebPEncoder(
+                width: width, height: height, loopCount: loopCount, config: lossyTuning.configuration(quality: quality))
+        }
+        return try AnimatedWebPEncoder(
+            width: width, height: height, loopCount: loopCount, quality: rendition.quality,
+            lossyMethod: encoder.lossyMethod, losslessLevel: encoder.losslessLevel, lossyTuning: Self.lossyTuning)
+    }
+
     /// What making a preview of `image` in `rendition` may hold besides the output: the
-    /// renderer's canvas and drawing a frame on it (no PNG is encoded), scaling it, libwebp's
-    /// canvases and buffers (about eight frames of the output's size), and the frames scaled
+    /// renderer's canvas and drawing a frame on it (no PNG is encoded), scaling it, the
+    /// encoder's frames in flight and libwebp's canvases and buffers
+    /// (``ParallelAnimatedWebPEncoder/workingBytes(width:height:)``), and the frames scaled
     /// ahead of the encoder (a canvas, the scaler's work and the scaled frame each). Measured:
     /// a 7000×7000 GIF's preview at 320 px peaked 399 MiB above the idle service, which had
     /// reserved 614 MiB for it (this and a canvas; BENCHMARKS.md).
     public static func workingBytes(_ image: AnimatedImage, rendition: FrameRendition) -> Int {
-        let output = rendition.outputWidth * rendition.outputHeight * 4
         let scaling = RenditionEncoder.workingBytes(rendition, width: image.canvasWidth, height: image.canvasHeight)
-        return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes + scaling + 8 * output
+        let encoding = ParallelAnimatedWebPEncoder.workingBytes(width: rendition.outputWidth, height: rendition.outputHeight)
+        return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes + scaling + encoding
             + ScaledFrameStream.aheadBytes(image, rendition: rendition)
     }
 }

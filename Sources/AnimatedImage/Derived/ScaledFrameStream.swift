@@ -165,7 +165,7 @@ final class FrameProducer: @unchecked Sendable {
     func start() {
         running = true
         finished.enter()
-        DispatchQueue.global().async { [self] in
+        DetachedThread.start { [self] in
             while true {
                 free.wait()
                 let item = stopping.load(ordering: .acquiring) ? .end : produceNext()

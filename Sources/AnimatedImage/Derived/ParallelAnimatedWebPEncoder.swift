@@ -1,0 +1,333 @@
+import CWebP
+import SystemResources
+
+/// Encodes lossy animated WebP exactly as libwebp's `WebPAnimEncoder` does with `minimize_size`
+/// (the same bytes; a test compares them), with the frames' encodings spread over cores.
+///
+/// `WebPAnimEncoder` takes frames one after another: for each it encodes two candidates — the
+/// rectangle that changed over the previous frame left in place, and over the previous frame
+/// disposed to the background — keeps the smaller, and only then looks at the next frame. The
+/// first candidate needs nothing but the two frames' pixels, so every frame's is encoded on a
+/// worker as soon as the frame arrives; the second needs the rectangle chosen for the previous
+/// frame, so it is encoded as soon as that choice is made. The choices are made in order, as
+/// libwebp makes them, while the workers encode the next frames' first candidates: the second
+/// candidates form the one chain that must wait, half the work. (Candidate rules:
+/// ``AnimationCandidateGeometry``.)
+///
+/// Memory: the frames in flight (``framesInFlight``), each its canvas as ARGB words and its two
+/// candidates; then the encoded frames. One encoder is used by one thread; it encodes on
+/// threads of its own, one per core.
+public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
+    public let width: Int
+    public let height: Int
+    private let loopCount: Int
+    private let config: WebPConfig
+    private let geometry: AnimationCandidateGeometry
+    /// Frames whose candidates may be encoding at once, before the oldest's choice is made.
+    let framesInFlight: Int
+    /// Frames kept (not merged into the one before), in order; `chosen` set for the first
+    /// `decided` of them.
+    private var frames: [KeptFrame] = []
+    private var decided = 0
+    /// Start of each added frame, in milliseconds; the next frame's start is `elapsedMs`.
+    private var startsMs: [Int] = []
+    private var elapsedMs = 0
+    /// A canvas-sized buffer for the previous canvas with a rectangle disposed.
+    private var disposed: [UInt32]
+    /// Canvases no frame needs any more, to convert the next frames into (a canvas-sized
+    /// allocation costs page faults in a service whose large allocations are mapped each time).
+    private var spareCanvases: [[UInt32]] = []
+    private var finished = false
+    /// Where the candidates are encoded: threads of their own, one per core.
+    private let workers = WorkerThreads(count: CPULimit.usableCores)
+
+    private struct Candidate {
+        var rect: PixelRect
+        var blended: Bool
+        var encoded: DeferredWork<[UInt8]>
+    }
+
+    private struct KeptFrame {
+        var startMs: Int
+        /// Its canvas (ARGB), and the kept canvas before it (nil for the first frame); dropped
+        /// once no choice needs them.
+        var canvas: [UInt32]
+        var previous: [UInt32]?
+        var inPlace: Candidate
+        /// Over the previous frame disposed to the background: made once the previous frame's
+        /// choice is (never for the first frame).
+        var overDisposed: Candidate?
+        var chosen: Candidate?
+        /// Set when the next frame's choice is made.
+        var dispose = WEBP_MUX_DISPOSE_NONE
+    }
+
+    /// - Parameters:
+    ///   - loopCount: WebP's loop count, the total number of plays (0 = forever).
+    ///   - config: libwebp's lossy settings for every frame (a sub-frame blended over the canvas
+    ///     is encoded with its loop filter off, as libwebp does).
+    public init(width: Int, height: Int, loopCount: Int, config: WebPConfig) throws {
+        guard width > 0, height > 0, width <= Int(WEBP_MAX_DIMENSION), height <= Int(WEBP_MAX_DIMENSION) else {
+            throw WebPEncodingError(message: "an animated WebP cannot be \(width)×\(height) pixels")
+        }
+        var config = config
+        guard config.lossless == 0, WebPValidateConfig(&config) != 0 else {
+            throw WebPEncodingError(message: "not a valid lossy configuration")
+        }
+        self.width = width
+        self.height = height
+        self.loopCount = max(0, min(loopCount, 65535))
+        self.config = config
+        geometry = AnimationCandidateGeometry(width: width, height: height, quality: config.quality)
+        framesInFlight = Self.framesInFlight(width: width, height: height)
+        disposed = [UInt32](repeating: 0, count: width * height)
+    }
+
+    deinit {
+        for frame in frames[decided...] {
+            frame.inPlace.encoded.cancelOrWait()
+            frame.overDisposed?.encoded.cancelOrWait()
+        }
+        workers.close()
+    }
+
+    /// Frames in flight: 8, fewer for frames so large that 8 would hold more than 16 MB of
+    /// canvases and candidates, never fewer than 2.
+    static func framesInFlight(width: Int, height: Int) -> Int {
+        max(2, min(8, (16 << 20) / max(1, 3 * width * height * 4)))
+    }
+
+    /// What the encoder may hold besides the encoded frames: the frames in flight (a canvas and
+    /// two candidates each), the disposed canvas, and libwebp's work for one encoding per core
+    /// (a few times the frame each; 8 frames' worth counted).
+    public static func workingBytes(width: Int, height: Int) -> Int {
+        (framesInFlight(width: width, height: height) * 3 + 1 + 8) * width * height * 4
+    }
+
+    /// Frames added so far.
+    public var frameCount: Int { startsMs.count }
+
+    /// Adds the next frame, shown for `durationMs` milliseconds.
+    public func add(_ frame: Canvas, durationMs: Int) throws {
+        precondition(!finished, "frames added after finish()")
+        guard frame.width == width, frame.height == height else {
+            throw WebPEncodingError(message: "a \(frame.width)×\(frame.height) frame in a \(width)×\(height) animation")
+        }
+        var canvas = spareCanvases.popLast() ?? []
+        AnimationCandidateGeometry.convert(frame, toARGB: &canvas)
+        let start = elapsedMs
+        startsMs.append(start)
+        elapsedMs += max(1, durationMs)
+        guard let last = frames.last else {
+            // The first frame: what differs from a transparent canvas, never blended.
+            let transparent = [UInt32](repeating: 0, count: width * height)
+            let rect = canvas.withUnsafeBufferPointer { now in
+                transparent.withUnsafeBufferPointer { geometry.changeRects(from: $0, to: now, emptyAllowed: false).lossy }
+            }
+            let inPlace = candidate(canvas, rect, over: nil)
+            frames.append(KeptFrame(startMs: start, canvas: canvas, previous: nil, inPlace: inPlace, overDisposed: nil))
+            return
+        }
+        let previous = last.canvas
+        let changed = canvas.withUnsafeBufferPointer { now in
+            previous.withUnsafeBufferPointer { geometry.changeRects(from: $0, to: now, emptyAllowed: true).lossy }
+        }
+        // Nothing changed (within the tolerance): libwebp merges the frame into the one before.
+        guard !changed.isEmpty else {
+            spareCanvases.append(canvas)
+            return
+        }
+        let inPlace = candidate(canvas, changed, over: previous)
+        frames.append(KeptFrame(startMs: start, canvas: canvas, previous: previous, inPlace: inPlace, overDisposed: nil))
+        try decide(waiting: false)
+        while frames.count - decided > framesInFlight { try decide(waiting: true, once: true) }
+    }
+
+    /// The animated WebP of every frame added.
+    public func finish() throws -> [UInt8] {
+        precondition(!finished, "finish() called twice")
+        finished = true
+        guard !frames.isEmpty else { throw WebPEncodingError(message: "an animation needs a frame") }
+        try decide(waiting: true)
+        if frames.count == 1 { return try singleFrame() }
+        guard let mux = WebPMuxNew() else { throw WebPEncodingError(message: "libwebpmux out of memory") }
+        defer { WebPMuxDelete(mux) }
+        for (k, frame) in frames.enumerated() {
+            guard let chosen = frame.chosen else { preconditionFailure("a frame left undecided") }
+            let end = k + 1 < frames.count ? frames[k + 1].startMs : elapsedMs
+            guard end - frame.startMs < 1 << 24 else {
+                throw WebPEncodingError(message: "a frame shown for \(end - frame.startMs) ms, beyond WebP's limit")
+            }
+            let bitstream = try chosen.encoded.result()
+            let status = bitstream.withUnsafeBufferPointer { bytes -> WebPMuxError in
+                var info = WebPMuxFrameInfo()
+                info.bitstream = WebPData(bytes: bytes.baseAddress, size: bytes.count)
+                info.x_offset = Int32(chosen.rect.x)
+                info.y_offset = Int32(chosen.rect.y)
+                info.duration = Int32(end - frame.startMs)
+                info.id = WEBP_CHUNK_ANMF
+                info.dispose_method = frame.dispose
+                info.blend_method = chosen.blended ? WEBP_MUX_BLEND : WEBP_MUX_NO_BLEND
+                return WebPMuxPushFrame(mux, &info, 1)
+            }
+            guard status == WEBP_MUX_OK else { throw WebPEncodingError(message: "libwebpmux refused frame \(k)") }
+        }
+        var parameters = WebPMuxAnimParams(bgcolor: 0, loop_count: Int32(loopCount))
+        var assembled = WebPData()
+        WebPDataInit(&assembled)
+        defer { WebPDataClear(&assembled) }
+        guard WebPMuxSetCanvasSize(mux, Int32(width), Int32(height)) == WEBP_MUX_OK,
+            WebPMuxSetAnimationParams(mux, &parameters) == WEBP_MUX_OK,
+            WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK, let bytes = assembled.bytes
+        else { throw WebPEncodingError(message: "libwebpmux could not assemble the animation") }
+        let output = Array(UnsafeBufferPointer(start: bytes, count: assembled.size))
+        return try AnimatedWebPFrameSplitter.restoreFrames(output, startsMs: startsMs, endMs: elapsedMs)
+    }
+
+    /// Every frame after the first merged into it: libwebp then makes a still image of it when
+    /// that is smaller, which its own encoder does (given the one frame, shown throughout).
+    private func singleFrame() throws -> [UInt8] {
+        let canvas = frames[0].canvas
+        let rgba = Canvas(
+            width: width, height: height,
+            pixels: canvas.flatMap {
+                [UInt8](arrayLiteral: UInt8(($0 >> 16) & 0xFF), UInt8(($0 >> 8) & 0xFF), UInt8($0 & 0xFF), UInt8($0 >> 24))
+            })
+        var options = WebPAnimEncoderOptions()
+        guard WebPAnimEncoderOptionsInit(&options) != 0 else {
+            throw WebPEncodingError(message: "libwebpmux's options do not match its headers")
+        }
+        options.anim_params.loop_count = Int32(loopCount)
+        options.anim_params.bgcolor = 0
+        options.minimize_size = 1
+        guard let encoder = WebPAnimEncoderNew(Int32(width), Int32(height), &options) else {
+            throw WebPEncodingError(message: "libwebpmux out of memory")
+        }
+        defer { WebPAnimEncoderDelete(encoder) }
+        var config = self.config
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else { throw WebPEncodingError(message: "libwebp's picture did not initialise") }
+        defer { WebPPictureFree(&picture) }
+        picture.use_argb = 1
+        picture.width = Int32(width)
+        picture.height = Int32(height)
+        let imported = rgba.pixels.withUnsafeBufferPointer { WebPPictureImportRGBA(&picture, $0.baseAddress, Int32(width * 4)) }
+        var assembled = WebPData()
+        WebPDataInit(&assembled)
+        defer { WebPDataClear(&assembled) }
+        guard imported != 0, WebPAnimEncoderAdd(encoder, &picture, 0, &config) != 0,
+            WebPAnimEncoderAdd(encoder, nil, Int32(elapsedMs), nil) != 0,
+            WebPAnimEncoderAssemble(encoder, &assembled) != 0, let bytes = assembled.bytes
+        else { throw WebPEncodingError(message: "libwebpmux could not encode the frame") }
+        let output = Array(UnsafeBufferPointer(start: bytes, count: assembled.size))
+        return try AnimatedWebPFrameSplitter.restoreFrames(output, startsMs: startsMs, endMs: elapsedMs)
+    }
+
+    /// Makes the undecided frames' choices in order — the smaller candidate (the one in place
+    /// when they are the same size), which sets the disposal of the frame before — starting each
+    /// frame's second candidate once the frame before is decided. Stops at the first frame whose
+    /// candidates are not encoded yet unless `waiting`, and after one frame when `once`.
+    private func decide(waiting: Bool, once: Bool = false) throws {
+        while decided < frames.count {
+            let k = decided
+            if k > 0 && frames[k].overDisposed == nil {
+                let frame = frames[k]
+                frames[k].overDisposed = candidate(frame.canvas, over: frame.previous!, disposing: frames[k - 1].chosen!.rect)
+            }
+            let frame = frames[k]
+            guard waiting || (frame.inPlace.encoded.isFinished && frame.overDisposed?.encoded.isFinished != false) else {
+                return
+            }
+            var chosen = frame.inPlace
+            let inPlaceSize = try wait(for: frame.inPlace.encoded).count
+            if let overDisposed = frame.overDisposed {
+                let overDisposedSize = try wait(for: overDisposed.encoded).count
+                if overDisposedSize < inPlaceSize { chosen = overDisposed }
+                frames[k - 1].dispose = overDisposedSize < inPlaceSize ? WEBP_MUX_DISPOSE_BACKGROUND : WEBP_MUX_DISPOSE_NONE
+            }
+            frames[k].chosen = chosen
+            frames[k].inPlace = chosen  // the other candidate's bytes go
+            frames[k].overDisposed = nil
+            frames[k].previous = nil
+            if k > 0 {  // no choice needs the canvas before any more: its last reference is here
+                spareCanvases.append(frames[k - 1].canvas)
+                frames[k - 1].canvas = []
+            }
+            decided += 1
+            if once { return }
+        }
+    }
+
+    /// `work`'s result, encoding other frames' unstarted candidates here while it runs elsewhere.
+    private func wait(for work: DeferredWork<[UInt8]>) throws -> [UInt8] {
+        for frame in frames[decided...] where !work.isFinished {
+            frame.inPlace.encoded.runIfUnstarted()
+            if !work.isFinished { frame.overDisposed?.encoded.runIfUnstarted() }
+        }
+        return try work.result()
+    }
+
+    /// The candidate of `canvas` over `previous` disposed at `rect`.
+    private func candidate(_ canvas: [UInt32], over previous: [UInt32], disposing rect: PixelRect) -> Candidate {
+        disposed.withUnsafeMutableBufferPointer { target in
+            previous.withUnsafeBufferPointer { target.baseAddress!.update(from: $0.baseAddress!, count: $0.count) }
+        }
+        AnimationCandidateGeometry.clearing(rect, in: &disposed, width: width)
+        let changed = canvas.withUnsafeBufferPointer { now in
+            disposed.withUnsafeBufferPointer { geometry.changeRects(from: $0, to: now, emptyAllowed: false).lossy }
+        }
+        return candidate(canvas, changed, over: disposed)
+    }
+
+    /// The candidate of `rect` of `canvas`, blended over `previous` when blending can show it
+    /// (never for the first frame: nil), encoded on a worker.
+    private func candidate(_ canvas: [UInt32], _ rect: PixelRect, over previous: [UInt32]?) -> Candidate {
+        let (pixels, blended) = canvas.withUnsafeBufferPointer { now -> ([UInt32], Bool) in
+            guard let previous else { return (geometry.subFrame(of: now, in: rect, blendedOver: nil), false) }
+            return previous.withUnsafeBufferPointer { before in
+                let blended = geometry.blendingPossible(over: before, now, in: rect)
+                return (geometry.subFrame(of: now, in: rect, blendedOver: blended ? before : nil), blended)
+            }
+        }
+        var config = self.config
+        if blended {  // no loop filter across what shows through (libwebp's reason: blockiness)
+            config.autofilter = 0
+            config.filter_strength = 0
+        }
+        let frozen = config
+        let work = DeferredWork { try Self.encode(pixels, width: rect.width, height: rect.height, config: frozen) }
+        work.start(on: workers)
+        return Candidate(rect: rect, blended: blended, encoded: work)
+    }
+
+    /// One sub-frame encoded by libwebp as a WebP image (the bitstream an animation frame holds).
+    static func encode(_ pixels: [UInt32], width: Int, height: Int, config: WebPConfig) throws -> [UInt8] {
+        var pixels = pixels
+        var config = config
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else { throw WebPEncodingError(message: "libwebp's picture did not initialise") }
+        var writer = WebPMemoryWriter()
+        WebPMemoryWriterInit(&writer)
+        defer { WebPMemoryWriterClear(&writer) }
+        picture.use_argb = 1
+        picture.width = Int32(width)
+        picture.height = Int32(height)
+        picture.argb_stride = Int32(width)
+        let encoded = pixels.withUnsafeMutableBufferPointer { words in
+            withUnsafeMutablePointer(to: &writer) { output in
+                picture.argb = words.baseAddress
+                picture.writer = WebPMemoryWrite
+                picture.custom_ptr = UnsafeMutableRawPointer(output)
+                defer {
+                    picture.argb = nil  // ours, not libwebp's to free
+                    WebPPictureFree(&picture)
+                }
+                return WebPEncode(&config, &picture)
+            }
+        }
+        guard encoded != 0, let bytes = writer.mem else {
+            throw WebPEncodingError(message: "libwebp could not encode a frame (error \(picture.error_code.rawValue))")
+        }
+        return Array(UnsafeBufferPointer(start: bytes, count: writer.size))
+    }
+}
