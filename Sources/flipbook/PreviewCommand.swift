@@ -17,13 +17,26 @@ struct PreviewCommand: ParsableCommand {
     @OptionGroup var scaling: ScalingOptions
     @OptionGroup var limits: LimitOptions
 
+    /// The preview decodes every frame in order, which checks each as a full verification
+    /// would; so the file is only indexed first. A frame that does not decode is then handled
+    /// as the full verification handles it — the image ends before it (the service's upload
+    /// does the same) — by opening it that way and starting again: the same bytes either way.
     func run() throws {
-        let image = openImage(file, limits: limits, verification: .full)
-        let rendition = scaling.rendition(of: image, format: .webp)
+        let indexed = openImage(file, limits: limits, verification: .structural)
         do {
-            writeFile(try PreviewMaker.make(image, rendition: rendition), to: output)
+            writeFile(try preview(of: indexed), to: output)
+        } catch AnimatedImageError.frameDecodeFailed {
+            do {
+                writeFile(try preview(of: openImage(file, limits: limits, verification: .full)), to: output)
+            } catch {
+                fail("\(file): \(error)", status: CLIExit.badImage)
+            }
         } catch {
             fail("\(file): \(error)", status: CLIExit.badImage)
         }
+    }
+
+    private func preview(of image: AnimatedImage) throws -> [UInt8] {
+        try PreviewMaker.make(image, rendition: scaling.rendition(of: image, format: .webp))
     }
 }

@@ -1,3 +1,4 @@
+import AnimatedImage
 import FlipbookTestSupport
 import Foundation
 import Testing
@@ -37,6 +38,40 @@ struct DerivedCLITests {
         #expect((json?["tiles"] as? [Any])?.count == (manifest["tiles"] as? [Any])?.count)
         let track = try String(contentsOfFile: directory + "/sb/storyboard.vtt", encoding: .utf8)
         #expect(track.hasPrefix("WEBVTT\n\n00:00:00.000 --> ") && track.contains("0.webp#xywh=0,0,40,"))
+        await service.stop()
+    }
+
+    /// A frame that does not decode ends the image before it, in the service's upload and in
+    /// the command line's preview alike (which indexes the file, then starts again with the full
+    /// verification when rendering meets the damage): the same bytes, the shorter timeline.
+    @Test func aDamagedFrameEndsThePreviewWhereTheServiceEndsTheImage() async throws {
+        let flipbook = try #require(builtProduct("flipbook"), "build the flipbook product first")
+        let bytes = try Corpus.bytes("wuffs/muybridge.gif")
+        let found = DamagedCopies.of(bytes, count: 80, seed: 5, in: bytes.count / 2..<bytes.count * 5 / 6, length: 48)
+            .lazy.map(\.1).first { damaged in
+                guard let indexed = try? AnimatedImage(bytes: damaged, verification: .structural),
+                    let verified = try? AnimatedImage(bytes: damaged)
+                else { return false }
+                return verified.frameCount >= 2 && verified.frameCount < indexed.frameCount
+            }
+        let damaged = try #require(found, "no damage ended the image early")
+        let expectedFrames = try AnimatedImage(bytes: damaged).frameCount
+        let directory = TestService.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/damaged.gif"
+        try Data(damaged).write(to: URL(fileURLWithPath: path))
+        let service = try TestService()
+        let id = try #require(try service.upload(damaged).json["id"] as? String)
+        for quality in ["70", nil] {
+            let output = directory + "/p\(quality ?? "").webp"
+            let arguments = ["preview", path, "--width", "60", "--output", output] + (quality.map { ["--quality", $0] } ?? [])
+            let preview = try runProcess(flipbook, arguments)
+            #expect(preview.status == 0, "\(preview.stderr)")
+            let written = Array(try Data(contentsOf: URL(fileURLWithPath: output)))
+            let served = try service.client.get("/images/\(id)/preview?width=60" + (quality.map { "&quality=\($0)" } ?? ""))
+            #expect(written == served.body)
+            #expect(try AnimatedImage(bytes: written).frameCount == expectedFrames)
+        }
         await service.stop()
     }
 }
