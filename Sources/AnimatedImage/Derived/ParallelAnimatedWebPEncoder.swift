@@ -91,17 +91,20 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
         workers.close()
     }
 
-    /// Frames in flight: 8, fewer for frames so large that 8 would hold more than 16 MB of
-    /// canvases and candidates, never fewer than 2.
-    static func framesInFlight(width: Int, height: Int) -> Int {
-        max(2, min(8, (16 << 20) / max(1, 3 * width * height * 4)))
-    }
+    /// Frames in flight: 8.
+    static func framesInFlight(width: Int, height: Int) -> Int { 8 }
+
+    /// The largest frame (in RGBA bytes) this encoder is meant for: 2 MiB, about 1024×512. Its
+    /// frames in flight hold four times the memory `WebPAnimEncoder` holds, which for previews
+    /// of that size is a few tens of megabytes; a larger preview is encoded frame after frame
+    /// by `WebPAnimEncoder` itself (``AnimatedWebPEncoder``), which makes the same bytes.
+    public static let largestFrameBytes = 2 << 20
 
     /// What the encoder may hold besides the encoded frames: the frames in flight (a canvas and
-    /// two candidates each), the disposed canvas, and libwebp's work for one encoding per core
-    /// (a few times the frame each; 8 frames' worth counted).
+    /// two candidates each), the disposed canvas and the spare ones, and libwebp's work for one
+    /// encoding per core (a few times the frame each; 8 frames' worth counted).
     public static func workingBytes(width: Int, height: Int) -> Int {
-        (framesInFlight(width: width, height: height) * 3 + 1 + 8) * width * height * 4
+        (framesInFlight(width: width, height: height) * 4 + 2 + 8) * width * height * 4
     }
 
     /// Frames added so far.

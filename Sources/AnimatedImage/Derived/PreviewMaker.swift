@@ -45,17 +45,24 @@ public enum PreviewMaker {
         return try animation.finish()
     }
 
-    /// The encoder of `image`'s preview in `rendition`: lossy frames through
-    /// ``ParallelAnimatedWebPEncoder`` (``lossyTuning``'s bytes, encoded on every core), unless
-    /// a frame could be shown longer than that encoder writes (2^24 ms, libwebp's limit, which
-    /// its own encoder works around with an extra frame); lossless ones through
-    /// ``AnimatedWebPEncoder``.
+    /// Whether `image`'s preview in `rendition` is encoded by ``ParallelAnimatedWebPEncoder``
+    /// (lossy frames, ``lossyTuning``'s bytes, encoded on every core): lossy frames up to its
+    /// ``ParallelAnimatedWebPEncoder/largestFrameBytes``, none of which could be shown longer
+    /// than it writes (2^24 ms, libwebp's limit, which libwebp's own encoder works around with
+    /// an extra frame). Other previews go through ``AnimatedWebPEncoder``.
+    static func encodesInParallel(_ image: AnimatedImage, rendition: FrameRendition) -> Bool {
+        rendition.quality != nil && lossyTuning.minimizeSize
+            && rendition.outputWidth * rendition.outputHeight * 4 <= ParallelAnimatedWebPEncoder.largestFrameBytes
+            && image.timeline.delaysMs.reduce(0, +) < 1 << 24
+    }
+
+    /// The encoder of `image`'s preview in `rendition` (``encodesInParallel(_:rendition:)``).
     static func animationEncoder(
         _ image: AnimatedImage, rendition: FrameRendition, encoder: WebPEncoder
     ) throws -> any AnimationEncoding {
         let (width, height) = (rendition.outputWidth, rendition.outputHeight)
         let loopCount = image.timeline.playCount
-        if let quality = rendition.quality, lossyTuning.minimizeSize, image.timeline.delaysMs.reduce(0, +) < 1 << 24 {
+        if let quality = rendition.quality, encodesInParallel(image, rendition: rendition) {
             return try ParallelAnimatedWebPEncoder(
                 width: width, height: height, loopCount: loopCount, config: lossyTuning.configuration(quality: quality))
         }
@@ -67,13 +74,17 @@ public enum PreviewMaker {
     /// What making a preview of `image` in `rendition` may hold besides the output: the
     /// renderer's canvas and drawing a frame on it (no PNG is encoded), scaling it, the
     /// encoder's frames in flight and libwebp's canvases and buffers
-    /// (``ParallelAnimatedWebPEncoder/workingBytes(width:height:)``), and the frames scaled
+    /// (``ParallelAnimatedWebPEncoder/workingBytes(width:height:)``, or about eight frames of
+    /// the output's size for `WebPAnimEncoder`), and the frames scaled
     /// ahead of the encoder (a canvas, the scaler's work and the scaled frame each). Measured:
     /// a 7000×7000 GIF's preview at 320 px peaked 399 MiB above the idle service, which had
     /// reserved 614 MiB for it (this and a canvas; BENCHMARKS.md).
     public static func workingBytes(_ image: AnimatedImage, rendition: FrameRendition) -> Int {
         let scaling = RenditionEncoder.workingBytes(rendition, width: image.canvasWidth, height: image.canvasHeight)
-        let encoding = ParallelAnimatedWebPEncoder.workingBytes(width: rendition.outputWidth, height: rendition.outputHeight)
+        let encoding =
+            encodesInParallel(image, rendition: rendition)
+            ? ParallelAnimatedWebPEncoder.workingBytes(width: rendition.outputWidth, height: rendition.outputHeight)
+            : 8 * rendition.outputWidth * rendition.outputHeight * 4
         return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes + scaling + encoding
             + ScaledFrameStream.aheadBytes(image, rendition: rendition)
     }
