@@ -80,23 +80,32 @@ struct ParallelAnimatedWebPEncoderTests {
         #expect(readBack.timeline.playCount == 2)
     }
 
-    /// One picture shown throughout: libwebp merges every frame into the first and may make a
-    /// still image of it; the frames and their durations come back.
-    @Test func everyFrameTheSame() throws {
+    /// One picture shown throughout: libwebp merges every frame into the first and makes a
+    /// still image of it; the frames, their durations and the loop count come back (lossless
+    /// too, which libwebp's encoder makes).
+    @Test(arguments: [0, 1, 3])
+    func everyFrameTheSame(loopCount: Int) throws {
         var canvas = Canvas(width: 30, height: 20)
         for i in stride(from: 0, to: canvas.pixels.count, by: 4) { canvas.pixels[i..<i + 4] = [90, 120, 200, 255] }
         let reference = try AnimatedWebPEncoder(
-            width: 30, height: 20, loopCount: 0, quality: 75, lossyMethod: Self.tuning.method, lossyTuning: Self.tuning)
+            width: 30, height: 20, loopCount: loopCount, quality: 75, lossyMethod: Self.tuning.method,
+            lossyTuning: Self.tuning)
         let parallel = try ParallelAnimatedWebPEncoder(
-            width: 30, height: 20, loopCount: 0, config: Self.tuning.configuration(quality: 75))
+            width: 30, height: 20, loopCount: loopCount, config: Self.tuning.configuration(quality: 75))
+        let lossless = try AnimatedWebPEncoder(width: 30, height: 20, loopCount: loopCount, quality: nil)
         for delay in [100, 200, 300] {
             try reference.add(canvas, durationMs: delay)
             try parallel.add(canvas, durationMs: delay)
+            try lossless.add(canvas, durationMs: delay)
         }
         let made = try parallel.finish()
         let same = made == (try reference.finish())
         #expect(same)
-        #expect(try AnimatedImage(bytes: made).timeline.rawDelaysMs == [100, 200, 300])
+        for animation in [made, try lossless.finish()] {
+            let readBack = try AnimatedImage(bytes: animation)
+            #expect(readBack.timeline.rawDelaysMs == [100, 200, 300])
+            #expect(readBack.timeline.playCount == loopCount)
+        }
     }
 
     @Test func refusesWhatAnAnimationCannotBe() throws {

@@ -14,6 +14,8 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
     public let height: Int
     /// Lossy quality 1–100; nil = lossless.
     public let quality: Int?
+    /// WebP's loop count (0 = forever).
+    private let loopCount: Int
     private let encoder: OpaquePointer
     private var config = WebPConfig()
     /// Start of each added frame, in milliseconds; the next frame's start is `elapsedMs`.
@@ -41,7 +43,8 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
         guard WebPAnimEncoderOptionsInit(&options) != 0 else {
             throw WebPEncodingError(message: "libwebpmux's options do not match its headers")
         }
-        options.anim_params.loop_count = Int32(clamping: max(0, min(loopCount, 65535)))
+        self.loopCount = max(0, min(loopCount, 65535))
+        options.anim_params.loop_count = Int32(self.loopCount)
         options.anim_params.bgcolor = 0  // transparent; browsers ignore it anyway
         options.allow_mixed = 0
         if quality != nil, let lossyTuning { options.minimize_size = lossyTuning.minimizeSize ? 1 : 0 }
@@ -97,7 +100,7 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
             throw WebPEncodingError(message: lastError)
         }
         let output = Array(UnsafeBufferPointer(start: bytes, count: assembled.size))
-        return try AnimatedWebPFrameSplitter.restoreFrames(output, startsMs: startsMs, endMs: elapsedMs)
+        return try AnimatedWebPFrameSplitter.restoreFrames(output, startsMs: startsMs, endMs: elapsedMs, loopCount: loopCount)
     }
 
     private var lastError: String {

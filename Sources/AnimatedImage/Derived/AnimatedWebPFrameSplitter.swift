@@ -9,8 +9,10 @@ import CWebP
 /// ends, as it was.
 enum AnimatedWebPFrameSplitter {
     /// `webp` with one frame starting at each of `startsMs` (ascending, the first 0), the last
-    /// ending at `endMs`. Returned unchanged when nothing was merged.
-    static func restoreFrames(_ webp: [UInt8], startsMs: [Int], endMs: Int) throws -> [UInt8] {
+    /// ending at `endMs`, looping `loopCount` times (WebP's loop count: `WebPAnimEncoder` makes a
+    /// still image of an animation merged into one frame, which has none). Returned unchanged
+    /// when nothing was merged.
+    static func restoreFrames(_ webp: [UInt8], startsMs: [Int], endMs: Int, loopCount: Int) throws -> [UInt8] {
         try webp.withUnsafeBufferPointer { buffer in
             var data = WebPData(bytes: buffer.baseAddress, size: buffer.count)
             guard let source = WebPMuxCreate(&data, 0) else {
@@ -27,7 +29,7 @@ enum AnimatedWebPFrameSplitter {
             guard WebPMuxGetCanvasSize(source, &canvasWidth, &canvasHeight) == WEBP_MUX_OK else {
                 throw WebPEncodingError(message: "libwebpmux cannot read the canvas size")
             }
-            var parameters = WebPMuxAnimParams(bgcolor: 0, loop_count: 0)
+            var parameters = WebPMuxAnimParams(bgcolor: 0, loop_count: Int32(clamping: loopCount))
             if animationFrames > 0 { _ = WebPMuxGetAnimationParams(source, &parameters) }
             return try rebuild(
                 source, frames: max(1, Int(animationFrames)), still: animationFrames == 0, parameters: parameters,

@@ -184,7 +184,7 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
             WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK, let bytes = assembled.bytes
         else { throw WebPEncodingError(message: "libwebpmux could not assemble the animation") }
         let output = Array(UnsafeBufferPointer(start: bytes, count: assembled.size))
-        return try AnimatedWebPFrameSplitter.restoreFrames(output, startsMs: startsMs, endMs: elapsedMs)
+        return try AnimatedWebPFrameSplitter.restoreFrames(output, startsMs: startsMs, endMs: elapsedMs, loopCount: loopCount)
     }
 
     /// Every frame after the first merged into it: libwebp then makes a still image of it when
@@ -223,7 +223,7 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
             WebPAnimEncoderAssemble(encoder, &assembled) != 0, let bytes = assembled.bytes
         else { throw WebPEncodingError(message: "libwebpmux could not encode the frame") }
         let output = Array(UnsafeBufferPointer(start: bytes, count: assembled.size))
-        return try AnimatedWebPFrameSplitter.restoreFrames(output, startsMs: startsMs, endMs: elapsedMs)
+        return try AnimatedWebPFrameSplitter.restoreFrames(output, startsMs: startsMs, endMs: elapsedMs, loopCount: loopCount)
     }
 
     /// Makes the undecided frames' choices in order — the smaller candidate (the one in place

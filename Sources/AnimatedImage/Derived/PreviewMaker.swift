@@ -13,7 +13,7 @@ public enum PreviewMaker {
 
     /// Changes whenever the same frames come out as other preview bytes (the encoding above): a
     /// kept preview's name and ETag carry it.
-    public static let revision = 2
+    public static let revision = 3
 
     /// The preview of `image` in `rendition` (its format is taken to be WebP). `cachedFrame`
     /// gives a frame's rendition pixels when they are at hand already (a frame cache), else nil;
