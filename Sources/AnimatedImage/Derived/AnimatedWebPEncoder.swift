@@ -17,7 +17,7 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
     /// WebP's loop count (0 = forever).
     private let loopCount: Int
     private let encoder: OpaquePointer
-    private var config = WebPConfig()
+    private let config: WebPConfig
     /// Start of each added frame, in milliseconds; the next frame's start is `elapsedMs`.
     private var startsMs: [Int] = []
     private var elapsedMs = 0
@@ -29,16 +29,26 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
     ///   - losslessLevel: libwebp's lossless preset (as ``WebPEncoder/losslessLevel``).
     ///   - lossyTuning: for lossy frames, settings that trade encoding time for bytes
     ///     (``LossyTuning``); nil keeps libwebp's defaults.
-    public init(
+    public convenience init(
         width: Int, height: Int, loopCount: Int, quality: Int?, lossyMethod: Int32 = 2, losslessLevel: Int32 = 1,
         lossyTuning: LossyTuning? = nil
     ) throws {
+        var config = try WebPEncoder(lossyMethod: lossyMethod, losslessLevel: losslessLevel).configuration(quality: quality)
+        if quality != nil, let lossyTuning { lossyTuning.apply(to: &config) }
+        try self.init(
+            width: width, height: height, loopCount: loopCount, config: config,
+            minimizeSize: quality != nil && lossyTuning?.minimizeSize == true)
+    }
+
+    /// An encoder of frames with libwebp's settings `config` (lossless or lossy);
+    /// `minimizeSize` is `WebPAnimEncoder`'s option of that name.
+    init(width: Int, height: Int, loopCount: Int, config: WebPConfig, minimizeSize: Bool) throws {
         guard width > 0, height > 0, width <= Int(WEBP_MAX_DIMENSION), height <= Int(WEBP_MAX_DIMENSION) else {
             throw WebPEncodingError(message: "an animated WebP cannot be \(width)×\(height) pixels")
         }
         self.width = width
         self.height = height
-        self.quality = quality
+        self.quality = config.lossless != 0 ? nil : Int(config.quality)
         var options = WebPAnimEncoderOptions()
         guard WebPAnimEncoderOptionsInit(&options) != 0 else {
             throw WebPEncodingError(message: "libwebpmux's options do not match its headers")
@@ -47,14 +57,12 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
         options.anim_params.loop_count = Int32(self.loopCount)
         options.anim_params.bgcolor = 0  // transparent; browsers ignore it anyway
         options.allow_mixed = 0
-        if quality != nil, let lossyTuning { options.minimize_size = lossyTuning.minimizeSize ? 1 : 0 }
+        options.minimize_size = minimizeSize ? 1 : 0
+        self.config = config
         guard let encoder = WebPAnimEncoderNew(Int32(width), Int32(height), &options) else {
             throw WebPEncodingError(message: "libwebpmux out of memory")
         }
         self.encoder = encoder
-        // Thrown after every property is set: deinit deletes the encoder.
-        config = try WebPEncoder(lossyMethod: lossyMethod, losslessLevel: losslessLevel).configuration(quality: quality)
-        if quality != nil, let lossyTuning { lossyTuning.apply(to: &config) }
     }
 
     deinit { WebPAnimEncoderDelete(encoder) }
@@ -78,6 +86,7 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
             WebPPictureImportRGBA(&picture, $0.baseAddress, Int32(width * 4))
         }
         guard imported != 0 else { throw WebPEncodingError(message: "out of memory importing a frame") }
+        var config = self.config
         guard WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: elapsedMs), &config) != 0 else {
             throw WebPEncodingError(message: lastError)
         }

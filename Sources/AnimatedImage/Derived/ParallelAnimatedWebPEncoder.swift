@@ -38,6 +38,8 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     /// allocation costs page faults in a service whose large allocations are mapped each time).
     private var spareCanvases: [[UInt32]] = []
     private var finished = false
+    /// The first frame as added, until a second frame is kept (for ``singleFrame()``).
+    private var firstFrame: Canvas?
     /// Where the candidates are encoded: threads of their own, one per core.
     private let workers = WorkerThreads(count: CPULimit.usableCores)
 
@@ -127,6 +129,7 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
             let rect = canvas.withUnsafeBufferPointer { now in
                 transparent.withUnsafeBufferPointer { geometry.changeRects(from: $0, to: now, emptyAllowed: false).lossy }
             }
+            firstFrame = frame
             let inPlace = candidate(canvas, rect, over: nil)
             frames.append(KeptFrame(startMs: start, canvas: canvas, previous: nil, inPlace: inPlace, overDisposed: nil))
             return
@@ -140,6 +143,7 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
             spareCanvases.append(canvas)
             return
         }
+        firstFrame = nil
         let inPlace = candidate(canvas, changed, over: previous)
         frames.append(KeptFrame(startMs: start, canvas: canvas, previous: previous, inPlace: inPlace, overDisposed: nil))
         try decide(waiting: false)
@@ -190,40 +194,11 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     /// Every frame after the first merged into it: libwebp then makes a still image of it when
     /// that is smaller, which its own encoder does (given the one frame, shown throughout).
     private func singleFrame() throws -> [UInt8] {
-        let canvas = frames[0].canvas
-        let rgba = Canvas(
-            width: width, height: height,
-            pixels: canvas.flatMap {
-                [UInt8](arrayLiteral: UInt8(($0 >> 16) & 0xFF), UInt8(($0 >> 8) & 0xFF), UInt8($0 & 0xFF), UInt8($0 >> 24))
-            })
-        var options = WebPAnimEncoderOptions()
-        guard WebPAnimEncoderOptionsInit(&options) != 0 else {
-            throw WebPEncodingError(message: "libwebpmux's options do not match its headers")
-        }
-        options.anim_params.loop_count = Int32(loopCount)
-        options.anim_params.bgcolor = 0
-        options.minimize_size = 1
-        guard let encoder = WebPAnimEncoderNew(Int32(width), Int32(height), &options) else {
-            throw WebPEncodingError(message: "libwebpmux out of memory")
-        }
-        defer { WebPAnimEncoderDelete(encoder) }
-        var config = self.config
-        var picture = WebPPicture()
-        guard WebPPictureInit(&picture) != 0 else { throw WebPEncodingError(message: "libwebp's picture did not initialise") }
-        defer { WebPPictureFree(&picture) }
-        picture.use_argb = 1
-        picture.width = Int32(width)
-        picture.height = Int32(height)
-        let imported = rgba.pixels.withUnsafeBufferPointer { WebPPictureImportRGBA(&picture, $0.baseAddress, Int32(width * 4)) }
-        var assembled = WebPData()
-        WebPDataInit(&assembled)
-        defer { WebPDataClear(&assembled) }
-        guard imported != 0, WebPAnimEncoderAdd(encoder, &picture, 0, &config) != 0,
-            WebPAnimEncoderAdd(encoder, nil, Int32(elapsedMs), nil) != 0,
-            WebPAnimEncoderAssemble(encoder, &assembled) != 0, let bytes = assembled.bytes
-        else { throw WebPEncodingError(message: "libwebpmux could not encode the frame") }
-        let output = Array(UnsafeBufferPointer(start: bytes, count: assembled.size))
-        return try AnimatedWebPFrameSplitter.restoreFrames(output, startsMs: startsMs, endMs: elapsedMs, loopCount: loopCount)
+        let single = try AnimatedWebPEncoder(
+            width: width, height: height, loopCount: loopCount, config: config, minimizeSize: true)
+        try single.add(firstFrame!, durationMs: elapsedMs)
+        return try AnimatedWebPFrameSplitter.restoreFrames(
+            single.finish(), startsMs: startsMs, endMs: elapsedMs, loopCount: loopCount)
     }
 
     /// Makes the undecided frames' choices in order — the smaller candidate (the one in place

@@ -28,16 +28,24 @@ public enum Resampler {
         guard width > 0, height > 0 else { throw ResamplingError(message: "cannot scale to \(width)×\(height)") }
         if width == canvas.width && height == canvas.height { return canvas }
         let opaque = isOpaque(canvas)
+        return try resampled(width: width, height: height) { target, text, size in
+            canvas.pixels.withUnsafeBufferPointer { source in
+                flipbook_resample_rgba(
+                    source.baseAddress, Int32(canvas.width), Int32(canvas.height), target, Int32(width), Int32(height),
+                    opaque ? 1 : 0, text, size)
+            }
+        }
+    }
+
+    /// A `width`×`height` canvas filled by `call` (given the pixels to fill, and a buffer and its
+    /// size for the message of a failure), or its message thrown.
+    private static func resampled(
+        width: Int, height: Int, _ call: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<CChar>, Int) -> Int32
+    ) throws -> Canvas {
         var out = [UInt8](repeating: 0, count: width * height * 4)
         var message = [CChar](repeating: 0, count: 256)
-        let status = canvas.pixels.withUnsafeBufferPointer { source in
-            out.withUnsafeMutableBufferPointer { target in
-                message.withUnsafeMutableBufferPointer { text in
-                    flipbook_resample_rgba(
-                        source.baseAddress, Int32(canvas.width), Int32(canvas.height), target.baseAddress,
-                        Int32(width), Int32(height), opaque ? 1 : 0, text.baseAddress, text.count)
-                }
-            }
+        let status = out.withUnsafeMutableBufferPointer { target in
+            message.withUnsafeMutableBufferPointer { text in call(target.baseAddress!, text.baseAddress!, text.count) }
         }
         guard status == 0 else {
             let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
@@ -83,23 +91,13 @@ public enum Resampler {
     /// scalings ``affected(by:sourceWidth:sourceHeight:width:height:)`` accepts; reads only
     /// ``rowsRead(for:sourceWidth:sourceHeight:width:height:)``.
     public static func scale(_ canvas: Canvas, width: Int, height: Int, only part: PixelRect, opaque: Bool) throws -> Canvas {
-        var out = [UInt8](repeating: 0, count: part.area * 4)
-        var message = [CChar](repeating: 0, count: 256)
-        let status = canvas.pixels.withUnsafeBufferPointer { source in
-            out.withUnsafeMutableBufferPointer { target in
-                message.withUnsafeMutableBufferPointer { text in
-                    flipbook_resample_rgba_rect(
-                        source.baseAddress, Int32(canvas.width), Int32(canvas.height), target.baseAddress,
-                        Int32(width), Int32(height), opaque ? 1 : 0, Int32(part.x), Int32(part.y), Int32(part.width),
-                        Int32(part.height), text.baseAddress, text.count)
-                }
+        try resampled(width: part.width, height: part.height) { target, text, size in
+            canvas.pixels.withUnsafeBufferPointer { source in
+                flipbook_resample_rgba_rect(
+                    source.baseAddress, Int32(canvas.width), Int32(canvas.height), target, Int32(width), Int32(height),
+                    opaque ? 1 : 0, Int32(part.x), Int32(part.y), Int32(part.width), Int32(part.height), text, size)
             }
         }
-        guard status == 0 else {
-            let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-            throw ResamplingError(message: text)
-        }
-        return Canvas(width: part.width, height: part.height, pixels: out)
     }
 
     /// Whether every pixel of `canvas` is opaque: the scaler then skips premultiplying.
