@@ -108,6 +108,26 @@ struct ParallelAnimatedWebPEncoderTests {
         }
     }
 
+    /// A build stopped half-way drops its encoder with candidates still encoding: nothing is
+    /// left running or waited for forever, and an encoder made next works as before.
+    @Test func droppedHalfWay() throws {
+        let image = try AnimatedImage(bytes: Corpus.bytes("wuffs/muybridge.gif"))
+        let rendition = try RenditionRequest(width: 100, format: .webp, quality: 75).rendition(
+            canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight, maxOutputDimension: 4096)
+        let renderer = FrameRenderer(image: image)
+        let frames = try (0..<image.frameCount).map { try RenditionEncoder.pixels(renderer.render($0), as: rendition) }
+        let config = try Self.tuning.configuration(quality: 75)
+        for count in [1, 2, 5, frames.count - 1] {
+            let dropped = try ParallelAnimatedWebPEncoder(
+                width: rendition.outputWidth, height: rendition.outputHeight, loopCount: 0, config: config)
+            for frame in frames.prefix(count) { try dropped.add(frame, durationMs: 40) }
+        }
+        let whole = try ParallelAnimatedWebPEncoder(
+            width: rendition.outputWidth, height: rendition.outputHeight, loopCount: 0, config: config)
+        for frame in frames { try whole.add(frame, durationMs: 40) }
+        #expect(try AnimatedImage(bytes: whole.finish()).frameCount == frames.count)
+    }
+
     @Test func refusesWhatAnAnimationCannotBe() throws {
         let config = try Self.tuning.configuration(quality: 75)
         #expect(throws: WebPEncodingError.self) {
