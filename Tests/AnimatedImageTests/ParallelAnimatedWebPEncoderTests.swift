@@ -14,9 +14,28 @@ struct ParallelAnimatedWebPEncoderTests {
         ("pillow/gif/dispose_bgnd_transparency.gif", 64, 50), ("pygif/dispose-restore-previous.gif", 64, 90),
         ("image-rs-image/images/png/apng/ball.png", 80, 75), ("pillow/apng/dispose_op_previous_region.png", 32, 30),
         ("pillow/webp/iss634.webp", 100, 75), ("image-rs-image/images/webp/extended_images/anim.webp", 70, 100),
+        // Shown at their size, few colours: each sub-frame also tried lossless.
+        ("pygif/animation-multi-image.gif", 320, 75), ("pillow/apng/dispose_op_none_region.png", 320, 75),
+        ("wuffs/animated-red-blue.gif", 320, 90), ("peterdn-gif-test-suite/gifs/animated_loop.gif", 320, 75),
+        ("pillow/apng/dispose_op_previous_region.png", 320, 50),
     ]
 
     static let tuning = PreviewMaker.lossyTuning
+
+    /// libwebp's own encoder as the parallel one works for an animation starting with `first`:
+    /// `minimize_size`, and `allow_mixed` when that frame has few colours.
+    static func reference(_ first: Canvas, loopCount: Int, quality: Int) throws -> AnimatedWebPEncoder {
+        try AnimatedWebPEncoder(
+            width: first.width, height: first.height, loopCount: loopCount, config: tuning.configuration(quality: quality),
+            minimizeSize: true, allowMixed: PreviewMaker.hasFewColours(first))
+    }
+
+    /// The parallel encoder as previews use it for an animation starting with `first`.
+    static func parallel(_ first: Canvas, loopCount: Int, quality: Int) throws -> ParallelAnimatedWebPEncoder {
+        try ParallelAnimatedWebPEncoder(
+            width: first.width, height: first.height, loopCount: loopCount, config: tuning.configuration(quality: quality),
+            allowMixed: PreviewMaker.hasFewColours(first))
+    }
 
     @Test(arguments: cases)
     func theSameBytesAsWebPAnimEncoder(path: String, width: Int, quality: Int) throws {
@@ -25,13 +44,8 @@ struct ParallelAnimatedWebPEncoderTests {
             canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight, maxOutputDimension: 4096)
         let renderer = FrameRenderer(image: image)
         let frames = try (0..<image.frameCount).map { try RenditionEncoder.pixels(renderer.render($0), as: rendition) }
-        let (w, h) = (rendition.outputWidth, rendition.outputHeight)
-        let reference = try AnimatedWebPEncoder(
-            width: w, height: h, loopCount: image.timeline.playCount, quality: quality,
-            lossyMethod: Self.tuning.method, lossyTuning: Self.tuning)
-        let parallel = try ParallelAnimatedWebPEncoder(
-            width: w, height: h, loopCount: image.timeline.playCount,
-            config: Self.tuning.configuration(quality: quality))
+        let reference = try Self.reference(frames[0], loopCount: image.timeline.playCount, quality: quality)
+        let parallel = try Self.parallel(frames[0], loopCount: image.timeline.playCount, quality: quality)
         for (frame, delay) in zip(frames, image.timeline.delaysMs) {
             try reference.add(frame, durationMs: delay)
             try parallel.add(frame, durationMs: delay)
@@ -63,10 +77,8 @@ struct ParallelAnimatedWebPEncoderTests {
         let b = picture(30, box: PixelRect(x: 20, y: 18, width: 24, height: 20))
         let frames = [a, b, a, b, b, b, a, a, b, a, b, b, a]
         let delays = [40, 30, 20, 100, 10, 10, 50, 60, 70, 80, 90, 100, 110]
-        let reference = try AnimatedWebPEncoder(
-            width: 48, height: 40, loopCount: 2, quality: 75, lossyMethod: Self.tuning.method, lossyTuning: Self.tuning)
-        let parallel = try ParallelAnimatedWebPEncoder(
-            width: 48, height: 40, loopCount: 2, config: Self.tuning.configuration(quality: 75))
+        let reference = try Self.reference(a, loopCount: 2, quality: 75)
+        let parallel = try Self.parallel(a, loopCount: 2, quality: 75)
         for (frame, delay) in zip(frames, delays) {
             try reference.add(frame, durationMs: delay)
             try parallel.add(frame, durationMs: delay)
@@ -87,11 +99,8 @@ struct ParallelAnimatedWebPEncoderTests {
     func everyFrameTheSame(loopCount: Int) throws {
         var canvas = Canvas(width: 30, height: 20)
         for i in stride(from: 0, to: canvas.pixels.count, by: 4) { canvas.pixels[i..<i + 4] = [90, 120, 200, 255] }
-        let reference = try AnimatedWebPEncoder(
-            width: 30, height: 20, loopCount: loopCount, quality: 75, lossyMethod: Self.tuning.method,
-            lossyTuning: Self.tuning)
-        let parallel = try ParallelAnimatedWebPEncoder(
-            width: 30, height: 20, loopCount: loopCount, config: Self.tuning.configuration(quality: 75))
+        let reference = try Self.reference(canvas, loopCount: loopCount, quality: 75)
+        let parallel = try Self.parallel(canvas, loopCount: loopCount, quality: 75)
         let lossless = try AnimatedWebPEncoder(width: 30, height: 20, loopCount: loopCount, quality: nil)
         for delay in [100, 200, 300] {
             try reference.add(canvas, durationMs: delay)

@@ -41,8 +41,8 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
     }
 
     /// An encoder of frames with libwebp's settings `config` (lossless or lossy);
-    /// `minimizeSize` is `WebPAnimEncoder`'s option of that name.
-    init(width: Int, height: Int, loopCount: Int, config: WebPConfig, minimizeSize: Bool) throws {
+    /// `minimizeSize` and `allowMixed` are `WebPAnimEncoder`'s options of those names.
+    init(width: Int, height: Int, loopCount: Int, config: WebPConfig, minimizeSize: Bool, allowMixed: Bool = false) throws {
         guard width > 0, height > 0, width <= Int(WEBP_MAX_DIMENSION), height <= Int(WEBP_MAX_DIMENSION) else {
             throw WebPEncodingError(message: "an animated WebP cannot be \(width)×\(height) pixels")
         }
@@ -56,7 +56,7 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
         self.loopCount = max(0, min(loopCount, 65535))
         options.anim_params.loop_count = Int32(self.loopCount)
         options.anim_params.bgcolor = 0  // transparent; browsers ignore it anyway
-        options.allow_mixed = 0
+        options.allow_mixed = allowMixed ? 1 : 0
         options.minimize_size = minimizeSize ? 1 : 0
         self.config = config
         guard let encoder = WebPAnimEncoderNew(Int32(width), Int32(height), &options) else {

@@ -144,6 +144,36 @@ struct AnimationCandidateGeometry {
         return pixels
     }
 
+    /// Whether blending `rect` of `frame` over `previous` can show the frame exactly: every
+    /// pixel that is not opaque is the one the canvas shows.
+    func exactBlendingPossible(
+        over previous: UnsafeBufferPointer<UInt32>, _ frame: UnsafeBufferPointer<UInt32>, in rect: PixelRect
+    ) -> Bool {
+        for y in rect.y..<rect.maxY {
+            for x in rect.x..<rect.maxX {
+                let i = y * width + x
+                if frame[i] >> 24 != 0xFF && previous[i] != frame[i] { return false }
+            }
+        }
+        return true
+    }
+
+    /// `rect` of `frame`, packed, with — when `blended` — every pixel the canvas already shows
+    /// made transparent black (lossless: what shows through is exactly the canvas).
+    func exactSubFrame(
+        of frame: UnsafeBufferPointer<UInt32>, in rect: PixelRect, blendedOver previous: UnsafeBufferPointer<UInt32>?
+    ) -> [UInt32] {
+        var pixels = subFrame(of: frame, in: rect, blendedOver: nil)
+        guard let previous else { return pixels }
+        for y in rect.y..<rect.maxY {
+            for x in rect.x..<rect.maxX {
+                let i = (y - rect.y) * rect.width + (x - rect.x)
+                if previous[y * width + x] == pixels[i] { pixels[i] = 0 }
+            }
+        }
+        return pixels
+    }
+
     /// `canvas` with `rect` cleared to transparent black (a frame disposed to the background).
     static func clearing(_ rect: PixelRect, in canvas: inout [UInt32], width: Int) {
         for y in rect.y..<rect.maxY {

@@ -38,6 +38,8 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     /// allocation costs page faults in a service whose large allocations are mapped each time).
     private var spareCanvases: [[UInt32]] = []
     private var finished = false
+    /// Whether each sub-frame is also tried lossless (libwebp's `allow_mixed`).
+    public let allowMixed: Bool
     /// The first frame as added, until a second frame is kept (for ``singleFrame()``).
     private var firstFrame: Canvas?
     /// Where the candidates are encoded: threads of their own, one per core.
@@ -46,6 +48,9 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     private struct Candidate {
         var rect: PixelRect
         var blended: Bool
+        /// libwebp's order of candidates (lossless in place, lossless over the disposed frame,
+        /// lossy in place, lossy over the disposed frame): of two the same size, the first wins.
+        var order: Int
         var encoded: DeferredWork<[UInt8]>
     }
 
@@ -55,10 +60,11 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
         /// once no choice needs them.
         var canvas: [UInt32]
         var previous: [UInt32]?
-        var inPlace: Candidate
+        /// Over the previous frame left in place (lossless, when tried, then lossy).
+        var inPlace: [Candidate]
         /// Over the previous frame disposed to the background: made once the previous frame's
         /// choice is (never for the first frame).
-        var overDisposed: Candidate?
+        var overDisposed: [Candidate]?
         var chosen: Candidate?
         /// Set when the next frame's choice is made.
         var dispose = WEBP_MUX_DISPOSE_NONE
@@ -68,7 +74,10 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     ///   - loopCount: WebP's loop count, the total number of plays (0 = forever).
     ///   - config: libwebp's lossy settings for every frame (a sub-frame blended over the canvas
     ///     is encoded with its loop filter off, as libwebp does).
-    public init(width: Int, height: Int, loopCount: Int, config: WebPConfig) throws {
+    ///   - allowMixed: also try each sub-frame lossless (on its exact change rectangle, with
+    ///     `config` made lossless), the smallest of all candidates kept, as `WebPAnimEncoder`
+    ///     does with `allow_mixed` and `minimize_size`.
+    public init(width: Int, height: Int, loopCount: Int, config: WebPConfig, allowMixed: Bool = false) throws {
         guard width > 0, height > 0, width <= Int(WEBP_MAX_DIMENSION), height <= Int(WEBP_MAX_DIMENSION) else {
             throw WebPEncodingError(message: "an animated WebP cannot be \(width)×\(height) pixels")
         }
@@ -80,6 +89,7 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
         self.height = height
         self.loopCount = max(0, min(loopCount, 65535))
         self.config = config
+        self.allowMixed = allowMixed
         geometry = AnimationCandidateGeometry(width: width, height: height, quality: config.quality)
         framesInFlight = Self.framesInFlight(width: width, height: height)
         disposed = [UInt32](repeating: 0, count: width * height)
@@ -87,8 +97,7 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
 
     deinit {
         for frame in frames[decided...] {
-            frame.inPlace.encoded.cancelOrWait()
-            frame.overDisposed?.encoded.cancelOrWait()
+            for candidate in frame.inPlace + (frame.overDisposed ?? []) { candidate.encoded.cancelOrWait() }
         }
         workers.close()
     }
@@ -103,10 +112,10 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     public static let largestFrameBytes = 2 << 20
 
     /// What the encoder may hold besides the encoded frames: the frames in flight (a canvas and
-    /// two candidates each), the disposed canvas and the spare ones, and libwebp's work for one
-    /// encoding per core (a few times the frame each; 8 frames' worth counted).
+    /// two candidates each), the disposed canvas and the spare ones, and libwebp's work (8
+    /// frames' worth, and 4 more per core for lossless candidates' encodings).
     public static func workingBytes(width: Int, height: Int) -> Int {
-        (framesInFlight(width: width, height: height) * 4 + 2 + 8) * width * height * 4
+        (framesInFlight(width: width, height: height) * 4 + 2 + 8 + 4 * CPULimit.usableCores) * width * height * 4
     }
 
     /// Frames added so far.
@@ -126,25 +135,25 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
         guard let last = frames.last else {
             // The first frame: what differs from a transparent canvas, never blended.
             let transparent = [UInt32](repeating: 0, count: width * height)
-            let rect = canvas.withUnsafeBufferPointer { now in
-                transparent.withUnsafeBufferPointer { geometry.changeRects(from: $0, to: now, emptyAllowed: false).lossy }
+            let rects = canvas.withUnsafeBufferPointer { now in
+                transparent.withUnsafeBufferPointer { geometry.changeRects(from: $0, to: now, emptyAllowed: false) }
             }
             firstFrame = frame
-            let inPlace = candidate(canvas, rect, over: nil)
+            let inPlace = candidates(canvas, rects, over: nil, disposedSide: false)
             frames.append(KeptFrame(startMs: start, canvas: canvas, previous: nil, inPlace: inPlace, overDisposed: nil))
             return
         }
         let previous = last.canvas
         let changed = canvas.withUnsafeBufferPointer { now in
-            previous.withUnsafeBufferPointer { geometry.changeRects(from: $0, to: now, emptyAllowed: true).lossy }
+            previous.withUnsafeBufferPointer { geometry.changeRects(from: $0, to: now, emptyAllowed: true) }
         }
         // Nothing changed (within the tolerance): libwebp merges the frame into the one before.
-        guard !changed.isEmpty else {
+        guard !changed.lossy.isEmpty else {
             spareCanvases.append(canvas)
             return
         }
         firstFrame = nil
-        let inPlace = candidate(canvas, changed, over: previous)
+        let inPlace = candidates(canvas, changed, over: previous, disposedSide: false)
         frames.append(KeptFrame(startMs: start, canvas: canvas, previous: previous, inPlace: inPlace, overDisposed: nil))
         try decide(waiting: false)
         while frames.count - decided > framesInFlight { try decide(waiting: true, once: true) }
@@ -195,7 +204,8 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     /// that is smaller, which its own encoder does (given the one frame, shown throughout).
     private func singleFrame() throws -> [UInt8] {
         let single = try AnimatedWebPEncoder(
-            width: width, height: height, loopCount: loopCount, config: config, minimizeSize: true)
+            width: width, height: height, loopCount: loopCount, config: config, minimizeSize: true,
+            allowMixed: allowMixed)
         try single.add(firstFrame!, durationMs: elapsedMs)
         return try AnimatedWebPFrameSplitter.restoreFrames(
             single.finish(), startsMs: startsMs, endMs: elapsedMs, loopCount: loopCount)
@@ -210,21 +220,23 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
             let k = decided
             if k > 0 && frames[k].overDisposed == nil {
                 let frame = frames[k]
-                frames[k].overDisposed = candidate(frame.canvas, over: frame.previous!, disposing: frames[k - 1].chosen!.rect)
+                frames[k].overDisposed = candidates(
+                    frame.canvas, over: frame.previous!, disposing: frames[k - 1].chosen!.rect)
             }
-            let frame = frames[k]
-            guard waiting || (frame.inPlace.encoded.isFinished && frame.overDisposed?.encoded.isFinished != false) else {
-                return
+            let all = (frames[k].inPlace + (frames[k].overDisposed ?? [])).sorted { $0.order < $1.order }
+            guard waiting || all.allSatisfy({ $0.encoded.isFinished }) else { return }
+            var chosen = all[0]
+            var chosenSize = try wait(for: chosen.encoded).count
+            for candidate in all.dropFirst() {
+                let size = try wait(for: candidate.encoded).count
+                if size < chosenSize { (chosen, chosenSize) = (candidate, size) }
             }
-            var chosen = frame.inPlace
-            let inPlaceSize = try wait(for: frame.inPlace.encoded).count
-            if let overDisposed = frame.overDisposed {
-                let overDisposedSize = try wait(for: overDisposed.encoded).count
-                if overDisposedSize < inPlaceSize { chosen = overDisposed }
-                frames[k - 1].dispose = overDisposedSize < inPlaceSize ? WEBP_MUX_DISPOSE_BACKGROUND : WEBP_MUX_DISPOSE_NONE
+            if k > 0 {
+                let overDisposed = frames[k].overDisposed!.contains { $0.order == chosen.order }
+                frames[k - 1].dispose = overDisposed ? WEBP_MUX_DISPOSE_BACKGROUND : WEBP_MUX_DISPOSE_NONE
             }
             frames[k].chosen = chosen
-            frames[k].inPlace = chosen  // the other candidate's bytes go
+            frames[k].inPlace = []  // the other candidates' bytes go
             frames[k].overDisposed = nil
             frames[k].previous = nil
             if k > 0 {  // no choice needs the canvas before any more: its last reference is here
@@ -238,44 +250,67 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
 
     /// `work`'s result, encoding other frames' unstarted candidates here while it runs elsewhere.
     private func wait(for work: DeferredWork<[UInt8]>) throws -> [UInt8] {
-        for frame in frames[decided...] where !work.isFinished {
-            frame.inPlace.encoded.runIfUnstarted()
-            if !work.isFinished { frame.overDisposed?.encoded.runIfUnstarted() }
+        for frame in frames[decided...] {
+            for candidate in frame.inPlace + (frame.overDisposed ?? []) where !work.isFinished {
+                candidate.encoded.runIfUnstarted()
+            }
         }
         return try work.result()
     }
 
-    /// The candidate of `canvas` over `previous` disposed at `rect`.
-    private func candidate(_ canvas: [UInt32], over previous: [UInt32], disposing rect: PixelRect) -> Candidate {
+    /// The candidates of `canvas` over `previous` disposed at `rect`.
+    private func candidates(_ canvas: [UInt32], over previous: [UInt32], disposing rect: PixelRect) -> [Candidate] {
         disposed.withUnsafeMutableBufferPointer { target in
             previous.withUnsafeBufferPointer { target.baseAddress!.update(from: $0.baseAddress!, count: $0.count) }
         }
         AnimationCandidateGeometry.clearing(rect, in: &disposed, width: width)
         let changed = canvas.withUnsafeBufferPointer { now in
-            disposed.withUnsafeBufferPointer { geometry.changeRects(from: $0, to: now, emptyAllowed: false).lossy }
+            disposed.withUnsafeBufferPointer { geometry.changeRects(from: $0, to: now, emptyAllowed: false) }
         }
-        return candidate(canvas, changed, over: disposed)
+        return candidates(canvas, changed, over: disposed, disposedSide: true)
+    }
+
+    /// The candidates of `canvas` over `previous` (nil for the first frame: never blended),
+    /// each encoded on a worker: lossless on the exact change rectangle when tried, lossy on the
+    /// lossy one.
+    private func candidates(
+        _ canvas: [UInt32], _ rects: (exact: PixelRect, lossy: PixelRect), over previous: [UInt32]?, disposedSide: Bool
+    ) -> [Candidate] {
+        var made: [Candidate] = []
+        if allowMixed {
+            made.append(candidate(canvas, rects.exact, over: previous, lossless: true, order: disposedSide ? 1 : 0))
+        }
+        made.append(candidate(canvas, rects.lossy, over: previous, lossless: false, order: disposedSide ? 3 : 2))
+        return made
     }
 
     /// The candidate of `rect` of `canvas`, blended over `previous` when blending can show it
-    /// (never for the first frame: nil), encoded on a worker.
-    private func candidate(_ canvas: [UInt32], _ rect: PixelRect, over previous: [UInt32]?) -> Candidate {
+    /// (never for the first frame: nil).
+    private func candidate(
+        _ canvas: [UInt32], _ rect: PixelRect, over previous: [UInt32]?, lossless: Bool, order: Int
+    ) -> Candidate {
         let (pixels, blended) = canvas.withUnsafeBufferPointer { now -> ([UInt32], Bool) in
             guard let previous else { return (geometry.subFrame(of: now, in: rect, blendedOver: nil), false) }
             return previous.withUnsafeBufferPointer { before in
+                if lossless {
+                    let blended = geometry.exactBlendingPossible(over: before, now, in: rect)
+                    return (geometry.exactSubFrame(of: now, in: rect, blendedOver: blended ? before : nil), blended)
+                }
                 let blended = geometry.blendingPossible(over: before, now, in: rect)
                 return (geometry.subFrame(of: now, in: rect, blendedOver: blended ? before : nil), blended)
             }
         }
         var config = self.config
-        if blended {  // no loop filter across what shows through (libwebp's reason: blockiness)
+        if lossless {
+            config.lossless = 1
+        } else if blended {  // no loop filter across what shows through (libwebp's reason: blockiness)
             config.autofilter = 0
             config.filter_strength = 0
         }
         let frozen = config
         let work = DeferredWork { try Self.encode(pixels, width: rect.width, height: rect.height, config: frozen) }
         work.start(on: workers)
-        return Candidate(rect: rect, blended: blended, encoded: work)
+        return Candidate(rect: rect, blended: blended, order: order, encoded: work)
     }
 
     /// One sub-frame encoded by libwebp as a WebP image (the bitstream an animation frame holds).

@@ -13,7 +13,7 @@ public enum PreviewMaker {
 
     /// Changes whenever the same frames come out as other preview bytes (the encoding above): a
     /// kept preview's name and ETag carry it.
-    public static let revision = 3
+    public static let revision = 4
 
     /// The preview of `image` in `rendition` (its format is taken to be WebP). `cachedFrame`
     /// gives a frame's rendition pixels when they are at hand already (a frame cache), else nil;
@@ -33,15 +33,18 @@ public enum PreviewMaker {
             try afterFrame(0)
             return try encoder.encode(frame, quality: quality, colorSpace: image.colorSpace)
         }
-        let animation = try Self.animationEncoder(image, rendition: rendition, encoder: encoder)
+        var animation: (any AnimationEncoding)?
         let delays = image.timeline.delaysMs
         let frames = ScaledFrameStream(
             image, rendition: rendition, indices: Array(0..<image.frameCount), renderer: renderer,
             cachedFrame: cachedFrame)
         while let (index, frame) = try frames.next() {
-            try animation.add(frame, durationMs: delays[index])
+            let encoding = try animation ?? Self.animationEncoder(image, rendition: rendition, encoder: encoder, first: frame)
+            animation = encoding
+            try encoding.add(frame, durationMs: delays[index])
             try afterFrame(index)
         }
+        guard let animation else { throw WebPEncodingError(message: "an animation needs a frame") }
         return try animation.finish()
     }
 
@@ -56,19 +59,44 @@ public enum PreviewMaker {
             && image.timeline.delaysMs.reduce(0, +) < 1 << 24
     }
 
-    /// The encoder of `image`'s preview in `rendition` (``encodesInParallel(_:rendition:)``).
+    /// The encoder of `image`'s preview in `rendition` (``encodesInParallel(_:rendition:)``),
+    /// whose first frame is `first`: a lossy preview whose first frame has few colours
+    /// (``hasFewColours(_:)``: pixel art, a sticker shown at its size — which VP8's lossy coding
+    /// smears and WebP's lossless coding keeps, often in fewer bytes) has each sub-frame tried
+    /// lossless as well (libwebp's `allow_mixed`).
     static func animationEncoder(
-        _ image: AnimatedImage, rendition: FrameRendition, encoder: WebPEncoder
+        _ image: AnimatedImage, rendition: FrameRendition, encoder: WebPEncoder, first: Canvas
     ) throws -> any AnimationEncoding {
         let (width, height) = (rendition.outputWidth, rendition.outputHeight)
         let loopCount = image.timeline.playCount
-        if let quality = rendition.quality, encodesInParallel(image, rendition: rendition) {
+        guard let quality = rendition.quality else {
+            return try AnimatedWebPEncoder(
+                width: width, height: height, loopCount: loopCount, quality: nil, losslessLevel: encoder.losslessLevel)
+        }
+        let config = try lossyTuning.configuration(quality: quality)
+        let mixed = hasFewColours(first)
+        if encodesInParallel(image, rendition: rendition) {
             return try ParallelAnimatedWebPEncoder(
-                width: width, height: height, loopCount: loopCount, config: lossyTuning.configuration(quality: quality))
+                width: width, height: height, loopCount: loopCount, config: config, allowMixed: mixed)
         }
         return try AnimatedWebPEncoder(
-            width: width, height: height, loopCount: loopCount, quality: rendition.quality,
-            lossyMethod: encoder.lossyMethod, losslessLevel: encoder.losslessLevel, lossyTuning: Self.lossyTuning)
+            width: width, height: height, loopCount: loopCount, config: config,
+            minimizeSize: lossyTuning.minimizeSize, allowMixed: mixed)
+    }
+
+    /// The most colours a first frame has for a lossy preview to try lossless frames too.
+    public static let fewColours = 256
+
+    /// Whether `frame` has at most ``fewColours`` colours.
+    public static func hasFewColours(_ frame: Canvas) -> Bool {
+        frame.pixels.withUnsafeBytes { raw in
+            var seen = Set<UInt32>(minimumCapacity: fewColours + 1)
+            for pixel in raw.bindMemory(to: UInt32.self) {
+                seen.insert(pixel)
+                if seen.count > fewColours { return false }
+            }
+            return true
+        }
     }
 
     /// What making a preview of `image` in `rendition` may hold besides the output: the
