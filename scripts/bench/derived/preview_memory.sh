@@ -5,7 +5,7 @@
 #
 # Usage: scripts/bench/derived/preview_memory.sh [QUERY]   (default width=320&quality=75)
 #   FLIPBOOK_BIN (default .build/release/flipbook), BUDGET (limits.maxDecodeBytes, default 1 GiB),
-#   CACHE (cache.maxBytes, default 64 MiB), PORT (default 18791).
+#   CACHE (cache.maxBytes, default 64 MiB), PORT (default 18791), GIF (another input).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 bin="${FLIPBOOK_BIN:-$repo/.build/release/flipbook}"
@@ -15,7 +15,7 @@ cache="${CACHE:-67108864}"
 port="${PORT:-18791}"
 out="$repo/bench-out/derived-memory"
 mkdir -p "$out"
-gif="$out/big49.gif"
+gif="${GIF:-$out/big49.gif}"
 [ -f "$gif" ] || /usr/bin/python3 - "$gif" <<'PY'
 import sys
 import numpy as np
