@@ -25,11 +25,6 @@ final class DeferredWork<Value: Sendable>: Sendable {
         state = Mutex(.finished(result))
     }
 
-    /// Hands the work to a thread of the global pool (it runs there unless taken first).
-    func startInBackground() {
-        DispatchQueue.global().async { self.runIfUnstarted() }
-    }
-
     /// Hands the work to one of `threads` (it runs there unless taken first).
     func start(on threads: WorkerThreads) {
         threads.submit { self.runIfUnstarted() }

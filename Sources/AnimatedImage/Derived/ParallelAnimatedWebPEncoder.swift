@@ -2,7 +2,8 @@ import CWebP
 import SystemResources
 
 /// Encodes lossy animated WebP exactly as libwebp's `WebPAnimEncoder` does with `minimize_size`
-/// (the same bytes; a test compares them), with the frames' encodings spread over cores.
+/// (and `allow_mixed` when asked: lossless candidates too) — the same bytes; a test compares
+/// them — with the frames' encodings spread over cores.
 ///
 /// `WebPAnimEncoder` takes frames one after another: for each it encodes two candidates — the
 /// rectangle that changed over the previous frame left in place, and over the previous frame
@@ -14,8 +15,8 @@ import SystemResources
 /// candidates form the one chain that must wait, half the work. (Candidate rules:
 /// ``AnimationCandidateGeometry``.)
 ///
-/// Memory: the frames in flight (``framesInFlight``), each its canvas as ARGB words and its two
-/// candidates; then the encoded frames. One encoder is used by one thread; it encodes on
+/// Memory: the frames in flight (``framesInFlight``), each its canvas as ARGB words and its
+/// candidates (two, or four with lossless ones); then the encoded frames. One encoder is used by one thread; it encodes on
 /// threads of its own, one per core.
 public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     public let width: Int
@@ -23,8 +24,6 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     private let loopCount: Int
     private let config: WebPConfig
     private let geometry: AnimationCandidateGeometry
-    /// Frames whose candidates may be encoding at once, before the oldest's choice is made.
-    let framesInFlight: Int
     /// Frames kept (not merged into the one before), in order; `chosen` set for the first
     /// `decided` of them.
     private var frames: [KeptFrame] = []
@@ -91,7 +90,6 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
         self.config = config
         self.allowMixed = allowMixed
         geometry = AnimationCandidateGeometry(width: width, height: height, quality: config.quality)
-        framesInFlight = Self.framesInFlight(width: width, height: height)
         disposed = [UInt32](repeating: 0, count: width * height)
     }
 
@@ -102,8 +100,8 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
         workers.close()
     }
 
-    /// Frames in flight: 8.
-    static func framesInFlight(width: Int, height: Int) -> Int { 8 }
+    /// Frames whose candidates may be encoding at once, before the oldest's choice is made.
+    static let framesInFlight = 8
 
     /// The largest frame (in RGBA bytes) this encoder is meant for: 2 MiB, about 1024×512. Its
     /// frames in flight hold four times the memory `WebPAnimEncoder` holds, which for previews
@@ -115,7 +113,7 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     /// two candidates each), the disposed canvas and the spare ones, and libwebp's work (8
     /// frames' worth, and 4 more per core for lossless candidates' encodings).
     public static func workingBytes(width: Int, height: Int) -> Int {
-        (framesInFlight(width: width, height: height) * 4 + 2 + 8 + 4 * CPULimit.usableCores) * width * height * 4
+        (framesInFlight * 4 + 2 + 8 + 4 * CPULimit.usableCores) * width * height * 4
     }
 
     /// Frames added so far.
@@ -156,7 +154,7 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
         let inPlace = candidates(canvas, changed, over: previous, disposedSide: false)
         frames.append(KeptFrame(startMs: start, canvas: canvas, previous: previous, inPlace: inPlace, overDisposed: nil))
         try decide(waiting: false)
-        while frames.count - decided > framesInFlight { try decide(waiting: true, once: true) }
+        while frames.count - decided > Self.framesInFlight { try decide(waiting: true, once: true) }
     }
 
     /// The animated WebP of every frame added.
