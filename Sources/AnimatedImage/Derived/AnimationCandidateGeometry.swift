@@ -84,14 +84,17 @@ struct AnimationCandidateGeometry {
     }
 
     /// Whether blending `rect` of `frame` over `previous` can show the frame: every pixel that
-    /// is not opaque is one the canvas already shows (within the tolerance).
+    /// is not opaque is one the canvas already shows (within the tolerance when `tolerant`,
+    /// for lossy candidates; exactly for lossless ones).
     func blendingPossible(
-        over previous: UnsafeBufferPointer<UInt32>, _ frame: UnsafeBufferPointer<UInt32>, in rect: PixelRect
+        over previous: UnsafeBufferPointer<UInt32>, _ frame: UnsafeBufferPointer<UInt32>, in rect: PixelRect,
+        tolerant: Bool
     ) -> Bool {
         for y in rect.y..<rect.maxY {
             for x in rect.x..<rect.maxX {
                 let i = y * width + x
-                if frame[i] >> 24 != 0xFF && !similar(previous[i], frame[i]) { return false }
+                guard frame[i] >> 24 != 0xFF else { continue }
+                if tolerant ? !similar(previous[i], frame[i]) : previous[i] != frame[i] { return false }
             }
         }
         return true
@@ -142,20 +145,6 @@ struct AnimationCandidateGeometry {
             }
         }
         return pixels
-    }
-
-    /// Whether blending `rect` of `frame` over `previous` can show the frame exactly: every
-    /// pixel that is not opaque is the one the canvas shows.
-    func exactBlendingPossible(
-        over previous: UnsafeBufferPointer<UInt32>, _ frame: UnsafeBufferPointer<UInt32>, in rect: PixelRect
-    ) -> Bool {
-        for y in rect.y..<rect.maxY {
-            for x in rect.x..<rect.maxX {
-                let i = y * width + x
-                if frame[i] >> 24 != 0xFF && previous[i] != frame[i] { return false }
-            }
-        }
-        return true
     }
 
     /// `rect` of `frame`, packed, with — when `blended` — every pixel the canvas already shows

@@ -290,12 +290,13 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
         let (pixels, blended) = canvas.withUnsafeBufferPointer { now -> ([UInt32], Bool) in
             guard let previous else { return (geometry.subFrame(of: now, in: rect, blendedOver: nil), false) }
             return previous.withUnsafeBufferPointer { before in
-                if lossless {
-                    let blended = geometry.exactBlendingPossible(over: before, now, in: rect)
-                    return (geometry.exactSubFrame(of: now, in: rect, blendedOver: blended ? before : nil), blended)
-                }
-                let blended = geometry.blendingPossible(over: before, now, in: rect)
-                return (geometry.subFrame(of: now, in: rect, blendedOver: blended ? before : nil), blended)
+                let blended = geometry.blendingPossible(over: before, now, in: rect, tolerant: !lossless)
+                let canvas = blended ? before : nil
+                let pixels =
+                    lossless
+                    ? geometry.exactSubFrame(of: now, in: rect, blendedOver: canvas)
+                    : geometry.subFrame(of: now, in: rect, blendedOver: canvas)
+                return (pixels, blended)
             }
         }
         var config = self.config
