@@ -224,39 +224,38 @@ static void reach(const clipped_lanczos *horizontal, const clipped_lanczos *vert
     else *y0 = ry, *y1 = ry + rh;
 }
 
-/// The reducing path on 8-bit RGBA `pixels` (sw×sh, premultiplied, or opaque): output rectangle
-/// (rx, ry, rw, rh) of the dw×dh reduction into `out` (rows `out_stride` bytes apart) —
-/// horizontally, then vertically, 8 bits in between, each axis only when its size changes. Each
-/// output sample is a function of its windows' samples alone, so a rectangle comes out with
-/// exactly the bytes it has in the whole frame's reduction. Reads only the source rectangle
-/// reach() names.
-static int reduce_rect(const uint8_t *pixels, int sw, int sh, uint8_t *out, size_t out_stride, int dw, int dh, int rx,
-                       int ry, int rw, int rh, char *error, size_t error_size) {
-    clipped_lanczos horizontal, vertical;
-    if (kernels(sw, sh, dw, dh, &horizontal, &vertical)) return fail(error, error_size, -4, "out of memory");
-    int x0, x1, y0, y1;
-    reach(&horizontal, &vertical, rx, ry, rw, rh, &x0, &x1, &y0, &y1);
+/// The reducing path on 8-bit RGBA `pixels` (`sw` wide, premultiplied, or opaque), with the
+/// axes' `kernels()`: output rectangle (rx, ry, rw, rh) of the reduction into `out` (rows
+/// `out_stride` bytes apart) — horizontally, then vertically, 8 bits in between, each axis only
+/// when its size changes. Each output sample is a function of its windows' samples alone, so a
+/// rectangle comes out with exactly the bytes it has in the whole frame's reduction. Reads only
+/// the source rectangle reach() names.
+static int reduce_rect(const clipped_lanczos *horizontal, const clipped_lanczos *vertical, const uint8_t *pixels,
+                       int sw, uint8_t *out, size_t out_stride, int rx, int ry, int rw, int rh, char *error,
+                       size_t error_size) {
     size_t stride = (size_t)sw * 4;
-    if (!horizontal.in && !vertical.in) {
+    if (!horizontal->in && !vertical->in) {
         for (int y = 0; y < rh; y++)
             memcpy(out + (size_t)y * out_stride, pixels + (size_t)(ry + y) * stride + (size_t)rx * 4, (size_t)rw * 4);
         return 0;
     }
-    if (!vertical.in) {
-        clipped_lanczos_columns(&horizontal, pixels + (size_t)ry * stride, stride, rh, rx, rx + rw, out, out_stride);
+    if (!vertical->in) {
+        clipped_lanczos_columns(horizontal, pixels + (size_t)ry * stride, stride, rh, rx, rx + rw, out, out_stride);
         return 0;
     }
-    if (!horizontal.in) {
-        if (clipped_lanczos_rows(&vertical, pixels + (size_t)rx * 4, stride, 0, rw, ry, ry + rh, out, out_stride))
+    if (!horizontal->in) {
+        if (clipped_lanczos_rows(vertical, pixels + (size_t)rx * 4, stride, 0, rw, ry, ry + rh, out, out_stride))
             return fail(error, error_size, -4, "out of memory");
         return 0;
     }
+    int y0, y1;  // the rows the vertical pass reads, made by the horizontal one
+    clipped_lanczos_window(vertical, ry, ry + rh, &y0, &y1);
     size_t middle_stride = (size_t)rw * 4;
     uint8_t *middle = malloc(middle_stride * (size_t)(y1 - y0));
     if (!middle) return fail(error, error_size, -4, "out of memory");
-    clipped_lanczos_columns(&horizontal, pixels + (size_t)y0 * stride, stride, y1 - y0, rx, rx + rw, middle,
+    clipped_lanczos_columns(horizontal, pixels + (size_t)y0 * stride, stride, y1 - y0, rx, rx + rw, middle,
                             middle_stride);
-    int status = clipped_lanczos_rows(&vertical, middle, middle_stride, y0, rw, ry, ry + rh, out, out_stride);
+    int status = clipped_lanczos_rows(vertical, middle, middle_stride, y0, rw, ry, ry + rh, out, out_stride);
     free(middle);
     return status ? fail(error, error_size, -4, "out of memory") : 0;
 }
@@ -275,11 +274,17 @@ static void premultiply(const uint8_t *src, int sw, uint8_t *buffer, int x0, int
     }
 }
 
-/// Undoes premultiplication on `rows` rows of `width` pixels of `dst` (rows `stride` bytes apart).
-static void unpremultiply(uint8_t *dst, size_t stride, int width, int rows) {
+/// Turns `rows` rows of `width` reduced pixels of `dst` (rows `stride` bytes apart) into the
+/// output: an opaque frame's alpha set to 255 (the clamped sums of weights that add up to one
+/// give 255; this makes sure of it), a premultiplied frame's colour divided by its alpha.
+static void finish_output(uint8_t *dst, size_t stride, int width, int rows, int opaque) {
     for (int y = 0; y < rows; y++) {
         uint8_t *p = dst + (size_t)y * stride;
         for (int x = 0; x < width; x++, p += 4) {
+            if (opaque) {
+                p[3] = 255;
+                continue;
+            }
             unsigned a = p[3];
             if (a == 0) {
                 p[0] = p[1] = p[2] = 0;
@@ -294,30 +299,27 @@ static void unpremultiply(uint8_t *dst, size_t stride, int width, int rows) {
 }
 
 /// Output rectangle (rx, ry, rw, rh) of a reduction by the kernel alone (no shrink first), for
-/// an opaque frame or not, into `dst` (rows `dst_stride` bytes apart).
+/// an opaque frame or not, into `dst` (rows `dst_stride` bytes apart). The same size is the
+/// frame's own pixels.
 static int reduce_frame_rect(const uint8_t *src, int sw, int sh, uint8_t *dst, size_t dst_stride, int dw, int dh,
                              int opaque, int rx, int ry, int rw, int rh, char *error, size_t error_size) {
-    if (opaque || (dw == sw && dh == sh)) {  // the same size: the frame's own pixels
-        if (!opaque) return reduce_rect(src, sw, sh, dst, dst_stride, dw, dh, rx, ry, rw, rh, error, error_size);
-        int status = reduce_rect(src, sw, sh, dst, dst_stride, dw, dh, rx, ry, rw, rh, error, error_size);
-        // An opaque frame stays opaque (the clamped sums of weights that add up to one give
-        // 255; this makes sure of it).
-        for (int y = 0; y < rh; y++)
-            for (int x = 0; x < rw; x++) dst[(size_t)y * dst_stride + (size_t)x * 4 + 3] = 255;
-        return status;
-    }
     clipped_lanczos horizontal, vertical;
     if (kernels(sw, sh, dw, dh, &horizontal, &vertical)) return fail(error, error_size, -4, "out of memory");
-    int x0, x1, y0, y1;
-    reach(&horizontal, &vertical, rx, ry, rw, rh, &x0, &x1, &y0, &y1);
-    // Full-sized so the passes address it as the source; only the reached rectangle is written
-    // (and read: the AVX2 pass may load up to three pixels past a window, with zero weights).
-    uint8_t *buffer = malloc((size_t)sw * sh * 4);
-    if (!buffer) return fail(error, error_size, -4, "out of memory");
-    premultiply(src, sw, buffer, x0, x1, y0, y1);
-    int status = reduce_rect(buffer, sw, sh, dst, dst_stride, dw, dh, rx, ry, rw, rh, error, error_size);
+    int premultiplies = !opaque && (horizontal.in || vertical.in);
+    uint8_t *buffer = NULL;
+    if (premultiplies) {
+        int x0, x1, y0, y1;
+        reach(&horizontal, &vertical, rx, ry, rw, rh, &x0, &x1, &y0, &y1);
+        // Full-sized so the passes address it as the source; only the reached rectangle is
+        // written (and read: the AVX2 pass may load up to three pixels past a window, with zero
+        // weights).
+        if (!(buffer = malloc((size_t)sw * sh * 4))) return fail(error, error_size, -4, "out of memory");
+        premultiply(src, sw, buffer, x0, x1, y0, y1);
+    }
+    int status =
+        reduce_rect(&horizontal, &vertical, buffer ? buffer : src, sw, dst, dst_stride, rx, ry, rw, rh, error, error_size);
     free(buffer);
-    if (status == 0) unpremultiply(dst, dst_stride, rw, rh);
+    if (status == 0 && (opaque || premultiplies)) finish_output(dst, dst_stride, rw, rh, opaque);
     return status;
 }
 
@@ -336,17 +338,16 @@ int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int
         src = buffer;
     }
     uint8_t *shrunk = NULL;
+    clipped_lanczos horizontal, vertical;
     int status = preshrink(&src, &sw, &sh, &shrunk, dw, dh, error, error_size);
-    if (status == 0) status = reduce_rect(src, sw, sh, dst, (size_t)dw * 4, dw, dh, 0, 0, dw, dh, error, error_size);
+    if (status == 0 && kernels(sw, sh, dw, dh, &horizontal, &vertical))
+        status = fail(error, error_size, -4, "out of memory");
+    if (status == 0)
+        status = reduce_rect(&horizontal, &vertical, src, sw, dst, (size_t)dw * 4, 0, 0, dw, dh, error, error_size);
     free(shrunk);
     free(buffer);
-    if (status != 0) return status;
-    if (opaque) {
-        for (size_t i = 3; i < (size_t)dw * dh * 4; i += 4) dst[i] = 255;
-    } else {
-        unpremultiply(dst, (size_t)dw * 4, dw, dh);
-    }
-    return 0;
+    if (status == 0) finish_output(dst, (size_t)dw * 4, dw, dh, opaque);
+    return status;
 }
 
 /// Whether sw×sh → dw×dh is a reduction by the kernel alone, whose outputs can be made apart.

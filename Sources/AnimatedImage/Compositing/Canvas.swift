@@ -52,6 +52,9 @@ public struct Canvas: Sendable, Equatable {
         return out
     }
 
+    /// True when every pixel is opaque.
+    var isOpaque: Bool { isOpaque(in: rect) }
+
     /// True when every pixel inside `area` (already clipped) is opaque.
     func isOpaque(in area: PixelRect) -> Bool {
         pixels.withUnsafeBytes { raw in

@@ -112,7 +112,7 @@ public final class FrameRenderer {
             throw AnimatedImageError.frameOutOfRange(index: index, frameCount: frames.count)
         }
         // Whether the compositor still holds the canvas returned last, changes since recorded.
-        let continuing = returned != nil && returned == drawn
+        let continuing = returned == drawn
         returned = nil
         changedByLastRender = nil
         if index == drawn {

@@ -13,7 +13,7 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
     public let width: Int
     public let height: Int
     /// Lossy quality 1–100; nil = lossless.
-    public let quality: Int?
+    public var quality: Int? { config.lossless != 0 ? nil : Int(config.quality) }
     /// WebP's loop count (0 = forever).
     private let loopCount: Int
     private let encoder: OpaquePointer
@@ -48,7 +48,6 @@ public final class AnimatedWebPEncoder: AnimationEncoding {
         }
         self.width = width
         self.height = height
-        self.quality = config.lossless != 0 ? nil : Int(config.quality)
         var options = WebPAnimEncoderOptions()
         guard WebPAnimEncoderOptionsInit(&options) != 0 else {
             throw WebPEncodingError(message: "libwebpmux's options do not match its headers")

@@ -178,11 +178,8 @@ final class FrameProducer: @unchecked Sendable {
                 }
                 queue.withLock { $0.append(item) }
                 produced.signal()
-                switch item {
-                case .rendered, .cached: continue
-                case .failed, .end: break
-                }
-                break
+                if case .failed = item { break }
+                if case .end = item { break }
             }
             finished.leave()
         }
@@ -261,11 +258,11 @@ final class FrameProducer: @unchecked Sendable {
                 by: changed, sourceWidth: canvas.width, sourceHeight: canvas.height, width: rendition.scaledWidth,
                 height: rendition.scaledHeight)
         else {
-            lastOpaque = Resampler.isOpaque(canvas)
+            lastOpaque = canvas.isOpaque
             return .whole
         }
         // The rest of an opaque canvas is as opaque as before; otherwise look at all of it.
-        let opaque = previousOpaque ? canvas.isOpaque(in: changed) : Resampler.isOpaque(canvas)
+        let opaque = previousOpaque ? canvas.isOpaque(in: changed) : canvas.isOpaque
         lastOpaque = opaque
         guard opaque == previousOpaque else { return .whole }
         return affected.isEmpty ? .unchanged : .part(affected, opaque: opaque)

@@ -35,7 +35,7 @@ public struct PNGEncoder: Sendable {
         if let indexed = PaletteQuantizer.exactPalette(of: canvas) {
             return try encodeIndexed(indexed, width: width, height: height, level: level, colorSpace: colorSpace)
         }
-        let opaque = Self.isOpaque(canvas.pixels)
+        let opaque = canvas.isOpaque
         let header = PNGImageHeader(width: width, height: height, bitDepth: 8, colorType: opaque ? 2 : 6)
         let scanlineBytes = PNGScanlines.byteCount(width: width, height: height, bitsPerPixel: opaque ? 24 : 32)
         return try DeflateWorkspacePool.withWorkspace(level: level) { workspace in
@@ -85,14 +85,6 @@ public struct PNGEncoder: Sendable {
         }
     }
 
-    static func isOpaque(_ pixels: [UInt8]) -> Bool {
-        pixels.withUnsafeBytes { raw in
-            let words = raw.bindMemory(to: UInt32.self)
-            var all: UInt32 = 0xFF00_0000
-            for word in words { all &= word }
-            return all & 0xFF00_0000 == 0xFF00_0000
-        }
-    }
 }
 
 /// A canvas could not be written as PNG: a size PNG cannot express, or libdeflate out of memory.

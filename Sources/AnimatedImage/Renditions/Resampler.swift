@@ -27,7 +27,7 @@ public enum Resampler {
     public static func scale(_ canvas: Canvas, width: Int, height: Int) throws -> Canvas {
         guard width > 0, height > 0 else { throw ResamplingError(message: "cannot scale to \(width)×\(height)") }
         if width == canvas.width && height == canvas.height { return canvas }
-        let opaque = isOpaque(canvas)
+        let opaque = canvas.isOpaque  // then the scaler skips premultiplying
         return try resampled(width: width, height: height) { target, text, size in
             canvas.pixels.withUnsafeBufferPointer { source in
                 flipbook_resample_rgba(
@@ -62,13 +62,22 @@ public enum Resampler {
     public static func affected(
         by changed: PixelRect, sourceWidth: Int, sourceHeight: Int, width: Int, height: Int
     ) -> PixelRect? {
-        var rect = [Int32](repeating: 0, count: 4)
-        let known = flipbook_resample_affected(
+        rectangle(sourceWidth, sourceHeight, width, height, changed, flipbook_resample_affected)
+    }
+
+    /// The rectangle `call` (one of the C rectangle questions) fills for these sizes and `rect`,
+    /// or nil when it answers that the scaling is not a reduction by the kernel alone.
+    private static func rectangle(
+        _ sourceWidth: Int, _ sourceHeight: Int, _ width: Int, _ height: Int, _ rect: PixelRect,
+        _ call: (Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
+    ) -> PixelRect? {
+        var out = [Int32](repeating: 0, count: 4)
+        let known = call(
             Int32(clamping: sourceWidth), Int32(clamping: sourceHeight), Int32(clamping: width), Int32(clamping: height),
-            Int32(clamping: changed.x), Int32(clamping: changed.y), Int32(clamping: changed.width),
-            Int32(clamping: changed.height), &rect)
+            Int32(clamping: rect.x), Int32(clamping: rect.y), Int32(clamping: rect.width), Int32(clamping: rect.height),
+            &out)
         guard known == 1 else { return nil }
-        return PixelRect(x: Int(rect[0]), y: Int(rect[1]), width: Int(rect[2]), height: Int(rect[3]))
+        return PixelRect(x: Int(out[0]), y: Int(out[1]), width: Int(out[2]), height: Int(out[3]))
     }
 
     /// The rows of a `sourceWidth`×`sourceHeight` canvas that ``scale(_:width:height:only:opaque:)``
@@ -76,18 +85,12 @@ public enum Resampler {
     public static func rowsRead(
         for part: PixelRect, sourceWidth: Int, sourceHeight: Int, width: Int, height: Int
     ) -> Range<Int>? {
-        var rect = [Int32](repeating: 0, count: 4)
-        let known = flipbook_resample_reach(
-            Int32(clamping: sourceWidth), Int32(clamping: sourceHeight), Int32(clamping: width), Int32(clamping: height),
-            Int32(clamping: part.x), Int32(clamping: part.y), Int32(clamping: part.width), Int32(clamping: part.height),
-            &rect)
-        guard known == 1 else { return nil }
-        return Int(rect[1])..<Int(rect[1] + rect[3])
+        rectangle(sourceWidth, sourceHeight, width, height, part, flipbook_resample_reach).map { $0.y..<$0.maxY }
     }
 
     /// `part` of `canvas` scaled to `width`×`height` — exactly those pixels of
     /// ``scale(_:width:height:)``'s output — as a canvas of `part`'s size. `opaque` must say
-    /// whether every pixel of `canvas` is opaque (as ``scale(_:width:height:)`` finds out). Only for
+    /// whether every pixel of `canvas` is opaque (as ``scale(_:width:height:)`` finds out: ``Canvas/isOpaque``). Only for
     /// scalings ``affected(by:sourceWidth:sourceHeight:width:height:)`` accepts; reads only
     /// ``rowsRead(for:sourceWidth:sourceHeight:width:height:)``.
     public static func scale(_ canvas: Canvas, width: Int, height: Int, only part: PixelRect, opaque: Bool) throws -> Canvas {
@@ -99,9 +102,6 @@ public enum Resampler {
             }
         }
     }
-
-    /// Whether every pixel of `canvas` is opaque: the scaler then skips premultiplying.
-    public static func isOpaque(_ canvas: Canvas) -> Bool { PNGEncoder.isOpaque(canvas.pixels) }
 
     /// The bytes scaling a `width`×`height` canvas may allocate besides the source and the
     /// result: a premultiplied copy of the source, the horizontally reduced frame (no larger),
