@@ -89,7 +89,7 @@ func roundTrip(_ canvas: Canvas, level: Int) {
     let expected: UInt8 =
         PaletteQuantizer.exactPalette(of: canvas) != nil
         ? 3
-        : PNGEncoder.isOpaque(canvas.pixels) ? 2 : 6
+        : canvas.isOpaque ? 2 : 6
     check(colorType == expected, "colour type \(colorType), expected \(expected)")
     do {
         let pixels = try APNGFrameDecoder.decodeRGBA(png, width: canvas.width, height: canvas.height)
