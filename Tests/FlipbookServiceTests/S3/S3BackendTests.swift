@@ -163,6 +163,33 @@ struct S3BackendTests {
         await uploader.stop()
     }
 
+    /// Foundation downloads into a file of its own in the system's temporary directory; an
+    /// answer other than 200 (a missing derived product, an error) must not leave it there.
+    @Test func aDownloadThatFindsNothingLeavesNoFileBehind() async throws {
+        let service = try TestService(backend: .s3)
+        let client = try #require(service.server.store.backend as? S3Backend).client
+        let marker = UUID().uuidString
+        let destination = service.dataDirectory + "/tmp/download-" + marker
+        for _ in 0..<3 {
+            let response = try client.download("GetObject", key: "flipbook/missing-" + marker, to: destination)
+            #expect(response.status == 404)
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination))
+        let temporary = NSTemporaryDirectory()
+        let left = try FileManager.default.contentsOfDirectory(atPath: temporary).filter { name in
+            guard let text = try? String(contentsOfFile: temporary + name, encoding: .utf8) else { return false }
+            return text.contains(marker)
+        }
+        #expect(left.isEmpty, "left in \(temporary): \(left)")
+
+        let gif = try Corpus.bytes("wuffs/muybridge.gif")
+        #expect(try service.upload(gif).status == 201)
+        let found = try client.download("GetObject", key: "flipbook/originals/" + Self.sha(gif), to: destination)
+        #expect(found.status == 200)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == Data(gif))
+        await service.stop()
+    }
+
     @Test func anS3OutageKeepsLocalImagesServingAndUploadsAnswer503() async throws {
         let moto = try MotoServer.start()
         let bucket = try moto.makeBucket()

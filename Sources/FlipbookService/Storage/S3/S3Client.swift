@@ -176,6 +176,10 @@ final class S3Client: Sendable {
                     return
                 }
                 let response = Self.response(response, body: [])
+                // Foundation leaves the file it downloaded into (in the system's temporary
+                // directory) to the handler: it is moved on success and removed otherwise, or
+                // every missing key and error answer would leave a file behind.
+                defer { if let location { unlink(location.path) } }
                 if response.status == 200, let location {
                     do {
                         unlink(destination)
