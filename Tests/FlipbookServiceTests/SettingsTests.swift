@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Foundation
 import Testing
 
@@ -49,7 +50,7 @@ struct SettingsTests {
     }
 
     @Test func aFileValueOverridesTheDefault() async throws {
-        let path = NSTemporaryDirectory() + "flipbook-settings-\(UUID().uuidString).json"
+        let path = ScratchDirectory.newPath("settings") + ".json"
         try Data(#"{"server": {"port": 7000}, "cache": {"pngCompressionLevel": 6}, "sever": {"port": 1}}"#.utf8)
             .write(to: URL(fileURLWithPath: path))
         let loaded = try await SettingsLoader(configPath: path, environment: [:]).load()

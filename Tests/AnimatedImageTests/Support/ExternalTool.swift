@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Foundation
 
 /// Runs a real encoder (gifsicle, ImageMagick, img2webp, apngasm) for tests that make their own
@@ -36,10 +37,8 @@ enum ExternalTool {
         }
     }
 
-    /// A fresh temporary directory, removed by the caller.
+    /// A fresh directory, removed with the test process's scratch directory.
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("flipbook-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        URL(fileURLWithPath: ScratchDirectory.make("tool"))
     }
 }

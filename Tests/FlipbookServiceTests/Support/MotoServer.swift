@@ -51,7 +51,7 @@ final class MotoServer: Sendable {
                     + ".build-s3-venv) or set FLIPBOOK_MOTO_SERVER")
         }
         self.port = port ?? Self.freePort()
-        logPath = NSTemporaryDirectory() + "flipbook-moto-\(self.port).log"
+        logPath = ScratchDirectory.root + "/moto-\(self.port).log"
         pidFile = logPath + ".pid"
         unlink(pidFile)
         // A watcher shell stops moto when this process is gone (tests have no global teardown);
@@ -80,7 +80,9 @@ final class MotoServer: Sendable {
             if (try? HTTPTestClient(port: self.port).get("/moto-api/reset"))?.status != nil { return }
             usleep(100_000)
         }
-        throw Missing(description: "moto_server did not answer on port \(self.port) within 30 s; see \(logPath)")
+        // The log goes with the scratch directory at exit: its end is part of the message.
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        throw Missing(description: "moto_server did not answer on port \(self.port) within 30 s: \(log.suffix(2000))")
     }
 
     /// Kills the server (its watcher exits with it); what it held is gone.

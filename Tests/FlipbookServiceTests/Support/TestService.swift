@@ -80,10 +80,9 @@ final class TestService: @unchecked Sendable {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("web").path
 
+    /// A new directory, removed with the test process's scratch directory.
     static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "flipbook-test-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        ScratchDirectory.make("service")
     }
 
     /// Where the image `id` (a content id) is kept, and whether each piece exists now: on `fs`

@@ -20,6 +20,7 @@ import argparse
 import http.client
 import json
 import os
+import shutil
 import socket
 import statistics
 import struct
@@ -345,6 +346,7 @@ def main():
             result["flood"] = flood_run(server, os.path.join(INPUTS, "small.gif"), args.flood)
     finally:
         server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
     print(json.dumps(result, indent=1))
 
 
