@@ -9,12 +9,14 @@ and its rendition frames (`flipbook frames --width 320`):
   - frame count and repetitionCount equal the original's, each frame's duration its delayMs;
   - each frame's PSNR against the rendition frame over what is seen: colour weighted by alpha
     (premultiplied RGBA), so that the colour of a fully transparent pixel — which the encoder
-    is free to change — does not count.
+    is free to change — does not count;
+  - where a frame is below 40 dB, the lowest PSNR `cwebp -q QUALITY` gives the rendition frames
+    each encoded alone (decoded by dwebp): how far WebP itself gets at that quality.
 
 usage: scripts/bench/derived/chromium_survey.py [QUALITY…]   (default 75; "lossless" for none)
        FLIPBOOK_BIN (default .build/release/flipbook). Prints a summary per quality and the
        inputs whose lowest frame PSNR is below 40 dB. Needs Pillow and numpy (Debian's
-       python3-pil, python3-numpy).
+       python3-pil, python3-numpy) and cwebp/dwebp (webp).
 """
 import json
 import math
@@ -71,7 +73,21 @@ def survey(path, quality, work):
     names = sorted(n for n in os.listdir(rendition) if n.endswith(".png"))
     lowest = min(psnr(seen(os.path.join(decoded, f["file"])), seen(os.path.join(rendition, n)))
                  for f, n in zip(meta["frames"], names)) if timeline_ok else None
-    return timeline_ok, lowest, info["width"], info["height"]
+    alone = None
+    if lowest is not None and lowest < 40 and quality != "lossless":
+        alone = min(still_psnr(os.path.join(rendition, n), quality, work) for n in names)
+    return timeline_ok, lowest, info["width"], info["height"], alone
+
+
+def still_psnr(frame, quality, work):
+    """The PSNR of one rendition frame encoded on its own by `cwebp -q QUALITY` (libwebp's
+    defaults otherwise) and decoded by `dwebp`: what WebP at that quality gives that frame with
+    no animation around it."""
+    encoded = os.path.join(work, "still.webp")
+    decoded = os.path.join(work, "still.png")
+    subprocess.run(["cwebp", "-quiet", "-q", quality, frame, "-o", encoded], check=True, capture_output=True)
+    subprocess.run(["dwebp", "-quiet", encoded, "-o", decoded], check=True, capture_output=True)
+    return psnr(seen(decoded), seen(frame))
 
 
 def main():
@@ -84,7 +100,7 @@ def main():
                 try:
                     rows.append((path, *survey(os.path.join(CORPUS, path), quality, work)))
                 except subprocess.CalledProcessError as error:
-                    rows.append((path, False, None, 0, 0))
+                    rows.append((path, False, None, 0, 0, None))
                     print(f"  {path}: {error.cmd[1] if len(error.cmd) > 1 else error.cmd}: {error.stderr!r}",
                           file=sys.stderr)
         timeline_ok = sum(1 for row in rows if row[1])
@@ -92,9 +108,10 @@ def main():
         at_40 = sum(1 for row in measured if row[2] >= 40)
         print(f"quality {quality}: {len(rows)} animations; frame count, repetitionCount and every duration "
               f"as the original's in {timeline_ok}; every frame ≥ 40 dB (premultiplied RGBA) in {at_40}")
-        for path, _, lowest, width, height in sorted(measured, key=lambda row: row[2]):
+        for path, _, lowest, width, height, alone in sorted(measured, key=lambda row: row[2]):
             if lowest < 40:
-                print(f"  {path} ({width}×{height}): lowest frame {lowest:.1f} dB")
+                print(f"  {path} ({width}×{height}): lowest frame {lowest:.1f} dB; "
+                      f"cwebp -q {quality} on each rendition frame alone: lowest {alone:.1f} dB")
         for path, ok, *_ in rows:
             if not ok:
                 print(f"  {path}: timeline differs or the preview failed")
