@@ -18,14 +18,21 @@ struct ServeProcessTests {
         let port: Int
         let client: HTTPTestClient
 
-        init(dataDirectory: String) throws {
+        /// - Parameters:
+        ///   - settings: more `--set KEY=VALUE` settings.
+        ///   - environment: variables that replace the test process's for the server.
+        init(dataDirectory: String, settings: [String] = [], environment: [String: String] = [:]) throws {
             let flipbook = try #require(builtProduct("flipbook"), "flipbook not built next to the tests")
             port = try Self.freePort()
             process.executableURL = URL(fileURLWithPath: flipbook)
-            process.arguments = [
-                "serve", "--host", "127.0.0.1", "--port", "\(port)", "--data-dir", dataDirectory,
-                "--log-level", "warning", "--set", "log.accessLog=false",
-            ]
+            process.arguments =
+                [
+                    "serve", "--host", "127.0.0.1", "--port", "\(port)", "--data-dir", dataDirectory,
+                    "--log-level", "warning", "--set", "log.accessLog=false",
+                ] + settings.flatMap { ["--set", $0] }
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -144,6 +151,32 @@ struct ServeProcessTests {
     /// The ids the server answered 201/200 for, from every uploading task.
     final class Acknowledged: Sendable {
         let ids = Mutex<[String]>([])
+    }
+
+    /// With `storage.backend = s3`, `flipbook serve` downloads into its data directory, not the
+    /// system's temporary directory: a replica whose root file system is read-only (here: a
+    /// TMPDIR that does not exist, which used to stop the process at its first cold original)
+    /// still brings originals from the bucket and serves them.
+    @Test func onS3AColdReplicaNeedsNoSystemTemporaryDirectory() async throws {
+        let uploader = try TestService(backend: .s3)
+        let gif = try Corpus.bytes("wuffs/muybridge.gif")
+        let id = try #require(try uploader.upload(gif).json["id"] as? String)
+        let moto = try #require(uploader.moto)
+        let data = ScratchDirectory.make("serve-s3")
+        let server = try Server(
+            dataDirectory: data,
+            settings: [
+                "storage.backend=s3", "storage.s3.endpoint=\(moto.endpoint)", "storage.s3.bucket=\(uploader.bucket!)",
+                "storage.s3.prefix=flipbook/", "storage.s3.pathStyle=true", "storage.s3.accessKeyId=test-key",
+                "storage.s3.secretAccessKey=test-secret",
+            ],
+            environment: ["TMPDIR": "/nonexistent-\(UUID().uuidString)"])
+        let frame = try server.client.get("/frames/\(id)/3")
+        #expect(frame.status == 200)
+        #expect(frame.body == (try uploader.client.get("/frames/\(id)/3").body))
+        #expect(FileManager.default.fileExists(atPath: data + "/originals/" + id))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data + "/tmp").filter { !$0.hasPrefix(".") }.isEmpty)
+        await uploader.stop()
     }
 
     @Test func sigusr1RaisesMemoryPressure() throws {

@@ -27,6 +27,13 @@ public final class FlipbookServer: Sendable {
     private let logger: Logger
     private let monitor: MemoryPressureMonitor
 
+    /// What `flipbook serve` changes in its process before the server exists, which tests that
+    /// run services side by side in one process must not: with `storage.backend = s3`, the
+    /// temporary directory moves into the data directory (`S3Backend.keepDownloadsInDataDirectory`).
+    public static func prepareProcess(for settings: FlipbookSettings) {
+        if settings.storage.backend == "s3" { S3Backend.keepDownloadsInDataDirectory(settings.storage.dataDir) }
+    }
+
     /// Builds everything; nothing listens until `start()` or `run()`.
     /// - Parameter registry: where metrics go (the process's, or a test's own).
     /// - Parameter clock: what the store's record rechecks are timed by (tests drive it).

@@ -195,6 +195,28 @@ struct S3BackendTests {
         await service.stop()
     }
 
+    /// A download whose file cannot be made (a full or read-only disk) fails that download as a
+    /// local failure: S3 still counts as reachable, the next download works, the process lives.
+    @Test func aDestinationThatCannotBeWrittenFailsOnlyThatDownload() async throws {
+        let service = try TestService(backend: .s3)
+        let client = try #require(service.server.store.backend as? S3Backend).client
+        let gif = try Corpus.bytes("wuffs/muybridge.gif")
+        #expect(try service.upload(gif).status == 201)
+        let key = "flipbook/originals/" + Self.sha(gif)
+        let unwritable = "/nonexistent-\(UUID().uuidString)/original"
+        #expect {
+            try client.download("GetObject", key: key, to: unwritable)
+        } throws: { error in
+            guard case .failed(let why) = error as? StorageFailure else { return false }
+            return why.contains("cannot move it to \(unwritable)")
+        }
+        #expect(client.isReachable)
+        let destination = service.dataDirectory + "/tmp/original-" + UUID().uuidString
+        #expect(try client.download("GetObject", key: key, to: destination).status == 200)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == Data(gif))
+        await service.stop()
+    }
+
     @Test func anS3OutageKeepsLocalImagesServingAndUploadsAnswer503() async throws {
         let moto = try MotoServer.start()
         let bucket = try moto.makeBucket()

@@ -161,8 +161,20 @@ final class S3Client: Sendable {
         throw .unavailable(lastFailure)
     }
 
+    /// A download's file could not be put in place (a full or read-only disk): Flipbook's
+    /// failure, not S3's, so it is neither retried nor a sign that S3 is unreachable.
+    private struct LocalFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
     /// Downloads `key` into the file `destination` (created; removed again on failure) and
     /// returns the answer (its body empty); a status other than 200 leaves no file.
+    ///
+    /// Foundation receives the body into a file of its own in the process's temporary directory
+    /// (`TMPDIR`) and stops the process if it cannot create it; `flipbook serve` points that
+    /// directory at the data directory (``S3Backend/keepDownloadsInDataDirectory(_:)``). Writing
+    /// the body there, Foundation keeps pace with the network: a delegate receiving it in memory
+    /// instead was measured to hold 122 MB of a 200 MB original from a loopback S3 server.
     func download(_ operation: String, key: String, to destination: String) throws(StorageFailure) -> Response {
         let attempts = isReachable ? 1 + max(0, configuration.retries) : 1
         var lastFailure = ""
@@ -185,7 +197,7 @@ final class S3Client: Sendable {
                         unlink(destination)
                         try FileManager.default.moveItem(atPath: location.path, toPath: destination)
                     } catch {
-                        result.set(.failure(error))
+                        result.set(.failure(LocalFailure(description: "cannot move it to \(destination): \(error)")))
                         return
                     }
                 } else if let location {
@@ -205,6 +217,9 @@ final class S3Client: Sendable {
                 }
                 state.withLock { $0.reachable = true }
                 return response
+            case .failure(let failure as LocalFailure):
+                count(operation, status: "error")
+                throw .failed("\(operation) \(key): \(failure)")
             case .failure(let error):
                 unlink(destination)
                 count(operation, status: "error")
