@@ -218,6 +218,7 @@ final class S3Client: Sendable {
                 state.withLock { $0.reachable = true }
                 return response
             case .failure(let failure as LocalFailure):
+                unlink(destination)
                 count(operation, status: "error")
                 throw .failed("\(operation) \(key): \(failure)")
             case .failure(let error):
