@@ -8,6 +8,7 @@ Selenium Manager is never asked to download anything: the binary and the driver 
 """
 import os
 import shutil
+import tempfile
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -42,8 +43,26 @@ def launch(width=1280, height=900, extra_arguments=()):
                      f"--window-size={width},{height}", *extra_arguments):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service(executable_path=_first("CHROMEDRIVER_BIN", DRIVER_CANDIDATES, "chromedriver"))
-    driver = webdriver.Chrome(service=service, options=options)
+    # chromedriver makes its profile in TMPDIR and Chromium its singleton socket directory there
+    # (org.chromium.Chromium.*, left behind at every run): both go to a directory of this
+    # browser's, removed by quit().
+    scratch = tempfile.mkdtemp(prefix="flipbook-chromium-")
+    service = Service(executable_path=_first("CHROMEDRIVER_BIN", DRIVER_CANDIDATES, "chromedriver"),
+                      env=dict(os.environ, TMPDIR=scratch))
+    try:
+        driver = webdriver.Chrome(service=service, options=options)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    quit_browser = driver.quit
+
+    def quit_and_clean_up():
+        try:
+            quit_browser()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    driver.quit = quit_and_clean_up
     driver.set_script_timeout(60)
     # The window size above includes browser chrome in some versions; make the viewport exact.
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
