@@ -57,6 +57,20 @@ struct UploadSessionTests {
         }
     }
 
+    /// Waits (at most 10 s) until `count` frame requests wait on upload sessions, so that
+    /// requests sent in the background are surely waiting before the test goes on (a fixed sleep
+    /// was not enough on a loaded machine: a late request finds the session ended instead).
+    static func waitForWaiters(_ service: TestService, _ count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while service.server.api.uploads.waiting.load(ordering: .relaxed) < count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("\(count) frame requests were not waiting within 10 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     static func progress(_ service: TestService, _ id: String) throws -> (frames: Int, bytes: Int) {
         let status = try service.client.get("/uploads/\(id)")
         #expect(status.status == 200)
@@ -146,7 +160,7 @@ struct UploadSessionTests {
         // A waiter on the next frame is answered once its bytes are in; one past the end gets 404.
         let next = Self.background(service, "/frames/\(id)/\(frames)", headers: ["Prefer": "wait=30"])
         let pastEnd = Self.background(service, "/frames/\(id)/40", headers: ["Prefer": "wait=30"])
-        try await Task.sleep(for: .seconds(0.2))
+        try await Self.waitForWaiters(service, 2)
         try connection.send(Array(bytes[4000...]))
         #expect(try connection.readResponse().status == 201)
         let nextFrame = try await next.value
@@ -168,7 +182,7 @@ struct UploadSessionTests {
         #expect(try service.client.get("/frames/\(id)/0").status == 200)  // staged in the frame cache
         #expect(try service.client.get("/stats").json["stagedFrames"] as? Int == 1)
         let waiter = Self.background(service, "/frames/\(id)/14", headers: ["Prefer": "wait=30"])
-        try await Task.sleep(for: .seconds(0.2))
+        try await Self.waitForWaiters(service, 1)
         shutdown(connection.fd, Int32(SHUT_RDWR))  // the client goes (its descriptor is closed once, by the client)
         let answer = try await waiter.value
         #expect(answer.status == 410 && answer.header("Cache-Control") == "no-store")
@@ -189,7 +203,7 @@ struct UploadSessionTests {
         let junk = [UInt8](repeating: 0x41, count: 5000)
         let id = try Self.createSession(service)
         let waiter = Self.background(service, "/frames/\(id)/0", headers: ["Prefer": "wait=30"])
-        try await Task.sleep(for: .seconds(0.2))
+        try await Self.waitForWaiters(service, 1)
         let uploader = try service.client.send("PUT", "/uploads/\(id)", body: junk)
         #expect(uploader.status == 415)
         let answer = try await waiter.value
