@@ -19,12 +19,16 @@ extension DerivedProducts {
     /// Writes the anchors of a stored upload (none: nothing is written).
     func keepAnchors(_ frames: [(index: Int, png: [UInt8])], of sha256: String) {
         guard !frames.isEmpty, !store.contains(sha256, anchorsName) else { return }
+        // Gone once committed (moved into place); what a failed write leaves is removed here,
+        // not at the next start.
+        var staging: String? = nil
+        defer { if let staging { try? FileManager.default.removeItem(atPath: staging) } }
         do {
-            let staging = try store.makeStaging()
+            staging = try store.makeStaging()
             for frame in frames {
-                try Data(frame.png).write(to: URL(fileURLWithPath: staging + "/\(frame.index).png"))
+                try Data(frame.png).write(to: URL(fileURLWithPath: staging! + "/\(frame.index).png"))
             }
-            try store.commit(staging, sha256, anchorsName)
+            try store.commit(staging!, sha256, anchorsName)
         } catch {
             logger.warning("seek anchors not kept", metadata: ["sha256": "\(sha256)", "error": "\(error)"])
         }
