@@ -166,6 +166,8 @@ def run_page(server, cases, originals, timeout=180):
     browser = subprocess.Popen([chromium.binary(), "--headless", "--no-sandbox", "--disable-gpu",
                                 "--disable-dev-shm-usage", "--no-first-run", "--user-data-dir=" + profile,
                                 f"http://127.0.0.1:{httpd.server_address[1]}/"],
+                               # Its singleton socket directory goes with the profile, not into /tmp.
+                               env=dict(os.environ, TMPDIR=profile),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         finished = done.wait(timeout)
