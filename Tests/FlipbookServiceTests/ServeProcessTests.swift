@@ -179,6 +179,35 @@ struct ServeProcessTests {
         await uploader.stop()
     }
 
+    /// When no file can be made where Foundation receives downloads (here the data directory's
+    /// `tmp` becomes a plain file while serving, as good as a volume remounted read-only), a cold
+    /// original is a 5xx problem for that request, and the process lives on (Foundation would
+    /// have stopped it).
+    @Test func onS3AnUnwritableDownloadDirectoryFailsTheRequestNotTheProcess() async throws {
+        let uploader = try TestService(backend: .s3)
+        let gif = try Corpus.bytes("wuffs/muybridge.gif")
+        let id = try #require(try uploader.upload(gif).json["id"] as? String)
+        let moto = try #require(uploader.moto)
+        let data = ScratchDirectory.make("serve-s3-unwritable")
+        let server = try Server(
+            dataDirectory: data,
+            settings: [
+                "storage.backend=s3", "storage.s3.endpoint=\(moto.endpoint)", "storage.s3.bucket=\(uploader.bucket!)",
+                "storage.s3.prefix=flipbook/", "storage.s3.pathStyle=true", "storage.s3.accessKeyId=test-key",
+                "storage.s3.secretAccessKey=test-secret",
+            ])
+        // After start-up (which would refuse a data directory it cannot use): `tmp` goes and a
+        // plain file takes its place.
+        try FileManager.default.removeItem(atPath: data + "/tmp")
+        #expect(FileManager.default.createFile(atPath: data + "/tmp", contents: Data("not a directory".utf8)))
+        let frame = try server.client.get("/frames/\(id)/3")
+        #expect((500..<600).contains(frame.status), "\(frame.status)")
+        #expect(frame.header("Content-Type") == "application/problem+json")
+        #expect(server.process.isRunning)
+        #expect(try server.client.get("/healthz").status == 200)
+        await uploader.stop()
+    }
+
     @Test func sigusr1RaisesMemoryPressure() throws {
         let data = NSTemporaryDirectory() + "flipbook-usr1-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: data) }

@@ -176,6 +176,7 @@ final class S3Client: Sendable {
     /// the body there, Foundation keeps pace with the network: a delegate receiving it in memory
     /// instead was measured to hold 122 MB of a 200 MB original from a loopback S3 server.
     func download(_ operation: String, key: String, to destination: String) throws(StorageFailure) -> Response {
+        try Self.checkTemporaryDirectory(for: "\(operation) \(key)")
         let attempts = isReachable ? 1 + max(0, configuration.retries) : 1
         var lastFailure = ""
         for attempt in 0..<attempts {
@@ -232,6 +233,22 @@ final class S3Client: Sendable {
             $0.lastError = lastFailure
         }
         throw .unavailable(lastFailure)
+    }
+
+    /// Fails unless a file can be made in the temporary directory, as Foundation is about to:
+    /// it makes its download file with `try!`, so a directory it cannot write to (a data volume
+    /// remounted read-only, a read-only /tmp outside `flipbook serve`) would stop the process
+    /// instead of failing this one download. One create and one unlink per download.
+    private static func checkTemporaryDirectory(for what: String) throws(StorageFailure) {
+        let probe = NSTemporaryDirectory() + ".download-probe-" + UUID().uuidString
+        let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw .failed(
+                "\(what): no file can be made in the temporary directory \(NSTemporaryDirectory()) "
+                    + "(\(String(cString: strerror(errno)))), where the download would be received")
+        }
+        close(descriptor)
+        unlink(probe)
     }
 
     private func request(_ prepared: Prepared, method: String) -> URLRequest {
