@@ -153,24 +153,37 @@ struct ServeProcessTests {
         let ids = Mutex<[String]>([])
     }
 
+    /// Uploads a GIF through `service`; its id.
+    static func uploadGIF(to service: TestService) throws -> String {
+        try #require(try service.upload(try Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
+    }
+
+    /// A `flipbook serve` on `storage.backend = s3` over `uploader`'s bucket, with a data
+    /// directory of its own (nothing local: every original comes from the bucket).
+    static func coldReplica(
+        of uploader: TestService, dataDirectory: String, environment: [String: String] = [:]
+    ) throws -> Server {
+        let moto = try #require(uploader.moto)
+        return try Server(
+            dataDirectory: dataDirectory,
+            settings: [
+                "storage.backend=s3", "storage.s3.endpoint=\(moto.endpoint)", "storage.s3.bucket=\(uploader.bucket!)",
+                "storage.s3.prefix=flipbook/", "storage.s3.pathStyle=true", "storage.s3.accessKeyId=test-key",
+                "storage.s3.secretAccessKey=test-secret",
+            ],
+            environment: environment)
+    }
+
     /// With `storage.backend = s3`, `flipbook serve` downloads into its data directory, not the
     /// system's temporary directory: a replica whose root file system is read-only (here: a
     /// TMPDIR that does not exist, which used to stop the process at its first cold original)
     /// still brings originals from the bucket and serves them.
     @Test func onS3AColdReplicaNeedsNoSystemTemporaryDirectory() async throws {
         let uploader = try TestService(backend: .s3)
-        let gif = try Corpus.bytes("wuffs/muybridge.gif")
-        let id = try #require(try uploader.upload(gif).json["id"] as? String)
-        let moto = try #require(uploader.moto)
+        let id = try Self.uploadGIF(to: uploader)
         let data = ScratchDirectory.make("serve-s3")
-        let server = try Server(
-            dataDirectory: data,
-            settings: [
-                "storage.backend=s3", "storage.s3.endpoint=\(moto.endpoint)", "storage.s3.bucket=\(uploader.bucket!)",
-                "storage.s3.prefix=flipbook/", "storage.s3.pathStyle=true", "storage.s3.accessKeyId=test-key",
-                "storage.s3.secretAccessKey=test-secret",
-            ],
-            environment: ["TMPDIR": "/nonexistent-\(UUID().uuidString)"])
+        let server = try Self.coldReplica(
+            of: uploader, dataDirectory: data, environment: ["TMPDIR": "/nonexistent-\(UUID().uuidString)"])
         let frame = try server.client.get("/frames/\(id)/3")
         #expect(frame.status == 200)
         #expect(frame.body == (try uploader.client.get("/frames/\(id)/3").body))
@@ -185,17 +198,9 @@ struct ServeProcessTests {
     /// have stopped it).
     @Test func onS3AnUnwritableDownloadDirectoryFailsTheRequestNotTheProcess() async throws {
         let uploader = try TestService(backend: .s3)
-        let gif = try Corpus.bytes("wuffs/muybridge.gif")
-        let id = try #require(try uploader.upload(gif).json["id"] as? String)
-        let moto = try #require(uploader.moto)
+        let id = try Self.uploadGIF(to: uploader)
         let data = ScratchDirectory.make("serve-s3-unwritable")
-        let server = try Server(
-            dataDirectory: data,
-            settings: [
-                "storage.backend=s3", "storage.s3.endpoint=\(moto.endpoint)", "storage.s3.bucket=\(uploader.bucket!)",
-                "storage.s3.prefix=flipbook/", "storage.s3.pathStyle=true", "storage.s3.accessKeyId=test-key",
-                "storage.s3.secretAccessKey=test-secret",
-            ])
+        let server = try Self.coldReplica(of: uploader, dataDirectory: data)
         // After start-up (which would refuse a data directory it cannot use): `tmp` goes and a
         // plain file takes its place.
         try FileManager.default.removeItem(atPath: data + "/tmp")

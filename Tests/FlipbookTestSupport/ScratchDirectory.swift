@@ -24,7 +24,7 @@ public enum ScratchDirectory {
 
     /// A new, empty directory under `root`; `label` makes it easier to recognise.
     public static func make(_ label: String = "test") -> String {
-        let path = root + "/" + label + "-" + UUID().uuidString
+        let path = newPath(label)
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

@@ -61,7 +61,7 @@ public enum PreviewMaker {
 
     /// The encoder of `image`'s preview in `rendition` (``encodesInParallel(_:rendition:)``),
     /// whose first frame is `first`: a lossy preview whose first frame has few colours
-    /// (``hasFewColours(_:)``: pixel art, a sticker shown at its size — which VP8's lossy coding
+    /// (``hasFewColours(_:)``, at most 256: pixel art, a sticker shown at its size — which VP8's lossy coding
     /// smears and WebP's lossless coding keeps, often in fewer bytes) has each sub-frame tried
     /// lossless as well (libwebp's `allow_mixed`).
     static func animationEncoder(
@@ -84,19 +84,10 @@ public enum PreviewMaker {
             minimizeSize: lossyTuning.minimizeSize, allowMixed: mixed)
     }
 
-    /// The most colours a first frame has for a lossy preview to try lossless frames too.
-    public static let fewColours = 256
-
-    /// Whether `frame` has at most ``fewColours`` colours.
+    /// Whether `frame` has at most 256 colours: an exact palette exists (``PaletteQuantizer``,
+    /// the test PNG frames use for palette output).
     public static func hasFewColours(_ frame: Canvas) -> Bool {
-        frame.pixels.withUnsafeBytes { raw in
-            var seen = Set<UInt32>(minimumCapacity: fewColours + 1)
-            for pixel in raw.bindMemory(to: UInt32.self) {
-                seen.insert(pixel)
-                if seen.count > fewColours { return false }
-            }
-            return true
-        }
+        PaletteQuantizer.exactPalette(of: frame) != nil
     }
 
     /// What making a preview of `image` in `rendition` may hold besides the output: the

@@ -83,11 +83,17 @@ def still_psnr(frame, quality, work):
     """The PSNR of one rendition frame encoded on its own by `cwebp -q QUALITY` (libwebp's
     defaults otherwise) and decoded by `dwebp`: what WebP at that quality gives that frame with
     no animation around it."""
+    return cwebp_alone(frame, ["-q", quality], work)[1]
+
+
+def cwebp_alone(frame, setting, work):
+    """`frame` (a PNG) encoded by `cwebp SETTING` and decoded by `dwebp`: the encoded bytes and
+    the PSNR of what comes back over what is seen."""
     encoded = os.path.join(work, "still.webp")
     decoded = os.path.join(work, "still.png")
-    subprocess.run(["cwebp", "-quiet", "-q", quality, frame, "-o", encoded], check=True, capture_output=True)
+    subprocess.run(["cwebp", "-quiet", *setting, frame, "-o", encoded], check=True, capture_output=True)
     subprocess.run(["dwebp", "-quiet", encoded, "-o", decoded], check=True, capture_output=True)
-    return psnr(seen(decoded), seen(frame))
+    return os.path.getsize(encoded), psnr(seen(decoded), seen(frame))
 
 
 def main():

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from chromium_survey import BIN, psnr, seen
+from chromium_survey import BIN, cwebp_alone
 
 SETTINGS = [
     ["-q", "75"], ["-q", "90"], ["-q", "100"], ["-q", "100", "-sharp_yuv"],
@@ -41,15 +41,9 @@ def main():
               f"({', '.join(os.path.basename(s) for s in sample)})\n")
         print("| cwebp setting | bytes per frame (mean) | lowest PSNR | mean PSNR |")
         print("|---|---:|---:|---:|")
-        encoded = os.path.join(work, "x.webp")
-        decoded = os.path.join(work, "x.png")
         for setting in SETTINGS:
-            sizes, values = [], []
-            for frame in sample:
-                subprocess.run(["cwebp", "-quiet", *setting, frame, "-o", encoded], check=True, capture_output=True)
-                subprocess.run(["dwebp", "-quiet", encoded, "-o", decoded], check=True, capture_output=True)
-                sizes.append(os.path.getsize(encoded))
-                values.append(psnr(seen(decoded), seen(frame)))
+            measured = [cwebp_alone(frame, setting, work) for frame in sample]
+            sizes, values = [m[0] for m in measured], [m[1] for m in measured]
             finite = [v for v in values if v != float("inf")]
             mean = f"{sum(finite) / len(finite):.1f} dB" if finite else "identical"
             lowest = "identical" if min(values) == float("inf") else f"{min(values):.1f} dB"
