@@ -16,7 +16,7 @@ set -euo pipefail
 
 build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libvips-dev libpixman-1-dev libcurl4-openssl-dev pkg-config)
 test=(gifsicle webp imagemagick apngasm curl python3 python3-venv)
-bench=(ffmpeg libvips-tools python3-pil python3-numpy hyperfine wrk nginx apngasm procps time)
+bench=(ffmpeg libvips-tools webp python3-pil python3-numpy hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3 python3-venv iproute2)
 soak=(ffmpeg gifsicle webp apngasm python3 python3-matplotlib)
 deploy=(nginx python3 python3-venv docker-compose binutils libcurl4-openssl-dev)
