@@ -35,26 +35,6 @@ struct SourceSessionTests {
     // suspending: with every suite running at once the few threads of the cooperative pool are
     // often all busy in other tests, and a task started or resumed there can wait for seconds.
 
-    /// A request sent on a thread of its own, at once; its answer is waited for later.
-    final class Background: @unchecked Sendable {
-        private let done = DispatchSemaphore(value: 0)
-        private var result: Result<HTTPTestResponse, any Error>?
-
-        init(_ service: TestService, _ path: String, headers: [String: String] = [:]) {
-            let client = service.client
-            Thread.detachNewThread {
-                self.result = Result { try client.get(path, headers: headers) }
-                self.done.signal()
-            }
-        }
-
-        /// The answer (at most a minute later).
-        func answer() throws -> HTTPTestResponse {
-            guard done.wait(timeout: .now() + 60) == .success, let result else { throw TestFailure("no answer") }
-            return try result.get()
-        }
-    }
-
     /// `GET /uploads/{id}` once the session has ended (anything but the 200 of a session in
     /// progress).
     static func ending(_ service: TestService, _ id: String) throws -> HTTPTestResponse {
@@ -110,7 +90,7 @@ struct SourceSessionTests {
             served[index] = frame.body
         }
         // A reader waiting on the next frame is answered when the origin's next slice lands.
-        let next = Background(service, "/frames/\(id)/\(first)", headers: ["Prefer": "wait=10"])
+        let next = BackgroundRequest(service, "/frames/\(id)/\(first)", headers: ["Prefer": "wait=10"])
         Self.waiting(service, 1)
         gate.signal()
         let second = try Self.frames(service, id, whenItHas: cuts[1], moreThan: first)
@@ -155,7 +135,7 @@ struct SourceSessionTests {
             (origin.base + "/slow.gif", 504, "timeoutSeconds"),
         ] {
             let id = try Self.sessionID(try Self.registerAsync(service, path))
-            let waiter = Background(service, "/frames/\(id)/0", headers: ["Prefer": "wait=10"])
+            let waiter = BackgroundRequest(service, "/frames/\(id)/0", headers: ["Prefer": "wait=10"])
             let end = try Self.ending(service, id)
             #expect(end.status == sessionStatus && end.text.contains(rule), "\(path): \(end.status) \(end.text)")
             #expect(!end.text.contains("10.0.0.1"), "the detail names the rule, not the address")
@@ -165,7 +145,7 @@ struct SourceSessionTests {
         #expect(inside.connections == 0, "a refused redirect target never sees a connection")
         // A body that is no image: the waiter gets the uploader's 415, the session 422.
         let id = try Self.sessionID(try Self.registerAsync(service, origin.base + "/text.gif"))
-        let waiter = Background(service, "/frames/\(id)/0", headers: ["Prefer": "wait=10"])
+        let waiter = BackgroundRequest(service, "/frames/\(id)/0", headers: ["Prefer": "wait=10"])
         Self.waiting(service, 1)
         gate.signal()
         #expect(try Self.ending(service, id).status == 422)
@@ -184,7 +164,7 @@ struct SourceSessionTests {
         let id = try Self.sessionID(try Self.registerAsync(service, origin.base + "/cut.gif"))
         #expect(try Self.frames(service, id, whenItHas: bytes.count / 2) > 0)
         #expect(try service.client.get("/frames/\(id)/0").status == 200)
-        let waiter = Background(service, "/frames/\(id)/14", headers: ["Prefer": "wait=10"])
+        let waiter = BackgroundRequest(service, "/frames/\(id)/14", headers: ["Prefer": "wait=10"])
         Self.waiting(service, 1)
         gate.signal()  // the origin closes the connection instead of sending the rest
         let end = try Self.ending(service, id)

@@ -44,19 +44,6 @@ struct UploadSessionTests {
         return connection
     }
 
-    /// Sends `request` on a connection of its own, on a thread of its own (not the test's
-    /// cooperative pool, which a blocking read would starve); the response comes later.
-    static func background(_ service: TestService, _ path: String, headers: [String: String] = [:]) -> Task<
-        HTTPTestResponse, any Error
-    > {
-        let client = service.client
-        return Task {
-            try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread { continuation.resume(with: Result { try client.get(path, headers: headers) }) }
-            }
-        }
-    }
-
     /// Waits until `count` frame requests wait on upload sessions, so that requests sent in the
     /// background are surely waiting before the test goes on (a fixed 0.2 s sleep was not enough
     /// on a loaded machine: a late request found the session ended instead). Counted in polls,
@@ -138,15 +125,15 @@ struct UploadSessionTests {
         let bytes = try Corpus.bytes(Self.gif)
         let id = try Self.createSession(service)
         // Waiting before the body starts, on frame 2, by time too.
-        let early = Self.background(service, "/frames/\(id)/2")
-        let byTime = Self.background(service, "/frames/\(id)?t=0")
+        let early = BackgroundRequest(service, "/frames/\(id)/2")
+        let byTime = BackgroundRequest(service, "/frames/\(id)?t=0")
         let connection = try Self.startPut(service, id, length: bytes.count)
         try Self.sendSlice(service, connection, id, bytes[0..<4000], total: 4000)
         let frames = try Self.progress(service, id).frames
         #expect(frames > 2)
-        let answered = try await early.value
+        let answered = try early.answer()
         #expect(answered.status == 200 && answered.header("X-Frame-Index") == "2")
-        let atZero = try await byTime.value
+        let atZero = try byTime.answer()
         #expect(atZero.status == 200 && atZero.header("Content-Location") == "/frames/\(id)/0")
 
         // Nothing arrives within the wait: 503, not cached.
@@ -157,16 +144,16 @@ struct UploadSessionTests {
         #expect(Date().timeIntervalSince(start) >= 0.9)
 
         // A waiter on the next frame is answered once its bytes are in; one past the end gets 404.
-        let next = Self.background(service, "/frames/\(id)/\(frames)", headers: ["Prefer": "wait=30"])
-        let pastEnd = Self.background(service, "/frames/\(id)/40", headers: ["Prefer": "wait=30"])
+        let next = BackgroundRequest(service, "/frames/\(id)/\(frames)", headers: ["Prefer": "wait=30"])
+        let pastEnd = BackgroundRequest(service, "/frames/\(id)/40", headers: ["Prefer": "wait=30"])
         try await Self.waitForWaiters(service, 2)
         try connection.send(Array(bytes[4000...]))
         #expect(try connection.readResponse().status == 201)
-        let nextFrame = try await next.value
+        let nextFrame = try next.answer()
         #expect(
             nextFrame.status == 200 && nextFrame.header("X-Frame-Index") == String(frames),
             "\(String(decoding: nextFrame.body, as: UTF8.self))")
-        let past = try await pastEnd.value
+        let past = try pastEnd.answer()
         #expect(past.status == 404)
         await service.stop()
     }
@@ -180,10 +167,10 @@ struct UploadSessionTests {
         #expect(try Self.progress(service, id).frames >= 1)
         #expect(try service.client.get("/frames/\(id)/0").status == 200)  // staged in the frame cache
         #expect(try service.client.get("/stats").json["stagedFrames"] as? Int == 1)
-        let waiter = Self.background(service, "/frames/\(id)/14", headers: ["Prefer": "wait=30"])
+        let waiter = BackgroundRequest(service, "/frames/\(id)/14", headers: ["Prefer": "wait=30"])
         try await Self.waitForWaiters(service, 1)
         shutdown(connection.fd, Int32(SHUT_RDWR))  // the client goes (its descriptor is closed once, by the client)
-        let answer = try await waiter.value
+        let answer = try waiter.answer()
         #expect(answer.status == 410 && answer.header("Cache-Control") == "no-store")
         #expect(try service.client.get("/uploads/\(id)").status == 410)
         #expect(try service.client.get("/frames/\(id)/0").status == 410)
@@ -201,11 +188,11 @@ struct UploadSessionTests {
         let service = try Self.service()
         let junk = [UInt8](repeating: 0x41, count: 5000)
         let id = try Self.createSession(service)
-        let waiter = Self.background(service, "/frames/\(id)/0", headers: ["Prefer": "wait=30"])
+        let waiter = BackgroundRequest(service, "/frames/\(id)/0", headers: ["Prefer": "wait=30"])
         try await Self.waitForWaiters(service, 1)
         let uploader = try service.client.send("PUT", "/uploads/\(id)", body: junk)
         #expect(uploader.status == 415)
-        let answer = try await waiter.value
+        let answer = try waiter.answer()
         #expect(answer.status == 415 && answer.body == uploader.body)
         #expect(try service.client.get("/uploads/\(id)").status == 422)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: service.dataDirectory + "/tmp")
