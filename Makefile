@@ -21,6 +21,7 @@ release: deps
 
 test:
 	@scripts/install-deps.sh build test
+	@$(MAKE) --no-print-directory docs-check
 	@$(MAKE) --no-print-directory s3-test-tools
 	$(TIMEOUT) $(BUILD_LIMIT) $(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(TIMEOUT) $(TEST_LIMIT) $(SWIFT) test --skip-build --xunit-output .build/test-results.xml $(SWIFT_FLAGS)

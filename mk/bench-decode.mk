@@ -1,5 +1,5 @@
 # `make bench-decode`: flipbook vs ImageMagick, libvips, ffmpeg and Pillow on GIF, WebP and APNG;
-# writes the "## Decoding" section of BENCHMARKS.md. Not part of `make test` (benchmarks are not
+# writes the "## Decoding" section of docs/benchmarks/decoding.md. Not part of `make test` (benchmarks are not
 # tests). BENCH_RUNS, BENCH_SLOW_RUNS, BENCH_ONLY and BENCH_WRITE are passed through (see scripts/bench/decode/bench-decode.sh).
 .PHONY: bench-decode bench-decode-inputs
 

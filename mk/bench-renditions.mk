@@ -2,7 +2,7 @@
 # all frames of typical.gif at 320 px by the CLI vs ffmpeg, vips and Pillow (hyperfine); frame 150
 # of large.gif at 320 px from cold through the API vs `vips thumbnail`; PSNR of every scaled frame of
 # the shared corpus vs Pillow's LANCZOS and lossless WebP = PNG pixels; lossless WebP bytes vs PNG.
-# Writes BENCHMARKS.md's "Renditions: speed and quality (issue 21)". Not part of `make test`.
+# Writes docs/benchmarks/renditions.md's "Renditions: speed and quality (issue 21)". Not part of `make test`.
 #   make bench-renditions FLIPBOOK_BIN=path/to/flipbook   measure that binary (else the release build
 #                                                          of benchlib.server; SKIP_BUILD=1 reuses it)
 #   make bench-renditions RUNS=10 WARMUP=2 COLD_RUNS=10 PARTS="cli cold stages" BENCH_WRITE=1

@@ -1,6 +1,6 @@
 # `make bench-playback` and `make bench-serve`: the Flipbook service measured end to end (frame
 # cache under real-time playback; cached-frame serving vs nginx; cold first frames vs ImageMagick
-# and libvips). They write their sections of BENCHMARKS.md. Not part of `make test`.
+# and libvips). They write their sections of docs/benchmarks/*.md. Not part of `make test`.
 #   make bench-playback DURATION=60 CLIENTS=50 BUDGETS="0.25 0.25+canvases" BENCH_WRITE=1
 #   make bench-serve    DURATION=5 CONNECTIONS="8 64 256" MODES="on off" KINDS="200 304 HEAD" RUNS=5 BENCH_WRITE=1
 #                       (ONLY=a: cached frames vs nginx alone, ~10 min; ONLY=b: cold first frames alone)

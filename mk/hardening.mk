@@ -2,12 +2,12 @@
 #   make soak MINUTES=30      a mixed load for N minutes (players, polling, uploads of valid,
 #                             damaged and bomb files, deletes, pressure signals, a non-reader and
 #                             slowloris alongside), per-minute table and plot; writes "## Soak"
-#                             of BENCHMARKS.md and docs/soak.png (scripts/bench/soak)
+#                             of docs/benchmarks/soak.md and docs/soak.png (scripts/bench/soak)
 #   make kill-test ROUNDS=20  concurrent uploads under SIGKILL: no acknowledged upload lost, no
 #                             orphan left after the next start (scripts/bench/kill_test)
 #   make bench-backpressure   a normal client's latency and the server's RSS while 50 clients
 #                             pipeline and never read; writes "## Clients that never read" of
-#                             BENCHMARKS.md (scripts/bench/backpressure; CLIENTS, REQUESTS)
+#                             docs/benchmarks/hardening.md (scripts/bench/backpressure; CLIENTS, REQUESTS)
 #   make bench-hostile        uploads and first frames of 49 MP frames with 4x and 16x the decode
 #                             threads: peak RSS within baseline + cache x 1.1 + decode budget;
 #                             writes "## Hostile files" (scripts/bench/hostile)

@@ -1,6 +1,6 @@
 # `make bench-resample`: libvips vs pixman scaling the same RGBA frames (issue 21, item 2) —
 # speed, PSNR against Pillow's LANCZOS on premultiplied data, and the runtime image's added size.
-# Prints a markdown table; the "Resampling library" section of BENCHMARKS.md quotes one run.
+# Prints a markdown table; the "Resampling library" section of BENCHMARKS.md sums up one run (docs/benchmarks/history/resampling.md).
 #   RESAMPLE_REPS=15 ...   timed repetitions per method and size (default 15)
 #   RESAMPLE_CPU=1 ...     the CPU the timing is pinned to with taskset (default 1)
 .PHONY: bench-resample

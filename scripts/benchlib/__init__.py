@@ -1,5 +1,5 @@
 """What Flipbook's benchmarks and load tests share, once: the flipbook server wrapper, nginx,
-load generators, /proc readings, the machine description and the BENCHMARKS.md splicer.
+load generators, /proc readings, the machine description and the report splicer.
 
 How everything under scripts/ finds it: scripts/ is on the import path, and each benchmark is a
 package run as a module, e.g.
@@ -14,7 +14,7 @@ package run as a module, e.g.
   benchlib.process   one process's memory and CPU time from /proc
   benchlib.sampler   what else is busy on the machine; a server's RSS polled during a run
   benchlib.machine   one line describing the machine; the load average
-  benchlib.splice    replaces one `## ` section of BENCHMARKS.md
+  benchlib.splice    replaces one `## ` section of a report under docs/benchmarks/
   benchlib.stats     percentiles and MiB formatting
   benchlib.ports     free loopback ports
   benchlib.gifgen    GIF files written in plain Python (LZW without a dictionary)

@@ -1,4 +1,5 @@
-"""Writes a benchmark's report into its own section of BENCHMARKS.md and touches nothing else."""
+"""Writes a benchmark's report into its own section of a report file (docs/benchmarks/*.md) and
+touches nothing else. BENCHMARKS.md, the summary, is updated by hand from those reports."""
 import os
 
 
@@ -31,7 +32,7 @@ def replace_section(path, heading, body):
 
 def publish(result, report, out_dir, benchmarks_md, heading, write):
     """Keeps a run: `result` as `out_dir`/result.json (what RENDER_ONLY re-renders from), the
-    rendered `report` on stdout, and — when `write` — the report as BENCHMARKS.md's `heading`."""
+    rendered `report` on stdout, and — when `write` — the report as the `heading` section of `benchmarks_md`."""
     import json
     with open(os.path.join(out_dir, "result.json"), "w") as f:
         json.dump(result, f, indent=1)

@@ -15,7 +15,7 @@ Goals (issue 13): the normal client's p99 within 2× of unloaded while the non-r
 growth per non-reading connection ≤ 1 MiB (bounded by the output high-water mark).
 
 Writes bench-out/backpressure/result.json and, with BENCH_WRITE=1 (the default), the "## Clients
-that never read" section of BENCHMARKS.md. Environment: CLIENTS, REQUESTS, SKIP_BUILD=1,
+that never read" section of docs/benchmarks/hardening.md. Environment: CLIENTS, REQUESTS, SKIP_BUILD=1,
 BENCH_WRITE, SERVER_ARGS.
 """
 import datetime
@@ -158,7 +158,7 @@ def main():
         "load": {"before": load_before, "after": loadavg(), "busyBefore": busy_before,
                  "busyAfter": busy_processes()},
     }
-    publish(result, render(result), OUT, os.path.join(REPO, "BENCHMARKS.md"), "Clients that never read", WRITE)
+    publish(result, render(result), OUT, os.path.join(REPO, "docs", "benchmarks", "hardening.md"), "Clients that never read", WRITE)
 
 
 def render(r):

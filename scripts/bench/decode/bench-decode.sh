@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # `make bench-decode`: flipbook side by side with ImageMagick, libvips, ffmpeg and Pillow on
-# GIF, animated WebP and APNG inputs; writes the "## Decoding" section of BENCHMARKS.md.
+# GIF, animated WebP and APNG inputs; writes the "## Decoding" section of docs/benchmarks/decoding.md.
 #
 #   make bench-decode                       everything (≈ 1 h on 2 cores)
 #   BENCH_RUNS=3 ...                        fewer timed runs per command (default 5)
 #   BENCH_SLOW_RUNS=2 ...                   timed runs of commands slower than 20 s (default 3)
 #   BENCH_ONLY=small.gif,small.apng ...     a subset of the inputs (file names in bench-out/inputs)
-#   BENCH_WRITE=0 ...                       print the section without touching BENCHMARKS.md
+#   BENCH_WRITE=0 ...                       print the section without touching docs/benchmarks/decoding.md
 #
 # Non-interactive; safe to re-run (inputs and the build are reused when up to date).
 set -euo pipefail
@@ -46,5 +46,5 @@ scripts/make-bench-inputs.sh "$inputs" >&2
 export MAGICK_CONFIGURE_PATH="$repo/scripts/bench/imagemagick"
 args=(--flipbook "$bin" --inputs "$inputs" --work "$work" --runs "$runs" --slow-runs "$slow_runs")
 [ -n "$only" ] && args+=(--only "$only")
-[ "$write" = 1 ] && args+=(--benchmarks "$repo/BENCHMARKS.md")
+[ "$write" = 1 ] && args+=(--benchmarks "$repo/docs/benchmarks/decoding.md")
 PYTHONPATH="$repo/scripts" /usr/bin/python3 -m bench.decode.decode_bench "${args[@]}"

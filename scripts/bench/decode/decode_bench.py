@@ -14,7 +14,7 @@ them. Wall-clock time is measured around the process; peak RSS is GNU time's "Ma
 size" (`/usr/bin/time -f %M`, the same number `/usr/bin/time -v` prints). Medians are reported,
 with the min–max range as the noise.
 
-The result is a Markdown section "## Decoding", written into BENCHMARKS.md (only that section is
+The result is a Markdown section "## Decoding", written into docs/benchmarks/decoding.md (only that section is
 replaced) and to stdout. Uses only the standard library and Pillow (Debian's python3-pil).
 """
 
@@ -407,7 +407,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs per command (after one warm-up)")
     parser.add_argument("--slow-runs", type=int, default=3, help=f"timed runs of commands slower than {SLOW_SECONDS:.0f} s")
     parser.add_argument("--only", default="", help="comma-separated input file names (default: all)")
-    parser.add_argument("--benchmarks", default="", help="BENCHMARKS.md to update (its '## Decoding' section)")
+    parser.add_argument("--benchmarks", default="", help="the report to update (its '## Decoding' section; docs/benchmarks/decoding.md)")
     parser.add_argument("--keep", action="store_true", help="keep the warm-up outputs under --work")
     args = parser.parse_args()
     args.flipbook = str(Path(args.flipbook).resolve())

@@ -13,7 +13,7 @@ the first frame of an earlier upload, for SECONDS (60) seconds; 429 answers are 
 their Retry-After. The server's RSS is polled every 50 ms.
 
 Writes bench-out/hostile/result.json and, with BENCH_WRITE=1 (the default), the "## Hostile
-files" section of BENCHMARKS.md. Environment: SECONDS, CLIENTS, DECODE_MB, MULTIPLIERS ("4 16"),
+files" section of docs/benchmarks/hardening.md. Environment: SECONDS, CLIENTS, DECODE_MB, MULTIPLIERS ("4 16"),
 SKIP_BUILD=1, BENCH_WRITE.
 """
 import datetime
@@ -191,7 +191,7 @@ def main():
     commit = head_commit()
     result = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": commit,
               "machine": machine(), "seconds": DURATION, "decodeMb": DECODE_MB, "runs": runs}
-    publish(result, render(result), OUT, os.path.join(REPO, "BENCHMARKS.md"), "Hostile files", WRITE)
+    publish(result, render(result), OUT, os.path.join(REPO, "docs", "benchmarks", "hardening.md"), "Hostile files", WRITE)
     if any(r["peak"] > r["limit"] for r in runs):
         sys.exit(1)
 

@@ -19,7 +19,7 @@ budget that holds only a fraction of all frames.
    and VmHWM.
 
 Writes bench-out/playback/result.json and, with BENCH_WRITE=1 (the default), the "## Playback
-through the frame cache" section of BENCHMARKS.md.
+through the frame cache" section of docs/benchmarks/playback.md.
 
 RENDER_ONLY=1 rewrites the section from bench-out/playback/result.json (e.g. after editing
 scripts/bench/playback/notes.md) without running anything.
@@ -326,7 +326,7 @@ def main():
             report = render(json.load(f))
         print(report)
         if WRITE:
-            replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Playback through the frame cache", report)
+            replace_section(os.path.join(REPO, "docs", "benchmarks", "playback.md"), "Playback through the frame cache", report)
         return
     build()
     manifest = animations.inputs(INPUTS)
@@ -337,9 +337,9 @@ def main():
     log(f"bench-playback: {sizes['frames']} frames, {mib(sizes['pngBytes'])} MiB of PNGs "
            f"({mib(sizes['rawBytes'])} MiB RGBA)")
     results = [run_one(spec, sizes, manifest) for spec in BUDGETS]
-    publish(results, render(results), OUT, os.path.join(REPO, "BENCHMARKS.md"), "Playback through the frame cache", WRITE)
+    publish(results, render(results), OUT, os.path.join(REPO, "docs", "benchmarks", "playback.md"), "Playback through the frame cache", WRITE)
     if WRITE:
-        log("bench-playback: BENCHMARKS.md section written")
+        log("bench-playback: docs/benchmarks/playback.md section written")
 
 
 def label(spec):

@@ -33,8 +33,8 @@ Environment: DURATION=60 PLAYERS=10 IMAGES="large.gif" BUDGET=67108864 RUNS="0 1
 ABUSE_WIDTHS=2000 ABUSE_FRAMES=spread|zero ABUSER_NICE=19 RENDITIONS="q1 q2 …" (space-separated queries)
 SERVER_ARGS="" RESIDENCY=1 (every 2 s, each played rendition's cached frame count from `GET
 /images/{id}/cache?query`, into result.json's `residency`) SKIP_BUILD=1 (FLIPBOOK_BIN=path) OUT_NAME=playback-renditions. Writes
-bench-out/OUT_NAME/result.json and prints a Markdown report (BENCHMARKS.md's
-"Renditions: real time, abuse and the hit path (issue 21)" section quotes it).
+bench-out/OUT_NAME/result.json and prints a Markdown report (BENCHMARKS.md's "Renditions: real
+time" and "Renditions: abuse" sections quote its figures).
 """
 import asyncio
 import datetime

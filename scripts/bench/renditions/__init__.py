@@ -3,7 +3,7 @@
     PYTHONPATH=scripts /usr/bin/python3 -m bench.renditions.speed     goals 1, 2: CLI and cold API speed
     PYTHONPATH=scripts /usr/bin/python3 -m bench.renditions.quality   goal 3: PSNR, lossless WebP
     PYTHONPATH=scripts /usr/bin/python3 -m bench.renditions.sizes     goal 4: lossless WebP vs PNG bytes
-    PYTHONPATH=scripts /usr/bin/python3 -m bench.renditions.report    the BENCHMARKS.md section
+    PYTHONPATH=scripts /usr/bin/python3 -m bench.renditions.report    the docs/benchmarks/renditions.md section
 
 (`make bench-renditions` runs all four; Debian's /usr/bin/python3 has python3-pil and numpy.)
 

@@ -1,4 +1,4 @@
-"""Renders BENCHMARKS.md's section "Renditions: speed and quality (issue 21)" from
+"""Renders docs/benchmarks/renditions.md's section "Renditions: speed and quality (issue 21)" from
 bench-out/renditions/{speed,quality,sizes}.json and notes.md (hand-written after a run), prints it,
 and (BENCH_WRITE=1, the default) writes it: replaced in place when the section exists, else
 appended at the end of the file. BINARY_NOTE: how the section names the build that was measured.
@@ -318,7 +318,7 @@ def render():
 
 
 def write(report):
-    path = os.path.join(REPO, "BENCHMARKS.md")
+    path = os.path.join(REPO, "docs", "benchmarks", "renditions.md")
     from benchlib.splice import replace_section
     try:
         replace_section(path, SECTION, report)

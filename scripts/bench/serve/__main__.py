@@ -10,7 +10,7 @@
     `vips copy 'IN[page=0]' out.png` (process start included, as a user would run them), run
     interleaved with flipbook's runs. Medians reported.
 
-Each part writes its own section of BENCHMARKS.md ("Serving cached frames vs nginx", "Cold first
+Each part writes its own section of docs/benchmarks/serving.md ("Serving cached frames vs nginx", "Cold first
 frames after upload"; BENCH_WRITE=0 to skip); ONLY=a or ONLY=b runs one part. RENDER_ONLY=1
 rewrites the sections from bench-out/serve/result.json without running anything.
 Environment: DURATION=5 CONNECTIONS="8 64 256" WRK_THREADS=2 MODES="on off" KINDS="200 304 HEAD" RUNS=5
@@ -164,8 +164,8 @@ def write_sections(res):
         report = render(res)
         print(f"## {section}\n\n{report}\n")
         if WRITE:
-            replace_section(os.path.join(REPO, "BENCHMARKS.md"), section, report)
-            log(f"bench-serve: BENCHMARKS.md section '{section}' written")
+            replace_section(os.path.join(REPO, "docs", "benchmarks", "serving.md"), section, report)
+            log(f"bench-serve: docs/benchmarks/serving.md section '{section}' written")
 
 
 def main():

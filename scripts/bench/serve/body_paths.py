@@ -10,7 +10,7 @@ modes in turn, ROUNDS rounds with the order rotated; medians of the server's CPU
 req/s) and of req/s.
 
 Prints the table and writes it (BENCH_WRITE=0 to skip), with body-paths-notes.md, as the section
-"Sending a cached frame's body" of BENCHMARKS.md.
+"Sending a cached frame's body" of docs/benchmarks/serving.md.
 
   make bench-body-paths DURATION=5 ROUNDS=5 CONNECTIONS=64 BENCH_WRITE=1
 """
@@ -98,8 +98,8 @@ def main():
         report = "\n".join(lines)
         print(report)
         if WRITE:
-            replace_section(os.path.join(REPO, "BENCHMARKS.md"), SECTION, report)
-            log(f"body paths: BENCHMARKS.md section '{SECTION}' written")
+            replace_section(os.path.join(REPO, "docs", "benchmarks", "serving.md"), SECTION, report)
+            log(f"body paths: docs/benchmarks/serving.md section '{SECTION}' written")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -58,7 +58,7 @@ slope of the outside-cache floor (least squares, MiB per minute); the plot shows
 peak, the cache's bytes and the outside-cache floor.
 
 Writes bench-out/soak/result.json and bench-out/soak/soak.png (matplotlib); with BENCH_WRITE=1
-(the default) copies the plot to docs/soak.png and writes the "## Soak" section of BENCHMARKS.md.
+(the default) copies the plot to docs/soak.png and writes the "## Soak" section of docs/benchmarks/soak.md.
 RENDER_ONLY=1 rewrites those from result.json. Environment: MINUTES, SOAK_CACHE_MB, SERVER_ARGS,
 SOAK_DECODE_MB, SKIP_BUILD=1 (reuse .build-playback/release/flipbook), BENCH_WRITE, SOAK_SEED.
 """
@@ -369,7 +369,7 @@ def render(result):
         "of valid, damaged and bomb files, deletes, a pressure warning every 20 s, a pipelining client that never "
         "reads, 8 slowloris connections).",
         "",
-        "![soak: latency and RSS per minute](docs/soak.png)",
+        "![soak: latency and RSS per minute](../soak.png)",
         "",
         "| goal | result | met |",
         "|---|---|---|",
@@ -424,7 +424,7 @@ def main():
     if WRITE:
         os.makedirs(os.path.join(REPO, "docs"), exist_ok=True)
         shutil.copy(os.path.join(OUT, "soak.png"), os.path.join(REPO, "docs", "soak.png"))
-        replace_section(os.path.join(REPO, "BENCHMARKS.md"), "Soak", report)
+        replace_section(os.path.join(REPO, "docs", "benchmarks", "soak.md"), "Soak", report)
     failed = [name for name, _, met in goals(result) if met is False]
     if failed:
         log("soak: goals not met: " + "; ".join(failed))
