@@ -16,7 +16,7 @@ import Glibc
 ///   out of the file; the next frame stored there gets new pages).
 /// - Pages are allocated when a frame is written and freed when its slot is, so the file costs
 ///   what the frames hold, no more; they are shared memory, counted in the process's RSS (the
-///   mapping) and in its cgroup's `memory.current`, which the pressure monitor reads.
+///   mapping) and in its cgroup's working set, which the pressure monitor reads.
 /// - The file is larger than the budget (twice, virtual) so that free slots are found without
 ///   moving frames; when none is found, the frame stays on the heap (``FrameBytes`` either way).
 final class FrameArena: @unchecked Sendable {

@@ -1,9 +1,10 @@
 import Foundation
 import SystemResources
 
-/// How much memory the process may use and how much is free: the cgroup v2 limit
-/// (`memory.max`) when the container has one, else physical memory; available memory from the
-/// cgroup (limit − `memory.current`) or `/proc/meminfo` `MemAvailable`.
+/// How much memory the process may use and how much is free: its cgroup's memory limit (v2
+/// `memory.max` or v1 `memory.limit_in_bytes`, ``CgroupMemory``) when it has one below the
+/// machine's memory, else physical memory; available memory from the cgroup (limit − working
+/// set) or `/proc/meminfo` `MemAvailable`.
 public struct MemoryLimits: Sendable, Equatable {
     public var limitBytes: Int
     public var availableBytes: Int
@@ -43,10 +44,11 @@ public struct MemoryLimits: Sendable, Equatable {
         let info = Self.meminfo(meminfo)
         let total = info["MemTotal"] ?? Int(ProcessInfo.processInfo.physicalMemory)
         let available = info["MemAvailable"] ?? total / 2
-        if let max = CgroupMemory(root: cgroupRoot).limit, max < total {
-            let current = CgroupMemory(root: cgroupRoot).current ?? 0
+        let cgroup = CgroupMemory(root: cgroupRoot)
+        if let max = cgroup.limit, max < total {
+            let used = cgroup.workingSet ?? 0
             return MemoryLimits(
-                limitBytes: max, availableBytes: Swift.max(0, Swift.min(available, max - current)),
+                limitBytes: max, availableBytes: Swift.max(0, Swift.min(available, max - used)),
                 fromCgroup: true)
         }
         return MemoryLimits(limitBytes: total, availableBytes: available, fromCgroup: false)
@@ -62,44 +64,5 @@ public struct MemoryLimits: Sendable, Equatable {
             values[String(parts[0])] = kb * 1024
         }
         return values
-    }
-}
-
-/// The cgroup v2 memory controller files of this process's cgroup.
-public struct CgroupMemory: Sendable {
-    public let root: String
-
-    public init(root: String = CgroupMemory.processRoot()) {
-        self.root = root
-    }
-
-    /// The directory of this process's own cgroup v2: `/sys/fs/cgroup` + the `0::` path of
-    /// `/proc/self/cgroup` when that directory has memory files (a service started by systemd
-    /// or nested in a pod), else `/sys/fs/cgroup` (a container's namespaced view).
-    public static func processRoot(mount: String = "/sys/fs/cgroup", selfCgroup: String = "/proc/self/cgroup") -> String {
-        Cgroup.processDirectory(containing: "memory.max", mount: mount, selfCgroup: selfCgroup)
-    }
-
-    /// `memory.max` in bytes; nil when absent or "max".
-    public var limit: Int? { Self.number(at: root + "/memory.max") }
-
-    /// `memory.current` in bytes.
-    public var current: Int? { Self.number(at: root + "/memory.current") }
-
-    /// The `some avg10` figure of `memory.pressure` (PSI): the share of the last 10 s in which
-    /// some task stalled on memory, in percent.
-    public var pressureSomeAvg10: Double? {
-        guard let text = try? String(contentsOfFile: root + "/memory.pressure", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("some ") {
-            for field in line.split(separator: " ") where field.hasPrefix("avg10=") {
-                return Double(field.dropFirst(6))
-            }
-        }
-        return nil
-    }
-
-    static func number(at path: String) -> Int? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }

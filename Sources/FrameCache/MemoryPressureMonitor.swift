@@ -1,10 +1,11 @@
 import Foundation
+import SystemResources
 
-/// Watches the container's memory and raises pressure on the cache: reads cgroup v2
-/// `memory.current` against `memory.max` (and the PSI `memory.pressure` figure where present)
-/// every `interval` seconds.
+/// Watches the container's memory and raises pressure on the cache: reads its cgroup's working
+/// set against its limit (v2 or v1, ``CgroupMemory``; and the PSI `memory.pressure` figure where
+/// present) every `interval` seconds.
 ///
-/// - current ≥ `criticalFraction` × max → critical; ≥ `warningFraction` × max → warning;
+/// - working set ≥ `criticalFraction` × limit → critical; ≥ `warningFraction` × limit → warning;
 /// - PSI "some avg10" ≥ `psiWarningPercent` → warning.
 /// A level is raised at most once per `repeatSeconds` while it lasts.
 public final class MemoryPressureMonitor: @unchecked Sendable {
@@ -31,8 +32,8 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
 
     /// The level the cgroup files show right now.
     public static func level(of memory: CgroupMemory, settings: Settings) -> PressureLevel {
-        if let max = memory.limit, max > 0, let current = memory.current {
-            let fraction = Double(current) / Double(max)
+        if let max = memory.limit, max > 0, let used = memory.workingSet {
+            let fraction = Double(used) / Double(max)
             if fraction >= settings.criticalFraction { return .critical }
             if fraction >= settings.warningFraction { return .warning }
         }

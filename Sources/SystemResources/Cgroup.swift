@@ -3,10 +3,11 @@ import Glibc
 #endif
 
 /// Where this process's control group lives and how to read its small text files: what the CPU
-/// limit (``CPULimit``) and the frame cache's memory limits are read from.
+/// limit (``CPULimit``) and the memory limit (``CgroupMemory``) are read from.
 ///
 /// cgroup v2 (one unified hierarchy, `0::/path` in `/proc/self/cgroup`) is what containers get
-/// today; the v1 `cpu` controller is read as a fallback on older hosts.
+/// today; the v1 `cpu` and `memory` controllers (`N:cpu,cpuacct:/path`, `N:memory:/path`) are
+/// read on hosts that still have them, hybrid ones included.
 public enum Cgroup {
     /// The default mount point of the cgroup file system.
     public static let defaultMount = "/sys/fs/cgroup"

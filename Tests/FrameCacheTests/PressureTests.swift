@@ -1,6 +1,7 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
+import SystemResources
 import Testing
 
 @testable import FrameCache

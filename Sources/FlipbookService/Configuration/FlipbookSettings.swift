@@ -100,7 +100,8 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var checkpointInterval = 16
         /// Requests that may wait for decodes at once; beyond it → 429 with `Retry-After`.
         public var maxWaitingRequests = 4096
-        /// A warning is raised when the cgroup's `memory.current` passes this share of `memory.max`.
+        /// A warning is raised when the cgroup's working set (usage less inactive page cache)
+        /// passes this share of its memory limit (v2 `memory.max`, v1 `memory.limit_in_bytes`).
         public var pressureWarningFraction = 0.85
         /// … and critical above this share.
         public var pressureCriticalFraction = 0.95
