@@ -94,6 +94,36 @@ struct SettingsTests {
         #expect(Set(SettingKeys.all.map(\.name)).count == SettingKeys.all.count)
     }
 
+    @Test func theConfigurationPageListsEverySettingAsTheCodeDescribesIt() throws {
+        let path = Self.repository.appendingPathComponent("docs/configuration.md").path
+        let page = try String(contentsOfFile: path, encoding: .utf8)
+        guard let begin = page.range(of: "<!-- BEGIN settings"), let end = page.range(of: "<!-- END settings -->"),
+            let afterMarker = page[begin.upperBound...].firstIndex(of: "\n"), afterMarker < end.lowerBound
+        else {
+            Issue.record("docs/configuration.md lacks its settings markers")
+            return
+        }
+        let onThePage = page[afterMarker..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
+        let fromTheCode = SettingsReference.markdown().trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(onThePage == fromTheCode, "docs/configuration.md differs from the settings in code: run `make docs`")
+    }
+
+    @Test func theReferenceGivesEveryKeyItsVariableDefaultAndMeaning() {
+        for key in SettingKeys.all {
+            #expect(!key.summary.trimmingCharacters(in: .whitespaces).isEmpty, "\(key.name) says nothing of what it does")
+        }
+        let tables = SettingsReference.markdown()
+        #expect(tables.contains("| `cache.maxBytes` | `FLIPBOOK_CACHE_MAXBYTES` | `0` | the frame cache's byte budget;"))
+        #expect(tables.contains("| `cache.memoryFraction` | `FLIPBOOK_CACHE_MEMORYFRACTION` | `0.2` |"))
+        #expect(tables.contains("| `server.drainTimeoutSeconds` | `FLIPBOOK_SERVER_DRAINTIMEOUTSECONDS` | `20` |"))
+        #expect(tables.contains("| `storage.libraryDirs` | `FLIPBOOK_STORAGE_LIBRARYDIRS` | `[\"Samples\"]` |"))
+        #expect(tables.contains("| `auth.adminToken` | `FLIPBOOK_AUTH_ADMINTOKEN` | `\"\"` |"))
+        #expect(tables.contains("empty = those answer 403. Secret: never logged |"))
+        #expect(tables.components(separatedBy: "\n| `").count - 1 == SettingKeys.all.count)
+        let text = SettingsReference.text()
+        #expect(text.contains("log.format = text    (FLIPBOOK_LOG_FORMAT)\n    `text` or `json`"))
+    }
+
     @Test func trustedProxyRanges() {
         let range = IPAddressRange("10.1.0.0/16")
         #expect(range?.contains("10.1.200.3") == true)
