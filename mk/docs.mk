@@ -4,7 +4,8 @@
 #                     (from `flipbook settings --markdown`, so it builds the debug flipbook first)
 #   make docs-check   fails when the module graph is not current, a module is not described, a
 #                     relative link or #anchor of README.md, BENCHMARKS.md or docs/ points nowhere,
-#                     or README.md / BENCHMARKS.md outgrow their limits. `make test` runs it first;
+#                     README.md / BENCHMARKS.md outgrow their limits, or a comment, script or page
+#                     cites a section BENCHMARKS.md does not have. `make test` runs it first;
 #                     the settings tables are checked by SettingsTests, which `make test` runs too.
 .PHONY: docs docs-check
 docs:
@@ -15,3 +16,4 @@ docs:
 docs-check:
 	python3 scripts/docs/architecture.py --check
 	python3 scripts/docs/links.py
+	python3 scripts/docs/citations.py

@@ -27,8 +27,8 @@
 // the quality of scaled frames (default DEFAULT_QUALITY). A server that refuses scaled frames
 // (400: renditions.allowArbitrary is off) gets full-size ones instead.
 //
-// Uploads in progress. `src="…/uploads/{uploadId}"` follows an upload session (README, "Upload
-// sessions"): the player polls GET /uploads/{uploadId} every UPLOAD_POLL_MS, plays the frames that
+// Uploads in progress. `src="…/uploads/{uploadId}"` follows an upload session (docs/upload-sessions.md,
+// docs/player.md): the player polls GET /uploads/{uploadId} every UPLOAD_POLL_MS, plays the frames that
 // have arrived, holds the last one (a `stall` event, waitingFor the next index) until more arrive
 // (a `progress` event each time the count grows), and does not loop meanwhile. Once the upload is
 // stored the poll is redirected (303) to /images/{sha256}: the player takes that image's metadata
@@ -522,7 +522,7 @@ export class FlipbookPlayer extends HTMLElement {
     const generation = this.#generation;
     const rendition = this.#rendition;
     // A signed metadata answer lists each frame's signed URL, in the rendition its signer chose
-    // (README, "Signed URLs"); otherwise the player picks the rendition from its size.
+    // (docs/sources-and-signing.md, "Signed URLs"); otherwise the player picks the rendition from its size.
     const signed = this.#meta?.frameUrls?.[index];
     fetch(signed ? new URL(signed, this.#metaURL).href : this.#framesURL + index + rendition.query,
           { signal: this.#abort.signal, headers: { Accept: FRAME_ACCEPT } })

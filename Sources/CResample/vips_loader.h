@@ -1,6 +1,6 @@
 // libvips, loaded when first started (dlopen) rather than linked: linking it made every flipbook
 // process load it and the ~60 libraries it needs, ≈ 14 ms of each CLI run (BENCHMARKS.md,
-// "libvips loaded when needed"), while only reductions by more than 40× use it. `flipbook serve`
+// "Resampling library"), while only reductions by more than 40× use it. `flipbook serve`
 // still starts it at start, before its threads exist; the CLI only when its frames need it. The
 // few functions resample.c calls, bound by name.
 #ifndef FLIPBOOK_VIPS_LOADER_H

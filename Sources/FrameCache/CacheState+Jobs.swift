@@ -149,7 +149,7 @@ extension CacheState {
     /// than ``playerReadyFrames`` ready). The players' run then goes on: at the start of
     /// playback, when every frame of every rendition is being made for the first time, a one-off
     /// that waited for the decoder and then replayed to a far frame held all of them up
-    /// (BENCHMARKS.md, "Renditions: one-offs beside the decoder"); once their frames are ready,
+    /// (BENCHMARKS.md, "Renditions: abuse"); once their frames are ready,
     /// one-offs wait for the decoder as before, which replays from its checkpoints. The decoder
     /// beside keeps nothing (no checkpoints; dropped after the job), so it replays from a key
     /// frame or resumes from a cached full-size frame or a seek anchor each time. (A thread of

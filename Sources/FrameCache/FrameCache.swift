@@ -76,8 +76,7 @@ public final class FrameCache: @unchecked Sendable {
     /// frame and not followed) waits up to this long for players' frames that are due soon
     /// (see ``CacheState/continuation``): a client asking for size after size gets a frame
     /// about every 0.1 s instead of one for every two of the players', and a new player's
-    /// first frame is not starved. Measured: BENCHMARKS.md, "Renditions: real time after the
-    /// warm-up fixes".
+    /// first frame is not starved. Measured: BENCHMARKS.md, "Renditions: real time".
     static let oneOffPatienceSeconds = 0.1
 
     /// - Parameter metricsFactory: where hits, misses, decode times, bytes, purges and queue

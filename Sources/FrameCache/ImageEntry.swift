@@ -270,7 +270,7 @@ final class ImageEntry: @unchecked Sendable {
     /// Players of one image that started apart are that far apart in the animation; with only
     /// the next two frames, a player more than two frames behind the one decoded ahead found
     /// none of its frames made and had each composited again when it asked (measured:
-    /// BENCHMARKS.md, "Renditions: real time after the warm-up fixes").
+    /// BENCHMARKS.md, "Renditions: real time").
     var ridingFrames = 0
 
     /// The average PNG size so far, or a guess (a quarter of the raw canvas) before any.

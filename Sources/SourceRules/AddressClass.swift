@@ -1,6 +1,6 @@
 /// What kind of destination an address is, for the source fetcher's connect-time check. Every
 /// class but ``public`` is refused unless `sources.allowedNetworks` lists a block holding the
-/// address (imgproxy and imagor refuse the same classes; see BENCHMARKS.md).
+/// address (imgproxy and imagor refuse the same classes; see docs/sources-and-signing.md).
 public enum AddressClass: String, Sendable, CaseIterable {
     case `public`
     /// `127.0.0.0/8`, `::1`.

@@ -3,7 +3,7 @@ import Testing
 @testable import AnimatedImage
 
 /// The size rule of renditions, as a table: every fit, `enlarge`, `dpr`, one dimension given,
-/// rounding at .5, 1-px results, the output limit (README "Renditions", openapi.yaml).
+/// rounding at .5, 1-px results, the output limit (docs/renditions.md, "The size rule"; openapi.yaml).
 @Suite("Rendition size rule")
 struct RenditionSizeRuleTests {
     struct Case: CustomTestStringConvertible, Sendable {

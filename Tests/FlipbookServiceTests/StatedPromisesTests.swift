@@ -5,9 +5,10 @@ import Testing
 
 @testable import FlipbookService
 
-/// Promises of the README that no other test states: library images are read-only (409), a
-/// page of `GET /images` never exceeds `storage.maxPageSize`, and `/readyz` says 503 while the
-/// data directory cannot take a file (and 200 again once it can).
+/// Promises of the docs that no other test states: library images are read-only (409; docs/api.md),
+/// a page of `GET /images` never exceeds `storage.maxPageSize` (docs/configuration.md), and
+/// `/readyz` says 503 while the data directory cannot take a file, and 200 again once it can
+/// (docs/getting-started.md, docs/storage.md).
 @Suite("Stated promises")
 struct StatedPromisesTests {
     @Test func libraryImagesCannotBeReplacedOrDeleted() async throws {

@@ -95,7 +95,7 @@ import Testing
         #expect(firstError(events) == expected, "\(name): \(events)")
     }
 
-    /// README: bad input never gets a 5xx, except RFC 9110's own answers for a request the server
+    /// docs/api.md: bad input never gets a 5xx, except RFC 9110's own answers for a request the server
     /// understands but does not implement: 501 (a transfer coding other than chunked, §15.6.2)
     /// and 505 (an HTTP version other than 1.x, §15.6.6).
     @Test func badInputGets4xxBut501And505() {

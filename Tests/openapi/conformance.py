@@ -838,7 +838,7 @@ URL_KEY, URL_SALT = "736563726574", "68656c6c6f"
 
 
 def sign(target):
-    """The documented signature (README, "Signed URLs"): sig over path ? query."""
+    """The documented signature (docs/sources-and-signing.md, "Signed URLs"): sig over path ? query."""
     path, _, query = target.partition("?")
     mac = hmac.new(bytes.fromhex(URL_KEY), bytes.fromhex(URL_SALT) + f"{path}?{query}".encode(), hashlib.sha256)
     return target + ("&" if "?" in target else "?") + "sig=" + base64.urlsafe_b64encode(mac.digest()).rstrip(b"=").decode()

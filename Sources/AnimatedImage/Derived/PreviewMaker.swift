@@ -7,8 +7,7 @@ public enum PreviewMaker {
     /// The lossy previews' encoding: method 5, spatial noise shaping 80 and `minimize_size`
     /// make previews 6–8% smaller than the frame routes' fast settings (method 2), as small as
     /// libvips's and ffmpeg's at the same quality, with no lower a PSNR; they are made once and
-    /// kept, so the slower encoding is paid once (BENCHMARKS.md, "Storyboards and animated
-    /// previews").
+    /// kept, so the slower encoding is paid once (BENCHMARKS.md, "Animated previews").
     public static let lossyTuning = LossyTuning(method: 5, spatialNoiseShaping: 80, minimizeSize: true)
 
     /// Changes whenever the same frames come out as other preview bytes (the encoding above): a
@@ -97,7 +96,7 @@ public enum PreviewMaker {
     /// the output's size for `WebPAnimEncoder`), and the frames scaled
     /// ahead of the encoder (a canvas, the scaler's work and the scaled frame each). Measured:
     /// a 7000×7000 GIF's preview at 320 px peaked 399 MiB above the idle service, which had
-    /// reserved 614 MiB for it (this and a canvas; BENCHMARKS.md).
+    /// reserved 614 MiB for it (this and a canvas; BENCHMARKS.md, "Animated previews", and its history).
     public static func workingBytes(_ image: AnimatedImage, rendition: FrameRendition) -> Int {
         let scaling = RenditionEncoder.workingBytes(rendition, width: image.canvasWidth, height: image.canvasHeight)
         let encoding =

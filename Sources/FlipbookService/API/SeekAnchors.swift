@@ -17,7 +17,7 @@ import FrameCache
 final class SeekAnchors: @unchecked Sendable {
     /// Frames between anchors. 32 keeps `large.gif` (1280×720, 300 frames) to 9 anchors, ≈ 2 MB
     /// of PNG and ≈ 60 ms more verification, and a cold frame to at most 31 frame decodes plus
-    /// one PNG decode (BENCHMARKS.md, "Cold frames far into a new upload").
+    /// one PNG decode (BENCHMARKS.md, "Renditions: a cold frame far into an animation").
     static let interval = 32
 
     /// Anchors are not made for canvases over this many bytes (16 MP): each would take longer

@@ -16,7 +16,7 @@ refuses are counted and skipped):
   (that order, and edges extended by copying: pillow_lanczos_libvips_conventions), to tell
   conventions from faults. (flipbook reduces in Pillow's conventions and arithmetic since
   Sources/CResample/clipped_lanczos.c; the two diagnostics now show how far libvips's conventions
-  are from the goal's reference.) The output size is checked against the README's size rule
+  are from the goal's reference.) The output size is checked against the size rule of docs/renditions.md
   (height = max(1, round(h·W/w)), halves away from zero).
 - Lossless WebP: `flipbook frames FILE --format webp -o DIR`, every frame decoded by Pillow
   (libwebp) and compared with the PNG frame: alpha equal everywhere, R, G, B equal where alpha > 0.
