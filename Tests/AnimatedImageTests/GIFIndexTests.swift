@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Testing
 
 @testable import AnimatedImage

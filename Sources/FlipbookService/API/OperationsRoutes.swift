@@ -86,6 +86,7 @@ extension FlipbookAPI {
                     + "flipbook_decode_memory_refused_total{reason=\"too_large\"} \(decode.refusedTooLarge)\n").utf8)
         }
         body += Array(derived.counters.prometheusText(usage: derived.store.usage()).utf8)
+        body += Array(store.recordStats.prometheusText.utf8)
         if let connections = connectionStatistics() {
             body += Array(
                 ("# TYPE flipbook_http_connections gauge\n"
@@ -107,7 +108,7 @@ extension FlipbookAPI {
         Self.json(
             Self.encodeJSON(
                 ServiceStats(
-                    cache: cache.stats(), files: store.fileStats,
+                    cache: cache.stats(), files: store.fileStats, records: store.recordStats,
                     accessLog: AccessLogStats(decorator.accessLog), derived: derived.stats())),
             headers: ["Cache-Control": "no-store"])
     }

@@ -2,21 +2,24 @@ import FrameCache
 
 /// The document of `GET /stats` (and of a memory-pressure request): the frame cache's state, its
 /// fields at the top level, plus `files` — what the store holds of image files (mapped page
-/// cache and heap copies), which the cache's byte budget does not include — and `accessLog`.
+/// cache and heap copies), which the cache's byte budget does not include —, `records` (the
+/// store's record cache, outside that budget too) and `accessLog`.
 struct ServiceStats: Encodable {
     var cache: CacheStats
     var files: FileStats
+    var records: RecordCacheStats
     var accessLog: AccessLogStats
     var derived: DerivedStats
 
     private enum Keys: String, CodingKey {
-        case files, accessLog, derived
+        case files, records, accessLog, derived
     }
 
     func encode(to encoder: any Encoder) throws {
         try cache.encode(to: encoder)
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(files, forKey: .files)
+        try container.encode(records, forKey: .records)
         try container.encode(accessLog, forKey: .accessLog)
         try container.encode(derived, forKey: .derived)
     }

@@ -46,6 +46,9 @@ public struct FlipbookSettings: Sendable, Equatable {
         /// How long a record is trusted before storage is asked again: another replica's replace
         /// or delete is seen within it.
         public var recheckSeconds = 1.0
+        /// The most memory the records kept in memory take (estimated; the least recently used
+        /// go first, and are read from storage again when needed).
+        public var recordCacheBytes = ImageStore.defaultRecordCacheBytes
         public var s3 = S3()
         public init() {}
     }

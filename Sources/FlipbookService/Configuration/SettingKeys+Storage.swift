@@ -25,6 +25,16 @@ extension SettingKeys {
                 seen within it
                 """),
         Key(
+            name: "storage.recordCacheBytes", kind: .int(\.storage.recordCacheBytes),
+            summary: """
+                the most memory the image records kept in memory take (32 MiB: about 14,000 records of small \
+                animations, 2.4 KB each, or a hundred of thousand-frame ones; a record's estimate is its metadata \
+                document plus its frame table, strings and table slots, measured against RSS); the least recently \
+                used go first and are read from storage again when next needed; `0` keeps none. Counted in \
+                `/stats` (`records`: `entries`, `bytes`, `maxBytes`, `hits`, `misses`, `evictions`) and \
+                `/metrics` (`flipbook_record_cache_*`); listing pages read records without keeping them
+                """),
+        Key(
             name: "storage.s3.endpoint", kind: .string(\.storage.s3.endpoint),
             summary: "`http(s)://host[:port]` of the S3 server; empty = AWS, `https://s3.<region>.amazonaws.com`"),
         Key(

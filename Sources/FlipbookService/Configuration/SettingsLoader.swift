@@ -197,6 +197,7 @@ public struct SettingsLoader: Sendable {
         try require(settings.server.drainTimeoutSeconds >= 0, "server.drainTimeoutSeconds must be ≥ 0")
         try require(!settings.storage.dataDir.isEmpty, "storage.dataDir must not be empty")
         try require(settings.storage.recheckSeconds > 0, "storage.recheckSeconds must be > 0")
+        try require(settings.storage.recordCacheBytes >= 0, "storage.recordCacheBytes must be ≥ 0 (0 = records are not kept)")
         try require(["fs", "s3"].contains(settings.storage.backend), "storage.backend must be fs or s3")
         if settings.storage.backend == "s3" {
             let s3 = settings.storage.s3

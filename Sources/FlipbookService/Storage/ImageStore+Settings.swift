@@ -6,7 +6,7 @@ import SystemResources
 extension ImageStore {
     /// The store `storage.*` describes: over the data directory (`fs`) or over an S3 bucket with
     /// a local cache of originals in the data directory (`s3`). `readers`: the event loops that look
-    /// records up (each keeps a copy of them, ``RecordTable``).
+    /// records up (each has a view of the record cache, ``RecordCache``).
     ///
     /// `decodeBudget`: the decode-memory budget verification reserves from; its capacity is the
     /// most one decode may need (``DecodeLimits/maxDecodeBytes``). nil: neither is bounded.
@@ -20,7 +20,7 @@ extension ImageStore {
         guard storage.backend == "s3" else {
             return try ImageStore(
                 dataDirectory: storage.dataDir, libraryDirectories: storage.libraryDirs,
-                limits: limits, recheckSeconds: storage.recheckSeconds,
+                limits: limits, recordCacheBytes: storage.recordCacheBytes, recheckSeconds: storage.recheckSeconds,
                 clock: clock, readers: readers, decodeBudget: decodeBudget, logger: logger)
         }
         let backend: S3Backend
@@ -34,7 +34,7 @@ extension ImageStore {
         let store = ImageStore(
             backend: backend, libraryDirectories: storage.libraryDirs,
             limits: limits, maxLoadedImages: defaultMaxLoadedImages,
-            recheckSeconds: storage.recheckSeconds, clock: clock, readers: readers,
+            recordCacheBytes: storage.recordCacheBytes, recheckSeconds: storage.recheckSeconds, clock: clock, readers: readers,
             decodeBudget: decodeBudget, logger: logger)
         let (files, bytes) = backend.cache.usage
         let endpoint = backend.client.configuration.endpoint

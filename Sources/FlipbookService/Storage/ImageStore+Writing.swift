@@ -60,7 +60,7 @@ extension ImageStore {
         // either way.)
         return try commitLock.withLock { _ throws -> (StoredImage, created: Bool) in
             // Decide from storage, not from a record another replica may have deleted.
-            records.set(id, nil)
+            records.remove(id)
             let current = try storeResolve(id, reindexing: false)
             if let current, current.record.sha256 == sha256 {
                 return (current.record, false)
@@ -122,7 +122,7 @@ extension ImageStore {
     public func delete(_ id: String) throws -> Bool {
         guard ImageID.isWellFormed(id) else { return false }
         if library.path(id) != nil { throw StoreError.readOnly("\(id) is a library image and cannot be deleted") }
-        records.set(id, nil)  // decide from storage
+        records.remove(id)  // decide from storage
         guard let cached = try storeResolve(id, reindexing: false) else { return false }
         let removed: Bool
         do throws(StorageFailure) {
@@ -130,7 +130,9 @@ extension ImageStore {
         } catch {
             throw Self.storeError(error)
         }
-        forget(id)
+        // The backend's delete dealt with the original (kept while another id uses it).
+        records.remove(id)
+        loaded.forget(id)
         if removed { logger.info("image deleted", metadata: ["id": "\(id)"]) }
         return removed
     }

@@ -10,7 +10,8 @@ import SystemResources
 /// directory, or an S3 bucket with a local cache of originals), plus the files of read-only
 /// library directories.
 ///
-/// Records are cached in memory and trusted for ``recheckSeconds``; then the backend is asked
+/// Records are cached in memory (at most ``RecordCache/maxBytes`` of them, the least recently
+/// used dropped first: ``RecordCache``) and trusted for ``recheckSeconds``; then the backend is asked
 /// whether they changed (a `stat`, or an S3 `HEAD`), so an image replaced or deleted through
 /// another replica is seen within that time. A miss asks the backend, so an upload through
 /// another replica is seen at once. When lookups go over the network, records in use are
@@ -65,15 +66,19 @@ public final class ImageStore: Sendable {
     /// the allocator share; the mapped bytes themselves are page cache the kernel can reclaim.
     public static let defaultMaxLoadedImages = 4096
 
+    /// The most memory records kept in memory take, by default (`storage.recordCacheBytes`):
+    /// about 14,000 records of small animations (2.4 KB each), a hundred of thousand-frame ones.
+    public static let defaultRecordCacheBytes = 32 << 20
+
     let backend: any StorageBackend
     public let limits: DecodeLimits
     /// Another replica's replace or delete is seen within this many seconds.
     public let recheckSeconds: Double
     let clock: any MonotonicClock
     let logger: Logger
-    /// Records in memory, one copy per event loop (``RecordTable``): lookups by id from the loops
-    /// take no lock another thread takes.
-    let records: RecordTable
+    /// Records in memory, bounded, with a view per event loop (``RecordCache``): lookups by id
+    /// from the loops take no lock another loop takes.
+    let records: RecordCache
     let library: LibraryImages
     /// Check-and-store of uploads is one step per store, so concurrent uploads of the same new
     /// bytes get one 201 and 200s.
@@ -94,6 +99,7 @@ public final class ImageStore: Sendable {
     public convenience init(
         dataDirectory: String, libraryDirectories: [String] = [], limits: DecodeLimits = .default,
         maxLoadedImages: Int = ImageStore.defaultMaxLoadedImages,
+        recordCacheBytes: Int = ImageStore.defaultRecordCacheBytes,
         recheckSeconds: Double = ImageStore.defaultRecheckSeconds,
         clock: any MonotonicClock = SystemMonotonicClock(), readers: Int = 1,
         decodeBudget: DecodeMemoryBudget? = nil,
@@ -107,7 +113,8 @@ public final class ImageStore: Sendable {
         }
         self.init(
             backend: backend, libraryDirectories: libraryDirectories, limits: limits,
-            maxLoadedImages: maxLoadedImages, recheckSeconds: recheckSeconds, clock: clock, readers: readers,
+            maxLoadedImages: maxLoadedImages, recordCacheBytes: recordCacheBytes, recheckSeconds: recheckSeconds,
+            clock: clock, readers: readers,
             decodeBudget: decodeBudget, logger: logger)
         logger.info(
             "image store open",
@@ -127,12 +134,13 @@ public final class ImageStore: Sendable {
     ///   not bounded).
     init(
         backend: any StorageBackend, libraryDirectories: [String], limits: DecodeLimits, maxLoadedImages: Int,
-        recheckSeconds: Double, clock: any MonotonicClock, readers: Int = 1, decodeBudget: DecodeMemoryBudget? = nil,
+        recordCacheBytes: Int = ImageStore.defaultRecordCacheBytes, recheckSeconds: Double, clock: any MonotonicClock,
+        readers: Int = 1, decodeBudget: DecodeMemoryBudget? = nil,
         logger: Logger
     ) {
         self.backend = backend
         self.decodeBudget = decodeBudget
-        records = RecordTable(readers: readers)
+        records = RecordCache(readers: readers, maxBytes: recordCacheBytes)
         self.limits = limits
         self.recheckSeconds = recheckSeconds
         self.clock = clock
@@ -220,7 +228,7 @@ public final class ImageStore: Sendable {
         }
         return try remember(
             id, FetchedRecord(record: found.record, version: version), at: found.checkedAt,
-            reindexing: true)
+            reindexing: true, reader: reader)
     }
 
     /// The cached record of `id` while it is trusted, else what storage holds now.
@@ -234,7 +242,7 @@ public final class ImageStore: Sendable {
                 case .unchanged:
                     return update(id) { $0?.checkedAt = now }
                 case .changed(let fresh):
-                    return try remember(id, fresh, at: now, reindexing: reindexing)
+                    return try remember(id, fresh, at: now, reindexing: reindexing, reader: reader)
                 case .gone:
                     forget(id)
                     return nil
@@ -244,7 +252,7 @@ public final class ImageStore: Sendable {
                 forget(id)
                 return nil
             }
-            return try remember(id, fresh, at: now, reindexing: reindexing)
+            return try remember(id, fresh, at: now, reindexing: reindexing, reader: reader)
         } catch {
             // Storage cannot say: what was known stays served (a delete elsewhere is seen
             // once storage answers again).
@@ -253,9 +261,20 @@ public final class ImageStore: Sendable {
         }
     }
 
-    /// Caches what storage holds for `id`; a record of another output revision is re-indexed
-    /// first with `reindexing`, else marked as needing it.
+    /// Caches what storage holds for `id` (in `reader`'s view too); a record of another output
+    /// revision is re-indexed first with `reindexing`, else marked as needing it.
     func remember(
+        _ id: String, _ fetched: FetchedRecord, at now: Double,
+        reindexing: Bool, reader: Int? = nil
+    ) throws(StorageFailure) -> Cached {
+        let fresh = try cachedForm(id, fetched, at: now, reindexing: reindexing)
+        records.store(id, fresh, reader: reader)
+        loaded.forget(id, unless: fresh.record.sha256)  // replaced, perhaps by another replica
+        return fresh
+    }
+
+    /// What storage holds for `id` as the cache keeps it (with its metadata document), not kept.
+    func cachedForm(
         _ id: String, _ fetched: FetchedRecord, at now: Double,
         reindexing: Bool
     ) throws(StorageFailure) -> Cached {
@@ -268,24 +287,25 @@ public final class ImageStore: Sendable {
         } catch {
             throw .failed("cannot encode the metadata of \(id): \(error)")
         }
-        let fresh = Cached(
+        return Cached(
             record: fetched.record, metadataJSON: json, version: fetched.version, checkedAt: now,
             needsReindex: needsReindex)
-        records.set(id, fresh)
-        loaded.forget(id, unless: fetched.record.sha256)  // replaced, perhaps by another replica
-        return fresh
     }
 
     private func update(_ id: String, _ change: (inout Cached?) -> Void) -> Cached? {
         records.update(id, change)
     }
 
-    /// Drops `id` (deleted, perhaps by another replica) and whatever is kept locally for it.
+    /// Drops `id` (deleted, perhaps by another replica) and whatever is kept locally for it (the
+    /// backend keeps a local original while storage says another id still uses its content).
     func forget(_ id: String) {
-        let (removed, stillUsed) = records.remove(id)
+        let removed = records.remove(id)
         loaded.forget(id)
-        if let removed, !stillUsed { backend.forgetOriginal(removed.record.sha256) }
+        if let removed { backend.forgetOriginal(removed.record.sha256) }
     }
+
+    /// What the record cache holds and has done (`GET /stats`).
+    public var recordStats: RecordCacheStats { records.stats }
 
     /// Rechecks `id` on a background queue unless a recheck is already under way.
     private func refreshInBackground(_ id: String) {
@@ -298,37 +318,12 @@ public final class ImageStore: Sendable {
     }
 
     /// Re-indexes `id` on the re-indexing queue unless that is already under way.
-    private func reindexInBackground(_ id: String) {
+    func reindexInBackground(_ id: String) {
         guard refreshing.withLock({ $0.insert("reindex:" + id).inserted }) else { return }
         reindexQueue.async { [self] in
             defer { _ = refreshing.withLock { $0.remove("reindex:" + id) } }
             _ = try? resolve(id)
         }
-    }
-
-    /// Ids in order, from after `cursor`, at most `limit`, and the cursor of the next page.
-    func list(after cursor: String?, limit: Int) throws(StorageFailure) -> (images: [StoredImage], next: String?) {
-        let stored = try backend.listIDs(after: cursor, limit: limit)
-        let merged = Array(Set(stored.ids + library.ids(after: cursor)).sorted())
-        let page = Array(merged.prefix(limit))
-        let more = stored.more || merged.count > limit
-        // A page is not held up by re-indexing: records of another output revision are listed as
-        // stored and re-indexed in the background.
-        var found = [StoredImage?](repeating: nil, count: page.count)
-        if backend.lookupsAreLocal {
-            for (i, id) in page.enumerated() { found[i] = record(id, reindexing: false) }
-        } else {
-            let results = Mutex(found)
-            DispatchQueue.concurrentPerform(iterations: page.count) { i in
-                let record = self.record(page[i], reindexing: false)
-                results.withLock { $0[i] = record }
-            }
-            found = results.withLock { $0 }
-        }
-        for record in found.compactMap({ $0 }) where record.source != .library && !record.isCurrentRevision {
-            reindexInBackground(record.id)
-        }
-        return (found.compactMap { $0 }, more ? page.last : nil)
     }
 
     /// Storage's state, for readiness.

@@ -67,6 +67,23 @@ struct LRUCache<Key: Hashable, Value> {
         return evicted
     }
 
+    /// Makes `key` the most recently used, if it is there.
+    mutating func touch(_ key: Key) {
+        if let slot = positions[key] { moveToFront(slot) }
+    }
+
+    /// Replaces the value of `key`, if it is there, without touching its recency.
+    mutating func replace(_ value: Value, for key: Key) {
+        if let slot = positions[key] { slots[slot].value = value }
+    }
+
+    /// Forgets the least recently used entry and returns it (nil when empty).
+    mutating func removeOldest() -> (key: Key, value: Value)? {
+        guard oldest >= 0 else { return nil }
+        let key = slots[oldest].key
+        return removeValue(for: key).map { (key, $0) }
+    }
+
     /// Forgets `key`; returns its value when it was there.
     @discardableResult
     mutating func removeValue(for key: Key) -> Value? {

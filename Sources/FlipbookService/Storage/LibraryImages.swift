@@ -6,6 +6,8 @@ import Logging
 /// once, never changed, never deleted through the API.
 struct LibraryImages: Sendable {
     private let images: [String: (path: String, cached: ImageStore.Cached)]
+    /// Their ids in byte order, for listing.
+    private let sortedIDs: [String]
 
     /// Files that are not images, have a name that is not a valid id, or break a limit are
     /// skipped with a warning.
@@ -44,6 +46,7 @@ struct LibraryImages: Sendable {
             }
         }
         self.images = images
+        sortedIDs = images.keys.sorted()
     }
 
     var count: Int { images.count }
@@ -57,8 +60,16 @@ struct LibraryImages: Sendable {
 
     func path(_ id: String) -> String? { images[id]?.path }
 
-    /// Library ids after `cursor`, in order.
-    func ids(after cursor: String?) -> [String] {
-        images.keys.filter { cursor == nil || $0 > cursor! }.sorted()
+    /// The first `limit` library ids after `cursor`, in order (a binary search, then the page).
+    func ids(after cursor: String?, limit: Int) -> [String] {
+        var low = 0
+        if let cursor {
+            var high = sortedIDs.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sortedIDs[middle] <= cursor { low = middle + 1 } else { high = middle }
+            }
+        }
+        return Array(sortedIDs[low..<min(sortedIDs.count, low + max(0, limit))])
     }
 }

@@ -64,8 +64,9 @@ protocol StorageBackend: Sendable {
     /// then cached records are served without waiting for a recheck. Cheap: no I/O.
     var isReachable: Bool { get }
 
-    /// Forgets whatever the backend keeps locally for `sha256` (a deleted image's cached
-    /// original), when no record in use still needs it.
+    /// An image of content `sha256` was found deleted (by another replica): forgets whatever the
+    /// backend keeps locally for that content (a cached original) once storage says no image
+    /// uses it any more. Decided from storage, never from the records in memory (only some).
     func forgetOriginal(_ sha256: String)
 }
 

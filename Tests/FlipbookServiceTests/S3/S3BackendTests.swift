@@ -163,6 +163,52 @@ struct S3BackendTests {
         await uploader.stop()
     }
 
+    /// Another replica's delete drops the local original only once the bucket says nothing uses
+    /// its content any more — a name may still —, whatever records this replica holds in memory.
+    @Test func aDeleteSeenFromAnotherReplicaKeepsAnOriginalANameStillUses() async throws {
+        let clock = ManualClock()
+        let uploader = try TestService(backend: .s3) { $0.auth.adminToken = "t" }
+        let admin = ["Authorization": "Bearer t"]
+        let gif = try Corpus.bytes("pillow/gif/iss634.gif")
+        let id = Self.sha(gif)
+        #expect(try uploader.upload(gif).status == 201)
+        #expect(try uploader.client.send("PUT", "/images/alias.gif", body: gif).status == 201)
+        let replica = try TestService(backend: .s3, bucket: uploader.bucket, clock: clock)
+        #expect(try replica.client.get("/frames/\(id)/0").status == 200)
+        let local = replica.dataDirectory + "/originals/" + id
+        #expect(FileManager.default.fileExists(atPath: local))
+
+        /// Waits until the replica has asked the bucket whether the content is still used.
+        func waitForTheCheck(after lists: Double) throws {
+            let deadline = Date().addingTimeInterval(10)
+            while try replica.metric("flipbook_s3_requests_total", where: "ListObjectsV2") <= lists {
+                try #require(Date() < deadline, "the replica never asked the bucket")
+                usleep(10_000)
+            }
+        }
+
+        // The content id goes; the replica holds no record of the name, which still uses it.
+        #expect(try uploader.client.send("DELETE", "/images/\(id)", headers: admin).status == 204)
+        clock.advance(by: replica.server.store.recheckSeconds)
+        var lists = try replica.metric("flipbook_s3_requests_total", where: "ListObjectsV2")
+        #expect(try replica.client.get("/images/\(id)").status == 404)
+        try waitForTheCheck(after: lists)
+        #expect(FileManager.default.fileExists(atPath: local), "the name still uses the original")
+        #expect(try replica.client.get("/frames/alias.gif/0").status == 200)
+
+        // The name goes too: nothing uses the content, and the local copy goes.
+        #expect(try uploader.client.send("DELETE", "/images/alias.gif", headers: admin).status == 204)
+        clock.advance(by: replica.server.store.recheckSeconds)
+        lists = try replica.metric("flipbook_s3_requests_total", where: "ListObjectsV2")
+        #expect(try replica.client.get("/images/alias.gif").status == 404)
+        try waitForTheCheck(after: lists)
+        let deadline = Date().addingTimeInterval(10)
+        while FileManager.default.fileExists(atPath: local) && Date() < deadline { usleep(10_000) }
+        #expect(!FileManager.default.fileExists(atPath: local))
+        await replica.stop()
+        await uploader.stop()
+    }
+
     /// Foundation downloads into a file of its own in the system's temporary directory; an
     /// answer other than 200 (a missing derived product, an error) must not leave it there.
     @Test func aDownloadThatFindsNothingLeavesNoFileBehind() async throws {

@@ -365,9 +365,7 @@ final class S3Backend: StorageBackend {
     /// (best effort: an original left behind is only space, never a missing image).
     private func removeOriginalIfUnused(_ sha256: String) {
         do {
-            let meta = try client.send("HeadObject", method: "HEAD", key: layout.meta(sha256))
-            guard meta.status == 404 else { return }
-            guard try listKeys(prefix: layout.refs(sha256), startAfter: nil, count: 1).isEmpty else { return }
+            guard try isUnused(sha256) else { return }
             _ = try client.send("DeleteObject", method: "DELETE", key: layout.original(sha256))
             cache.remove(sha256)
         } catch {
@@ -375,8 +373,20 @@ final class S3Backend: StorageBackend {
         }
     }
 
+    /// Whether the bucket says no image uses the original of `sha256`: no record under its
+    /// content id, no name referring to it.
+    private func isUnused(_ sha256: String) throws(StorageFailure) -> Bool {
+        let meta = try client.send("HeadObject", method: "HEAD", key: layout.meta(sha256))
+        guard meta.status == 404 else { return false }
+        return try listKeys(prefix: layout.refs(sha256), startAfter: nil, count: 1).isEmpty
+    }
+
+    /// Another replica deleted an image of this content: the local copy goes once the bucket says
+    /// nothing uses it any more (asked in the background; the records in memory are only some).
     func forgetOriginal(_ sha256: String) {
-        cache.remove(sha256)
+        prefetchQueue.async { [self] in
+            if (try? isUnused(sha256)) == true { cache.remove(sha256) }
+        }
     }
 
     /// Ready when S3 answers and the local directory takes files; degraded while S3 cannot be

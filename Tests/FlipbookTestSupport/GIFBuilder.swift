@@ -1,30 +1,50 @@
-/// Writes small GIF files for tests, with every field under the test's control. The LZW data
+/// Writes small GIF files for tests and benchmarks, with every field under the test's control. The LZW data
 /// uses literal codes only, with a clear code before the code width would grow, which every
 /// decoder reads.
-struct GIFBuilder {
-    struct Frame {
-        var rect: (x: Int, y: Int, width: Int, height: Int)
-        var indices: [UInt8]
-        var delayCentiseconds = 0
+public struct GIFBuilder {
+    public struct Frame {
+        public var rect: (x: Int, y: Int, width: Int, height: Int)
+        public var indices: [UInt8]
+        public var delayCentiseconds = 0
         /// The raw 3-bit disposal field (0–7).
-        var disposal = 0
-        var transparentIndex: Int? = nil
-        var localPalette: [(UInt8, UInt8, UInt8)]? = nil
-        var interlaced = false
+        public var disposal = 0
+        public var transparentIndex: Int? = nil
+        public var localPalette: [(UInt8, UInt8, UInt8)]? = nil
+        public var interlaced = false
         /// Write a graphic control extension before the image.
-        var hasControl = true
+        public var hasControl = true
+
+        public init(
+            rect: (x: Int, y: Int, width: Int, height: Int), indices: [UInt8], delayCentiseconds: Int = 0,
+            disposal: Int = 0, transparentIndex: Int? = nil, localPalette: [(UInt8, UInt8, UInt8)]? = nil,
+            interlaced: Bool = false, hasControl: Bool = true
+        ) {
+            self.rect = rect
+            self.indices = indices
+            self.delayCentiseconds = delayCentiseconds
+            self.disposal = disposal
+            self.transparentIndex = transparentIndex
+            self.localPalette = localPalette
+            self.interlaced = interlaced
+            self.hasControl = hasControl
+        }
     }
 
-    var width: Int
-    var height: Int
-    var globalPalette: [(UInt8, UInt8, UInt8)]? = [(0, 0, 0), (255, 255, 255), (255, 0, 0), (0, 0, 255)]
+    public var width: Int
+    public var height: Int
+    public var globalPalette: [(UInt8, UInt8, UInt8)]? = [(0, 0, 0), (255, 255, 255), (255, 0, 0), (0, 0, 255)]
     /// The NETSCAPE2.0 loop field; nil writes no loop extension.
-    var loopCount: Int? = 0
-    var frames: [Frame] = []
+    public var loopCount: Int? = 0
+    public var frames: [Frame] = []
     /// Bytes appended after the last frame instead of the trailer (nil = the trailer).
-    var ending: [UInt8]? = nil
+    public var ending: [UInt8]? = nil
 
-    func build() -> [UInt8] {
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    public func build() -> [UInt8] {
         var out = Array("GIF89a".utf8)
         out += le16(width) + le16(height)
         if let palette = globalPalette {
@@ -64,13 +84,13 @@ struct GIFBuilder {
 
     private func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
 
-    static func tableBits(_ count: Int) -> Int {
+    public static func tableBits(_ count: Int) -> Int {
         var bits = 1
         while (1 << bits) < count { bits += 1 }
         return bits
     }
 
-    static func table(_ colors: [(UInt8, UInt8, UInt8)], bits: Int) -> [UInt8] {
+    public static func table(_ colors: [(UInt8, UInt8, UInt8)], bits: Int) -> [UInt8] {
         var out: [UInt8] = []
         for i in 0..<(1 << bits) {
             let c = i < colors.count ? colors[i] : (0, 0, 0)
@@ -79,7 +99,7 @@ struct GIFBuilder {
         return out
     }
 
-    static func interlace(_ indices: [UInt8], width: Int, height: Int) -> [UInt8] {
+    public static func interlace(_ indices: [UInt8], width: Int, height: Int) -> [UInt8] {
         var rows: [Int] = []
         for (start, step) in [(0, 8), (4, 8), (2, 4), (1, 2)] {
             rows += Array(stride(from: start, to: height, by: step))
@@ -88,7 +108,7 @@ struct GIFBuilder {
     }
 
     /// LZW with literal codes only: the code width stays minimumCodeSize + 1.
-    static func lzw(_ pixels: [UInt8], minimumCodeSize: Int) -> [UInt8] {
+    public static func lzw(_ pixels: [UInt8], minimumCodeSize: Int) -> [UInt8] {
         let clear = 1 << minimumCodeSize
         let width = minimumCodeSize + 1
         let run = clear - 2
