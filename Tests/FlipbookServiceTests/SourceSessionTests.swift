@@ -95,7 +95,7 @@ struct SourceSessionTests {
         gate.signal()
         let second = try Self.frames(service, id, whenItHas: cuts[1], moreThan: first)
         #expect(second > first)
-        let answered = try next.answer()
+        let answered = try await next.answer()
         #expect(answered.status == 200 && answered.header("X-Frame-Index") == "\(first)")
         served[first] = answered.body
         served[second - 1] = try service.client.get("/frames/\(id)/\(second - 1)").body
@@ -139,7 +139,7 @@ struct SourceSessionTests {
             let end = try Self.ending(service, id)
             #expect(end.status == sessionStatus && end.text.contains(rule), "\(path): \(end.status) \(end.text)")
             #expect(!end.text.contains("10.0.0.1"), "the detail names the rule, not the address")
-            let waited = try waiter.answer()
+            let waited = try await waiter.answer()
             #expect(waited.status == sessionStatus && waited.header("Cache-Control") == "no-store", "\(path)")
         }
         #expect(inside.connections == 0, "a refused redirect target never sees a connection")
@@ -149,7 +149,7 @@ struct SourceSessionTests {
         Self.waiting(service, 1)
         gate.signal()
         #expect(try Self.ending(service, id).status == 422)
-        #expect(try waiter.answer().status == 415)
+        #expect(try await waiter.answer().status == 415)
     }
 
     @Test func aFetchCutMidWayStoresNothing() async throws {
@@ -169,7 +169,7 @@ struct SourceSessionTests {
         gate.signal()  // the origin closes the connection instead of sending the rest
         let end = try Self.ending(service, id)
         #expect(end.status == 502, "\(end.text)")
-        #expect(try waiter.answer().status == 502)
+        #expect(try await waiter.answer().status == 502)
         #expect(service.server.store.record(SourceFetchTests.sha256(bytes)) == nil)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: service.dataDirectory + "/tmp")
         #expect(leftovers.isEmpty, "\(leftovers)")

@@ -58,7 +58,7 @@ struct UploadSessionEndingsTests {
         let connection = try Sessions.startPut(service, id, length: bytes.count)
         try connection.send(Array(bytes[0..<2000]))
         let waiter = BackgroundRequest(service, "/frames/\(id)/14", headers: ["Prefer": "wait=10"])
-        #expect(try waiter.answer().status == 410)
+        #expect(try await waiter.answer().status == 410)
         #expect(try service.client.get("/uploads/\(id)").status == 410)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: service.dataDirectory + "/tmp")
         #expect(leftovers.isEmpty, "\(leftovers)")
@@ -69,14 +69,14 @@ struct UploadSessionEndingsTests {
         let service = try Sessions.service { $0.server.maxUploadBytes = 4000 }
         let bytes = try Corpus.bytes(Sessions.gif)
         let id = try Sessions.createSession(service)
-        let waiter = BackgroundRequest(service, "/frames/\(id)/14", headers: ["Prefer": "wait=10"])
+        let waiter = BackgroundRequest(service, "/frames/\(id)/14", headers: ["Prefer": "wait=600"])
         try await Task.sleep(for: .milliseconds(200))
         let connection = try RawHTTPClient(port: service.server.port, timeoutSeconds: 30)
         var head = Array("PUT /uploads/\(id) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
         head += Array(String(bytes.count, radix: 16).utf8) + [13, 10] + bytes + [13, 10, 0x30, 13, 10, 13, 10]
         connection.sendUntilClosed(head)
         #expect(try connection.readResponse().status == 413)
-        #expect(try waiter.answer().status == 413)
+        #expect(try await waiter.answer().status == 413)
         #expect(try service.client.get("/uploads/\(id)").status == 413)
         await service.stop()
     }

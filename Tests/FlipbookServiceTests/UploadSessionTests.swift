@@ -21,6 +21,12 @@ struct UploadSessionTests {
         try TestService {
             $0.server.bodyIdleTimeoutSeconds = 600
             $0.uploads.startSeconds = 600  // an id's start deadline, likewise
+            // Waits (no `Prefer`, or the tests' `Prefer: wait=600`) are not cut to the default
+            // 10 s: a test held up for tens of seconds after its request went out (every suite
+            // runs at once on a few threads; on a loaded machine a task resumes that late) must
+            // still find it waiting. A wait that is never answered still fails the test, at
+            // ``BackgroundRequest/answer()``'s minute.
+            $0.uploads.maxWaitSeconds = 600
             configure(&$0)
         }
     }
@@ -131,9 +137,9 @@ struct UploadSessionTests {
         try Self.sendSlice(service, connection, id, bytes[0..<4000], total: 4000)
         let frames = try Self.progress(service, id).frames
         #expect(frames > 2)
-        let answered = try early.answer()
+        let answered = try await early.answer()
         #expect(answered.status == 200 && answered.header("X-Frame-Index") == "2")
-        let atZero = try byTime.answer()
+        let atZero = try await byTime.answer()
         #expect(atZero.status == 200 && atZero.header("Content-Location") == "/frames/\(id)/0")
 
         // Nothing arrives within the wait: 503, not cached.
@@ -144,16 +150,16 @@ struct UploadSessionTests {
         #expect(Date().timeIntervalSince(start) >= 0.9)
 
         // A waiter on the next frame is answered once its bytes are in; one past the end gets 404.
-        let next = BackgroundRequest(service, "/frames/\(id)/\(frames)", headers: ["Prefer": "wait=30"])
-        let pastEnd = BackgroundRequest(service, "/frames/\(id)/40", headers: ["Prefer": "wait=30"])
+        let next = BackgroundRequest(service, "/frames/\(id)/\(frames)", headers: ["Prefer": "wait=600"])
+        let pastEnd = BackgroundRequest(service, "/frames/\(id)/40", headers: ["Prefer": "wait=600"])
         try await Self.waitForWaiters(service, 2)
         try connection.send(Array(bytes[4000...]))
         #expect(try connection.readResponse().status == 201)
-        let nextFrame = try next.answer()
+        let nextFrame = try await next.answer()
         #expect(
             nextFrame.status == 200 && nextFrame.header("X-Frame-Index") == String(frames),
             "\(String(decoding: nextFrame.body, as: UTF8.self))")
-        let past = try pastEnd.answer()
+        let past = try await pastEnd.answer()
         #expect(past.status == 404)
         await service.stop()
     }
@@ -167,10 +173,10 @@ struct UploadSessionTests {
         #expect(try Self.progress(service, id).frames >= 1)
         #expect(try service.client.get("/frames/\(id)/0").status == 200)  // staged in the frame cache
         #expect(try service.client.get("/stats").json["stagedFrames"] as? Int == 1)
-        let waiter = BackgroundRequest(service, "/frames/\(id)/14", headers: ["Prefer": "wait=30"])
+        let waiter = BackgroundRequest(service, "/frames/\(id)/14", headers: ["Prefer": "wait=600"])
         try await Self.waitForWaiters(service, 1)
         shutdown(connection.fd, Int32(SHUT_RDWR))  // the client goes (its descriptor is closed once, by the client)
-        let answer = try waiter.answer()
+        let answer = try await waiter.answer()
         #expect(answer.status == 410 && answer.header("Cache-Control") == "no-store")
         #expect(try service.client.get("/uploads/\(id)").status == 410)
         #expect(try service.client.get("/frames/\(id)/0").status == 410)
@@ -188,11 +194,11 @@ struct UploadSessionTests {
         let service = try Self.service()
         let junk = [UInt8](repeating: 0x41, count: 5000)
         let id = try Self.createSession(service)
-        let waiter = BackgroundRequest(service, "/frames/\(id)/0", headers: ["Prefer": "wait=30"])
+        let waiter = BackgroundRequest(service, "/frames/\(id)/0", headers: ["Prefer": "wait=600"])
         try await Self.waitForWaiters(service, 1)
         let uploader = try service.client.send("PUT", "/uploads/\(id)", body: junk)
         #expect(uploader.status == 415)
-        let answer = try waiter.answer()
+        let answer = try await waiter.answer()
         #expect(answer.status == 415 && answer.body == uploader.body)
         #expect(try service.client.get("/uploads/\(id)").status == 422)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: service.dataDirectory + "/tmp")
