@@ -8,7 +8,7 @@
 # glib, box-shrinks reductions by more than 40× and is loaded only then, with dlopen; it adds
 # about 150 MiB, BENCHMARKS.md "Resampling library") and libcurl
 # (FoundationNetworking's HTTP client for storage.backend=s3, and the source fetcher's, through its
-# C API) from Debian; libstdc++6, libgcc-s1 and libc6 are already in debian:bookworm-slim (apt
+# C API) and SQLite (the listing index of storage.backend=fs) from Debian; libstdc++6, libgcc-s1 and libc6 are already in debian:bookworm-slim (apt
 # needs them). The build fails if `ldd` finds any library missing.
 
 ARG SWIFT_IMAGE=swift:6.2-bookworm
@@ -21,7 +21,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
         libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libcurl4-openssl-dev \
-        libvips-dev libpixman-1-dev pkg-config \
+        libvips-dev libpixman-1-dev libsqlite3-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -44,7 +44,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
         libgif7 libwebp7 libwebpdemux2 libwebpmux3 libpng16-16 zlib1g libdeflate0 libcurl4 \
-        libvips42 libpixman-1-0 \
+        libvips42 libpixman-1-0 libsqlite3-0 \
     && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 flipbook \

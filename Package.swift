@@ -81,6 +81,11 @@ let package = Package(
         .systemLibrary(
             name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
+        // SQLite (libsqlite3-dev): the ordered index of stored ids that listing pages through
+        // (storage.backend = fs), shared by the replicas of a data directory.
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]),
         // Linux system calls Glibc does not import: sched_getaffinity (the CPU limit), memfd_create
         // and hole punching (the frame cache's arena).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -144,7 +149,7 @@ let package = Package(
             name: "FlipbookService",
             dependencies: [
                 "AnimatedImage", "FrameCache", "HTTPServer", "SystemResources", "SourceRules", "URLSigning",
-                "CCurl",
+                "CCurl", "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),

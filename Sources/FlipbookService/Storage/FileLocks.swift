@@ -43,18 +43,28 @@ enum FileLocks {
         throw DurableFiles.IOFailure(description: "cannot create a locked file (last tried \(path))")
     }
 
-    /// Runs `body` holding an exclusive lock on the file at `path` (created if missing; such lock
-    /// files are never removed), waiting for it if another process or thread holds it. Where the
-    /// file system has no `flock`, `body` runs unlocked.
-    static func holding<Result>(_ path: String, _ body: () throws -> Result) throws -> Result {
+    /// Runs `body` holding a lock on the file at `path` (created if missing; such lock files are
+    /// never removed): exclusive, or `shared` with other shared holders. Waits for it if another
+    /// process or thread holds it in a conflicting way, or with `wait` false throws ``Busy``.
+    /// Where the file system has no `flock`, `body` runs unlocked.
+    static func holding<Result>(
+        _ path: String, shared: Bool = false, wait: Bool = true, _ body: () throws -> Result
+    ) throws -> Result {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw DurableFiles.failure("cannot open the lock", path) }
         defer { close(fd) }  // and with it the lock
+        let operation = (shared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB)
         var result: Int32
-        repeat { result = flock(fd, LOCK_EX) } while result != 0 && errno == EINTR
-        if result != 0 && errno != EOPNOTSUPP && errno != ENOLCK { throw DurableFiles.failure("cannot lock", path) }
+        repeat { result = flock(fd, operation) } while result != 0 && errno == EINTR
+        if result != 0 {
+            if errno == EWOULDBLOCK { throw Busy() }
+            if errno != EOPNOTSUPP && errno != ENOLCK { throw DurableFiles.failure("cannot lock", path) }
+        }
         return try body()
     }
+
+    /// A lock asked for without waiting is held by someone else.
+    struct Busy: Error {}
 
     /// What a probe found out about a file.
     enum Probe {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -11,9 +12,11 @@ import Glibc
 /// - `meta/<id>.json` — its ``StoredImage`` record; its presence is what makes an image exist
 ///   (written last on upload, removed first on delete), so a crash never leaves a half image;
 /// - `tmp/` — uploads in progress and files being replaced;
+/// - `index/` — the ids in byte order (``ListingIndex``), for listing: an id is added before its
+///   record is written and removed after its record is removed;
 /// - `locks/` — 64 lock files; a record is written or removed only under its id's lock
 ///   (``withRecordLock(_:_:)``), so a conditional rewrite (``rewrite(_:over:)``) sees every other
-///   writer's change, across the replicas sharing the directory.
+///   writer's change, across the replicas sharing the directory; and the listing index's two.
 ///
 /// Every write goes through ``DurableFiles`` (temporary file, `fsync`, `rename`, `fsync` of the
 /// directory), so a file under its final name is complete. What a crash can leave behind — an
@@ -25,14 +28,18 @@ final class FileSystemBackend: StorageBackend {
     let metaDirectory: String
     let temporaryDirectory: String
     let locksDirectory: String
+    /// The stored ids in order, for listing.
+    let index: ListingIndex
 
     /// What start-up reconciliation removed.
     let startupReconciliation: Reconciliation
+    /// Whether the listing index was opened or rebuilt at start-up.
+    let indexAtStartup: String
 
     var lookupsAreLocal: Bool { true }
     var uploadDirectory: String { temporaryDirectory }
 
-    init(dataDirectory: String) throws(StorageFailure) {
+    init(dataDirectory: String, logger: Logger = Logger(label: "flipbook.storage")) throws(StorageFailure) {
         self.dataDirectory = dataDirectory
         objectsDirectory = dataDirectory + "/objects"
         metaDirectory = dataDirectory + "/meta"
@@ -48,11 +55,30 @@ final class FileSystemBackend: StorageBackend {
         startupReconciliation = Self.reconcile(
             objects: objectsDirectory, meta: metaDirectory,
             temporary: temporaryDirectory, now: Date().timeIntervalSince1970)
+        let meta = metaDirectory
+        index = ListingIndex(
+            directory: dataDirectory + "/index", locks: locksDirectory, temporaryDirectory: temporaryDirectory,
+            logger: logger, enumerateIDs: { each in try Self.enumerateStoredIDs(meta: meta, each) })
+        do {
+            indexAtStartup = try index.open()
+        } catch {
+            throw .failed("cannot open or rebuild the listing index in \(dataDirectory)/index: \(error)")
+        }
     }
 
-    /// Records in the data directory (for the start-up log line).
-    var storedCount: Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: metaDirectory))?.count ?? 0
+    /// Records in the data directory (for the start-up log line; nil when the index cannot say).
+    var storedCount: Int? { try? index.count() }
+
+    /// Calls `each` with the id of every record in `meta` (rebuilding the listing index).
+    static func enumerateStoredIDs(meta: String, _ each: (String) -> Void) throws {
+        guard let directory = opendir(meta) else { throw DurableFiles.failure("cannot read", meta) }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasSuffix(".json"), !name.hasPrefix(".") else { continue }
+            let id = String(name.dropLast(5))
+            if ImageID.isWellFormed(id) { each(id) }
+        }
     }
 
     func metaPath(_ id: String) -> String { metaDirectory + "/" + id + ".json" }
@@ -92,11 +118,40 @@ final class FileSystemBackend: StorageBackend {
 
     func prefetchOriginal(_ sha256: String) {}
 
+    /// From the listing index: `limit + 1` ids after `cursor`, each checked to have a record (an
+    /// id whose writer crashed before writing its record is skipped, and removed from the index).
     func listIDs(after cursor: String?, limit: Int) throws(StorageFailure) -> (ids: [String], more: Bool) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: metaDirectory)) ?? []
-        let ids = names.compactMap { $0.hasSuffix(".json") && !$0.hasPrefix(".") ? String($0.dropLast(5)) : nil }
-            .filter { cursor == nil || $0 > cursor! }.sorted()
+        var ids: [String] = []
+        var after = cursor
+        var dangling: [String] = []
+        while ids.count <= limit {
+            let wanted = limit + 1 - ids.count
+            let batch: [String]
+            do throws(ListingIndex.Unusable) {
+                batch = try index.page(after: after, limit: wanted)
+            } catch {
+                throw error.needsRebuild ? .unavailable(error.description) : .failed(error.description)
+            }
+            for id in batch {
+                if access(metaPath(id), F_OK) == 0 { ids.append(id) } else { dangling.append(id) }
+            }
+            guard batch.count == wanted, let last = batch.last else { break }
+            after = last
+        }
+        if !dangling.isEmpty { removeDangling(dangling) }
         return (Array(ids.prefix(limit)), ids.count > limit)
+    }
+
+    /// Removes from the index the ids that still have no record once their lock is taken (a
+    /// writer holds it from adding the id until its record is written).
+    private func removeDangling(_ ids: [String]) {
+        for id in ids {
+            _ = try? withRecordLock(id) {
+                try index.whileWriting {
+                    if access(metaPath(id), F_OK) != 0 { try index.remove(id) }
+                }
+            }
+        }
     }
 
     // MARK: Writing
@@ -108,9 +163,12 @@ final class FileSystemBackend: StorageBackend {
         let meta = metaPath(record.id)
         do {
             try withRecordLock(record.id) {
-                // The bytes first, then the record that makes them an image.
-                try DurableFiles.moveIntoPlace(uploadPath, objectPath(record.id))
-                try DurableFiles.write(Array(record.encoded()), to: meta, temporaryDirectory: temporaryDirectory)
+                try index.whileWriting {
+                    // The id in the index, the bytes, then the record that makes them an image.
+                    try index.add(record.id)
+                    try DurableFiles.moveIntoPlace(uploadPath, objectPath(record.id))
+                    try DurableFiles.write(Array(record.encoded()), to: meta, temporaryDirectory: temporaryDirectory)
+                }
             }
         } catch {
             throw .failed("\(error)")
@@ -135,10 +193,15 @@ final class FileSystemBackend: StorageBackend {
     func delete(_ record: StoredImage) throws(StorageFailure) -> Bool {
         do {
             return try withRecordLock(record.id) {
-                // The record first: without it the object is invisible, whatever happens next.
-                let removed = try DurableFiles.remove(metaPath(record.id))
-                try DurableFiles.remove(objectPath(record.id))
-                return removed
+                try index.whileWriting {
+                    // The record first: without it the object is invisible, whatever happens next;
+                    // the id leaves the index last.
+                    let removed = try DurableFiles.remove(metaPath(record.id))
+                    try DurableFiles.remove(objectPath(record.id))
+                    // Should this fail, the id is skipped by listing and removed then.
+                    try? index.remove(record.id)
+                    return removed
+                }
             }
         } catch {
             throw .failed("\(error)")

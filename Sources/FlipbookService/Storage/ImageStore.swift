@@ -107,7 +107,7 @@ public final class ImageStore: Sendable {
     ) throws {
         let backend: FileSystemBackend
         do {
-            backend = try FileSystemBackend(dataDirectory: dataDirectory)
+            backend = try FileSystemBackend(dataDirectory: dataDirectory, logger: logger)
         } catch {
             throw StoreError.io(error.description)
         }
@@ -119,7 +119,8 @@ public final class ImageStore: Sendable {
         logger.info(
             "image store open",
             metadata: [
-                "backend": "fs", "dataDir": "\(dataDirectory)", "stored": "\(backend.storedCount)",
+                "backend": "fs", "dataDir": "\(dataDirectory)", "stored": "\(backend.storedCount.map(String.init) ?? "?")",
+                "listingIndex": "\(backend.indexAtStartup)",
                 "library": "\(library.count)", "reconciled": "\(backend.startupReconciliation)",
             ])
         if backend.startupReconciliation.removed > 0 {
