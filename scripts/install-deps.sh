@@ -8,9 +8,10 @@
 #   scripts/install-deps.sh topology   + nginx and python3 for `make topology-test`
 #   scripts/install-deps.sh soak       + the playback inputs' encoders and matplotlib for `make soak`
 #   scripts/install-deps.sh deploy     + docker-compose (1.29, to validate the compose file),
-#                                        python3-venv, and libcurl's headers for the static build
-#                                        of `make deploy-lint`
-#   scripts/install-deps.sh rootfs     + debootstrap for `make docker-runtime-check`
+#                                        nginx and python3-venv for `make deploy-lint`
+#   scripts/install-deps.sh container  + podman, buildah, podman-compose and runc (with netavark
+#                                        and aardvark-dns, its network stack), debootstrap and
+#                                        python3-venv for `make container-image`/`container-test`
 #   scripts/install-deps.sh browser    + headless Chromium and its WebDriver for `make browser-test`
 #   scripts/install-deps.sh conformance + Chromium and every encoder `make conformance-matrix` runs
 set -euo pipefail
@@ -20,8 +21,8 @@ test=(gifsicle webp imagemagick apngasm curl python3 python3-venv)
 bench=(ffmpeg libvips-tools webp python3-pil python3-numpy hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3 python3-venv iproute2)
 soak=(ffmpeg gifsicle webp apngasm python3 python3-matplotlib)
-deploy=(nginx python3 python3-venv docker-compose binutils libcurl4-openssl-dev)
-rootfs=(debootstrap python3 python3-venv)
+deploy=(nginx python3 python3-venv docker-compose)
+container=(podman buildah podman-compose runc netavark aardvark-dns iptables uidmap debootstrap python3 python3-venv binutils)
 browser=(chromium chromium-driver python3 python3-venv)
 conformance=(chromium imagemagick graphicsmagick gifsicle ffmpeg webp apngasm apngopt python3-pil python3-numpy libvips-tools)
 
@@ -34,10 +35,10 @@ for group in "$@"; do
     topology) want+=("${topology[@]}") ;;
     soak) want+=("${soak[@]}") ;;
     deploy) want+=("${deploy[@]}") ;;
-    rootfs) want+=("${rootfs[@]}") ;;
+    container) want+=("${container[@]}") ;;
     browser) want+=("${browser[@]}") ;;
     conformance) want+=("${conformance[@]}") ;;
-    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, soak, deploy, rootfs, browser, conformance)" >&2; exit 2 ;;
+    *) echo "install-deps: unknown group '$group' (build, test, bench, topology, soak, deploy, container, browser, conformance)" >&2; exit 2 ;;
   esac
 done
 
