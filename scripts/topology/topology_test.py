@@ -115,6 +115,23 @@ class Replica:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
+    def kill(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def terminate(self, timeout):
+        """SIGTERM, then its exit status within `timeout` s (None: still running, then killed)."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return None
+
+    def log_text(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
 
 class Nginx:
     def __init__(self, repo, workdir, port, replicas):
@@ -314,6 +331,262 @@ def kill_under_load(load, victim_name, victim_images, kill, restart):
         after=owners_by_image(results, since=kill_at + 0.2, until=restarted_at))
 
 
+
+def run_checks(cluster, phases, fails, summary, threads):
+    """The phases (module docstring) against `cluster`: `.replicas` (each with `name`, `index`,
+    `port` for direct requests, `start()`, `wait_ready()`, `alive()`, `kill()` (SIGKILL, waited
+    for), `terminate(timeout)` (SIGTERM → exit status, None if still running), `log_text()`),
+    `.nginx` (`port`, `log_entries()`), `.images` (how many to upload), `.drain_timeout`, `.fake`
+    and `.peers_preserved` (whether a replica sees a client's own loopback address: true on
+    loopback, false through a container engine's port forwarding, which masquerades). The local
+    run below and the compose run of `make container-test` (Tests/container) share it."""
+    # 1. Upload through nginx, read through every replica.
+    print("\n[1/4] upload through the proxy, read through every replica", flush=True)
+    images = {}
+    upload_served = collections.Counter()
+    # While replicas are killed and restarted, one more client keeps uploading these larger
+    # GIFs (about 0.5 MB each), so that some signals land while a request body is in flight.
+    big = [gifgen.make_gif(1000 + k, size=(240, 240), frames=8)[0] for k in range(3)]
+    for seed in range(1, cluster.images + 1):
+        data, frames = gifgen.make_gif(seed)
+        image_id = hashlib.sha256(data).hexdigest()
+        status, headers, body = request(cluster.nginx.port, "POST", "/images", body=data,
+                                        headers={"Content-Type": "image/gif"})
+        upload_served[headers.get("x-served-by")] += 1
+        fails.check(status == 201, f"upload {seed}: POST /images -> {status}, expected 201")
+        fails.check(headers.get("location") == f"/images/{image_id}",
+                    f"upload {seed}: Location {headers.get('location')!r}, expected /images/{image_id}")
+        again = request(cluster.nginx.port, "POST", "/images", body=data, headers={"Content-Type": "image/gif"})[0]
+        fails.check(again == 200, f"upload {seed} again: POST /images -> {again}, expected 200")
+        images[image_id] = frames
+    readable = 0
+    for image_id, frames in images.items():
+        for r in cluster.replicas:
+            s1, h1, b1 = request(r.port, "GET", f"/images/{image_id}")
+            s2, h2, _ = request(r.port, "GET", f"/frames/{image_id}/{frames - 1}")
+            ok = s1 == 200 and s2 == 200 and h2.get("content-type", "").startswith("image/png")
+            if ok:
+                try:
+                    ok = json.loads(b1).get("frameCount") == frames
+                except ValueError:
+                    ok = False
+            readable += ok
+            fails.check(ok, f"{image_id[:12]} through {r.name} directly: metadata {s1}, last frame {s2}")
+            fails.check(h1.get("x-served-by") == r.name, f"{r.name} answered X-Served-By {h1.get('x-served-by')!r}")
+    total_reads = len(images) * len(cluster.replicas)
+    print(f"  uploads: {len(images)} images ({sum(images.values())} frames) through nginx; "
+          f"upload requests went to {dict(sorted(upload_served.items(), key=str))}")
+    print(f"  read back directly from each replica: {readable}/{total_reads} image x replica pairs OK")
+    summary["upload"] = {"images": len(images), "readableEverywhere": readable, "pairs": total_reads,
+                         "uploadsByReplica": dict(upload_served)}
+
+    if "sources" in phases and not cluster.fake:
+        print("\n[sources] a failing or slow origin behind a registration by URL", flush=True)
+        source_phase.run(request, cluster.nginx, images, fails, summary)
+
+    if "sessions" in phases and not cluster.fake:
+        print("\n[sessions] upload sessions through the proxy", flush=True)
+        session_phase.run(request, cluster.nginx, fails, summary)
+
+    if "affinity" in phases:
+        # 2. Affinity: every image's frames from one replica.
+        print("\n[2/4] affinity: consistent hashing on the image id", flush=True)
+        served = collections.defaultdict(collections.Counter)
+        requests_by_replica = collections.Counter()
+        missing_header = 0
+        for rnd in range(3):
+            for image_id, frames in images.items():
+                for index in range(frames):
+                    status, headers, _ = request(cluster.nginx.port, "GET", f"/frames/{image_id}/{index}")
+                    fails.check(status == 200, f"GET /frames/{image_id[:12]}/{index} via nginx -> {status}")
+                    who = headers.get("x-served-by")
+                    missing_header += who is None
+                    served[image_id][who] += 1
+                    requests_by_replica[who] += 1
+                status, headers, _ = request(cluster.nginx.port, "GET", f"/images/{image_id}")
+                served[image_id][headers.get("x-served-by")] += 1
+                requests_by_replica[headers.get("x-served-by")] += 1
+        fails.check(missing_header == 0, f"{missing_header} responses without X-Served-By")
+        split = [i for i, c in served.items() if len(c) != 1]
+        fails.check(not split, f"{len(split)} images served by more than one replica: "
+                    + "; ".join(f"{i[:12]} {dict(served[i])}" for i in split[:5]))
+        owner = {i: c.most_common(1)[0][0] for i, c in served.items()}
+        images_by_replica = collections.Counter(owner.values())
+        total_requests = sum(requests_by_replica.values())
+        print(f"  {total_requests} requests (3 rounds of every frame and the metadata of {len(images)} images)")
+        print(f"  images served by exactly one replica: {len(images) - len(split)}/{len(images)}")
+        for r in cluster.replicas:
+            print(f"  {r.name}: owns {images_by_replica[r.name]:2d} images ({pct(images_by_replica[r.name], len(images))}),"
+                  f" served {requests_by_replica[r.name]:4d} requests ({pct(requests_by_replica[r.name], total_requests)})")
+        # The spread is judged on many ids, not on the few images above: nginx places each
+        # replica on its ring by address and port (free ports, different every run), so one
+        # replica owning none of 12 images happens by chance (about 2% of runs). 300 ids that
+        # name no image are answered 404 by the replica the ring gives them to.
+        probes = collections.Counter()
+        for n in range(PROBE_IDS):
+            probe_id = hashlib.sha256(f"topology-probe-{n}".encode()).hexdigest()
+            status, headers, _ = request(cluster.nginx.port, "GET", f"/images/{probe_id}")
+            fails.check(status == 404, f"GET /images/{probe_id[:12]}… (no such image) via nginx -> {status}")
+            probes[headers.get("x-served-by")] += 1
+        print(f"  {PROBE_IDS} ids naming no image (404) went to {dict(sorted(probes.items(), key=str))}")
+        for r in cluster.replicas:
+            fails.check(probes[r.name] >= PROBE_IDS // 10,
+                        f"{r.name} got {probes[r.name]} of {PROBE_IDS} ids: the hash does not spread")
+        listing = collections.Counter()
+        for _ in range(12):
+            status, headers, body = request(cluster.nginx.port, "GET", "/images")
+            fails.check(status == 200, f"GET /images via nginx -> {status}")
+            listing[headers.get("x-served-by")] += 1
+        print(f"  GET /images (no image id) x12 went to {dict(sorted(listing.items(), key=str))}")
+        fails.check(len(listing) >= 2, "listings all went to one replica: requests without an id are not spread")
+        # Request ids: the client's is passed through, a missing one is made by cluster.nginx.
+        status, headers, _ = request(cluster.nginx.port, "GET", "/healthz", headers={"X-Request-ID": "topology-rid-1"})
+        fails.check(headers.get("x-request-id") == "topology-rid-1",
+                    f"X-Request-ID not passed through: {headers.get('x-request-id')!r}")
+        status, headers, _ = request(cluster.nginx.port, "GET", "/healthz")
+        generated = headers.get("x-request-id", "")
+        fails.check(len(generated) >= 16, f"no X-Request-ID generated at the proxy: {generated!r}")
+        print(f"  X-Request-ID: client's passed through; generated when absent ({generated})")
+        # X-Forwarded-For: the replicas trust nginx only. A client on 127.0.0.9 through nginx must
+        # be logged with the address nginx saw (taken from X-Forwarded-For: 127.0.0.9 on loopback;
+        # the engine's gateway through a container engine's port forwarding); a client on
+        # 127.0.0.7 talking to a replica directly must be logged with its own address whatever
+        # X-Forwarded-For says.
+        # (Port forwarding answers only the loopback address it was reached from: there the
+        # clients keep the default source address.)
+        some_id = sorted(images)[0]
+        proxied_from, direct_from = ("127.0.0.9", "127.0.0.7") if cluster.peers_preserved else (None, None)
+        request(cluster.nginx.port, "GET", f"/images/{some_id}", source=proxied_from,
+                headers={"X-Request-ID": "topology-xff-proxied"})
+        request(cluster.nginx.port, "GET", f"/images/{some_id}", source=proxied_from,
+                headers={"X-Request-ID": "topology-xff-spoofed", "X-Forwarded-For": "203.0.113.9"})
+        request(cluster.replicas[0].port, "GET", f"/images/{some_id}", source=direct_from,
+                headers={"X-Request-ID": "topology-xff-direct", "X-Forwarded-For": "198.51.100.66"})
+        time.sleep(0.5)
+        lines = []
+        for r in cluster.replicas:
+            lines += r.log_text().splitlines()
+        proxied = [l for l in lines if "topology-xff-proxied" in l]
+        spoofed = [l for l in lines if "topology-xff-spoofed" in l]
+        direct = [l for l in lines if "topology-xff-direct" in l]
+        seen = [e.get("client") for e in cluster.nginx.log_entries() if e.get("request_id") == "topology-xff-proxied"]
+        client = seen[0] if seen else None
+        fails.check(client is not None and (client == "127.0.0.9" or not cluster.peers_preserved),
+                    f"nginx logged the proxied request from {client!r}, expected 127.0.0.9")
+        if proxied and direct and client:
+            fails.check(any(f'"{client}"' in l or f"={client}" in l or f" {client}" in l for l in proxied),
+                        "request through the trusted proxy not logged with the client address from X-Forwarded-For"
+                        f" ({client}): {proxied[0][:300]}")
+            fails.check(all("198.51.100.66" not in l for l in direct)
+                        and (not cluster.peers_preserved or any("127.0.0.7" in l for l in direct)),
+                        f"direct request from an untrusted peer logged with its spoofed X-Forwarded-For: {direct[0][:300]}")
+            print(f"  client address in replica logs: from X-Forwarded-For via the trusted proxy ({client});"
+                  " the peer's own address from an untrusted peer, its X-Forwarded-For ignored")
+            if spoofed:
+                trusted_right = any(client in l and "203.0.113.9" not in l for l in spoofed)
+                print("  client-supplied X-Forwarded-For through the proxy: logged "
+                      + (f"the proxy's peer {client} (rightmost untrusted hop; a spoofed value is not believed)"
+                         if trusted_right else "203.0.113.9, the client's own claim (leftmost hop; spoofable)"))
+                summary["xffSpoofBelieved"] = not trusted_right
+        else:
+            fails.check(False, "replica logs carry no lines with the request id; cannot check the logged client address")
+        summary["affinity"] = {"requests": total_requests, "splitImages": len(split),
+                               "imagesByReplica": {r.name: images_by_replica[r.name] for r in cluster.replicas},
+                               "requestsByReplica": {r.name: requests_by_replica[r.name] for r in cluster.replicas},
+                               "listingsByReplica": dict(listing)}
+
+    if "kill" in phases:
+        # 3. SIGKILL the busiest replica under load.
+        victim = {r.name: r for r in cluster.replicas}[max(cluster.replicas, key=lambda r: (images_by_replica[r.name], -r.index)).name]
+        victim_images = {i for i, o in owner.items() if o == victim.name}
+        print(f"\n[3/4] SIGKILL {victim.name} (owner of {len(victim_images)} images) under load", flush=True)
+        load = Load(cluster.nginx.port, images, threads, "frames", uploads=big)
+
+        def restart():
+            victim.start()
+            victim.wait_ready()
+        run = kill_under_load(load, victim.name, victim_images, victim.kill, restart)
+        results, kill_at, restarted_at, back_at = run.results, run.kill_at, run.restarted_at, run.back_at
+        in_flight, bad, bad_beyond, after = run.in_flight, run.bad, run.bad_beyond, run.after
+        moved_to = collections.Counter()
+        stayed = 0
+        for image_id, counter in after.items():
+            fails.check(len(counter) == 1, f"after the kill {image_id[:12]} was served by {dict(counter)}")
+            now_owner = counter.most_common(1)[0][0]
+            if image_id in victim_images:
+                fails.check(now_owner != victim.name, f"{image_id[:12]} still served by the dead {victim.name}")
+                moved_to[now_owner] += 1
+            else:
+                stayed += now_owner == owner[image_id]
+                fails.check(now_owner == owner[image_id],
+                            f"{image_id[:12]} moved from {owner[image_id]} to {now_owner} though its replica lived")
+        survivors = len([i for i in after if i not in victim_images])
+        print(f"  {len(results)} requests through nginx by {threads} clients and 1 uploader"
+              f" ({sum(1 for r in results if r[2] == 'POST /images')} uploads); {len(in_flight)} in flight at the kill;"
+              f" failed: {len(bad)} ({len(bad_beyond)} beyond the in-flight ones)")
+        for r in bad[:10]:
+            print(f"    failed: {describe(r)}")
+        print(f"  while {victim.name} was down: its {len(victim_images)} images moved to {dict(moved_to)};"
+              f" {stayed}/{survivors} other images stayed on their replica")
+        if back_at:
+            print(f"  restarted {victim.name}: ready after {restarted_at - kill_at:.1f}s from the kill;"
+                  f" its images back on it {back_at - restarted_at:.1f}s later (fail_timeout={FAIL_TIMEOUT_S}s)")
+        fails.check(back_at is not None, f"{victim.name}'s images did not return to it after its restart")
+        fails.check(not bad_beyond, f"{len(bad_beyond)} requests failed beyond the in-flight ones at the kill")
+        summary["kill"] = {"victim": victim.name, "victimImages": len(victim_images), "requests": len(results),
+                           "inFlightAtKill": len(in_flight), "failed": len(bad), "failedBeyondInFlight": len(bad_beyond),
+                           "movedTo": dict(moved_to), "othersStayed": stayed, "others": survivors,
+                           "backAfterRestartSeconds": round(back_at - restarted_at, 2) if back_at else None}
+    if "rolling" in phases:
+        if "kill" in phases:
+            time.sleep(FAIL_TIMEOUT_S)  # let nginx forget the failure before the next phase
+
+        # 4. Rolling restart under playback.
+        print("\n[4/4] rolling restart (SIGTERM, drain, restart each replica in turn) under playback", flush=True)
+        log_mark = len(cluster.nginx.log_entries())
+        load = Load(cluster.nginx.port, images, threads, "play", uploads=big)
+        load.start()
+        time.sleep(1.5)
+        drains = {}
+        for r in cluster.replicas:
+            t0 = time.monotonic()
+            code = r.terminate(cluster.drain_timeout + 10)
+            if code is None:
+                fails.check(False, f"{r.name} still running {cluster.drain_timeout + 10}s after SIGTERM")
+            drains[r.name] = time.monotonic() - t0
+            fails.check(code == 0, f"{r.name} exited with {code} after SIGTERM, expected 0")
+            fails.check(drains[r.name] <= cluster.drain_timeout + 2,
+                        f"{r.name} took {drains[r.name]:.1f}s to exit, drain timeout is {cluster.drain_timeout}s")
+            r.start()
+            r.wait_ready()
+            print(f"  {r.name}: exited {code} {drains[r.name]:.2f}s after SIGTERM; restarted and ready after"
+                  f" {time.monotonic() - t0:.2f}s", flush=True)
+            # nginx has no active health checks: a replica it saw fail stays out for fail_timeout.
+            # Restarting the next one sooner could take every replica out at once ("no live
+            # upstreams"), so a rolling restart waits that long between replicas (docs/DEPLOYMENT.md).
+            time.sleep(FAIL_TIMEOUT_S + 1)
+        time.sleep(1.0)
+        load.stop()
+        results = load.snapshot()
+        bad = [r for r in results if failed(r)]
+        played_by = collections.Counter(r[5] for r in results if r[4] == 200)
+        entries = cluster.nginx.log_entries()[log_mark:]
+        retried = [e for e in entries if "," in e.get("upstream_status", "") or ":" in e.get("upstream_status", "")]
+        print(f"  {len(results)} requests by {threads} players and 1 uploader"
+              f" ({sum(1 for r in results if '/images/' in r[2])} metadata,"
+              f" {sum(1 for r in results if '/frames/' in r[2])} frames,"
+              f" {sum(1 for r in results if r[2] == 'POST /images')} uploads of ~{len(big[0]) // 1024} KiB);"
+              f" failed: {len(bad)}")
+        for r in bad[:10]:
+            print(f"    failed: {describe(r)}")
+        print(f"  answered by {dict(sorted(played_by.items(), key=str))}; nginx retried {len(retried)} requests on"
+              " another replica")
+        fails.check(not bad, f"{len(bad)} requests failed during the rolling restart")
+        fails.check(len(results) > 50, f"only {len(results)} requests during the rolling restart")
+        summary["rolling"] = {"requests": len(results), "failed": len(bad), "retriedByNginx": len(retried),
+                              "drainSeconds": {k: round(v, 2) for k, v in drains.items()},
+                              "answeredBy": dict(played_by)}
+
 def pct(part, whole):
     return f"{100.0 * part / whole:.1f}%" if whole else "n/a"
 
@@ -366,251 +639,9 @@ def main():
         print(f"topology-test: nginx on 127.0.0.1:{nginx.port} -> "
               + ", ".join(f"{r.name} 127.0.0.1:{r.port}" for r in replicas), flush=True)
 
-        # 1. Upload through nginx, read through every replica.
-        print("\n[1/4] upload through the proxy, read through every replica", flush=True)
-        images = {}
-        upload_served = collections.Counter()
-        # While replicas are killed and restarted, one more client keeps uploading these larger
-        # GIFs (about 0.5 MB each), so that some signals land while a request body is in flight.
-        big = [gifgen.make_gif(1000 + k, size=(240, 240), frames=8)[0] for k in range(3)]
-        for seed in range(1, args.images + 1):
-            data, frames = gifgen.make_gif(seed)
-            image_id = hashlib.sha256(data).hexdigest()
-            status, headers, body = request(nginx.port, "POST", "/images", body=data,
-                                            headers={"Content-Type": "image/gif"})
-            upload_served[headers.get("x-served-by")] += 1
-            fails.check(status == 201, f"upload {seed}: POST /images -> {status}, expected 201")
-            fails.check(headers.get("location") == f"/images/{image_id}",
-                        f"upload {seed}: Location {headers.get('location')!r}, expected /images/{image_id}")
-            again = request(nginx.port, "POST", "/images", body=data, headers={"Content-Type": "image/gif"})[0]
-            fails.check(again == 200, f"upload {seed} again: POST /images -> {again}, expected 200")
-            images[image_id] = frames
-        readable = 0
-        for image_id, frames in images.items():
-            for r in replicas:
-                s1, h1, b1 = request(r.port, "GET", f"/images/{image_id}")
-                s2, h2, _ = request(r.port, "GET", f"/frames/{image_id}/{frames - 1}")
-                ok = s1 == 200 and s2 == 200 and h2.get("content-type", "").startswith("image/png")
-                if ok:
-                    try:
-                        ok = json.loads(b1).get("frameCount") == frames
-                    except ValueError:
-                        ok = False
-                readable += ok
-                fails.check(ok, f"{image_id[:12]} through {r.name} directly: metadata {s1}, last frame {s2}")
-                fails.check(h1.get("x-served-by") == r.name, f"{r.name} answered X-Served-By {h1.get('x-served-by')!r}")
-        total_reads = len(images) * len(replicas)
-        print(f"  uploads: {len(images)} images ({sum(images.values())} frames) through nginx; "
-              f"upload requests went to {dict(sorted(upload_served.items(), key=str))}")
-        print(f"  read back directly from each replica: {readable}/{total_reads} image x replica pairs OK")
-        summary["upload"] = {"images": len(images), "readableEverywhere": readable, "pairs": total_reads,
-                             "uploadsByReplica": dict(upload_served)}
-
-        if "sources" in phases and not args.fake:
-            print("\n[sources] a failing or slow origin behind a registration by URL", flush=True)
-            source_phase.run(request, nginx, images, fails, summary)
-
-        if "sessions" in phases and not args.fake:
-            print("\n[sessions] upload sessions through the proxy", flush=True)
-            session_phase.run(request, nginx, fails, summary)
-
-        if "affinity" in phases:
-            # 2. Affinity: every image's frames from one replica.
-            print("\n[2/4] affinity: consistent hashing on the image id", flush=True)
-            served = collections.defaultdict(collections.Counter)
-            requests_by_replica = collections.Counter()
-            missing_header = 0
-            for rnd in range(3):
-                for image_id, frames in images.items():
-                    for index in range(frames):
-                        status, headers, _ = request(nginx.port, "GET", f"/frames/{image_id}/{index}")
-                        fails.check(status == 200, f"GET /frames/{image_id[:12]}/{index} via nginx -> {status}")
-                        who = headers.get("x-served-by")
-                        missing_header += who is None
-                        served[image_id][who] += 1
-                        requests_by_replica[who] += 1
-                    status, headers, _ = request(nginx.port, "GET", f"/images/{image_id}")
-                    served[image_id][headers.get("x-served-by")] += 1
-                    requests_by_replica[headers.get("x-served-by")] += 1
-            fails.check(missing_header == 0, f"{missing_header} responses without X-Served-By")
-            split = [i for i, c in served.items() if len(c) != 1]
-            fails.check(not split, f"{len(split)} images served by more than one replica: "
-                        + "; ".join(f"{i[:12]} {dict(served[i])}" for i in split[:5]))
-            owner = {i: c.most_common(1)[0][0] for i, c in served.items()}
-            images_by_replica = collections.Counter(owner.values())
-            total_requests = sum(requests_by_replica.values())
-            print(f"  {total_requests} requests (3 rounds of every frame and the metadata of {len(images)} images)")
-            print(f"  images served by exactly one replica: {len(images) - len(split)}/{len(images)}")
-            for r in replicas:
-                print(f"  {r.name}: owns {images_by_replica[r.name]:2d} images ({pct(images_by_replica[r.name], len(images))}),"
-                      f" served {requests_by_replica[r.name]:4d} requests ({pct(requests_by_replica[r.name], total_requests)})")
-            # The spread is judged on many ids, not on the few images above: nginx places each
-            # replica on its ring by address and port (free ports, different every run), so one
-            # replica owning none of 12 images happens by chance (about 2% of runs). 300 ids that
-            # name no image are answered 404 by the replica the ring gives them to.
-            probes = collections.Counter()
-            for n in range(PROBE_IDS):
-                probe_id = hashlib.sha256(f"topology-probe-{n}".encode()).hexdigest()
-                status, headers, _ = request(nginx.port, "GET", f"/images/{probe_id}")
-                fails.check(status == 404, f"GET /images/{probe_id[:12]}… (no such image) via nginx -> {status}")
-                probes[headers.get("x-served-by")] += 1
-            print(f"  {PROBE_IDS} ids naming no image (404) went to {dict(sorted(probes.items(), key=str))}")
-            for r in replicas:
-                fails.check(probes[r.name] >= PROBE_IDS // 10,
-                            f"{r.name} got {probes[r.name]} of {PROBE_IDS} ids: the hash does not spread")
-            listing = collections.Counter()
-            for _ in range(12):
-                status, headers, body = request(nginx.port, "GET", "/images")
-                fails.check(status == 200, f"GET /images via nginx -> {status}")
-                listing[headers.get("x-served-by")] += 1
-            print(f"  GET /images (no image id) x12 went to {dict(sorted(listing.items(), key=str))}")
-            fails.check(len(listing) >= 2, "listings all went to one replica: requests without an id are not spread")
-            # Request ids: the client's is passed through, a missing one is made by nginx.
-            status, headers, _ = request(nginx.port, "GET", "/healthz", headers={"X-Request-ID": "topology-rid-1"})
-            fails.check(headers.get("x-request-id") == "topology-rid-1",
-                        f"X-Request-ID not passed through: {headers.get('x-request-id')!r}")
-            status, headers, _ = request(nginx.port, "GET", "/healthz")
-            generated = headers.get("x-request-id", "")
-            fails.check(len(generated) >= 16, f"no X-Request-ID generated at the proxy: {generated!r}")
-            print(f"  X-Request-ID: client's passed through; generated when absent ({generated})")
-            # X-Forwarded-For: the replicas trust 127.0.0.1 (nginx) only. A client on 127.0.0.9 through
-            # nginx must be logged as 127.0.0.9 (taken from X-Forwarded-For); a client on 127.0.0.7
-            # talking to a replica directly must be logged as 127.0.0.7 whatever X-Forwarded-For says.
-            some_id = sorted(images)[0]
-            request(nginx.port, "GET", f"/images/{some_id}", source="127.0.0.9",
-                    headers={"X-Request-ID": "topology-xff-proxied"})
-            request(nginx.port, "GET", f"/images/{some_id}", source="127.0.0.9",
-                    headers={"X-Request-ID": "topology-xff-spoofed", "X-Forwarded-For": "203.0.113.9"})
-            request(replicas[0].port, "GET", f"/images/{some_id}", source="127.0.0.7",
-                    headers={"X-Request-ID": "topology-xff-direct", "X-Forwarded-For": "198.51.100.66"})
-            time.sleep(0.5)
-            lines = []
-            for r in replicas:
-                with open(r.log_path, errors="replace") as f:
-                    lines += f.read().splitlines()
-            proxied = [l for l in lines if "topology-xff-proxied" in l]
-            spoofed = [l for l in lines if "topology-xff-spoofed" in l]
-            direct = [l for l in lines if "topology-xff-direct" in l]
-            if proxied and direct:
-                fails.check(any("127.0.0.9" in l for l in proxied),
-                            "request through the trusted proxy not logged with the client address from X-Forwarded-For"
-                            f" (127.0.0.9): {proxied[0][:300]}")
-                fails.check(all("198.51.100.66" not in l for l in direct) and any("127.0.0.7" in l for l in direct),
-                            f"direct request from an untrusted peer logged with its spoofed X-Forwarded-For: {direct[0][:300]}")
-                print("  client address in replica logs: from X-Forwarded-For via the trusted proxy (127.0.0.9);"
-                      " peer address (127.0.0.7) from an untrusted peer, its X-Forwarded-For ignored")
-                if spoofed:
-                    trusted_right = any("127.0.0.9" in l and "203.0.113.9" not in l for l in spoofed)
-                    print("  client-supplied X-Forwarded-For through the proxy: logged "
-                          + ("the proxy's peer 127.0.0.9 (rightmost untrusted hop; a spoofed value is not believed)"
-                             if trusted_right else "203.0.113.9, the client's own claim (leftmost hop; spoofable)"))
-                    summary["xffSpoofBelieved"] = not trusted_right
-            else:
-                fails.check(False, "replica logs carry no lines with the request id; cannot check the logged client address")
-            summary["affinity"] = {"requests": total_requests, "splitImages": len(split),
-                                   "imagesByReplica": {r.name: images_by_replica[r.name] for r in replicas},
-                                   "requestsByReplica": {r.name: requests_by_replica[r.name] for r in replicas},
-                                   "listingsByReplica": dict(listing)}
-
-        if "kill" in phases:
-            # 3. SIGKILL the busiest replica under load.
-            victim = by_name[max(replicas, key=lambda r: (images_by_replica[r.name], -r.index)).name]
-            victim_images = {i for i, o in owner.items() if o == victim.name}
-            print(f"\n[3/4] SIGKILL {victim.name} (owner of {len(victim_images)} images) under load", flush=True)
-            load = Load(nginx.port, images, args.threads, "frames", uploads=big)
-
-            def kill():
-                victim.proc.send_signal(signal.SIGKILL)
-                victim.proc.wait()
-
-            def restart():
-                victim.start()
-                victim.wait_ready()
-            run = kill_under_load(load, victim.name, victim_images, kill, restart)
-            results, kill_at, restarted_at, back_at = run.results, run.kill_at, run.restarted_at, run.back_at
-            in_flight, bad, bad_beyond, after = run.in_flight, run.bad, run.bad_beyond, run.after
-            moved_to = collections.Counter()
-            stayed = 0
-            for image_id, counter in after.items():
-                fails.check(len(counter) == 1, f"after the kill {image_id[:12]} was served by {dict(counter)}")
-                now_owner = counter.most_common(1)[0][0]
-                if image_id in victim_images:
-                    fails.check(now_owner != victim.name, f"{image_id[:12]} still served by the dead {victim.name}")
-                    moved_to[now_owner] += 1
-                else:
-                    stayed += now_owner == owner[image_id]
-                    fails.check(now_owner == owner[image_id],
-                                f"{image_id[:12]} moved from {owner[image_id]} to {now_owner} though its replica lived")
-            survivors = len([i for i in after if i not in victim_images])
-            print(f"  {len(results)} requests through nginx by {args.threads} clients and 1 uploader"
-                  f" ({sum(1 for r in results if r[2] == 'POST /images')} uploads); {len(in_flight)} in flight at the kill;"
-                  f" failed: {len(bad)} ({len(bad_beyond)} beyond the in-flight ones)")
-            for r in bad[:10]:
-                print(f"    failed: {describe(r)}")
-            print(f"  while {victim.name} was down: its {len(victim_images)} images moved to {dict(moved_to)};"
-                  f" {stayed}/{survivors} other images stayed on their replica")
-            if back_at:
-                print(f"  restarted {victim.name}: ready after {restarted_at - kill_at:.1f}s from the kill;"
-                      f" its images back on it {back_at - restarted_at:.1f}s later (fail_timeout={FAIL_TIMEOUT_S}s)")
-            fails.check(back_at is not None, f"{victim.name}'s images did not return to it after its restart")
-            fails.check(not bad_beyond, f"{len(bad_beyond)} requests failed beyond the in-flight ones at the kill")
-            summary["kill"] = {"victim": victim.name, "victimImages": len(victim_images), "requests": len(results),
-                               "inFlightAtKill": len(in_flight), "failed": len(bad), "failedBeyondInFlight": len(bad_beyond),
-                               "movedTo": dict(moved_to), "othersStayed": stayed, "others": survivors,
-                               "backAfterRestartSeconds": round(back_at - restarted_at, 2) if back_at else None}
-        if "rolling" in phases:
-            if "kill" in phases:
-                time.sleep(FAIL_TIMEOUT_S)  # let nginx forget the failure before the next phase
-
-            # 4. Rolling restart under playback.
-            print("\n[4/4] rolling restart (SIGTERM, drain, restart each replica in turn) under playback", flush=True)
-            log_mark = len(nginx.log_entries())
-            load = Load(nginx.port, images, args.threads, "play", uploads=big)
-            load.start()
-            time.sleep(1.5)
-            drains = {}
-            for r in replicas:
-                t0 = time.monotonic()
-                r.proc.send_signal(signal.SIGTERM)
-                try:
-                    code = r.proc.wait(args.drain_timeout + 10)
-                except subprocess.TimeoutExpired:
-                    fails.check(False, f"{r.name} still running {args.drain_timeout + 10}s after SIGTERM")
-                    r.proc.kill()
-                    code = r.proc.wait()
-                drains[r.name] = time.monotonic() - t0
-                fails.check(code == 0, f"{r.name} exited with {code} after SIGTERM, expected 0")
-                fails.check(drains[r.name] <= args.drain_timeout + 2,
-                            f"{r.name} took {drains[r.name]:.1f}s to exit, drain timeout is {args.drain_timeout}s")
-                r.start()
-                r.wait_ready()
-                print(f"  {r.name}: exited {code} {drains[r.name]:.2f}s after SIGTERM; restarted and ready after"
-                      f" {time.monotonic() - t0:.2f}s", flush=True)
-                # nginx has no active health checks: a replica it saw fail stays out for fail_timeout.
-                # Restarting the next one sooner could take every replica out at once ("no live
-                # upstreams"), so a rolling restart waits that long between replicas (docs/DEPLOYMENT.md).
-                time.sleep(FAIL_TIMEOUT_S + 1)
-            time.sleep(1.0)
-            load.stop()
-            results = load.snapshot()
-            bad = [r for r in results if failed(r)]
-            played_by = collections.Counter(r[5] for r in results if r[4] == 200)
-            entries = nginx.log_entries()[log_mark:]
-            retried = [e for e in entries if "," in e.get("upstream_status", "") or ":" in e.get("upstream_status", "")]
-            print(f"  {len(results)} requests by {args.threads} players and 1 uploader"
-                  f" ({sum(1 for r in results if '/images/' in r[2])} metadata,"
-                  f" {sum(1 for r in results if '/frames/' in r[2])} frames,"
-                  f" {sum(1 for r in results if r[2] == 'POST /images')} uploads of ~{len(big[0]) // 1024} KiB);"
-                  f" failed: {len(bad)}")
-            for r in bad[:10]:
-                print(f"    failed: {describe(r)}")
-            print(f"  answered by {dict(sorted(played_by.items(), key=str))}; nginx retried {len(retried)} requests on"
-                  " another replica")
-            fails.check(not bad, f"{len(bad)} requests failed during the rolling restart")
-            fails.check(len(results) > 50, f"only {len(results)} requests during the rolling restart")
-            summary["rolling"] = {"requests": len(results), "failed": len(bad), "retriedByNginx": len(retried),
-                                  "drainSeconds": {k: round(v, 2) for k, v in drains.items()},
-                                  "answeredBy": dict(played_by)}
+        cluster = types.SimpleNamespace(replicas=replicas, nginx=nginx, images=args.images,
+                                        drain_timeout=args.drain_timeout, fake=args.fake, peers_preserved=True)
+        run_checks(cluster, phases, fails, summary, args.threads)
     except Exception as exc:  # a crash of the harness or of a replica is a failure, with its reason
         fails.check(False, f"{type(exc).__name__}: {exc}")
     finally:
