@@ -18,11 +18,6 @@ BUILD_PACKAGES = {"libgif-dev", "libwebp-dev", "libpng-dev", "zlib1g-dev", "libd
                   "libvips-dev", "libpixman-1-dev", "libsqlite3-dev", "pkg-config"}
 RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libwebpmux3", "libpng16-16", "zlib1g", "libdeflate0",
                     "libcurl4", "libvips42", "libpixman-1-0", "libsqlite3-0"}
-# Loaded with dlopen when first needed, not linked (so not in the binary's NEEDED list): libvips,
-# for reductions by more than 40× (Sources/CResample/vips_loader.c), by this soname.
-LOADED_LIBRARIES = {"libvips42": "libvips.so.42"}
-# Present in debian:bookworm-slim already: Priority required, or dependencies of apt.
-BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6"}
 REPLICAS = ["flipbook-1", "flipbook-2", "flipbook-3"]
 
 
