@@ -149,7 +149,7 @@ let package = Package(
             name: "FlipbookService",
             dependencies: [
                 "AnimatedImage", "FrameCache", "HTTPServer", "SystemResources", "SourceRules", "URLSigning",
-                "CCurl", "CSQLite",
+                "CCurl", "CLinux", "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -1,6 +1,7 @@
 // Linux system calls the Glibc module does not import (glibc declares their wrappers only under
 // _GNU_SOURCE, and the SYS_ numbers are macros of macros): the CPU affinity mask, anonymous
-// memory files, punching holes in them, and the calling thread's kernel id.
+// memory files, punching holes in them, the calling thread's kernel id, and flushing one file
+// system.
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -23,3 +24,7 @@ static inline int flipbook_punch_hole(int fd, long offset, long length) {
 
 /// The calling thread's kernel id (gettid), for a per-thread nice value.
 static inline int flipbook_thread_id(void) { return (int)syscall(SYS_gettid); }
+
+/// Writes to disk everything the file system holding `fd` has pending (syncfs); 0 or -1 with
+/// errno set.
+static inline int flipbook_syncfs(int fd) { return (int)syscall(SYS_syncfs, fd); }

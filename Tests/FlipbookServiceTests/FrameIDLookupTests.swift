@@ -81,7 +81,7 @@ struct FrameIDLookupTests {
         #expect(frame.status == 200)
 
         // Another build, of an older output revision, rewrites the record with other timing.
-        let url = URL(fileURLWithPath: service.dataDirectory + "/meta/\(id).json")
+        let url = URL(fileURLWithPath: DataLayout(dataDirectory: service.dataDirectory).recordPath(id))
         let current = try StoredImage.decode([UInt8](Data(contentsOf: url)))
         var old = current
         old.outputRevision = nil

@@ -34,7 +34,7 @@ import Glibc
 
     @Test func pagesFollowByteOrderAndTheCursorAcrossUploadsAndDeletes() throws {
         let directory = TestService.temporaryDirectory()
-        let store = try ImageStore(dataDirectory: directory)
+        let store = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         var expected: [String] = []
         for (i, name) in Self.names.enumerated() {
             expected.append(try ImageStoreLoadingTests.commit(store, TinyAnimations.gif(seed: UInt64(i)), name: name).0.id)
@@ -60,8 +60,8 @@ import Glibc
 
     @Test func aReplicaSharingTheDirectoryListsTheOthersUploadsAtOnce() throws {
         let directory = TestService.temporaryDirectory()
-        let first = try ImageStore(dataDirectory: directory)
-        let second = try ImageStore(dataDirectory: directory)
+        let first = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
+        let second = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let a = try ImageStoreLoadingTests.commit(first, TinyAnimations.gif(seed: 1)).0.id
         let b = try ImageStoreLoadingTests.commit(second, TinyAnimations.gif(seed: 2)).0.id
         #expect(try Self.listAll(first) == [a, b].sorted())
@@ -72,28 +72,29 @@ import Glibc
 
     @Test func aMissingIndexIsRebuiltAtStartFromTheRecords() throws {
         let directory = TestService.temporaryDirectory()
-        var store: ImageStore? = try ImageStore(dataDirectory: directory)
+        var store: ImageStore? = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let ids = try (UInt64(0)..<12).map { try ImageStoreLoadingTests.commit(store!, TinyAnimations.gif(seed: $0)).0.id }
             .sorted()
         store = nil
         try FileManager.default.removeItem(atPath: directory + "/index")
-        let reopened = try ImageStore(dataDirectory: directory)
+        let reopened = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         #expect(try Self.backend(reopened).indexAtStartup == "rebuilt")
         #expect(try Self.listAll(reopened) == ids)
         // A start with the index in place opens it.
-        #expect(try Self.backend(try ImageStore(dataDirectory: directory)).indexAtStartup == "opened")
+        #expect(
+            try Self.backend(try ImageStore(dataDirectory: directory, backgroundMaintenance: false)).indexAtStartup == "opened")
     }
 
     @Test func aDamagedIndexIsRebuiltAndTheDamagedGenerationRemoved() throws {
         let directory = TestService.temporaryDirectory()
-        var store: ImageStore? = try ImageStore(dataDirectory: directory)
+        var store: ImageStore? = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let ids = try (UInt64(0)..<7).map { try ImageStoreLoadingTests.commit(store!, TinyAnimations.gif(seed: $0)).0.id }
             .sorted()
         store = nil
         let index = directory + "/index/"
         let damaged = String(decoding: try DurableFiles.read(index + "CURRENT"), as: UTF8.self)
         #expect(FileManager.default.createFile(atPath: index + damaged, contents: Data(repeating: 0x5A, count: 8192)))
-        let reopened = try ImageStore(dataDirectory: directory)
+        let reopened = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         #expect(try Self.backend(reopened).indexAtStartup == "rebuilt")
         #expect(try Self.listAll(reopened) == ids)
         let generations = try FileManager.default.contentsOfDirectory(atPath: index).filter { $0.hasSuffix(".sqlite") }
@@ -102,7 +103,7 @@ import Glibc
 
     @Test func aRebuildCutShortLeavesTheOldGenerationInUseAndIsRemovedLater() throws {
         let directory = TestService.temporaryDirectory()
-        var store: ImageStore? = try ImageStore(dataDirectory: directory)
+        var store: ImageStore? = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let ids = try (UInt64(0)..<5).map { try ImageStoreLoadingTests.commit(store!, TinyAnimations.gif(seed: $0)).0.id }
             .sorted()
         store = nil
@@ -110,7 +111,7 @@ import Glibc
         let leftover = directory + "/index/ids-00000000-cut-short.sqlite"
         let database = try SQLiteDatabase(path: leftover, create: true)
         try database.execute("CREATE TABLE ids (id TEXT PRIMARY KEY) WITHOUT ROWID; INSERT INTO ids VALUES ('x')")
-        let reopened = try ImageStore(dataDirectory: directory)
+        let reopened = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         #expect(try Self.backend(reopened).indexAtStartup == "opened")
         #expect(try Self.listAll(reopened) == ids)
         #expect(!FileManager.default.fileExists(atPath: leftover), "removed at start-up: nobody had it open")
@@ -118,7 +119,7 @@ import Glibc
 
     @Test func anIDWhoseWriterDiedBeforeItsRecordIsSkippedAndRemoved() throws {
         let directory = TestService.temporaryDirectory()
-        let store = try ImageStore(dataDirectory: directory)
+        let store = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let ids = try (UInt64(0)..<4).map { try ImageStoreLoadingTests.commit(store, TinyAnimations.gif(seed: $0)).0.id }.sorted()
         let backend = try Self.backend(store)
         // A writer that added its id and was killed before writing the record.
@@ -135,8 +136,9 @@ import Glibc
         // Uploads on two threads while a third rebuilds the index again and again: after each
         // rebuild and at the end, every upload that finished is listed.
         let directory = TestService.temporaryDirectory()
-        let store = try ImageStore(dataDirectory: directory)
-        let replica = try ImageStore(dataDirectory: directory)  // another process sharing the directory
+        let store = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
+        // Another process sharing the directory.
+        let replica = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         #expect(try Self.listAll(replica).isEmpty)
         let backend = try Self.backend(store)
         let done = DispatchGroup()

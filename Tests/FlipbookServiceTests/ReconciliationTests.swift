@@ -8,9 +8,9 @@ import Testing
 import Glibc
 #endif
 
-/// Start-up reconciliation of the data directory: what a crash leaves (objects without a record,
-/// files in `tmp/`) is removed; what has a record, and what a live writer (another replica)
-/// holds, is kept.
+/// Reconciliation of the data directory: what a crash leaves (images' bytes without a record, in
+/// either layout, files in `tmp/`) is removed; what has a record, and what a live writer (another
+/// replica) holds, is kept.
 @Suite struct ReconciliationTests {
     static func write(_ bytes: [UInt8], to path: String) throws {
         #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
@@ -44,34 +44,43 @@ import Glibc
         }
     }
 
-    @Test func startUpRemovesOrphansAndStaleTemporaryFilesAndKeepsEverythingWithARecord() throws {
+    /// `path` in the fan-out layout, its directory made.
+    static func placed(_ path: String) throws -> String {
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func reconciliationRemovesOrphansAndStaleTemporaryFilesAndKeepsEverythingWithARecord() throws {
         let directory = TestService.temporaryDirectory()
+        let layout = DataLayout(dataDirectory: directory)
         let bytes = try Corpus.bytes("wuffs/muybridge.gif")
         let named = try Corpus.bytes("pillow/gif/iss634.gif")
-        var store: ImageStore? = try ImageStore(dataDirectory: directory)
+        var store: ImageStore? = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let (kept, _) = try ImageStoreLoadingTests.commit(store!, bytes)
         let (keptNamed, _) = try ImageStoreLoadingTests.commit(store!, named, name: "clip.gif")
         store = nil
 
-        // What SIGKILLs leave: a renamed upload whose record was never written, a cut-off upload
-        // and a record's temporary file.
+        // What SIGKILLs leave: a renamed upload whose record was never written (in this layout and
+        // in the earlier one), a cut-off upload and a record's temporary file.
         let orphan = String(repeating: "ab", count: 32)
-        try Self.write(bytes, to: directory + "/objects/" + orphan)
+        try Self.write(bytes, to: try Self.placed(layout.imagePath(orphan)))
+        try Self.write(bytes, to: try Self.placed(layout.legacyObjectPath("old.gif")))
         try Self.write(Array(bytes.prefix(100)), to: directory + "/tmp/upload-crashed")
         try Self.write(Array("{".utf8), to: directory + "/tmp/.record.tmp")
         // What a live replica holds: an upload still arriving, and one renamed into place whose
         // record is being written.
         let arriving = directory + "/tmp/upload-arriving"
-        let committing = directory + "/objects/" + String(repeating: "cd", count: 32)
+        let committing = try Self.placed(layout.imagePath(String(repeating: "cd", count: 32)))
         try Self.write(bytes, to: arriving)
         try Self.write(bytes, to: committing)
         let arrivingLock = try Self.holdLock(arriving)
         let committingLock = try Self.holdLock(committing)
 
-        let reopened = try ImageStore(dataDirectory: directory)
+        let reopened = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let backend = try #require(reopened.backend as? FileSystemBackend)
-        #expect(backend.startupReconciliation == .init(orphanObjects: 1, temporaryFiles: 2, inUse: 2, tooRecent: 0))
-        #expect(!Self.exists(directory + "/objects/" + orphan))
+        #expect(backend.reconcile() == .init(orphanObjects: 2, temporaryFiles: 2, inUse: 2, tooRecent: 0))
+        #expect(!Self.exists(layout.imagePath(orphan)) && !Self.exists(layout.legacyObjectPath("old.gif")))
         #expect(!Self.exists(directory + "/tmp/upload-crashed") && !Self.exists(directory + "/tmp/.record.tmp"))
         #expect(Self.exists(arriving) && Self.exists(committing))
         // Everything with a record is there and serves.
@@ -81,40 +90,36 @@ import Glibc
             #expect(try reopened.loadImage(found).frameCount == record.metadata.frameCount)
         }
 
-        // Once their writers are gone (a crash releases the locks), the next start removes them.
+        // Once their writers are gone (a crash releases the locks), the next reconciliation
+        // removes them.
         close(arrivingLock)
         close(committingLock)
         try Self.waitUntilReleased([arriving, committing])
-        let again = try ImageStore(dataDirectory: directory)
-        let next = try #require(again.backend as? FileSystemBackend).startupReconciliation
-        #expect(next == .init(orphanObjects: 1, temporaryFiles: 1, inUse: 0, tooRecent: 0))
+        #expect(backend.reconcile() == .init(orphanObjects: 1, temporaryFiles: 1, inUse: 0, tooRecent: 0))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/tmp").isEmpty)
-        #expect(
-            Set(try FileManager.default.contentsOfDirectory(atPath: directory + "/objects"))
-                == [kept.id, keptNamed.id])
+        var images: Set<String> = []
+        for shard in try DataLayout.names(in: layout.images) {
+            images.formUnion(try DataLayout.names(in: layout.images + "/" + shard))
+        }
+        #expect(images == [kept.id, keptNamed.id])
     }
 
     @Test func anUploadHoldsItsLockUntilItsRecordIsWritten() throws {
         let directory = TestService.temporaryDirectory()
-        let store = try ImageStore(dataDirectory: directory)
+        let store = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
+        let backend = try #require(store.backend as? FileSystemBackend)
         let bytes = try Corpus.bytes("wuffs/muybridge.gif")
         let upload = try store.beginUpload()
         try bytes.withUnsafeBytes { try upload.append($0) }
-        // Another replica starting now finds the upload in use and leaves it.
-        var probe = FileSystemBackend.reconcile(
-            objects: directory + "/objects", meta: directory + "/meta",
-            temporary: directory + "/tmp", now: Date().timeIntervalSince1970)
-        #expect(probe == .init(orphanObjects: 0, temporaryFiles: 0, inUse: 1, tooRecent: 0))
+        // Another replica reconciling now finds the upload in use and leaves it.
+        #expect(backend.reconcile() == .init(orphanObjects: 0, temporaryFiles: 0, inUse: 1, tooRecent: 0))
         #expect(Self.exists(upload.path))
         let (record, created) = try store.commit(upload)
         #expect(created)
-        // Committed: the object has its record, nothing is left in tmp/, nothing is held.
-        probe = FileSystemBackend.reconcile(
-            objects: directory + "/objects", meta: directory + "/meta",
-            temporary: directory + "/tmp", now: Date().timeIntervalSince1970)
-        #expect(probe == .init())
-        #expect(Self.exists(directory + "/objects/" + record.id))
-        #expect(Self.exists(directory + "/meta/" + record.id + ".json"))
+        // Committed: the image has its record, nothing is left in tmp/, nothing is held.
+        #expect(backend.reconcile() == .init())
+        #expect(Self.exists(backend.layout.imagePath(record.id)))
+        #expect(Self.exists(backend.layout.recordPath(record.id)))
     }
 
     @Test func aFileRemovedBeforeItsLockIsTakenIsCreatedAgainUnderAnotherName() throws {

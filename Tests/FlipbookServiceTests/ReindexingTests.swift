@@ -27,11 +27,12 @@ struct ReindexingTests {
         return (id, served.body, etag, directory, bucket)
     }
 
-    /// The record of `id` as storage holds it (the meta file, or the S3 object).
+    /// The record of `id` as storage holds it (the record file, or the S3 object).
     func storedRecord(_ service: TestService, _ id: String) throws -> [UInt8] {
         switch service.backend {
         case .fs:
-            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: service.dataDirectory + "/meta/\(id).json")))
+            return [UInt8](
+                try Data(contentsOf: URL(fileURLWithPath: DataLayout(dataDirectory: service.dataDirectory).recordPath(id))))
         case .s3:
             let client = try #require(service.server.store.backend as? S3Backend).client
             let response = try client.send("GetObject", method: "GET", key: "flipbook/meta/\(id).json")
@@ -45,7 +46,8 @@ struct ReindexingTests {
         let bytes = [UInt8](try record.encoded())
         switch service.backend {
         case .fs:
-            try Data(bytes).write(to: URL(fileURLWithPath: service.dataDirectory + "/meta/\(record.id).json"))
+            try Data(bytes).write(
+                to: URL(fileURLWithPath: DataLayout(dataDirectory: service.dataDirectory).recordPath(record.id)))
         case .s3:
             let client = try #require(service.server.store.backend as? S3Backend).client
             let response = try client.send(

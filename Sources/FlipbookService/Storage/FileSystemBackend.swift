@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 
@@ -7,93 +8,91 @@ import Glibc
 
 /// `storage.backend = fs`: images in a data directory that several replicas may share.
 ///
-/// Layout:
-/// - `objects/<id>` — the image's bytes, exactly as uploaded;
-/// - `meta/<id>.json` — its ``StoredImage`` record; its presence is what makes an image exist
-///   (written last on upload, removed first on delete), so a crash never leaves a half image;
+/// Layout (``DataLayout``; 4096 fan-out directories `<p>` in each of the first two):
+/// - `images/<p>/<id>` — the image's bytes, exactly as uploaded;
+/// - `records/<p>/<id>.json` — its ``StoredImage`` record; its presence is what makes an image
+///   exist (written last on upload, removed first on delete), so a crash never leaves a half image;
+/// - `objects/<id>`, `meta/<id>.json` — the flat layout of earlier versions, moved into the one
+///   above in the background (``migrateLegacyLayout(crashAfter:)``) and read until then;
 /// - `tmp/` — uploads in progress and files being replaced;
 /// - `index/` — the ids in byte order (``ListingIndex``), for listing: an id is added before its
 ///   record is written and removed after its record is removed;
-/// - `locks/` — 64 lock files; a record is written or removed only under its id's lock
+/// - `locks/` — 64 lock files; a record is written, moved or removed only under its id's lock
 ///   (``withRecordLock(_:_:)``), so a conditional rewrite (``rewrite(_:over:)``) sees every other
 ///   writer's change, across the replicas sharing the directory; and the listing index's two.
 ///
 /// Every write goes through ``DurableFiles`` (temporary file, `fsync`, `rename`, `fsync` of the
 /// directory), so a file under its final name is complete. What a crash can leave behind — an
-/// object without a record, a file in `tmp/` — is never visible through the API, and is removed
-/// at start-up (``reconcile(now:)``, in `FileSystemBackend+Reconcile.swift`).
+/// image without a record, a file in `tmp/` — is never visible through the API, and is removed
+/// after start-up, in the background (``reconcile(now:)``, in `FileSystemBackend+Reconcile.swift`).
 final class FileSystemBackend: StorageBackend {
     let dataDirectory: String
-    let objectsDirectory: String
-    let metaDirectory: String
+    let layout: DataLayout
     let temporaryDirectory: String
     let locksDirectory: String
     /// The stored ids in order, for listing.
     let index: ListingIndex
-
-    /// What start-up reconciliation removed.
-    let startupReconciliation: Reconciliation
+    let logger: Logger
     /// Whether the listing index was opened or rebuilt at start-up.
     let indexAtStartup: String
+    /// Start-up's reconciliation and migration of the earlier layout, in the background.
+    let maintenance = DispatchQueue(label: "flipbook.storage.maintenance", qos: .utility)
 
     var lookupsAreLocal: Bool { true }
     var uploadDirectory: String { temporaryDirectory }
 
-    init(dataDirectory: String, logger: Logger = Logger(label: "flipbook.storage")) throws(StorageFailure) {
+    /// Opens (and makes) the data directory: the listing index is opened, or rebuilt from the
+    /// records when missing or damaged, before this returns; leftovers of crashes are removed
+    /// and images of the earlier layout moved afterwards, on a background queue (with
+    /// `maintainInBackground`; tests run both themselves).
+    init(
+        dataDirectory: String, logger: Logger = Logger(label: "flipbook.storage"), maintainInBackground: Bool = true
+    ) throws(StorageFailure) {
         self.dataDirectory = dataDirectory
-        objectsDirectory = dataDirectory + "/objects"
-        metaDirectory = dataDirectory + "/meta"
+        self.logger = logger
+        layout = DataLayout(dataDirectory: dataDirectory)
         temporaryDirectory = dataDirectory + "/tmp"
         locksDirectory = dataDirectory + "/locks"
-        for directory in [dataDirectory, objectsDirectory, metaDirectory, temporaryDirectory, locksDirectory] {
+        for directory in [dataDirectory, layout.images, layout.records, temporaryDirectory, locksDirectory] {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
                 throw .failed("cannot create \(directory): \(error.localizedDescription)")
             }
         }
-        startupReconciliation = Self.reconcile(
-            objects: objectsDirectory, meta: metaDirectory,
-            temporary: temporaryDirectory, now: Date().timeIntervalSince1970)
-        let meta = metaDirectory
+        let layout = self.layout
         index = ListingIndex(
             directory: dataDirectory + "/index", locks: locksDirectory, temporaryDirectory: temporaryDirectory,
-            logger: logger, enumerateIDs: { each in try Self.enumerateStoredIDs(meta: meta, each) })
+            logger: logger, enumerateIDs: { each in try layout.enumerateStoredIDs(each) })
         do {
             indexAtStartup = try index.open()
         } catch {
             throw .failed("cannot open or rebuild the listing index in \(dataDirectory)/index: \(error)")
         }
+        if maintainInBackground { startMaintenance() }
     }
 
     /// Records in the data directory (for the start-up log line; nil when the index cannot say).
     var storedCount: Int? { try? index.count() }
 
-    /// Calls `each` with the id of every record in `meta` (rebuilding the listing index).
-    static func enumerateStoredIDs(meta: String, _ each: (String) -> Void) throws {
-        guard let directory = opendir(meta) else { throw DurableFiles.failure("cannot read", meta) }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasSuffix(".json"), !name.hasPrefix(".") else { continue }
-            let id = String(name.dropLast(5))
-            if ImageID.isWellFormed(id) { each(id) }
-        }
-    }
-
-    func metaPath(_ id: String) -> String { metaDirectory + "/" + id + ".json" }
-    func objectPath(_ id: String) -> String { objectsDirectory + "/" + id }
-
     // MARK: Reading
 
+    /// Where the record of `id` is now: the earlier layout's when there is one (it is then the
+    /// newer: every write of this version moves an id's earlier files first, so only a replica of
+    /// an earlier version can have written it since), else the fan-out one.
+    func recordPath(_ id: String) -> String {
+        let legacy = layout.legacyRecordPath(id)
+        return access(legacy, F_OK) == 0 ? legacy : layout.recordPath(id)
+    }
+
     func fetch(_ id: String) throws(StorageFailure) -> FetchedRecord? {
-        let path = metaPath(id)
+        let path = recordPath(id)
         guard let stamp = FileStamp(path: path) else { return nil }
         let bytes: [UInt8]
         do {
             bytes = try DurableFiles.read(path)
         } catch {
-            if FileStamp(path: path) == nil { return nil }  // deleted between the stat and the read
+            if FileStamp(path: path) == nil { return try fetch(id) }  // moved or deleted since the stat
             throw .failed("\(error)")
         }
         do {
@@ -104,14 +103,19 @@ final class FileSystemBackend: StorageBackend {
     }
 
     func revalidate(_ id: String, version: RecordVersion) throws(StorageFailure) -> Revalidation {
-        guard let stamp = FileStamp(path: metaPath(id)) else { return .gone }
+        // A record moved into the fan-out layout keeps its inode, time and size: unchanged.
+        guard let stamp = FileStamp(path: recordPath(id)) else { return .gone }
         if version == .file(stamp) { return .unchanged }
         guard let fresh = try fetch(id) else { return .gone }
         return .changed(fresh)
     }
 
+    /// The bytes of the record read: the earlier layout's while its record is there (and its bytes
+    /// not yet moved), else the fan-out one.
     func originalPath(_ record: StoredImage) throws(StorageFailure) -> String {
-        objectPath(record.id)
+        let legacy = layout.legacyObjectPath(record.id)
+        if access(layout.legacyRecordPath(record.id), F_OK) == 0, access(legacy, F_OK) == 0 { return legacy }
+        return layout.imagePath(record.id)
     }
 
     func hasLocalOriginal(_ record: StoredImage) -> Bool { true }
@@ -133,7 +137,7 @@ final class FileSystemBackend: StorageBackend {
                 throw error.needsRebuild ? .unavailable(error.description) : .failed(error.description)
             }
             for id in batch {
-                if access(metaPath(id), F_OK) == 0 { ids.append(id) } else { dangling.append(id) }
+                if hasRecord(id) { ids.append(id) } else { dangling.append(id) }
             }
             guard batch.count == wanted, let last = batch.last else { break }
             after = last
@@ -142,13 +146,17 @@ final class FileSystemBackend: StorageBackend {
         return (Array(ids.prefix(limit)), ids.count > limit)
     }
 
+    func hasRecord(_ id: String) -> Bool {
+        access(layout.recordPath(id), F_OK) == 0 || access(layout.legacyRecordPath(id), F_OK) == 0
+    }
+
     /// Removes from the index the ids that still have no record once their lock is taken (a
     /// writer holds it from adding the id until its record is written).
     private func removeDangling(_ ids: [String]) {
         for id in ids {
             _ = try? withRecordLock(id) {
                 try index.whileWriting {
-                    if access(metaPath(id), F_OK) != 0 { try index.remove(id) }
+                    if !hasRecord(id) { try index.remove(id) }
                 }
             }
         }
@@ -160,30 +168,35 @@ final class FileSystemBackend: StorageBackend {
         _ record: StoredImage, uploadPath: String,
         replacing previous: StoredImage?
     ) throws(StorageFailure) -> RecordVersion {
-        let meta = metaPath(record.id)
+        let path = layout.recordPath(record.id)
         do {
             try withRecordLock(record.id) {
                 try index.whileWriting {
+                    try migrateLegacyFiles(of: record.id)
                     // The id in the index, the bytes, then the record that makes them an image.
                     try index.add(record.id)
-                    try DurableFiles.moveIntoPlace(uploadPath, objectPath(record.id))
-                    try DurableFiles.write(Array(record.encoded()), to: meta, temporaryDirectory: temporaryDirectory)
+                    try layout.makeShards(of: record.id)
+                    try DurableFiles.moveIntoPlace(uploadPath, layout.imagePath(record.id))
+                    try DurableFiles.write(Array(record.encoded()), to: path, temporaryDirectory: temporaryDirectory)
                 }
             }
         } catch {
             throw .failed("\(error)")
         }
-        guard let stamp = FileStamp(path: meta) else { throw .failed("\(meta) vanished after it was written") }
+        guard let stamp = FileStamp(path: path) else { throw .failed("\(path) vanished after it was written") }
         return .file(stamp)
     }
 
     func rewrite(_ record: StoredImage, over version: RecordVersion) throws(StorageFailure) -> RecordVersion? {
-        let meta = metaPath(record.id)
+        let path = layout.recordPath(record.id)
         do {
             return try withRecordLock(record.id) { () throws -> RecordVersion? in
-                guard let stamp = FileStamp(path: meta), version == .file(stamp) else { return nil }
-                try DurableFiles.write(Array(record.encoded()), to: meta, temporaryDirectory: temporaryDirectory)
-                return FileStamp(path: meta).map { .file($0) }
+                try index.whileWriting {
+                    try migrateLegacyFiles(of: record.id)
+                    guard let stamp = FileStamp(path: path), version == .file(stamp) else { return nil }
+                    try DurableFiles.write(Array(record.encoded()), to: path, temporaryDirectory: temporaryDirectory)
+                    return FileStamp(path: path).map { .file($0) }
+                }
             }
         } catch {
             throw .failed("\(error)")
@@ -194,10 +207,11 @@ final class FileSystemBackend: StorageBackend {
         do {
             return try withRecordLock(record.id) {
                 try index.whileWriting {
-                    // The record first: without it the object is invisible, whatever happens next;
+                    try migrateLegacyFiles(of: record.id)
+                    // The record first: without it the image is invisible, whatever happens next;
                     // the id leaves the index last.
-                    let removed = try DurableFiles.remove(metaPath(record.id))
-                    try DurableFiles.remove(objectPath(record.id))
+                    let removed = try DurableFiles.remove(layout.recordPath(record.id))
+                    try DurableFiles.remove(layout.imagePath(record.id))
                     // Should this fail, the id is skipped by listing and removed then.
                     try? index.remove(record.id)
                     return removed
@@ -211,9 +225,17 @@ final class FileSystemBackend: StorageBackend {
     /// Runs `body` holding the lock of `id`'s record: one of 64 lock files, chosen by a hash of
     /// the id (writes are rare; ids sharing a lock only wait for each other).
     func withRecordLock<Result>(_ id: String, _ body: () throws -> Result) throws -> Result {
+        try FileLocks.holding(recordLockPath(id), body)
+    }
+
+    func recordLockPath(_ id: String) -> String {
+        locksDirectory + "/record-\(Self.recordLockNumber(id))"
+    }
+
+    static func recordLockNumber(_ id: String) -> Int {
         var hash: UInt32 = 2_166_136_261  // FNV-1a
         for byte in id.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        return try FileLocks.holding(locksDirectory + "/record-\(hash % 64)", body)
+        return Int(hash % 64)
     }
 
     func forgetOriginal(_ sha256: String) {}

@@ -95,19 +95,22 @@ public final class ImageStore: Sendable {
     let decodeBudget: DecodeMemoryBudget?
 
     /// A store over a data directory (`storage.backend = fs`); library files that are not images,
-    /// or break a limit, are skipped with a warning.
+    /// or break a limit, are skipped with a warning. With `backgroundMaintenance` (the default),
+    /// what crashes left is removed and images of the earlier layout are moved in the background
+    /// (``FileSystemBackend``); tests that do it themselves turn it off.
     public convenience init(
         dataDirectory: String, libraryDirectories: [String] = [], limits: DecodeLimits = .default,
         maxLoadedImages: Int = ImageStore.defaultMaxLoadedImages,
         recordCacheBytes: Int = ImageStore.defaultRecordCacheBytes,
         recheckSeconds: Double = ImageStore.defaultRecheckSeconds,
         clock: any MonotonicClock = SystemMonotonicClock(), readers: Int = 1,
-        decodeBudget: DecodeMemoryBudget? = nil,
+        decodeBudget: DecodeMemoryBudget? = nil, backgroundMaintenance: Bool = true,
         logger: Logger = Logger(label: "flipbook.storage")
     ) throws {
         let backend: FileSystemBackend
         do {
-            backend = try FileSystemBackend(dataDirectory: dataDirectory, logger: logger)
+            backend = try FileSystemBackend(
+                dataDirectory: dataDirectory, logger: logger, maintainInBackground: backgroundMaintenance)
         } catch {
             throw StoreError.io(error.description)
         }
@@ -120,14 +123,8 @@ public final class ImageStore: Sendable {
             "image store open",
             metadata: [
                 "backend": "fs", "dataDir": "\(dataDirectory)", "stored": "\(backend.storedCount.map(String.init) ?? "?")",
-                "listingIndex": "\(backend.indexAtStartup)",
-                "library": "\(library.count)", "reconciled": "\(backend.startupReconciliation)",
+                "listingIndex": "\(backend.indexAtStartup)", "library": "\(library.count)",
             ])
-        if backend.startupReconciliation.removed > 0 {
-            logger.notice(
-                "removed what a crash left in the data directory",
-                metadata: ["reconciled": "\(backend.startupReconciliation)"])
-        }
     }
 
     /// - Parameter readers: the event loops that look records up (``quickLookup(_:reader:)``).

@@ -16,7 +16,10 @@ import Glibc
 /// the record and removes it after it removed the record, both under the record's lock; an id
 /// without a record (a writer that crashed in between) is skipped by listing and removed then
 /// (``FileSystemBackend/listIDs(after:limit:)``). Each change is an SQLite transaction with
-/// `synchronous = FULL` in WAL mode: durable when it returns, rolled back whole by a crash.
+/// `synchronous = FULL` and a rollback journal: durable when it returns, rolled back whole by a
+/// crash. (Not WAL mode, whose shared memory would tie the replicas to one host: a rollback
+/// journal needs only the POSIX locks the record locks need too, so a data directory on a
+/// network file system still works.)
 ///
 /// **Generations**: `index/CURRENT` names the database in use, `ids-<uuid>.sqlite`. One that is
 /// missing, of another format, not marked complete, or that SQLite finds damaged is rebuilt from
@@ -31,8 +34,9 @@ import Glibc
 /// fence exclusively (writers under way finish), so it reads every record a finished writer left
 /// and no writer changes the old generation after the rebuild read the records.
 final class ListingIndex: Sendable {
-    /// The layout of the tables this build reads and writes.
-    static let formatVersion = 1
+    /// The layout of the tables this build reads and writes, and its journal (1 was in WAL mode:
+    /// rebuilt).
+    static let formatVersion = 2
 
     /// Why the index cannot answer now.
     struct Unusable: Error, CustomStringConvertible {
@@ -118,6 +122,15 @@ final class ListingIndex: Sendable {
         return ids
     }
 
+    /// Whether `id` is in the index.
+    func contains(_ id: String) throws(Unusable) -> Bool {
+        var found = false
+        try withGeneration(reader) { database throws(SQLiteDatabase.Failure) in
+            try database.run("SELECT 1 FROM ids WHERE id = ?", [id]) { _ in found = true }
+        }
+        return found
+    }
+
     /// How many ids the index holds (kept by triggers: no scan).
     func count() throws(Unusable) -> Int {
         var count = 0
@@ -194,9 +207,11 @@ final class ListingIndex: Sendable {
         var complete = 0
         do throws(SQLiteDatabase.Failure) {
             database = try SQLiteDatabase(path: directory + "/" + name, create: false)
-            try database.execute("PRAGMA synchronous = FULL; PRAGMA cache_size = -2048")
             try database.run("SELECT key, value FROM state WHERE key IN ('format', 'complete')") { row in
                 if row.text(0) == "format" { format = row.integer(1) } else { complete = row.integer(1) }
+            }
+            if format == Self.formatVersion {
+                try database.execute("PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL; PRAGMA cache_size = -2048")
             }
         } catch {
             throw Unusable(

@@ -86,12 +86,13 @@ final class TestService: @unchecked Sendable {
     }
 
     /// Where the image `id` (a content id) is kept, and whether each piece exists now: on `fs`
-    /// the object and its record in the data directory; on `s3` the original and the record in
+    /// the image's bytes and its record in the data directory; on `s3` the original and the record in
     /// the bucket (read straight from moto) and the original in the local cache.
     func storedObjects(of id: String) throws -> [(what: String, exists: Bool)] {
         switch backend {
         case .fs:
-            return [dataDirectory + "/objects/" + id, dataDirectory + "/meta/" + id + ".json"].map {
+            let layout = DataLayout(dataDirectory: dataDirectory)
+            return [layout.imagePath(id), layout.recordPath(id)].map {
                 ($0, FileManager.default.fileExists(atPath: $0))
             }
         case .s3:
