@@ -1,3 +1,4 @@
+import AnimatedImage
 import FlipbookTestSupport
 import Foundation
 import Testing
@@ -123,6 +124,39 @@ struct UploadSessionTests {
         let frameAlias = try service.client.get("/frames/\(id)/3?width=10")
         #expect(frameAlias.status == 303 && frameAlias.header("Location") == "/frames/\(imageID)/3?width=10")
         #expect(try service.client.send("PUT", "/uploads/\(id)", body: bytes).status == 409)
+        await service.stop()
+    }
+
+    /// Issue 33's defect: a poll answered while an index of the prefix was under way said the
+    /// bytes received now and the frames of the (shorter) prefix being indexed — 2,719,744 bytes
+    /// and 207 frames where those bytes held 210. Both now come from one index.
+    @Test func progressReportsTheBytesAndTheFramesOfOneIndex() async throws {
+        let service = try Self.service()
+        let bytes = try Corpus.bytes(Self.gif)
+        func completeFrames(_ count: Int) -> Int {
+            (try? AnimatedImage(bytes: Array(bytes[0..<count]), verification: .structural))?.frameCount ?? 0
+        }
+        let (first, second) = (bytes.count / 2, bytes.count - 1)
+        try #require(completeFrames(first) < completeFrames(second))
+        let id = try Self.createSession(service)
+        let connection = try Self.startPut(service, id, length: bytes.count)
+        try Self.sendSlice(service, connection, id, bytes[0..<first], total: first)
+        let session = try #require(service.server.api.uploads.existing(id))
+        // An index is under way (claimed here, and held) while the rest of the bytes land.
+        #expect(session.claimIndexing())
+        try connection.send(Array(bytes[first..<second]))
+        for _ in 0..<500 where session.bytesReceived < second { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(session.bytesReceived == second)
+        let during = try Self.progress(service, id)
+        #expect(
+            during.frames == completeFrames(during.bytes), "\(during.bytes) bytes hold \(completeFrames(during.bytes)) frames")
+        #expect(during.bytes == first)
+        // The index ends: the next poll indexes, and reports, every byte received.
+        _ = session.finishIndexing(bytes: Int.max)
+        let after = try Self.progress(service, id)
+        #expect(after.bytes == second && after.frames == completeFrames(second))
+        try connection.send(Array(bytes[second...]))
+        #expect(try connection.readResponse().status == 201)
         await service.stop()
     }
 

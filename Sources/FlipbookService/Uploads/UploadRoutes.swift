@@ -97,12 +97,14 @@ extension FlipbookAPI {
         }
         ingestQueue.async { [self] in
             // Index what is in now, so frameCount counts every frame whose bytes have arrived
-            // (unless an index runs already: then its result, a moment old, is the answer).
+            // (unless an index runs already: then its result, a moment old, is the answer). The
+            // bytes and the frames reported are those of one index, never of two moments.
             if let source = session.prefixSource, source.bytes > session.progress.indexedBytes, session.claimIndexing() {
                 runIndexing(session)
             }
+            let progress = session.progress
             let document = UploadProgressDocument(
-                uploadId: session.id, bytesReceived: session.bytesReceived, image: session.progress.image)
+                uploadId: session.id, bytesReceived: progress.indexedBytes, image: progress.image)
             responder.respond(Self.json(Self.encodeJSON(document), headers: ["Cache-Control": "no-store"]))
         }
         return .later

@@ -8,7 +8,9 @@ import Synchronization
 ///
 /// While the body arrives, the prefix received so far is indexed (on a background queue, one
 /// index at a time) with the ordinary indexers, which serve the complete frames of a cut file:
-/// ``Progress`` holds the prefix with the most frames seen, so `frameCount` never goes down.
+/// ``Progress`` holds the latest index — a prefix and the frames it holds, one state, so what
+/// `GET /uploads/{uploadId}` reports of the bytes and of the frames agree — and `frameCount`
+/// never goes down.
 /// Frame requests for frames not yet in wait here (``FrameWaiter``) and are answered when an
 /// index shows their frame, when the session ends, or when their wait runs out.
 final class UploadSession: Sendable {
@@ -24,12 +26,21 @@ final class UploadSession: Sendable {
         case failed(status: HTTPStatus, detail: String)
     }
 
-    /// The indexed prefix with the most complete frames so far.
+    /// The latest index of the prefix: the bytes it was made from and the image they hold (nil
+    /// while they are not an image yet).
     struct Progress: Sendable {
         var image: AnimatedImage?
         /// The byte count `image` was indexed from.
         var indexedBytes = 0
         var frameCount: Int { image?.frameCount ?? 0 }
+
+        /// Whether an index of `bytes` bytes holding `image` is newer than this one: more bytes,
+        /// and no fewer frames (an index that found less is not kept, so frames never go away).
+        func isOlder(than image: AnimatedImage?, bytes: Int) -> Bool {
+            guard bytes > indexedBytes else { return false }
+            guard let image else { return self.image == nil }
+            return image.frameCount >= frameCount
+        }
     }
 
     private struct State {
@@ -121,13 +132,13 @@ final class UploadSession: Sendable {
         state.withLock { state in state.path.map { ($0, state.bytesReceived) } }
     }
 
-    /// An index of `bytes` bytes (nil: the prefix is not an image yet): kept when it has more
-    /// frames than the one held and the session is still receiving (an index that finishes after
-    /// the end is dropped, so an ended session holds no mapping of its prefix). Returns the
-    /// waiters now ready (to be answered from the returned progress).
+    /// An index of `bytes` bytes (nil: the prefix is not an image yet): kept when it is newer than
+    /// the one held (``Progress/isOlder(than:bytes:)``) and the session is still receiving (an
+    /// index that finishes after the end is dropped, so an ended session holds no mapping of its
+    /// prefix). Returns the waiters now ready (to be answered from the returned progress).
     func offer(_ image: AnimatedImage?, bytes: Int) -> (ready: [FrameWaiter], progress: Progress) {
         state.withLock {
-            if let image, image.frameCount > $0.progress.frameCount, case .receiving = $0.phase {
+            if $0.progress.isOlder(than: image, bytes: bytes), case .receiving = $0.phase {
                 $0.progress = Progress(image: image, indexedBytes: bytes)
             }
             let progress = $0.progress
