@@ -14,27 +14,21 @@ struct FrameCommand: ParsableCommand {
     @Argument(help: "The frame's index, from 0.")
     var index: Int
 
-    @Option(name: .shortAndLong, help: "Where to write the PNG.")
+    @Option(name: .shortAndLong, help: "Where to write the frame.")
     var output: String
-
-    @Option(help: "Deflate compression level of the PNG, 0 (stored) to 9 (smallest).")
-    var compressionLevel = 1
 
     @OptionGroup var limits: LimitOptions
     @OptionGroup var rendition: RenditionOptions
 
     func run() throws {
-        let image = openImage(file, limits: limits, verification: .structural)
-        let target = rendition.rendition(of: image)
-        RenditionOptions.startLibvipsIfUsed(image, target)
+        let (image, target) = try rendition.open(file, limits: limits)
         // One frame from a cold start: checkpoints kept on the way would never be used.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
         // Decode the frames on the way on the other cores while this one composites them.
         renderer.backgroundDecoding = true
         do {
             let canvas = try renderer.render(index)
-            let encoder = RenditionOptions.encoder(compressionLevel: compressionLevel)
-            writeFile(try encoder.encode(canvas, as: target, colorSpace: image.colorSpace), to: output)
+            writeFile(try rendition.encoder.encode(canvas, as: target, colorSpace: image.colorSpace), to: output)
         } catch let error as AnimatedImageError {
             if case .frameDecodeFailed(let broken, _) = error, broken <= index {
                 fail("\(file): frame \(index) is not shown: \(error)", status: CLIExit.badImage)

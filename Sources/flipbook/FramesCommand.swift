@@ -21,16 +21,11 @@ struct FramesCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "The directory to write frame_0000.png, frame_0001.png, … into.")
     var output: String
 
-    @Option(help: "Deflate compression level of the PNGs, 0 (stored) to 9 (smallest).")
-    var compressionLevel = 1
-
     @OptionGroup var limits: LimitOptions
     @OptionGroup var rendition: RenditionOptions
 
     func run() throws {
-        let image = openImage(file, limits: limits, verification: .structural)
-        let target = rendition.rendition(of: image)
-        RenditionOptions.startLibvipsIfUsed(image, target)
+        let (image, target) = try rendition.open(file, limits: limits)
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         } catch {
@@ -38,7 +33,7 @@ struct FramesCommand: ParsableCommand {
         }
         // Frames are rendered in order, each decoded once: checkpoints would only cost copies.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
-        let encoder = RenditionOptions.encoder(compressionLevel: compressionLevel)
+        let encoder = rendition.encoder
         let failures = FailureBox()
         let progress = Progress(total: image.frameCount)
         // Scaling and encoding on threads of their own, one per usable core (libdispatch's pool

@@ -1,5 +1,6 @@
 import AnimatedImage
 import ArgumentParser
+import FlipbookService
 import Foundation
 
 /// `flipbook preview FILE --width … --output OUT.webp`: the animated WebP preview, the bytes
@@ -21,6 +22,14 @@ struct PreviewCommand: ParsableCommand {
     /// would; so the file is only indexed first. A frame that does not decode is then handled
     /// as the full verification handles it — the image ends before it (the service's upload
     /// does the same) — by opening it that way and starting again: the same bytes either way.
+    func validate() throws { _ = try requested() }
+
+    /// What the flags ask for, read as the preview route reads its query.
+    private func requested() throws -> RequestedRendition {
+        let (items, policy) = (scaling.queryItems, scaling.policy)
+        return try ScalingOptions.validated { () throws(RenditionParameterError) in try policy.preview(items) }
+    }
+
     func run() throws {
         let indexed = openImage(file, limits: limits, verification: .structural)
         do {
@@ -37,6 +46,6 @@ struct PreviewCommand: ParsableCommand {
     }
 
     private func preview(of image: AnimatedImage) throws -> [UInt8] {
-        try PreviewMaker.make(image, rendition: scaling.rendition(of: image, format: .webp))
+        try PreviewMaker.make(image, rendition: scaling.rendition(try requested(), of: image))
     }
 }

@@ -1,39 +1,46 @@
 import AnimatedImage
 import ArgumentParser
+import FlipbookService
 
 /// The rendition flags of `flipbook frame` and `flipbook frames`: the size flags
-/// (``ScalingOptions``) and the format. (No `auto` format: there is no `Accept` to negotiate
-/// with.)
+/// (``ScalingOptions``), the format and PNG's deflate level. (No `auto` format: there is no
+/// `Accept` to negotiate with.)
 struct RenditionOptions: ParsableArguments {
     @OptionGroup var scaling: ScalingOptions
     @Option(help: "png (default) or webp.")
     var format: String = "png"
+    @Option(help: "Deflate compression level of PNG output, 0 (stored) to 9 (smallest).")
+    var compressionLevel = 1
 
-    func validate() throws {
-        guard let chosen = FrameFormat(rawValue: format) else { throw ValidationError("--format must be png or webp") }
-        if scaling.quality != nil, chosen != .webp {
-            throw ValidationError("--quality applies to --format webp only")
+    func validate() throws { _ = try requested() }
+
+    /// What the flags ask for, read as the frame routes read their query.
+    func requested() throws -> RequestedRendition {
+        let items = scaling.queryItems + [("format", format)]
+        let policy = scaling.policy
+        return try ScalingOptions.validated { () throws(RenditionParameterError) in
+            try policy.requested(items, accept: nil, formats: [.png, .webp])
         }
     }
 
-    /// The rendition of `image`, or exit 1 when it is over the output limit.
-    func rendition(of image: AnimatedImage) -> FrameRendition {
-        scaling.rendition(of: image, format: FrameFormat(rawValue: format) ?? .png)
-    }
-
-    /// Starts libvips now, while the process has one thread, when scaling `image` to `target`
+    /// `file` opened (exit 1 when it cannot be served) with the rendition the flags make of it.
+    /// libvips is started now, while the process has one thread, when scaling to the rendition
     /// uses it (a reduction by more than 40×); other runs need not pay for loading it.
-    static func startLibvipsIfUsed(_ image: AnimatedImage, _ target: FrameRendition) {
+    func open(_ file: String, limits: LimitOptions) throws -> (AnimatedImage, FrameRendition) {
+        let requested = try requested()
+        let image = openImage(file, limits: limits, verification: .structural)
+        let target = scaling.rendition(requested, of: image)
         if Resampler.usesLibvips(
             width: image.canvasWidth, height: image.canvasHeight, scaledWidth: target.scaledWidth,
             scaledHeight: target.scaledHeight)
         {
             Resampler.start()
         }
+        return (image, target)
     }
 
-    /// The encoder the service's frame cache uses, at `compressionLevel` for PNG.
-    static func encoder(compressionLevel: Int) -> RenditionEncoder {
+    /// The encoder the service's frame cache uses, at `--compression-level` for PNG.
+    var encoder: RenditionEncoder {
         RenditionEncoder(png: PNGEncoder(compressionLevel: compressionLevel))
     }
 }

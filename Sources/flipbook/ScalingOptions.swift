@@ -1,9 +1,11 @@
 import AnimatedImage
 import ArgumentParser
+import FlipbookService
 
 /// The size flags of the commands that write renditions — `frame`, `frames` (with a format,
-/// ``RenditionOptions``) and `preview` (always WebP): the frame routes' query parameters with the
-/// same size rule, so the CLI writes the bytes the service serves.
+/// ``RenditionOptions``) and `preview` (always WebP): the frame routes' query parameters, read by
+/// the service's own parser and policy (``RenditionPolicy``), so the CLI takes, refuses and
+/// writes what the service does.
 struct ScalingOptions: ParsableArguments {
     @Option(help: "Width to fit the frames to, in CSS pixels (× --dpr in pixels).")
     var width: Int?
@@ -20,33 +22,34 @@ struct ScalingOptions: ParsableArguments {
     @Option(help: "Largest output side in pixels (the service's limits.maxOutputDimension).")
     var maxOutputDimension = 4096
 
-    func validate() throws {
-        if let width, width <= 0 { throw ValidationError("--width must be a positive integer") }
-        if let height, height <= 0 { throw ValidationError("--height must be a positive integer") }
-        guard RenditionRequest.Fit(rawValue: fit) != nil else { throw ValidationError("--fit must be contain, cover or fill") }
-        guard DevicePixelRatio(decimal: Substring(dpr)) != nil else {
-            throw ValidationError("--dpr must be a decimal number from 1 to 4")
-        }
-        if let quality, !(1...100).contains(quality) { throw ValidationError("--quality must be 1 to 100") }
-        if fit != "contain" && (width == nil || height == nil) {
-            throw ValidationError("--fit \(fit) needs both --width and --height")
-        }
+    /// The flags as the query parameters of a frame request.
+    var queryItems: [(name: String, value: String)] {
+        var items: [(name: String, value: String)] = [("fit", fit), ("dpr", dpr)]
+        if let width { items.append(("width", String(width))) }
+        if let height { items.append(("height", String(height))) }
+        if enlarge { items.append(("enlarge", "true")) }
+        if let quality { items.append(("quality", String(quality))) }
+        return items
     }
 
-    /// The request these flags make, in `format`.
-    func request(format: FrameFormat) -> RenditionRequest {
-        RenditionRequest(
-            width: width, height: height, dpr: DevicePixelRatio(decimal: Substring(dpr)) ?? .one,
-            fit: RenditionRequest.Fit(rawValue: fit) ?? .contain, enlarge: enlarge, format: format, quality: quality)
-    }
+    /// The service's rules for these flags: every parameter allowed, no presets, PNG by default.
+    var policy: RenditionPolicy { RenditionPolicy(maxOutputDimension: maxOutputDimension) }
 
-    /// The rendition of `image` in `format`, or exit 1 when it is over the output limit.
-    func rendition(of image: AnimatedImage, format: FrameFormat) -> FrameRendition {
+    /// What `parse` makes of the flags; its error, the service's 400 detail, is the command line's.
+    static func validated<Value>(_ parse: () throws(RenditionParameterError) -> Value) throws -> Value {
         do {
-            return try request(format: format).rendition(
-                canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight, maxOutputDimension: maxOutputDimension)
+            return try parse()
         } catch {
-            fail(error.description, status: CLIExit.badImage)
+            throw ValidationError(error.detail)
+        }
+    }
+
+    /// The rendition `requested` makes of `image`, or exit 1 when it is over the output limit.
+    func rendition(_ requested: RequestedRendition, of image: AnimatedImage) -> FrameRendition {
+        do {
+            return try policy.rendition(requested, canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight)
+        } catch {
+            fail(error.detail, status: CLIExit.badImage)
         }
     }
 }

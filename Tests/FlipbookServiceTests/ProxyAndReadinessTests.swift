@@ -61,13 +61,12 @@ struct ProxyAndReadinessTests {
 
     @Test func cacheErrorsBecomeTheBriefsStatuses() {
         let logger = Logger(label: "t")
-        let full = FlipbookAPI.frameResponse(.failure(.queueFull(retryAfterSeconds: 2)), headers: HTTPHeaders(), logger: logger)
+        let full = FrameAnswer.problem(.queueFull(retryAfterSeconds: 2), logger: logger)
         #expect(full.status.code == 429)
         #expect(full.headers["Retry-After"] == "2")
-        #expect(
-            FlipbookAPI.frameResponse(.failure(.decodeFailed("x")), headers: HTTPHeaders(), logger: logger).status.code == 422)
-        #expect(FlipbookAPI.frameResponse(.failure(.removed), headers: HTTPHeaders(), logger: logger).status.code == 404)
-        #expect(FlipbookAPI.frameResponse(.failure(.shuttingDown), headers: HTTPHeaders(), logger: logger).status.code == 503)
+        #expect(FrameAnswer.problem(.decodeFailed("x"), logger: logger).status.code == 422)
+        #expect(FrameAnswer.problem(.removed, logger: logger).status.code == 404)
+        #expect(FrameAnswer.problem(.shuttingDown, logger: logger).status.code == 503)
     }
 
     @Test func imageNames() {

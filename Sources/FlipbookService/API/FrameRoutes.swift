@@ -7,9 +7,6 @@ import Logging
 /// composited frames from the cache, full size as PNG or in the rendition the query asks for
 /// (`width`, `height`, `dpr`, `fit`, `enlarge`, `format`, `quality`, `r`: ``RenditionPolicy``).
 extension FlipbookAPI {
-    /// Frames of content-addressed images can never change: caches may keep them for a year.
-    static let immutableCacheControl = "public, max-age=31536000, immutable"
-
     /// The cache entry of an image is keyed by its content, so two ids with the same bytes share
     /// frames and a replaced named image never serves its old frames.
     static func cacheKey(_ record: StoredImage) -> String { record.sha256 }
@@ -25,22 +22,9 @@ extension FlipbookAPI {
             canvasWidth: record.metadata.width, canvasHeight: record.metadata.height, rendition: rendition,
             load: { try store.loadImage(record) },
             prepare: { index, bytes in
-                FrameResponses(
-                    record: record, index: index, bytes: bytes, format: rendition.format,
-                    etag: Self.frameETag(record, index, rendition, level: level))
+                FrameResponses(FrameAnswer(record: record, index: index, rendition: rendition, pngLevel: level), bytes: bytes)
             },
             seekAnchor: { derived.keptAnchor(of: record.sha256, before: $0) })
-    }
-
-    /// Names the frame's bytes: the image's content, the index, the rendition (none for the
-    /// full-size PNG), the deflate level of PNGs and the revision of Flipbook's output
-    /// (``AnimatedImage/outputRevision``).
-    static func frameETag(_ record: StoredImage, _ index: Int, _ rendition: FrameRendition, level: Int) -> String {
-        let metadata = record.metadata
-        let name =
-            rendition.isExact(width: metadata.width, height: metadata.height)
-            ? "z\(level)" : rendition.format == .png ? "\(rendition.key)-z\(level)" : rendition.key
-        return "\"f-\(record.sha256.prefix(32))-\(index)-\(name)-r\(AnimatedImage.outputRevision)\""
     }
 
     /// The rendition the request's query and `Accept` field ask for, or the 400's reason.
@@ -50,14 +34,8 @@ extension FlipbookAPI {
         let items = request.queryItems
         if items.isEmpty && renditions.defaultFormat == .png { return .success(.full) }
         return Result { () throws(RenditionParameterError) in
-            try renditions.requested(items, accept: Self.accept(request))
+            try renditions.requested(items, accept: AcceptNegotiation.field(of: request))
         }
-    }
-
-    /// The request's `Accept` fields as one list.
-    static func accept(_ request: HTTPRequest) -> Substring {
-        let values = request.headers.values(for: "Accept")
-        return Substring(values.count == 1 ? values[0] : values.joined(separator: ","))
     }
 
     /// What `query` resolved to before for `record`'s content on this event loop
@@ -66,7 +44,7 @@ extension FlipbookAPI {
         -> ResolvedRenditions.Resolved?
     {
         return resolvedRenditions.value(content: Self.cacheKey(record), query: query, loop: request.loop) {
-            AcceptNegotiation.acceptsWebP(Self.accept(request))
+            AcceptNegotiation.acceptsWebP(AcceptNegotiation.field(of: request))
         }
     }
 
@@ -167,15 +145,19 @@ extension FlipbookAPI {
         }
     }
 
-    /// `Content-Location` of a frame asked for by time: its index, with the request's query less
-    /// `t` (the rendition's parameters, as given).
-    static func contentLocation(_ request: HTTPRequest, id: String, index: Int) -> String {
-        let path = "/frames/\(id)/\(index)"
-        guard let mark = request.target.firstIndex(of: "?") else { return path }
-        let kept = request.target[request.target.index(after: mark)...].split(separator: "&").filter {
-            $0 != "t" && !$0.hasPrefix("t=")
+    /// Calls `body` with the record of `id` and the rendition `requested` makes of it; answers 404
+    /// when there is no such image and 400 when the rendition cannot be made of it.
+    func withRendition(
+        _ id: String, _ responder: HTTPResponder, _ requested: RequestedRendition,
+        _ body: @escaping @Sendable (StoredImage, FrameRendition) -> HTTPHandlerResult
+    ) -> HTTPHandlerResult {
+        withRecord(id, responder) { [self] record, _ in
+            guard let record else { return .now(Self.unknownImage(id)) }
+            switch rendition(requested, of: record) {
+            case .success(let rendition): return body(record, rendition)
+            case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+            }
         }
-        return kept.isEmpty ? path : path + "?" + kept.joined(separator: "&")
     }
 
     /// Frame `index` of `record` in the rendition `requested` makes of it (remembered for the
@@ -211,103 +193,48 @@ extension FlipbookAPI {
             detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); there is no frame \(index).")
     }
 
-    /// `Vary: Accept`, made once (a negotiated hit copies it; adding the field cost it 1,700
-    /// instructions).
-    static let varyAccept: HTTPHeaders = {
-        var headers = HTTPHeaders()
-        headers.add(name: "Vary", value: "Accept")
-        return headers
-    }()
-
     /// Frame `index` of `record` in the rendition its request resolved to.
     private func serveFrame(
         _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
         resolved: ResolvedRenditions.Resolved, contentLocation: Bool
     ) -> HTTPHandlerResult {
         if let missing = Self.noSuchFrame(record, index) { return .now(missing) }
-        let rendition = resolved.rendition
         // What the prepared answers do not hold: where a frame asked for by time is, and that a
         // negotiated format varies by `Accept`.
-        var extra = resolved.negotiated ? Self.varyAccept : HTTPHeaders()
-        if contentLocation {
-            extra.add(name: "Content-Location", value: Self.contentLocation(request, id: record.id, index: index))
-        }
-        let location = extra
+        let extra = FrameAnswer.extraHeaders(
+            negotiated: resolved.negotiated,
+            contentLocation: contentLocation ? FrameAnswer.contentLocation(request, id: record.id, index: index) : nil)
         let key = resolved.cacheKey
         // A cached frame: its answers were encoded when it entered the cache; nothing is built.
         if let hit = cache.cachedFrame(id: key, index: index, reader: request.loop),
             let responses = hit.attachment as? FrameResponses
         {
+            let caching = CachePolicy.of(record)
             if request.headers.ifNoneMatchMatches(responses.etag) {
-                return .now(HTTPResponse(responses.notModified(for: record), extraHeaders: location))
+                return .now(HTTPResponse(responses.notModified(caching), extraHeaders: extra))
             }
-            return .now(HTTPResponse(responses.ok(for: record), extraHeaders: location))
+            return .now(HTTPResponse(responses.ok(caching), extraHeaders: extra))
         }
-        let etag = Self.frameETag(record, index, rendition, level: settings.cache.pngCompressionLevel)
-        let cacheControl = record.isImmutable ? Self.immutableCacheControl : "no-cache"
-        var headers = FrameResponses.headers(
-            record, index: index, format: rendition.format, etag: etag, cacheControl: cacheControl)
-        for field in location { headers.add(name: field.name, value: field.value) }
-        let image = cacheable(record, rendition)
-        if Self.matches(request, etag: etag) {
-            var notModified = Self.notModified(etag: etag, cacheControl: cacheControl)
-            for field in location { notModified.headers.add(name: field.name, value: field.value) }
+        let answer = FrameAnswer(
+            record: record, index: index, rendition: resolved.rendition, pngLevel: settings.cache.pngCompressionLevel,
+            extra: extra)
+        let image = cacheable(record, resolved.rendition)
+        if request.headers.ifNoneMatchMatches(answer.etag) {
             // Still tell the cache where the client is, so decode-ahead follows a revalidating player.
             _ = cache.frame(image, index: index) { _ in }
-            return .now(notModified)
+            return .now(answer.notModified())
         }
-        let logger = self.logger
-        let frameHeaders = headers
-        let store = self.store
-        if let frame = cache.frame(
-            image, index: index,
-            completion: { result in
-                if case .failure(.loadFailed) = result, store.health().status == .degraded {
-                    // The original went from the local cache and storage cannot be reached.
-                    responder.respond(Self.storageUnavailable())
-                    return
-                }
-                if case .success(let frame) = result, let responses = frame.attachment as? FrameResponses {
-                    responder.respond(HTTPResponse(responses.ok(for: record), extraHeaders: location))
-                    return
-                }
-                responder.respond(Self.frameResponse(result, headers: frameHeaders, logger: logger))
-            })
-        {
-            if let responses = frame.attachment as? FrameResponses {
-                return .now(HTTPResponse(responses.ok(for: record), extraHeaders: location))
+        let (logger, store) = (self.logger, self.store)
+        let frame = cache.frame(image, index: index) { result in
+            if case .failure(.loadFailed) = result, store.health().status == .degraded {
+                // The original went from the local cache and storage cannot be reached.
+                responder.respond(Self.storageUnavailable())
+                return
             }
-            return .now(FrameResponses.response(frame, headers: headers))
+            responder.respond(answer.response(result, logger: logger))
         }
+        if let frame { return .now(answer.response(.success(frame), logger: logger)) }
         return .later
-    }
-
-    static func frameResponse(
-        _ result: Result<EncodedFrame, FrameCacheError>, headers: HTTPHeaders,
-        logger: Logger
-    ) -> HTTPResponse {
-        switch result {
-        case .success(let frame):
-            return FrameResponses.response(frame, headers: headers)
-        case .failure(let error):
-            switch error {
-            case .queueFull(let seconds):
-                var extra = HTTPHeaders()
-                extra.add(name: "Retry-After", value: String(seconds))
-                return .problem(
-                    .tooManyRequests, detail: "Too many frames are waiting to be decoded; retry shortly.",
-                    headers: extra)
-            case .frameOutOfRange(let index, let count):
-                return .problem(.notFound, detail: "There is no frame \(index); the image has \(count).")
-            case .loadFailed(let why), .decodeFailed(let why):
-                logger.error("frame not produced", metadata: ["error": "\(why)"])
-                return .problem(.unprocessableContent, detail: "The frame cannot be decoded: \(why).")
-            case .removed:
-                return .problem(.notFound, detail: "The image was deleted.")
-            case .shuttingDown:
-                return .problem(.serviceUnavailable, detail: "The server is shutting down.")
-            }
-        }
     }
 
     /// Decimal digits only (no sign, no spaces), within `Int`.

@@ -117,13 +117,7 @@ extension FlipbookAPI {
         case .success(let value): requested = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
-        return withRecord(id, responder) { [self] record, _ in
-            guard let record else { return .now(Self.unknownImage(id)) }
-            let rendition: FrameRendition
-            switch self.rendition(requested, of: record) {
-            case .success(let value): rendition = value
-            case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
-            }
+        return withRendition(id, responder, requested) { [self] record, rendition in
             let metadata = record.metadata
             let key = CacheableImage.key(
                 id: Self.cacheKey(record), rendition: rendition, canvasWidth: metadata.width, canvasHeight: metadata.height)

@@ -2,10 +2,11 @@ import AnimatedImage
 
 /// The parameters of `GET /images/{id}/storyboard` and `…/storyboard.vtt`: `tile` (the tile's
 /// width in pixels, default 160), `tileHeight` (default: from the image's aspect), `columns`
-/// (default 10), `frames` (`all`, default, or `interval=MS`), `format` (`webp`, default, or
-/// `png`) and `quality` (1–100, lossy WebP; absent: lossless). Strict: a malformed value, a
-/// parameter given twice, or `quality` with PNG is an error naming the parameter. Other
-/// parameters are ignored.
+/// (default 10), `frames` (`all`, default, or `interval=MS`), and the sheets' `format` (`webp`,
+/// default, or `png`) and `quality` (1–100, lossy WebP; absent: lossless), which are rendition
+/// parameters read by ``RenditionQuery`` with its rules. Strict: a malformed value, a parameter
+/// given twice, or `quality` with PNG is an error naming the parameter. Other parameters are
+/// ignored.
 public enum StoryboardQuery {
     static let parameterNames: Set<String> = ["tile", "tileHeight", "columns", "frames", "format", "quality"]
 
@@ -13,7 +14,7 @@ public enum StoryboardQuery {
     public static func spec(_ query: [(name: String, value: String)]) throws(StoryboardError) -> StoryboardSpec {
         var seen: Set<String> = []
         var spec = StoryboardSpec()
-        var quality: Int? = nil
+        var sheets = RenditionQuery()
         for (name, value) in query where parameterNames.contains(name) {
             guard seen.insert(name).inserted else {
                 throw StoryboardError(parameter: name, detail: "\(name) is given more than once.")
@@ -38,25 +39,29 @@ public enum StoryboardQuery {
                 } else {
                     throw fail("all or interval=MS (MS a positive number of milliseconds)")
                 }
-            case "format":
-                guard let format = FrameFormat(rawValue: value) else { throw fail("webp or png") }
-                spec.format = format
-            case "quality":
-                guard let q = RenditionQuery.positiveInteger(value), q <= 100 else { throw fail("an integer from 1 to 100") }
-                quality = q
             default:
-                break
+                try storyboardError { () throws(RenditionParameterError) in try sheets.set(name, value, formats: [.webp, .png]) }
             }
         }
-        if quality != nil && spec.format == .png {
-            throw StoryboardError(
-                parameter: "quality", detail: "quality applies to lossy WebP sheets; it cannot be given with format=png.")
+        let format: FrameFormat = sheets.format == .png ? .png : .webp
+        try storyboardError { () throws(RenditionParameterError) in
+            try RenditionQuery.checkQuality(sheets.quality, format: sheets.format ?? .webp, of: "lossy WebP sheets")
         }
-        spec.quality = spec.format == .webp ? quality : nil
+        spec.format = format
+        spec.quality = format == .webp ? sheets.quality : nil
         // Larger than any sheet allows; the layout names the limit for the rest.
         if spec.columns > StoryboardLayout.maxSheetSide {
             throw StoryboardError(parameter: "columns", detail: "columns=\(spec.columns) is more than a sheet can hold.")
         }
         return spec
+    }
+
+    /// Runs `body`, its rendition parameter error as a storyboard's.
+    private static func storyboardError(_ body: () throws(RenditionParameterError) -> Void) throws(StoryboardError) {
+        do {
+            try body()
+        } catch {
+            throw StoryboardError(parameter: error.parameter, detail: error.detail)
+        }
     }
 }

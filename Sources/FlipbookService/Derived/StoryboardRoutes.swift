@@ -38,7 +38,7 @@ extension FlipbookAPI {
             }
             let key = layout.spec.key(tileHeight: layout.tileHeight)
             let etag = "\"\(vtt ? "sv" : "sb")-\(record.sha256.prefix(32))-\(key)-r\(AnimatedImage.outputRevision)\""
-            let cacheControl = record.isImmutable ? Self.immutableCacheControl : "no-cache"
+            let cacheControl = CachePolicy.of(record).header
             let derived = self.derived
             return whenProductReady(
                 responder, start: { derived.storyboard(record, layout, completion: $0) },
@@ -80,7 +80,7 @@ extension FlipbookAPI {
         let etag = "\"d-\(sha.prefix(32))-\(product.dropFirst("storyboard-".count))-\(file)\""
         let path = derived.store.path(sha, product) + "/" + file
         let serve: @Sendable () -> HTTPResponse = {
-            Self.productFile(request, path: path, contentType: type, etag: etag, cacheControl: Self.immutableCacheControl)
+            Self.productFile(request, path: path, contentType: type, etag: etag, cacheControl: CachePolicy.immutable.header)
         }
         if derived.store.contains(sha, product) { return .now(serve()) }
         // Made by another replica (which served the manifest): the shared store may have it.

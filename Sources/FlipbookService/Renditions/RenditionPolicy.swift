@@ -4,11 +4,11 @@ import AnimatedImage
 /// whether arbitrary parameters are allowed, the output limit. It turns a frame request's query
 /// and `Accept` field into a ``RequestedRendition``, and that, for an image's canvas, into the
 /// ``FrameRendition`` the cache makes.
-struct RenditionPolicy: Sendable {
-    let defaultFormat: RenditionQuery.Format
-    let presets: [String: RenditionQuery]
-    let allowArbitrary: Bool
-    let maxOutputDimension: Int
+public struct RenditionPolicy: Sendable {
+    public let defaultFormat: RenditionQuery.Format
+    public let presets: [String: RenditionQuery]
+    public let allowArbitrary: Bool
+    public let maxOutputDimension: Int
 
     /// A preset's name: letters, digits, `_` and `-`, 1–64 characters.
     static func isValidPresetName(_ name: Substring) -> Bool {
@@ -19,7 +19,7 @@ struct RenditionPolicy: Sendable {
     /// The policy of these settings (`renditions.*`, `limits.maxOutputDimension`); a malformed
     /// default format or preset is an error naming it. (``init(_:)`` reads them from
     /// ``FlipbookSettings``.)
-    init(defaultFormat: String, presets entries: [String], allowArbitrary: Bool, maxOutputDimension: Int)
+    public init(defaultFormat: String, presets entries: [String], allowArbitrary: Bool, maxOutputDimension: Int)
         throws(RenditionParameterError)
     {
         guard let format = RenditionQuery.Format(rawValue: defaultFormat) else {
@@ -48,11 +48,21 @@ struct RenditionPolicy: Sendable {
         self.maxOutputDimension = maxOutputDimension
     }
 
+    /// Every parameter allowed, no presets, `defaultFormat` without `format`: the command line's
+    /// rules.
+    public init(maxOutputDimension: Int, defaultFormat: RenditionQuery.Format = .png) {
+        self.defaultFormat = defaultFormat
+        presets = [:]
+        allowArbitrary = true
+        self.maxOutputDimension = maxOutputDimension
+    }
+
     /// What `query` (a frame request's query items) and `accept` (its `Accept` field, read only
-    /// when the format is negotiated) ask for. Parameters other than the rendition's are ignored
-    /// (`t`, cache busters).
-    func requested(
-        _ query: [(name: String, value: String)], accept: @autoclosure () -> Substring?
+    /// when the format is negotiated) ask for, `format` being one of `formats`. Parameters other
+    /// than the rendition's are ignored (`t`, cache busters).
+    public func requested(
+        _ query: [(name: String, value: String)], accept: @autoclosure () -> Substring?,
+        formats: [RenditionQuery.Format] = RenditionQuery.Format.allCases
     ) throws(RenditionParameterError) -> RequestedRendition {
         var given = RenditionQuery()
         var preset: String? = nil
@@ -65,7 +75,7 @@ struct RenditionPolicy: Sendable {
                 preset = value
             } else {
                 arbitrary = arbitrary ?? name
-                try given.set(name, value)
+                try given.set(name, value, formats: formats)
             }
         }
         if let arbitrary, !allowArbitrary {
@@ -83,10 +93,7 @@ struct RenditionPolicy: Sendable {
             given = base.overlaid(by: given)
         }
         let format = given.format ?? defaultFormat
-        if given.quality != nil && format == .png {
-            throw RenditionParameterError(
-                parameter: "quality", detail: "quality applies to lossy WebP; it cannot be given with format=png.")
-        }
+        try RenditionQuery.checkQuality(given.quality, format: format)
         let fit = given.fit ?? .contain
         if fit != .contain && (given.width == nil || given.height == nil) {
             throw RenditionParameterError(
@@ -110,8 +117,21 @@ struct RenditionPolicy: Sendable {
         return RequestedRendition(request: request, negotiated: negotiated)
     }
 
+    /// What a preview request asks for: the frame parameters, in WebP always (a preview is an
+    /// animated WebP; `format`, when given, may only say so).
+    public func preview(_ query: [(name: String, value: String)]) throws(RenditionParameterError) -> RequestedRendition {
+        var items = query.filter { $0.name != "format" }
+        if let format = query.first(where: { $0.name == "format" }), format.value != "webp" {
+            throw RenditionParameterError(
+                parameter: "format",
+                detail: "format='\(RenditionQuery.shown(format.value))' is not webp: previews are animated WebP.")
+        }
+        items.append(("format", "webp"))
+        return try requested(items, accept: nil)
+    }
+
     /// The rendition `requested` makes of a `width`×`height` canvas.
-    func rendition(_ requested: RequestedRendition, canvasWidth: Int, canvasHeight: Int) throws(RenditionParameterError)
+    public func rendition(_ requested: RequestedRendition, canvasWidth: Int, canvasHeight: Int) throws(RenditionParameterError)
         -> FrameRendition
     {
         do {
@@ -135,13 +155,13 @@ struct RenditionPolicy: Sendable {
 
 /// A frame request's rendition once presets, defaults and `Accept` are applied; the image's
 /// canvas turns it into a ``FrameRendition``.
-struct RequestedRendition: Sendable, Equatable {
-    var request: RenditionRequest
+public struct RequestedRendition: Sendable, Equatable {
+    public var request: RenditionRequest
     /// The format was chosen by `Accept`: the answer carries `Vary: Accept`.
-    var negotiated: Bool
+    public var negotiated: Bool
 
     /// No rendition parameters and a PNG default: today's frame.
-    static let full = RequestedRendition(request: .full, negotiated: false)
+    public static let full = RequestedRendition(request: .full, negotiated: false)
 }
 
 extension UInt8 {

@@ -1,12 +1,14 @@
 import AnimatedImage
 
-/// The rendition parameters of a frame request (`width`, `height`, `dpr`, `fit`, `enlarge`,
-/// `format`, `quality`), as given: each checked on its own, none yet applied to an image. A
-/// preset is one of these too (``RenditionPolicy``). Parsing is strict: a malformed or
+/// The rendition parameters (`width`, `height`, `dpr`, `fit`, `enlarge`, `format`, `quality`),
+/// as given: each checked on its own, none yet applied to an image. The one parser of them —
+/// for frames, previews (``RenditionPolicy``), storyboards' sheets (``StoryboardQuery``, its
+/// `format` and `quality`) and the command line's flags — so each rule, and the words of its
+/// error, is written once. A preset is one of these too. Parsing is strict: a malformed or
 /// out-of-range value, or a parameter given twice, is a ``RenditionParameterError`` naming it.
-struct RenditionQuery: Sendable, Equatable {
+public struct RenditionQuery: Sendable, Equatable {
     /// `format`: a frame format, or `auto` (negotiated by `Accept`).
-    enum Format: String, Sendable, Equatable {
+    public enum Format: String, Sendable, Equatable, CaseIterable {
         case png, webp, auto
     }
 
@@ -38,9 +40,9 @@ struct RenditionQuery: Sendable, Equatable {
             quality: other.quality ?? quality)
     }
 
-    /// Sets the parameter `name` from `value`; names that are not rendition parameters (and `r`)
-    /// are left to the caller.
-    mutating func set(_ name: String, _ value: String) throws(RenditionParameterError) {
+    /// Sets the parameter `name` from `value`, `format` being one of `formats`; names that are not
+    /// rendition parameters (and `r`) are left to the caller.
+    mutating func set(_ name: String, _ value: String, formats: [Format] = Format.allCases) throws(RenditionParameterError) {
         func fail(_ what: String) -> RenditionParameterError {
             RenditionParameterError(parameter: name, detail: "\(name)='\(Self.shown(value))' is not \(what).")
         }
@@ -73,7 +75,9 @@ struct RenditionQuery: Sendable, Equatable {
             }
         case "format":
             try once(format)
-            guard let chosen = Format(rawValue: value) else { throw fail("png, webp or auto") }
+            guard let chosen = Format(rawValue: value), formats.contains(chosen) else {
+                throw fail(Self.alternatives(formats.map(\.rawValue)))
+            }
             format = chosen
         case "quality":
             try once(quality)
@@ -82,6 +86,20 @@ struct RenditionQuery: Sendable, Equatable {
         default:
             break
         }
+    }
+
+    /// The rule of `quality` wherever it is given: it sets lossy WebP's quality, so it cannot go
+    /// with PNG (`what` names the output in the error: frames, or a storyboard's sheets).
+    static func checkQuality(_ quality: Int?, format: Format, of what: String = "lossy WebP") throws(RenditionParameterError) {
+        if quality != nil && format == .png {
+            throw RenditionParameterError(
+                parameter: "quality", detail: "quality applies to \(what); it cannot be given with format=png.")
+        }
+    }
+
+    /// `a`, `a or b`, `a, b or c`.
+    static func alternatives(_ words: [String]) -> String {
+        words.count < 2 ? words.joined() : words.dropLast().joined(separator: ", ") + " or " + words.last!
     }
 
     /// Parses a preset's query, `width=160&format=webp&quality=75` (no `r`, no percent-encoding).
@@ -114,8 +132,8 @@ struct RenditionQuery: Sendable, Equatable {
 }
 
 /// A rendition parameter that cannot be served: which one and why (a 400 problem's detail).
-struct RenditionParameterError: Error, Sendable, Equatable {
+public struct RenditionParameterError: Error, Sendable, Equatable {
     /// The query parameter (or setting) at fault.
-    var parameter: String
-    var detail: String
+    public var parameter: String
+    public var detail: String
 }

@@ -122,31 +122,13 @@ extension FlipbookAPI {
                     headers: ["Cache-Control": "no-store"]))
             return
         }
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: rendition.format.mimeType)
-        headers.add(
-            name: "ETag",
-            value: Self.uploadFrameETag(session.id, index, rendition, image: image, level: settings.cache.pngCompressionLevel))
-        headers.add(name: "Cache-Control", value: "no-store")
-        headers.add(name: "X-Frame-Index", value: String(index))
-        headers.add(name: "X-Frame-Count", value: String(image.frameCount))
-        headers.add(name: "X-Frame-Delay-Ms", value: String(image.timeline.delaysMs[index]))
-        if case .time = target {
-            headers.add(name: "Content-Location", value: Self.contentLocation(request, id: session.id, index: index))
-        }
-        if requested.negotiated { headers.add(name: "Vary", value: "Accept") }
-        responder.respond(HTTPResponse(status: .ok, headers: headers, body: bytes.array))
-    }
-
-    /// The `ETag` of a frame served while the upload arrives: the finished frame's, with the
-    /// upload's id where the content hash (not known yet) goes.
-    static func uploadFrameETag(_ uploadID: String, _ index: Int, _ rendition: FrameRendition, image: AnimatedImage, level: Int)
-        -> String
-    {
-        let name =
-            rendition.isExact(width: image.canvasWidth, height: image.canvasHeight)
-            ? "z\(level)" : rendition.format == .png ? "\(rendition.key)-z\(level)" : rendition.key
-        return "\"u-\(uploadID)-\(index)-\(name)-r\(AnimatedImage.outputRevision)\""
+        let contentLocation: String? =
+            if case .time = target { FrameAnswer.contentLocation(request, id: session.id, index: index) } else { nil }
+        let answer = FrameAnswer(
+            upload: session.id, image: image, index: index, rendition: rendition,
+            pngLevel: settings.cache.pngCompressionLevel,
+            extra: FrameAnswer.extraHeaders(negotiated: requested.negotiated, contentLocation: contentLocation))
+        responder.respond(answer.ok(bytes))
     }
 
     /// A waiting request whose session was stored meanwhile: its frame from the stored image
@@ -176,20 +158,18 @@ extension FlipbookAPI {
             case .success(let value): rendition = value
             case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
             }
-            let etag = Self.frameETag(record, index, rendition, level: settings.cache.pngCompressionLevel)
-            var headers = FrameResponses.headers(
-                record, index: index, format: rendition.format, etag: etag, cacheControl: "no-store")
-            if case .time = target {
-                headers.add(name: "Content-Location", value: Self.contentLocation(request, id: record.id, index: index))
-            }
-            if requested.negotiated { headers.add(name: "Vary", value: "Accept") }
-            let frameHeaders = headers
+            let contentLocation: String? =
+                if case .time = target { FrameAnswer.contentLocation(request, id: record.id, index: index) } else { nil }
+            let answer = FrameAnswer(
+                record: record, index: index, rendition: rendition, pngLevel: settings.cache.pngCompressionLevel,
+                caching: .noStore,
+                extra: FrameAnswer.extraHeaders(negotiated: requested.negotiated, contentLocation: contentLocation))
             let logger = self.logger
             if let frame = cache.frame(
                 cacheable(record, rendition), index: index,
-                completion: { responder.respond(Self.frameResponse($0, headers: frameHeaders, logger: logger)) })
+                completion: { responder.respond(answer.response($0, logger: logger)) })
             {
-                return .now(FrameResponses.response(frame, headers: headers))
+                return .now(answer.ok(frame.bytes))
             }
             return .later
         }
