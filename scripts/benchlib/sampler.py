@@ -45,6 +45,14 @@ def busy_processes(exclude=(), limit=5, seconds=1.0):
     return f"{total:.0f}% of a core in all: " + ", ".join(f"{n} {p:.0f}%" for p, n in rows[:limit])
 
 
+def end_of_run(server):
+    """What a run's report says of its end: the server's peak RSS (`VmHWM`), the load average and
+    the busiest other processes."""
+    from benchlib.machine import loadavg
+
+    return server.memory()["VmHWM"], loadavg(), busy_processes(exclude=(server.pid,))
+
+
 class RSSPoller(threading.Thread):
     """Reads a process's memory every `interval` seconds until `stop()`: the peak VmRSS, the
     file-backed part at that peak, the peak anonymous RSS, and how many samples were taken."""

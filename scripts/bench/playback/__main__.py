@@ -44,7 +44,7 @@ import time
 from benchlib import REPO, animations, log
 from benchlib.machine import loadavg, machine
 from benchlib.process import cpu_seconds
-from benchlib.sampler import RSSPoller, busy_processes
+from benchlib.sampler import RSSPoller, busy_processes, end_of_run
 from benchlib.server import BINARY, Server, build
 from benchlib.splice import publish, replace_section
 from benchlib.stats import mib, percentile
@@ -261,9 +261,7 @@ def run_one(spec, sizes, manifest):
         cpu = cpu_seconds(server.pid) - cpu_before
         after = server.json("/stats")
         poller.stop()
-        hwm_end = server.memory()["VmHWM"]
-        load_after = loadavg()
-        busy_after = busy_processes(exclude=(server.pid,))
+        hwm_end, load_after, busy_after = end_of_run(server)
     finally:
         server.stop()
         shutil.rmtree(data, ignore_errors=True)

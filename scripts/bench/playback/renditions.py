@@ -52,7 +52,7 @@ import time
 from benchlib import REPO, head_commit, log
 from benchlib.machine import loadavg, machine
 from benchlib.process import cpu_seconds
-from benchlib.sampler import RSSPoller, busy_processes
+from benchlib.sampler import RSSPoller, busy_processes, end_of_run
 from benchlib.server import BINARY, Server, build
 from benchlib.stats import mib, percentile
 from bench.playback.__main__ import player, read_response, with_halfway_stats  # noqa: F401  (the same players)
@@ -240,9 +240,7 @@ def run_one(abuse):
             doc = json.loads(body) if status == 200 else {}
             posters[key] = {"status": status, "poster": 0 in doc.get("cachedFrames", []),
                             "rendition": doc.get("rendition"), "cachedFrames": len(doc.get("cachedFrames", []))}
-        hwm_end = server.memory()["VmHWM"]
-        load_after = loadavg()
-        busy_after = busy_processes(exclude=(server.pid,))
+        hwm_end, load_after, busy_after = end_of_run(server)
     finally:
         server.stop()
         shutil.rmtree(data, ignore_errors=True)
