@@ -97,7 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
             "flipbook serving",
             metadata: [
                 "host": "\(settings.server.host)", "port": "\(settings.server.port)",
-                "instance": "\(server.api.instanceName)", "dataDir": "\(settings.storage.dataDir)",
+                "instance": "\(server.instanceName)", "dataDir": "\(settings.storage.dataDir)",
             ])
         do {
             try await server.run()

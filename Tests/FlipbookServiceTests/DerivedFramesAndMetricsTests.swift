@@ -18,7 +18,7 @@ struct DerivedFramesAndMetricsTests {
         for k in 0..<42 {
             #expect(try warm.client.get("/frames/\(id)/\(k)?width=100&format=png").status == 200)
         }
-        let cache = warm.server.api.cache
+        let cache = warm.server.cache
         let key = id + "/" + FrameRendition(scaledWidth: 100, scaledHeight: 100, format: .png).key
         let held = (0..<42).filter { cache.peekFrame(id: key, index: $0) != nil }.count
         #expect(held == 42)

@@ -137,7 +137,7 @@ struct DerivedRoutesTests {
             }
             let all = bodies.withLock { $0 }
             #expect(all.count == 6 && Set(all).count == 1 && !all[0].isEmpty)
-            #expect(service.server.api.derived.builds.counts().started == 1)
+            #expect(service.server.derived.builds.counts().started == 1)
         }
     }
 
@@ -152,7 +152,7 @@ struct DerivedRoutesTests {
             let again = try service.client.get("/images/\(id)/preview?width=64")
             #expect(again.status == 200 && again.body == first)
             let manifest = try service.client.get("/images/\(id)/storyboard?tile=32").json
-            #expect(service.server.api.derived.builds.counts().started == 0)
+            #expect(service.server.derived.builds.counts().started == 0)
             let sheet = try #require((manifest["sheets"] as? [[String: Any]])?.first?["url"] as? String)
             #expect(try service.client.get(sheet).status == 200)
             let deleted = try service.client.send("DELETE", "/images/\(id)", headers: ["Authorization": "Bearer secret"])
@@ -173,7 +173,7 @@ struct DerivedRoutesTests {
                 status = try service.client.get("/images/\(id)/preview?width=200").status
             }
             #expect(status == 200)
-            #expect(service.server.api.derived.builds.counts().started == 1)
+            #expect(service.server.derived.builds.counts().started == 1)
         }
     }
 
@@ -199,7 +199,7 @@ struct DerivedRoutesTests {
             // first preview.
             #expect(stats?["evictions"] == 2 && stats?["bytes"] == sizes[1] && stats?["products"] == 1, "\(stats ?? [:])")
             #expect(try service.client.get("/images/\(id)/preview?\(queries[0])").status == 200)
-            #expect(service.server.api.derived.builds.counts().started == 3)
+            #expect(service.server.derived.builds.counts().started == 3)
         }
     }
 }

@@ -90,15 +90,15 @@ struct FrameIDLookupTests {
         try old.encoded().write(to: url, options: .atomic)
         // A time at which the old timing would show another frame than the current one.
         let differing = (0..<5000).first { ms in
-            FlipbookAPI.frameIndex(old, at: PlaybackTime(milliseconds: ms))
-                != FlipbookAPI.frameIndex(current, at: PlaybackTime(milliseconds: ms))
+            FrameRoutes.frameIndex(old, at: PlaybackTime(milliseconds: ms))
+                != FrameRoutes.frameIndex(current, at: PlaybackTime(milliseconds: ms))
         }
         let time = try #require(differing)
         clock.advance(by: service.server.store.recheckSeconds)
 
         let atTime = try service.client.get("/frames/\(id)?t=\(time)")
         #expect(atTime.status == 200)
-        #expect(atTime.header("X-Frame-Index") == String(FlipbookAPI.frameIndex(current, at: PlaybackTime(milliseconds: time))))
+        #expect(atTime.header("X-Frame-Index") == String(FrameRoutes.frameIndex(current, at: PlaybackTime(milliseconds: time))))
         let again = try service.client.get("/frames/\(id)/0")
         #expect(again.status == 200 && again.body == frame.body)
         #expect(again.header("X-Frame-Delay-Ms") == frame.header("X-Frame-Delay-Ms"))

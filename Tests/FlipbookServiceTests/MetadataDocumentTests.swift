@@ -44,7 +44,7 @@ import Testing
 
     @Test func anImageListEntryIsTheRecordWithTheHeadlineFields() throws {
         let record = try Self.muybridgeRecord()
-        let entry = String(decoding: FlipbookAPI.encodeJSON(ImageSummaryDocument(record: record)), as: UTF8.self)
+        let entry = String(decoding: JSONBody.encode(ImageSummaryDocument(record: record)), as: UTF8.self)
         #expect(
             entry == #"{"animated":true,"durationMs":1500,"fileBytes":9828,"format":"gif","frameCount":15,"#
                 + #""height":20,"id":"muybridge","mimeType":"image/gif","playCount":0,"#

@@ -46,10 +46,15 @@ struct ProxyAndReadinessTests {
         let cache = FrameCache(configuration: FrameCacheConfiguration(budgetBytes: 1 << 20, decodeThreads: 1))
         defer { cache.shutdown() }
         let draining = DrainFlag()
-        let api = FlipbookAPI(
-            settings: FlipbookSettings(), store: store, cache: cache,
-            registry: PrometheusCollectorRegistry(), logger: Logger(label: "t"),
-            isDraining: { draining.value })
+        var settings = FlipbookSettings()
+        settings.storage.dataDir = directory
+        let api = OperationsRoutes(
+            store: store, cache: cache,
+            derived: DerivedProducts(
+                settings: settings, images: store, cache: cache, budget: nil, concurrency: 1, logger: Logger(label: "t")),
+            registry: PrometheusCollectorRegistry(),
+            decorator: ResponseDecorator(instanceName: "t", trustedProxies: [], accessLog: nil, metrics: HTTPMetrics(loops: 1)),
+            isDraining: { draining.value }, connectionStatistics: { nil }, adminToken: "", logger: Logger(label: "t"))
         let request = HTTPRequest(method: .GET, target: "/readyz")
         guard case .now(let ready) = api.readiness(request, HTTPResponder { _ in }) else { Issue.record("deferred"); return }
         #expect(ready.status.code == 200)

@@ -65,10 +65,10 @@ struct SourceSessionTests {
     /// Waits until `count` frame requests wait on sessions.
     static func waiting(_ service: TestService, _ count: Int) {
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, service.server.api.uploads.waiting.load(ordering: .relaxed) < count {
+        while Date() < deadline, service.server.uploads.waiting.load(ordering: .relaxed) < count {
             Thread.sleep(forTimeInterval: 0.01)
         }
-        #expect(service.server.api.uploads.waiting.load(ordering: .relaxed) >= count)
+        #expect(service.server.uploads.waiting.load(ordering: .relaxed) >= count)
     }
 
     @Test func framesAreServedWhileTheOriginStillSends() async throws {
@@ -226,7 +226,7 @@ struct SourceSessionTests {
         func prefers(_ values: [String]) -> Bool {
             var headers = HTTPHeaders()
             for value in values { headers.add(name: "Prefer", value: value) }
-            return FlipbookAPI.prefersRespondAsync(HTTPRequest(method: .POST, target: "/images", headers: headers))
+            return SourceRoutes.prefersRespondAsync(HTTPRequest(method: .POST, target: "/images", headers: headers))
         }
         #expect(!prefers([]))
         #expect(prefers(["respond-async"]))

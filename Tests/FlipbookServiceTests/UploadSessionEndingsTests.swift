@@ -97,7 +97,7 @@ struct UploadSessionEndingsTests {
             var headers = HTTPHeaders()
             for value in values { headers.add(name: "Prefer", value: value) }
             let request = HTTPRequest(method: .GET, target: "/frames/x/0", headers: headers)
-            return FlipbookAPI.preferredWait(request, cap: 10)
+            return UploadFrameRoutes.preferredWait(request, cap: 10)
         }
         #expect(wait([]) == 10)
         #expect(wait(["wait=3"]) == 3)

@@ -58,7 +58,7 @@ struct UploadSessionTests {
     /// requests and this loop are held up alike, and the budget is not spent meanwhile.
     static func waitForWaiters(_ service: TestService, _ count: Int) async throws {
         for _ in 0..<1000 {
-            if service.server.api.uploads.waiting.load(ordering: .relaxed) >= count { return }
+            if service.server.uploads.waiting.load(ordering: .relaxed) >= count { return }
             try await Task.sleep(for: .milliseconds(10))
         }
         Issue.record("\(count) frame requests were not waiting after 1000 polls 10 ms apart")
@@ -141,7 +141,7 @@ struct UploadSessionTests {
         let id = try Self.createSession(service)
         let connection = try Self.startPut(service, id, length: bytes.count)
         try Self.sendSlice(service, connection, id, bytes[0..<first], total: first)
-        let session = try #require(service.server.api.uploads.existing(id))
+        let session = try #require(service.server.uploads.existing(id))
         // An index is under way (claimed here, and held) while the rest of the bytes land.
         #expect(session.claimIndexing())
         try connection.send(Array(bytes[first..<second]))

@@ -9,21 +9,28 @@ import ServiceLifecycle
 import SystemResources
 import UnixSignals
 
-/// The service assembled from its settings: the image store, the frame cache, the API and the
-/// HTTP server, plus the memory-pressure sources (cgroup monitor, SIGUSR1). `run()` serves until
-/// SIGTERM/SIGINT, then drains: readiness turns 503, in-flight requests finish, and the process
-/// exits within `server.drainTimeoutSeconds`.
+/// The service assembled from its settings: the image store, the frame cache, the API (its
+/// routes, ``Routes``) and the HTTP server, plus the memory-pressure sources (cgroup monitor,
+/// SIGUSR1). `run()` serves until SIGTERM/SIGINT, then drains: readiness turns 503, in-flight
+/// requests finish, and the process exits within `server.drainTimeoutSeconds`.
 public final class FlipbookServer: Sendable {
     public let settings: FlipbookSettings
     public let store: ImageStore
     public let cache: FrameCache
     /// What decodes and upload verifications may hold at once (`limits.maxDecodeBytes`).
     public let decodeBudget: DecodeMemoryBudget
-    public let api: FlipbookAPI
     public let http: HTTPServer
     public let registry: PrometheusCollectorRegistry
     /// The access log, when `log.accessLog` is on.
     public let accessLog: AccessLog?
+    /// The name in `X-Served-By`.
+    public let instanceName: String
+    /// Upload sessions (`/uploads`), for tests.
+    let uploads: UploadSessions
+    /// Storyboards and previews, for tests.
+    let derived: DerivedProducts
+    /// Health, readiness, metrics, stats, for tests.
+    let operations: OperationsRoutes
     private let logger: Logger
     private let monitor: MemoryPressureMonitor
 
@@ -60,11 +67,48 @@ public final class FlipbookServer: Sendable {
         FrameCache.configureProcessAllocator()
         // libvips, the resampler of renditions, started before the decode threads exist.
         Resampler.start()
+        cache = FrameCache(
+            configuration: Self.cacheConfiguration(settings, memory: memory, loops: loops, decodeBudget: decodeBudget),
+            metricsFactory: PrometheusMetricsFactory(registry: registry))
+        monitor = MemoryPressureMonitor(cache: cache, settings: Self.pressureSettings(settings))
+        accessLog =
+            settings.log.accessLog
+            ? try AccessLog(
+                destination: settings.log.accessLogFile.isEmpty ? .standardError : .file(settings.log.accessLogFile),
+                format: settings.log.format == "json" ? .json : .text, loops: loops)
+            : nil
+        let box = ServerBox()
+        let routes = Routes(
+            settings: settings, store: store, cache: cache, registry: registry, logger: logger, loops: loops,
+            accessLog: accessLog,
+            server: Routes.ServerState(
+                isDraining: { box.server?.isDraining ?? false }, connectionStatistics: { box.server?.statistics }),
+            sourceResolver: sourceResolver)
+        (uploads, derived, operations) = (routes.uploads, routes.derived, routes.operations)
+        instanceName = routes.decorator.instanceName
+        http = HTTPServer(
+            configuration: Self.httpConfiguration(settings, loops: loops), router: routes.router, logger: logger,
+            hook: routes.decorator)
+        box.server = http
+        logger.info(
+            "frame cache ready",
+            metadata: [
+                "budgetBytes": "\(cache.configuration.budgetBytes)", "decodeBudgetBytes": "\(decodeBudget.capacityBytes)",
+                "memoryLimitBytes": "\(memory.limitBytes)",
+                "fromCgroup": "\(memory.fromCgroup)", "decodeThreads": "\(cache.configuration.decodeThreads)",
+            ])
+    }
+
+    /// The frame cache's configuration: its byte budget (`cache.maxBytes`, else a fraction of the
+    /// memory limit), decode threads, window policy and the rest of `cache.*`.
+    private static func cacheConfiguration(
+        _ settings: FlipbookSettings, memory: MemoryLimits, loops: Int, decodeBudget: DecodeMemoryBudget
+    ) -> FrameCacheConfiguration {
         let budget =
             settings.cache.maxBytes > 0
             ? settings.cache.maxBytes
             : memory.cacheBudget(fractionOfLimit: settings.cache.memoryFraction)
-        var cacheConfiguration = FrameCacheConfiguration(
+        var configuration = FrameCacheConfiguration(
             budgetBytes: budget,
             decodeThreads: settings.cache.decodeThreads > 0 ? settings.cache.decodeThreads : CPULimit.usableCores,
             window: WindowPolicy(
@@ -74,33 +118,26 @@ public final class FlipbookServer: Sendable {
             checkpointInterval: settings.cache.checkpointInterval,
             pngCompressionLevel: settings.cache.pngCompressionLevel,
             maxWaitingRequests: settings.cache.maxWaitingRequests)
-        cacheConfiguration.hitTables = loops
-        cacheConfiguration.frameArena = settings.cache.frameArena
-        cacheConfiguration.decodeBudget = decodeBudget
-        cacheConfiguration.decodeAheadRenditions = settings.renditions.decodeAheadPerImage
-        cache = FrameCache(configuration: cacheConfiguration, metricsFactory: PrometheusMetricsFactory(registry: registry))
-        var monitorSettings = MemoryPressureMonitor.Settings()
-        monitorSettings.interval = settings.cache.pressurePollSeconds
-        monitorSettings.warningFraction = settings.cache.pressureWarningFraction
-        monitorSettings.criticalFraction = settings.cache.pressureCriticalFraction
-        monitor = MemoryPressureMonitor(cache: cache, settings: monitorSettings)
+        configuration.hitTables = loops
+        configuration.frameArena = settings.cache.frameArena
+        configuration.decodeBudget = decodeBudget
+        configuration.decodeAheadRenditions = settings.renditions.decodeAheadPerImage
+        return configuration
+    }
 
+    private static func pressureSettings(_ settings: FlipbookSettings) -> MemoryPressureMonitor.Settings {
+        var monitor = MemoryPressureMonitor.Settings()
+        monitor.interval = settings.cache.pressurePollSeconds
+        monitor.warningFraction = settings.cache.pressureWarningFraction
+        monitor.criticalFraction = settings.cache.pressureCriticalFraction
+        return monitor
+    }
+
+    /// The HTTP server's configuration from `server.*`.
+    private static func httpConfiguration(_ settings: FlipbookSettings, loops: Int) -> HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration(host: settings.server.host, port: settings.server.port)
         configuration.eventLoopThreads = loops
         configuration.requestIDHeader = ResponseDecorator.requestIDHeader
-        accessLog =
-            settings.log.accessLog
-            ? try AccessLog(
-                destination: settings.log.accessLogFile.isEmpty ? .standardError : .file(settings.log.accessLogFile),
-                format: settings.log.format == "json" ? .json : .text,
-                loops: configuration.eventLoopThreads)
-            : nil
-        let box = ServerBox()
-        api = FlipbookAPI(
-            settings: settings, store: store, cache: cache, registry: registry, logger: logger,
-            loops: configuration.eventLoopThreads, accessLog: accessLog,
-            isDraining: { box.server?.isDraining ?? false },
-            connectionStatistics: { box.server?.statistics }, sourceResolver: sourceResolver)
         configuration.maxConnections = settings.server.maxConnections
         configuration.maxRequestLineBytes = settings.server.maxRequestLineBytes
         configuration.maxHeaderBytes = settings.server.maxHeaderBytes
@@ -109,15 +146,7 @@ public final class FlipbookServer: Sendable {
         configuration.bodyReadIdleTimeout = .milliseconds(Int(settings.server.bodyIdleTimeoutSeconds * 1000))
         configuration.keepAliveIdleTimeout = .milliseconds(Int(settings.server.keepAliveTimeoutSeconds * 1000))
         configuration.drainTimeout = .milliseconds(Int(settings.server.drainTimeoutSeconds * 1000))
-        http = HTTPServer(configuration: configuration, router: api.makeRouter(), logger: logger, hook: api.responseHook)
-        box.server = http
-        logger.info(
-            "frame cache ready",
-            metadata: [
-                "budgetBytes": "\(budget)", "decodeBudgetBytes": "\(decodeBudget.capacityBytes)",
-                "memoryLimitBytes": "\(memory.limitBytes)",
-                "fromCgroup": "\(memory.fromCgroup)", "decodeThreads": "\(cache.configuration.decodeThreads)",
-            ])
+        return configuration
     }
 
     /// The bound port once started.

@@ -18,7 +18,7 @@ final class CachedRenditionFrames {
         let lossless = FrameRendition(
             scaledWidth: rendition.scaledWidth, scaledHeight: rendition.scaledHeight, crop: rendition.crop, format: .png)
         key = CacheableImage.key(
-            id: FlipbookAPI.cacheKey(record), rendition: lossless, canvasWidth: record.metadata.width,
+            id: record.frameCacheID, rendition: lossless, canvasWidth: record.metadata.width,
             canvasHeight: record.metadata.height)
     }
 

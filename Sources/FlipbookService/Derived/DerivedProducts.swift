@@ -28,7 +28,7 @@ final class DerivedProducts: Sendable {
         concurrency: Int, logger: Logger
     ) {
         store = DerivedStore(dataDirectory: settings.storage.dataDir, maxBytes: settings.derived.maxBytes)
-        shared = (images.backend as? S3Backend).map { S3SharedProducts(backend: $0) }
+        shared = images.sharedProducts
         builds = DerivedBuilds(concurrency: concurrency)
         self.images = images
         self.cache = cache

@@ -38,7 +38,7 @@ public enum StoryboardDocuments {
         let sheets = layout.sheets.enumerated().map { number, sheet in
             Manifest.Sheet(url: sheetURL(number), width: sheet.width, height: sheet.height)
         }
-        return FlipbookAPI.encodeJSON(
+        return JSONBody.encode(
             Manifest(
                 id: id, tileWidth: layout.tileWidth, tileHeight: layout.tileHeight, columns: layout.columns,
                 rows: layout.rows, durationMs: layout.durationMs, playCount: layout.playCount, sheets: sheets,

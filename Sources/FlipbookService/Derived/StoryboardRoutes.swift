@@ -6,7 +6,7 @@ import HTTPServer
 /// content-addressed URLs: the original's SHA-256 and the storyboard's parameters name their
 /// bytes, so they are cached for a year). The manifest and the track answer once the sheets are
 /// made and kept (``DerivedProducts``), so every URL they name can be fetched.
-extension FlipbookAPI {
+extension DerivedRoutes {
     func storyboard(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         storyboardDocument(request, responder, vtt: false)
     }
@@ -23,8 +23,7 @@ extension FlipbookAPI {
         } catch {
             return .now(.problem(.badRequest, detail: error.detail))
         }
-        return withRecord(id, responder) { [self] record, _ in
-            guard let record else { return .now(Self.unknownImage(id)) }
+        return lookup.withKnownRecord(id, responder) { record, _ in
             let metadata = record.metadata
             let layout: StoryboardLayout
             do throws(StoryboardError) {
@@ -39,11 +38,10 @@ extension FlipbookAPI {
             let key = layout.spec.key(tileHeight: layout.tileHeight)
             let etag = "\"\(vtt ? "sv" : "sb")-\(record.sha256.prefix(32))-\(key)-r\(AnimatedImage.outputRevision)\""
             let cacheControl = CachePolicy.of(record).header
-            let derived = self.derived
             return whenProductReady(
                 responder, start: { derived.storyboard(record, layout, completion: $0) },
                 ready: {
-                    if Self.matches(request, etag: etag) { return Self.notModified(etag: etag, cacheControl: cacheControl) }
+                    if request.headers.ifNoneMatchMatches(etag) { return .notModified(etag: etag, cacheControl: cacheControl) }
                     var headers = HTTPHeaders()
                     headers.add(name: "Content-Type", value: vtt ? "text/vtt; charset=utf-8" : "application/json")
                     headers.add(name: "ETag", value: etag)
@@ -73,7 +71,7 @@ extension FlipbookAPI {
             type = ""
         }
         guard ImageID.isContentID(sha), product.hasPrefix("storyboard-"), !type.isEmpty,
-            Self.isProductName(product), Self.isProductName(file)
+            ProductName.isValid(product), ProductName.isValid(file)
         else {
             return .now(DerivedFailure.notShared.response)
         }
@@ -85,14 +83,6 @@ extension FlipbookAPI {
         if derived.store.contains(sha, product) { return .now(serve()) }
         // Made by another replica (which served the manifest): the shared store may have it.
         guard derived.shared != nil else { return .now(DerivedFailure.notShared.response) }
-        let derived = self.derived
         return whenProductReady(responder, start: { derived.fetchSheets(sha, product, completion: $0) }, ready: serve)
-    }
-
-    /// Letters, digits, `.`, `-`, `+`, `x` — what product and file names are made of — and not
-    /// a dot-only name.
-    static func isProductName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 200 && name.contains { $0 != "." }
-            && name.utf8.allSatisfy { ImageID.isNameByte($0) || $0 == UInt8(ascii: "+") }
     }
 }

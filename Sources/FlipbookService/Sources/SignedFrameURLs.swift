@@ -6,10 +6,10 @@ import URLSigning
 /// (rendition parameters and `exp`), so a frontend signs one URL — the `src` it hands
 /// `<flipbook-player>` — and never holds a key. (Chosen over a signed URL template, which would
 /// need a second signature scheme over a pattern; this one is the same check as every other.)
-extension FlipbookAPI {
+extension SourceRoutes {
     /// `json` (a metadata document) with `frameUrls` added when the request was validly signed.
     func withSignedFrameURLs(_ json: [UInt8], request: HTTPRequest, id: String, frameCount: Int) -> [UInt8] {
-        guard let signing = sources.signing, let query = URLSignature.queryWithoutSignature(request.target),
+        guard let signing = services.signing, let query = URLSignature.queryWithoutSignature(request.target),
             signing.signature.verify(request.target, now: signing.now()) == nil, json.last == 0x7d
         else { return json }
         var out = json.dropLast() + Array(",\"frameUrls\":[".utf8)

@@ -1,19 +1,20 @@
 import Foundation
 import HTTPServer
+import Logging
 
 /// Receives the small JSON body of a registration by URL (`{"url": "https://…"}`), then fetches
 /// on the sources queue and answers as an upload of the fetched bytes would — or, asked
 /// `Prefer: respond-async`, answers 202 at once and feeds the fetch into an upload session.
 final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
     static let maxBodyBytes = 16 * 1024
-    private let api: FlipbookAPI
+    private let sources: SourceRoutes
     private let request: HTTPRequest
     private let name: String?
     private let responder: HTTPResponder
     private var body: [UInt8] = []
 
-    init(api: FlipbookAPI, request: HTTPRequest, name: String?, responder: HTTPResponder) {
-        self.api = api
+    init(sources: SourceRoutes, request: HTTPRequest, name: String?, responder: HTTPResponder) {
+        self.sources = sources
         self.request = request
         self.name = name
         self.responder = responder
@@ -29,7 +30,7 @@ final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
     func finish() -> HTTPHandlerResult {
         // A signature covers the path and query, not the body: where registrations must be
         // signed, the URL must be the signed `url` parameter.
-        if request.query("url") == nil, let signing = api.sources.signing, let route = request.route,
+        if request.query("url") == nil, let signing = sources.services.signing, let route = request.route,
             signing.needsSignature(method: request.method, route: route, parameters: [String](), isURLSource: true)
         {
             return .now(
@@ -40,15 +41,15 @@ final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
         let url: String
         switch Self.sourceURL(query: request.query("url"), body: body) {
         case .success(let found): url = found
-        case .failure(let refusal): return .now(FlipbookAPI.problem(refusal))
+        case .failure(let refusal): return .now(.problem(refusal))
         }
-        if api.appliesRespondAsync(request) {
+        if sources.appliesRespondAsync(request) {
             return .now(
-                api.startFetchIntoSession(url, name: name, validators: nil, unchanged: nil, requestID: request.requestID))
+                sources.startFetchIntoSession(url, name: name, validators: nil, unchanged: nil, requestID: request.requestID))
         }
-        let (api, name, responder, requestID) = (self.api, self.name, self.responder, request.requestID)
-        api.sources.queue.async {
-            responder.respond(api.fetchAndCommit(url, name: name, requestID: requestID))
+        let (sources, name, responder, requestID) = (self.sources, self.name, self.responder, request.requestID)
+        sources.services.queue.async {
+            responder.respond(sources.fetchAndCommit(url, name: name, requestID: requestID))
         }
         return .later
     }
@@ -87,8 +88,23 @@ enum PreparedFetch {
     case refused(HTTPResponse)
 }
 
-/// `POST /images` and `PUT /images/{name}` by URL, and `POST /images/{id}/refresh`.
-extension FlipbookAPI {
+/// `POST /images` and `PUT /images/{name}` by URL (their body's sink, ``SourceRequestSink``),
+/// `POST /images/{id}/refresh`, the background refresh of sources due for it, and signed frame
+/// URLs in metadata.
+struct SourceRoutes: Sendable {
+    /// The fetcher, the signing policy, the fetch slots and counters.
+    let services: SourceServices
+    let ingest: ImageIngest
+    let tracker: UploadTracker
+    let settings: FlipbookSettings
+    let logger: Logger
+
+    private var store: ImageStore { ingest.store }
+
+    func register(in router: inout Router) {
+        router.post("/images/:id/refresh", maxBodyBytes: 4096) { refreshSource($0, $1) }
+    }
+
     /// Fetches `url` into an upload and commits it (slow: on the sources queue). With
     /// `validators`, a 304 answers 304 (the image is unchanged).
     func fetchAndCommit(
@@ -107,8 +123,8 @@ extension FlipbookAPI {
     /// instead when either cannot be had (429, 503). The caller hands the file to
     /// ``fetch(_:into:session:name:validators:requestID:)``, which releases the slot.
     func prepareFetch() -> PreparedFetch {
-        guard sources.claimFetch() else {
-            sources.count("busy")
+        guard services.claimFetch() else {
+            services.count("busy")
             return .refused(
                 .problem(
                     .tooManyRequests, detail: "Too many sources are being fetched at once; retry shortly.",
@@ -117,8 +133,8 @@ extension FlipbookAPI {
         do {
             return .ready(try store.beginUpload())
         } catch {
-            sources.releaseFetch()
-            return .refused(Self.storageUnavailable("The source cannot be stored right now"))
+            services.releaseFetch()
+            return .refused(.storageUnavailable("The source cannot be stored right now"))
         }
     }
 
@@ -129,16 +145,16 @@ extension FlipbookAPI {
         _ url: String, into upload: UploadFile, session: UploadSession?, name: String?,
         validators: SourceFetcher.Validators?, requestID: HTTPRequestID
     ) -> SourceFetchResult {
-        defer { sources.releaseFetch() }
+        defer { services.releaseFetch() }
         let fetched: SourceFetcher.Fetched
         do {
-            fetched = try sources.fetcher.fetch(url, validators: validators) { chunk in
+            fetched = try services.fetcher.fetch(url, validators: validators) { chunk in
                 try upload.append(chunk)
-                if let session, session.received(total: upload.byteCount) { self.indexUpload(session) }
+                if let session, session.received(total: upload.byteCount) { tracker.index(session) }
             }
         } catch {
             upload.discard()
-            sources.count(error.reason)
+            services.count(error.reason)
             if error.status == .internalServerError {
                 logger.error("source not written", metadata: ["error": "\(error)", "requestID": "\(requestID)"])
             }
@@ -146,17 +162,17 @@ extension FlipbookAPI {
         }
         if fetched.status == 304 {
             upload.discard()
-            sources.count("not-modified")
+            services.count("not-modified")
             return .notModified
         }
         guard upload.byteCount > 0 else {
             upload.discard()
-            sources.count("empty")
+            services.count("empty")
             return .refused(status: .unprocessableContent, detail: "The source's body is empty.")
         }
-        sources.count("ok")
+        services.count("ok")
         let origin = SourceOrigin(url: url, etag: fetched.etag, lastModified: fetched.lastModified, fetchedAt: Date())
-        return .committed(commitUpload(upload, name: name, requestID: requestID, origin: origin))
+        return .committed(ingest.commit(upload, name: name, requestID: requestID, origin: origin))
     }
 
     /// `POST /images/{id}/refresh`: revalidates an image registered by URL with its validators.
@@ -166,12 +182,12 @@ extension FlipbookAPI {
         if let refusal = Authorization.check(
             request, token: settings.auth.uploadToken, what: "Refreshing", disabledWhenEmpty: false)
         {
-            return .now(Self.problem(refusal))
+            return .now(.problem(refusal))
         }
         let id = request.pathParameters["id"] ?? ""
         let requestID = request.requestID
         let respondAsync = appliesRespondAsync(request)
-        sources.queue.async { [self] in
+        services.queue.async {
             responder.respond(refresh(id, requestID: requestID, respondAsync: respondAsync))
         }
         return .later
@@ -180,7 +196,7 @@ extension FlipbookAPI {
     /// Revalidates image `id`; with `respondAsync`, into an upload session (202) that ends as an
     /// alias of the new bytes' image, or of `id` itself when the origin answers 304.
     func refresh(_ id: String, requestID: HTTPRequestID, respondAsync: Bool = false) -> HTTPResponse {
-        guard let record = store.record(id, reindexing: false) else { return Self.unknownImage(id) }
+        guard let record = store.record(id, reindexing: false) else { return .unknownImage(id) }
         guard let origin = record.origin else {
             return .problem(.conflict, detail: "Image '\(id)' was not registered by URL; there is nothing to refresh.")
         }
@@ -192,21 +208,20 @@ extension FlipbookAPI {
         }
         let response = fetchAndCommit(origin.url, name: name, validators: validators, requestID: requestID)
         guard response.status == .notModified else { return response }
-        let body = store.recordAndMetadata(id)?.1 ?? (try? ImageStore.encodeMetadata(of: record)) ?? []
-        return Self.json(body, headers: ["ETag": Self.metadataETag(record)])
+        return .json(ingest.metadata(of: record), headers: ["ETag": ImageRoutes.metadataETag(record)])
     }
 
     /// With `sources.refreshSeconds`, an image whose source was fetched longer ago is
     /// revalidated in the background when it is asked for (the request is not held).
     func refreshIfDue(_ record: StoredImage) {
-        guard sources.refreshSeconds > 0, let origin = record.origin,
-            Date().timeIntervalSince(origin.fetchedAt) > sources.refreshSeconds,
-            sources.claimRefresh(record.id)
+        guard services.refreshSeconds > 0, let origin = record.origin,
+            Date().timeIntervalSince(origin.fetchedAt) > services.refreshSeconds,
+            services.claimRefresh(record.id)
         else { return }
         let id = record.id
-        sources.queue.async { [self] in
+        services.queue.async {
             _ = refresh(id, requestID: .none)
-            sources.releaseRefresh(id)
+            services.releaseRefresh(id)
         }
     }
 }

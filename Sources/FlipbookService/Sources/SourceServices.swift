@@ -20,7 +20,7 @@ final class SourceServices: Sendable {
     /// once instead of holding another thread on a slow origin.
     let fetching = Mutex(0)
     static let maxConcurrentFetches = 32
-    /// Ids whose background refresh (``FlipbookAPI/refreshIfDue(_:)``) is under way.
+    /// Ids whose background refresh (``SourceRoutes/refreshIfDue(_:)``) is under way.
     let refreshing = Mutex<Set<String>>([])
 
     init(settings: FlipbookSettings, registry: PrometheusCollectorRegistry, resolver: any SourceResolver) {

@@ -39,8 +39,7 @@ enum SourceFetchResult {
             {
                 return .stored(id: String(location.dropFirst("/images/".count)))
             }
-            let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-            let detail = object?["detail"] as? String ?? response.status.reasonPhrase
+            let detail = JSONBody.problemDetail(response)
             let status = response.status == .unsupportedMediaType ? .unprocessableContent : response.status
             return .failed(status: status, detail: detail)
         }
@@ -52,7 +51,7 @@ enum SourceFetchResult {
 /// `Preference-Applied: respond-async`. The client then reads the session as any upload's —
 /// `GET /uploads/{uploadId}` for progress and then a 303 to the stored image (or the fetch's
 /// problem), `GET /frames/{uploadId}/{k}` for frames as their bytes arrive from the origin.
-extension FlipbookAPI {
+extension SourceRoutes {
     /// Whether the request asked to be answered before its work is done (`Prefer: respond-async`).
     static func prefersRespondAsync(_ request: HTTPRequest) -> Bool {
         request.headers.values(for: "Prefer").contains { value in
@@ -81,10 +80,10 @@ extension FlipbookAPI {
         requestID: HTTPRequestID
     ) -> HTTPResponse {
         do {
-            _ = try sources.fetcher.policy.check(url)
+            _ = try services.fetcher.policy.check(url)
         } catch {
             let failure = SourceFetchFailure.refused(error)
-            sources.count(failure.reason)
+            services.count(failure.reason)
             return .problem(failure.status, detail: failure.description)
         }
         let upload: UploadFile
@@ -92,23 +91,23 @@ extension FlipbookAPI {
         case .refused(let refusal): return refusal
         case .ready(let file): upload = file
         }
-        guard let session = uploads.create() else {
+        guard let session = tracker.sessions.create() else {
             upload.discard()
-            sources.releaseFetch()
-            sources.count("busy")
-            return Self.problem(Self.sessionsFull(settings.uploads))
+            services.releaseFetch()
+            services.count("busy")
+            return .problem(UploadTracker.sessionsFull(settings.uploads))
         }
         _ = session.beginReceiving(path: upload.path)
-        sources.queue.async { [self] in
+        services.queue.async {
             let result = fetch(
                 url, into: upload, session: session, name: name, validators: validators, requestID: requestID)
             let answer: HTTPResponse? = if case .notModified = result { nil } else { result.response }
-            endUpload(session, result.phase(unchanged: unchanged), answering: answer)
+            tracker.end(session, result.phase(unchanged: unchanged), answering: answer)
         }
         var headers = HTTPHeaders()
         headers.add(name: "Location", value: "/uploads/\(session.id)")
         headers.add(name: "Preference-Applied", value: "respond-async")
         headers.add(name: "Cache-Control", value: "no-store")
-        return Self.json(Self.encodeJSON(["uploadId": session.id]), status: .accepted, headers: headers)
+        return .json(JSONBody.encode(["uploadId": session.id]), status: .accepted, headers: headers)
     }
 }

@@ -29,7 +29,7 @@ struct S3SharedProducts: SharedProducts {
         var files: [(name: String, size: Int)] = []
         for line in String(decoding: listed.body, as: UTF8.self).split(separator: "\n") {
             let fields = line.split(separator: " ")
-            guard fields.count == 2, let size = Int(fields[1]), FlipbookAPI.isProductName(String(fields[0])) else {
+            guard fields.count == 2, let size = Int(fields[1]), ProductName.isValid(String(fields[0])) else {
                 throw .failed("the list \(listKey(sha256, name)) is malformed")
             }
             files.append((String(fields[0]), size))

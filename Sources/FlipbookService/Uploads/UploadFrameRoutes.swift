@@ -2,6 +2,7 @@ import AnimatedImage
 import Dispatch
 import FrameCache
 import HTTPServer
+import Logging
 
 /// `GET /frames/{uploadId}/{k}` and `GET /frames/{uploadId}?t=` while an upload session's body
 /// arrives: frame k as soon as its data is in (composited from the prefix received so far, so
@@ -9,8 +10,31 @@ import HTTPServer
 /// waits up to `Prefer: wait=N` seconds (RFC 7240; at most `uploads.maxWaitSeconds`, which is
 /// also the wait without the preference), then gets 503 with `Retry-After`. Once the session is
 /// stored its frames redirect (303) to the image's; a failed session answers its problem.
-extension FlipbookAPI {
-    func uploadFrame(
+struct UploadFrameRoutes: Sendable {
+    let tracker: UploadTracker
+    let lookup: RecordLookup
+    let renditions: RenditionResolver
+    let frames: ImageFrames
+    let settings: FlipbookSettings
+    let logger: Logger
+
+    private var sessions: UploadSessions { tracker.sessions }
+
+    /// The answer when `id` is an upload session's (its frame, or 429 when the id is valid but no
+    /// session fits here); nil when it is not one — every image's frame request asks, so that
+    /// case makes nothing (``UploadSessions/lookup(_:)`` tells it by the id's length).
+    func frame(
+        _ id: String, _ request: HTTPRequest, _ responder: HTTPResponder, target: FrameWaiter.Target,
+        requested: RequestedRendition
+    ) -> HTTPHandlerResult? {
+        switch sessions.lookup(id) {
+        case .found(let session): frame(request, responder, session: session, target: target, requested: requested)
+        case .full: .now(.problem(UploadTracker.sessionsFull(settings.uploads)))
+        case .unknown: nil
+        }
+    }
+
+    private func frame(
         _ request: HTTPRequest, _ responder: HTTPResponder, session: UploadSession, target: FrameWaiter.Target,
         requested: RequestedRendition
     ) -> HTTPHandlerResult {
@@ -25,20 +49,20 @@ extension FlipbookAPI {
         case .created, .receiving:
             break
         }
-        guard uploads.waiting.load(ordering: .relaxed) < settings.cache.maxWaitingRequests else {
+        guard sessions.waiting.load(ordering: .relaxed) < settings.cache.maxWaitingRequests else {
             return .now(
                 .problem(
                     .tooManyRequests, detail: "Too many frame requests are waiting (cache.maxWaitingRequests); retry shortly.",
                     headers: ["Retry-After": "1", "Cache-Control": "no-store"]))
         }
         let wait = Self.preferredWait(request, cap: settings.uploads.maxWaitSeconds)
-        uploads.waiting.add(1, ordering: .relaxed)
-        let waiter = FrameWaiter(target: target) { [self] resolution in
-            uploads.waiting.subtract(1, ordering: .relaxed)
+        sessions.waiting.add(1, ordering: .relaxed)
+        let waiter = FrameWaiter(target: target) { resolution in
+            sessions.waiting.subtract(1, ordering: .relaxed)
             // One session's frames are made in turn on its own queue: readers of one upload wait
             // in line there, not on a lock holding a thread each.
             session.renderer.queue.async {
-                self.resolveUploadFrame(request, responder, session: session, target: target, requested: requested, resolution)
+                resolve(request, responder, session: session, target: target, requested: requested, resolution)
             }
         }
         if let (phase, progress) = session.wait(waiter) {
@@ -49,7 +73,7 @@ extension FlipbookAPI {
             if session.withdraw(waiter) { waiter.answer(.timedOut) }
         }
         // Bytes may have arrived since the last index (nobody waited then).
-        if session.claimIndexing() { indexUpload(session) }
+        if session.claimIndexing() { tracker.index(session) }
         return .later
     }
 
@@ -67,7 +91,7 @@ extension FlipbookAPI {
         return cap
     }
 
-    private func resolveUploadFrame(
+    private func resolve(
         _ request: HTTPRequest, _ responder: HTTPResponder, session: UploadSession, target: FrameWaiter.Target,
         requested: RequestedRendition, _ resolution: FrameWaiter.Resolution
     ) {
@@ -91,7 +115,7 @@ extension FlipbookAPI {
             responder.respond(.problem(status, detail: detail, headers: ["Cache-Control": "no-store"]))
             return
         case .ready(.stored(let imageID), _):
-            serveStoredUploadFrame(request, responder, imageID: imageID, target: target, requested: requested)
+            serveStored(request, responder, imageID: imageID, target: target, requested: requested)
             return
         case .ready(_, let ready):
             progress = ready
@@ -102,15 +126,11 @@ extension FlipbookAPI {
             return
         }
         let rendition: FrameRendition
-        if requested == .full {
-            rendition = .exact(width: image.canvasWidth, height: image.canvasHeight)
-        } else {
-            do throws(RenditionParameterError) {
-                rendition = try renditions.rendition(requested, canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight)
-            } catch {
-                responder.respond(.problem(.badRequest, detail: error.detail, headers: ["Cache-Control": "no-store"]))
-                return
-            }
+        switch renditions.rendition(requested, canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight) {
+        case .success(let value): rendition = value
+        case .failure(let error):
+            responder.respond(.problem(.badRequest, detail: error.detail, headers: ["Cache-Control": "no-store"]))
+            return
         }
         let bytes: FrameBytes
         do {
@@ -126,7 +146,7 @@ extension FlipbookAPI {
             if case .time = target { FrameAnswer.contentLocation(request, id: session.id, index: index) } else { nil }
         let answer = FrameAnswer(
             upload: session.id, image: image, index: index, rendition: rendition,
-            pngLevel: settings.cache.pngCompressionLevel,
+            pngLevel: frames.pngLevel,
             extra: FrameAnswer.extraHeaders(negotiated: requested.negotiated, contentLocation: contentLocation))
         responder.respond(answer.ok(bytes))
     }
@@ -134,17 +154,16 @@ extension FlipbookAPI {
     /// A waiting request whose session was stored meanwhile: its frame from the stored image
     /// (through the frame cache, as `/frames/{id}` serves it), still `no-store` (the request
     /// named the session, an alias that expires); 404 past the image's last frame.
-    private func serveStoredUploadFrame(
+    private func serveStored(
         _ request: HTTPRequest, _ responder: HTTPResponder, imageID: String, target: FrameWaiter.Target,
         requested: RequestedRendition
     ) {
-        let result = withRecord(imageID, responder, needsOriginal: true) { [self] record, _ in
-            guard let record else { return .now(Self.unknownImage(imageID)) }
+        let result = lookup.withKnownRecord(imageID, responder, needsOriginal: true) { record, _ in
             let count = record.metadata.frameCount
             let index =
                 switch target {
                 case .index(let index): index
-                case .time(let time): Self.frameIndex(record, at: time)
+                case .time(let time): FrameRoutes.frameIndex(record, at: time)
                 }
             guard index < count else {
                 return .now(
@@ -154,19 +173,18 @@ extension FlipbookAPI {
                         headers: ["Cache-Control": "no-store"]))
             }
             let rendition: FrameRendition
-            switch self.rendition(requested, of: record) {
+            switch renditions.rendition(requested, of: record) {
             case .success(let value): rendition = value
             case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
             }
             let contentLocation: String? =
                 if case .time = target { FrameAnswer.contentLocation(request, id: record.id, index: index) } else { nil }
-            let answer = FrameAnswer(
-                record: record, index: index, rendition: rendition, pngLevel: settings.cache.pngCompressionLevel,
-                caching: .noStore,
+            let answer = frames.answer(
+                record, index: index, rendition: rendition, caching: .noStore,
                 extra: FrameAnswer.extraHeaders(negotiated: requested.negotiated, contentLocation: contentLocation))
             let logger = self.logger
-            if let frame = cache.frame(
-                cacheable(record, rendition), index: index,
+            if let frame = frames.cache.frame(
+                frames.cacheable(record, rendition), index: index,
                 completion: { responder.respond(answer.response($0, logger: logger)) })
             {
                 return .now(answer.ok(frame.bytes))

@@ -1,11 +1,34 @@
 import Foundation
 import FrameCache
 import HTTPServer
+import Logging
+import Prometheus
 
 /// `GET /healthz`, `/readyz`, `/metrics`, `/stats` and `POST /admin/memory-pressure`.
-extension FlipbookAPI {
+struct OperationsRoutes: Sendable {
+    let store: ImageStore
+    let cache: FrameCache
+    let derived: DerivedProducts
+    let registry: PrometheusCollectorRegistry
+    /// The response hook: its HTTP metrics and access log.
+    let decorator: ResponseDecorator
+    /// True while the server drains (readiness answers 503).
+    let isDraining: @Sendable () -> Bool
+    /// The HTTP server's connection counts, for `/metrics` (nil before it runs).
+    let connectionStatistics: @Sendable () -> HTTPServerStatistics?
+    let adminToken: String
+    let logger: Logger
+
+    func register(in router: inout Router) {
+        router.get("/healthz") { health($0, $1) }
+        router.get("/readyz") { readiness($0, $1) }
+        router.get("/metrics") { metrics($0, $1) }
+        router.get("/stats") { stats($0, $1) }
+        router.post("/admin/memory-pressure", maxBodyBytes: 4096) { memoryPressure($0, $1) }
+    }
+
     func health(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
-        .now(Self.json(Array("{\"status\":\"ok\"}".utf8), headers: ["Cache-Control": "no-store"]))
+        .now(HTTPResponse.json(Array("{\"status\":\"ok\"}".utf8), headers: ["Cache-Control": "no-store"]))
     }
 
     /// Readiness, for a proxy's health checks: 503 while draining or when nothing can be stored
@@ -33,11 +56,11 @@ extension FlipbookAPI {
                 var detail: String
             }
             return .now(
-                Self.json(
-                    Self.encodeJSON(Degraded(detail: health.detail ?? "Storage cannot be reached.")),
+                HTTPResponse.json(
+                    JSONBody.encode(Degraded(detail: health.detail ?? "Storage cannot be reached.")),
                     headers: ["Cache-Control": "no-store"]))
         case .ready:
-            return .now(Self.json(Array("{\"status\":\"ready\"}".utf8), headers: ["Cache-Control": "no-store"]))
+            return .now(HTTPResponse.json(Array("{\"status\":\"ready\"}".utf8), headers: ["Cache-Control": "no-store"]))
         }
     }
 
@@ -105,8 +128,8 @@ extension FlipbookAPI {
 
     /// The `/stats` document, never cached: also the answer to a memory-pressure request.
     private func statsResponse() -> HTTPResponse {
-        Self.json(
-            Self.encodeJSON(
+        HTTPResponse.json(
+            JSONBody.encode(
                 ServiceStats(
                     cache: cache.stats(), files: store.fileStats, records: store.recordStats,
                     accessLog: AccessLogStats(decorator.accessLog), derived: derived.stats())),
@@ -116,10 +139,10 @@ extension FlipbookAPI {
     /// The simulated memory-pressure signal (admin).
     func memoryPressure(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         if let refusal = Authorization.check(
-            request, token: settings.auth.adminToken, what: "The admin API",
+            request, token: adminToken, what: "The admin API",
             disabledWhenEmpty: true)
         {
-            return .now(Self.problem(refusal))
+            return .now(.problem(refusal))
         }
         let text = request.query("level") ?? ""
         guard let level = PressureLevel(rawValue: text), level != .normal else {

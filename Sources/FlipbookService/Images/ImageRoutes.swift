@@ -2,10 +2,61 @@ import AnimatedImage
 import Foundation
 import FrameCache
 import HTTPServer
+import Logging
 
+/// `POST /images` and `PUT /images/{name}` (the bytes, or a source by URL: ``SourceRoutes``),
 /// `GET /images`, `GET /images/{id}`, `GET /images/{id}/delays`, `GET /images/{id}/cache`,
 /// `DELETE /images/{id}`.
-extension FlipbookAPI {
+struct ImageRoutes: Sendable {
+    let lookup: RecordLookup
+    let renditions: RenditionResolver
+    let frames: ImageFrames
+    let ingest: ImageIngest
+    let sources: SourceRoutes
+    let settings: FlipbookSettings
+    let logger: Logger
+
+    private var store: ImageStore { lookup.store }
+
+    func register(in router: inout Router) {
+        let maxUploadBytes = settings.server.maxUploadBytes
+        router.stream(.POST, "/images", maxBodyBytes: maxUploadBytes) { request, responder in
+            uploadSink(request, responder, name: nil)
+        }
+        router.stream(.PUT, "/images/:id", maxBodyBytes: maxUploadBytes) { request, responder in
+            uploadSink(request, responder, name: request.pathParameters["id"])
+        }
+        router.get("/images") { listImages($0, $1) }
+        router.get("/images/:id") { metadata($0, $1) }
+        router.delete("/images/:id") { deleteImage($0, $1) }
+        router.get("/images/:id/delays") { delays($0, $1) }
+        router.get("/images/:id/cache") { cacheResidency($0, $1) }
+    }
+
+    /// The sink for `POST /images` (name nil) or `PUT /images/{name}`.
+    func uploadSink(_ request: HTTPRequest, _ responder: HTTPResponder, name: String?) -> any HTTPBodySink {
+        if let refusal = Authorization.check(
+            request, token: settings.auth.uploadToken, what: "Uploading", disabledWhenEmpty: false)
+        {
+            return RefusingSink(refusal)
+        }
+        if let name, let why = ImageID.validateName(name) {
+            return RefusingSink(HTTPError(.badRequest, detail: "Invalid image name '\(name)': \(why)."))
+        }
+        if SignedRequestPolicy.isURLSource(request) {
+            return SourceRequestSink(sources: sources, request: request, name: name, responder: responder)
+        }
+        switch ingest.beginUpload() {
+        case .success(let upload):
+            return UploadSink(
+                ingest: ingest, upload: upload, name: name,
+                displayName: DisplayName.from(contentDisposition: request.headers["Content-Disposition"]), responder: responder,
+                requestID: request.requestID)
+        case .failure(let refusal):
+            return RefusingSink(refusal)
+        }
+    }
+
     /// Metadata may be polled: `no-cache` makes clients revalidate, and the ETag makes that a 304.
     static let metadataCacheControl = "no-cache"
 
@@ -25,17 +76,17 @@ extension FlipbookAPI {
         }
         let cursor = request.query("after").flatMap { $0.isEmpty ? nil : $0 }
         let (store, logger, pageLimit) = (self.store, self.logger, limit)
-        return offLoop(responder) {
+        return lookup.offLoop(responder) {
             let page: (images: [StoredImage], next: String?)
             do throws(StorageFailure) {
                 page = try store.list(after: cursor, limit: pageLimit)
             } catch {
-                return Self.storageFailure(error, logger: logger)
+                return .storageFailure(error, logger: logger)
             }
             var headers = HTTPHeaders()
             headers.add(name: "Cache-Control", value: "no-store")
-            return Self.json(
-                Self.encodeJSON(ImagePage(images: page.images.map(ImageSummaryDocument.init), next: page.next)),
+            return .json(
+                JSONBody.encode(ImagePage(images: page.images.map(ImageSummaryDocument.init), next: page.next)),
                 headers: headers)
         }
     }
@@ -54,33 +105,31 @@ extension FlipbookAPI {
 
     func metadata(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
-        return withRecord(id, responder) { record, json in
-            guard let record else { return .now(Self.unknownImage(id)) }
-            self.refreshIfDue(record)
+        return lookup.withKnownRecord(id, responder) { record, json in
+            sources.refreshIfDue(record)
             let etag = Self.metadataETag(record)
-            if Self.matches(request, etag: etag) {
-                return .now(Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl))
+            if request.headers.ifNoneMatchMatches(etag) {
+                return .now(.notModified(etag: etag, cacheControl: Self.metadataCacheControl))
             }
             var headers = HTTPHeaders()
             headers.add(name: "ETag", value: etag)
             headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
-            let body = self.withSignedFrameURLs(json, request: request, id: id, frameCount: record.metadata.frameCount)
-            return .now(Self.json(body, headers: headers))
+            let body = sources.withSignedFrameURLs(json, request: request, id: id, frameCount: record.metadata.frameCount)
+            return .now(.json(body, headers: headers))
         }
     }
 
     func delays(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
-        return withRecord(id, responder) { record, _ in
-            guard let record else { return .now(Self.unknownImage(id)) }
-            return .now(Self.delaysResponse(request, id: id, record: record))
+        return lookup.withKnownRecord(id, responder) { record, _ in
+            .now(Self.delaysResponse(request, id: id, record: record))
         }
     }
 
     static func delaysResponse(_ request: HTTPRequest, id: String, record: StoredImage) -> HTTPResponse {
         let etag = "\"d-\(record.sha256.prefix(32))-r\(record.outputRevision ?? 0)\""
-        if Self.matches(request, etag: etag) {
-            return Self.notModified(etag: etag, cacheControl: Self.metadataCacheControl)
+        if request.headers.ifNoneMatchMatches(etag) {
+            return .notModified(etag: etag, cacheControl: Self.metadataCacheControl)
         }
         struct Delays: Encodable {
             var id: String
@@ -102,7 +151,7 @@ extension FlipbookAPI {
         var headers = HTTPHeaders()
         headers.add(name: "ETag", value: etag)
         headers.add(name: "Cache-Control", value: Self.metadataCacheControl)
-        return Self.json(Self.encodeJSON(body), headers: headers)
+        return .json(JSONBody.encode(body), headers: headers)
     }
 
     /// Which frames the server's cache holds for the image right now (a player page's strip),
@@ -113,16 +162,14 @@ extension FlipbookAPI {
     func cacheResidency(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
         let requested: RequestedRendition
-        switch requestedRendition(request) {
+        switch renditions.requested(request) {
         case .success(let value): requested = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
-        return withRendition(id, responder, requested) { [self] record, rendition in
-            let metadata = record.metadata
-            let key = CacheableImage.key(
-                id: Self.cacheKey(record), rendition: rendition, canvasWidth: metadata.width, canvasHeight: metadata.height)
-            let name = key == Self.cacheKey(record) ? "full" : rendition.key
-            var response = Self.residencyResponse(id: id, rendition: name, record: record, held: cache.residency(of: key))
+        return lookup.withRendition(id, responder, requested, renditions) { record, rendition in
+            let key = frames.cacheKey(record, rendition)
+            let name = key == record.frameCacheID ? "full" : rendition.key
+            var response = Self.residencyResponse(id: id, rendition: name, record: record, held: frames.cache.residency(of: key))
             if requested.negotiated { response.headers.add(name: "Vary", value: "Accept") }
             return .now(response)
         }
@@ -152,7 +199,7 @@ extension FlipbookAPI {
         let body = Residency(
             id: id, rendition: rendition, frameCount: record.metadata.frameCount, cachedFrames: held?.cachedFrames ?? [],
             window: held?.window ?? 0, whole: held?.whole ?? false, playhead: held?.playhead)
-        return Self.json(Self.encodeJSON(body), headers: ["Cache-Control": "no-store"])
+        return .json(JSONBody.encode(body), headers: ["Cache-Control": "no-store"])
     }
 
     func deleteImage(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
@@ -160,16 +207,16 @@ extension FlipbookAPI {
             request, token: settings.auth.adminToken, what: "Deleting images",
             disabledWhenEmpty: true)
         {
-            return .now(Self.problem(refusal))
+            return .now(.problem(refusal))
         }
         let id = request.pathParameters["id"] ?? ""
-        let (store, cache, logger, derived) = (self.store, self.cache, self.logger, self.derived)
-        return offLoop(responder) {
+        let (store, cache, logger, derived) = (self.store, frames.cache, self.logger, frames.derived)
+        return lookup.offLoop(responder) {
             do {
                 let record = store.record(id, reindexing: false)
-                guard try store.delete(id) else { return Self.unknownImage(id) }
+                guard try store.delete(id) else { return .unknownImage(id) }
                 if let record {
-                    cache.remove(id: Self.cacheKey(record))
+                    cache.remove(id: record.frameCacheID)
                     derived.removeAll(of: record)
                 }
                 return HTTPResponse(status: .noContent)
@@ -177,7 +224,7 @@ extension FlipbookAPI {
                 return .problem(.conflict, detail: why + ".")
             } catch ImageStore.StoreError.unavailable(let why) {
                 logger.warning("delete: storage unavailable", metadata: ["id": "\(id)", "error": "\(why)"])
-                return Self.storageUnavailable()
+                return .storageUnavailable()
             } catch {
                 logger.error("delete failed", metadata: ["id": "\(id)", "error": "\(error)"])
                 return .problem(.internalServerError, detail: "The image could not be deleted.")

@@ -16,3 +16,22 @@ protocol SharedProducts: Sendable {
     /// Removes every product of `sha256` (its image was deleted).
     func removeAll(of sha256: String) throws(StorageFailure)
 }
+
+/// The names of products and of their files (`preview-…webp`, `storyboard-…`, `0.webp`): what a
+/// shared store's lists and a request's path may name.
+enum ProductName {
+    /// Letters, digits, `.`, `_`, `-`, `+` — what product and file names are made of — at most 200
+    /// bytes, and not a dot-only name.
+    static func isValid(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 200 && name.contains { $0 != "." }
+            && name.utf8.allSatisfy { ImageID.isNameByte($0) || $0 == UInt8(ascii: "+") }
+    }
+}
+
+extension ImageStore {
+    /// Where this store's products are shared with replicas that share no disk: the bucket of
+    /// `storage.backend = s3`; nil for a data directory (replicas sharing it share its products).
+    var sharedProducts: (any SharedProducts)? {
+        (backend as? S3Backend).map { S3SharedProducts(backend: $0) }
+    }
+}

@@ -7,15 +7,29 @@ import Synchronization
 import Glibc
 #endif
 
-/// Answers for kept products: a file sent as an original is (`sendfile(2)`, `ETag`, 304 on
-/// `If-None-Match`, caching as the image's frames), and the wait for a product being built,
+/// `GET /images/{id}/preview` (``preview(_:_:)``), `GET /images/{id}/storyboard`, `…/storyboard.vtt`
+/// and `GET /derived/{sha256}/{product}/{file}` (``storyboard(_:_:)``): products made once and
+/// kept (``DerivedProducts``). A kept product is sent as an original is (`sendfile(2)`, `ETag`,
+/// 304 on `If-None-Match`, caching as the image's frames); the wait for one being built is
 /// bounded by `derived.maxWaitSeconds` (then 503 with `Retry-After`; the build goes on).
-extension FlipbookAPI {
+struct DerivedRoutes: Sendable {
+    let lookup: RecordLookup
+    let renditions: RenditionResolver
+    let derived: DerivedProducts
+    let settings: FlipbookSettings
+
+    func register(in router: inout Router) {
+        router.get("/images/:id/preview") { preview($0, $1) }
+        router.get("/images/:id/storyboard") { storyboard($0, $1) }
+        router.get("/images/:id/storyboard.vtt") { storyboardTrack($0, $1) }
+        router.get("/derived/:sha/:product/:file") { derivedFile($0, $1) }
+    }
+
     /// The file at `path` as the body, or 404 when it is gone (removed meanwhile).
     static func productFile(
         _ request: HTTPRequest, path: String, contentType: String, etag: String, cacheControl: String
     ) -> HTTPResponse {
-        if matches(request, etag: etag) { return notModified(etag: etag, cacheControl: cacheControl) }
+        if request.headers.ifNoneMatchMatches(etag) { return .notModified(etag: etag, cacheControl: cacheControl) }
         guard let file = OpenProductFile(path: path) else {
             return .problem(.notFound, detail: "The product was removed; ask for it again.")
         }

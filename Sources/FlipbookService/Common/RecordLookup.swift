@@ -1,0 +1,79 @@
+import Dispatch
+import HTTPServer
+import Logging
+
+/// How a route gets the record of an image id without blocking an event loop: at once when the
+/// store knows it without waiting on storage, else on a queue of its own (lookups that wait on
+/// remote storage), answering through the request's responder. Every route that names an image
+/// goes through it.
+final class RecordLookup: Sendable {
+    let store: ImageStore
+    private let logger: Logger
+    /// Lookups that wait on remote storage run here, off the event loops.
+    private let queue = DispatchQueue(label: "flipbook.storage", attributes: .concurrent)
+
+    init(store: ImageStore, logger: Logger) {
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Calls `body` with the record of `id` and its metadata document (nil when there is no such
+    /// image): at once when the store knows it without waiting on storage, else from the storage
+    /// queue, answering through `responder`. With `needsOriginal`, the image's original is made
+    /// local first, so the frame cache never waits on the network. Storage that cannot be reached
+    /// gets a 503 with `Retry-After`.
+    func withRecord(
+        _ id: String, _ responder: HTTPResponder, needsOriginal: Bool = false,
+        _ body: @escaping @Sendable (StoredImage?, [UInt8]) -> HTTPHandlerResult
+    ) -> HTTPHandlerResult {
+        switch store.quickLookup(id) {
+        case .found(let record, let json) where !needsOriginal || store.hasLocalOriginal(record):
+            return body(record, json)
+        case .missing:
+            return body(nil, [])
+        case .found, .needsStorage:
+            break
+        }
+        let (store, logger) = (self.store, self.logger)
+        if needsOriginal { store.prefetchOriginal(ofContentID: id) }
+        queue.async {
+            let result: HTTPHandlerResult
+            do throws(StorageFailure) {
+                let cached = try store.resolve(id)
+                if let cached, needsOriginal { try store.fetchOriginal(cached.record) }
+                result = body(cached?.record, cached?.metadataJSON ?? [])
+            } catch {
+                result = .now(.storageFailure(error, logger: logger))
+            }
+            if case .now(let response) = result { responder.respond(response) }
+        }
+        return .later
+    }
+
+    /// ``withRecord(_:_:needsOriginal:_:)`` answering 404 for an unknown id.
+    func withKnownRecord(
+        _ id: String, _ responder: HTTPResponder, needsOriginal: Bool = false,
+        _ body: @escaping @Sendable (StoredImage, [UInt8]) -> HTTPHandlerResult
+    ) -> HTTPHandlerResult {
+        withRecord(id, responder, needsOriginal: needsOriginal) { record, json in
+            guard let record else { return .now(.unknownImage(id)) }
+            return body(record, json)
+        }
+    }
+
+    /// The record of `id` when the store knows it without waiting and the original is local: the
+    /// hot path of frames, looked up in the event loop's own copy of the records.
+    func recordAtOnce(_ id: String, loop: Int) -> StoredImage? {
+        guard case .found(let record, _) = store.quickLookup(id, reader: loop), store.hasLocalOriginal(record)
+        else { return nil }
+        return record
+    }
+
+    /// Runs `work` at once when storage is local, else on the storage queue (its answer goes
+    /// through `responder`).
+    func offLoop(_ responder: HTTPResponder, _ work: @escaping @Sendable () -> HTTPResponse) -> HTTPHandlerResult {
+        if store.lookupsAreLocal { return .now(work()) }
+        queue.async { responder.respond(work()) }
+        return .later
+    }
+}

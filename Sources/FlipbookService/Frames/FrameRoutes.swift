@@ -1,0 +1,172 @@
+import AnimatedImage
+import FrameCache
+import HTTPServer
+import Logging
+
+/// `GET /frames/{id}/{index}` and `GET /frames/{id}?t={ms}` (t a decimal number of milliseconds):
+/// composited frames from the cache, full size as PNG or in the rendition the query asks for
+/// (`width`, `height`, `dpr`, `fit`, `enlarge`, `format`, `quality`, `r`: ``RenditionPolicy``).
+/// An upload session's id is answered by ``UploadFrameRoutes``.
+struct FrameRoutes: Sendable {
+    let lookup: RecordLookup
+    let renditions: RenditionResolver
+    let frames: ImageFrames
+    let uploads: UploadFrameRoutes
+    let logger: Logger
+
+    private var cache: FrameCache { frames.cache }
+
+    func register(in router: inout Router) {
+        router.get("/frames/:id/:index") { frame($0, $1) }
+        router.get("/frames/:id") { frameAtTime($0, $1) }
+    }
+
+    func frame(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        let id = request.pathParameters["id"] ?? ""
+        let text = request.pathParameters["index"] ?? ""
+        guard let index = Self.parseNonNegative(text) else {
+            return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
+        }
+        // Looked up once: the memo of resolved queries and the full path both need it.
+        let quickRecord = lookup.recordAtOnce(id, loop: request.loop)
+        if let record = quickRecord, let query = request.rawQuery, !query.isEmpty,
+            let resolved = resolvedBefore(query, request, record)
+        {
+            return serveFrame(request, responder, record: record, index: index, resolved: resolved, byTime: false)
+        }
+        let requested: RequestedRendition
+        switch renditions.requested(request) {
+        case .success(let value): requested = value
+        case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+        }
+        if let answer = uploads.frame(id, request, responder, target: .index(index), requested: requested) {
+            return answer
+        }
+        if let record = quickRecord {
+            return serveFrame(request, responder, record: record, index: index, requested: requested, byTime: false)
+        }
+        return lookup.withKnownRecord(id, responder, needsOriginal: true) { record, _ in
+            serveFrame(request, responder, record: record, index: index, requested: requested, byTime: false)
+        }
+    }
+
+    func frameAtTime(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        let id = request.pathParameters["id"] ?? ""
+        guard let text = request.query("t") else {
+            return .now(.problem(.badRequest, detail: "Ask for /frames/\(id)/{index} or /frames/\(id)?t={milliseconds}."))
+        }
+        guard let time = PlaybackTime(decimal: text) else {
+            return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
+        }
+        let requested: RequestedRendition
+        switch renditions.requested(request) {
+        case .success(let value): requested = value
+        case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+        }
+        if let answer = uploads.frame(id, request, responder, target: .time(time), requested: requested) {
+            return answer
+        }
+        if let record = lookup.recordAtOnce(id, loop: request.loop) {
+            return serveFrame(
+                request, responder, record: record, index: Self.frameIndex(record, at: time), requested: requested,
+                byTime: true)
+        }
+        return lookup.withKnownRecord(id, responder, needsOriginal: true) { record, _ in
+            serveFrame(
+                request, responder, record: record, index: Self.frameIndex(record, at: time), requested: requested,
+                byTime: true)
+        }
+    }
+
+    /// The frame shown at `time` of `record`'s playback.
+    static func frameIndex(_ record: StoredImage, at time: PlaybackTime) -> Int {
+        let frames = record.metadata.frames
+        return Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount).frameIndex(at: time)
+    }
+
+    /// The 404 for an index past the image's last frame, or nil.
+    static func noSuchFrame(_ record: StoredImage, _ index: Int) -> HTTPResponse? {
+        let count = record.metadata.frameCount
+        guard index >= count else { return nil }
+        return .problem(
+            .notFound,
+            detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); there is no frame \(index).")
+    }
+
+    /// Decimal digits only (no sign, no spaces), within `Int`.
+    static func parseNonNegative(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int(text)
+    }
+
+    /// What `query` resolved to before for `record`'s content on this event loop
+    /// (``ResolvedRenditions``), or nil.
+    private func resolvedBefore(_ query: Substring, _ request: HTTPRequest, _ record: StoredImage)
+        -> ResolvedRenditions.Resolved?
+    {
+        renditions.resolved.value(content: record.frameCacheID, query: query, loop: request.loop) {
+            AcceptNegotiation.acceptsWebP(AcceptNegotiation.field(of: request))
+        }
+    }
+
+    /// Frame `index` of `record` in the rendition `requested` makes of it (remembered for the
+    /// request's query, ``ResolvedRenditions``).
+    private func serveFrame(
+        _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
+        requested: RequestedRendition, byTime: Bool
+    ) -> HTTPHandlerResult {
+        if let missing = Self.noSuchFrame(record, index) { return .now(missing) }
+        let rendition: FrameRendition
+        switch renditions.rendition(requested, of: record) {
+        case .success(let value): rendition = value
+        case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+        }
+        let resolved = ResolvedRenditions.Resolved(
+            rendition: rendition, cacheKey: frames.cacheKey(record, rendition), negotiated: requested.negotiated)
+        if !byTime, let query = request.rawQuery, !query.isEmpty {
+            renditions.resolved.remember(resolved, content: record.frameCacheID, query: query, loop: request.loop)
+        }
+        return serveFrame(request, responder, record: record, index: index, resolved: resolved, byTime: byTime)
+    }
+
+    /// Frame `index` of `record` in the rendition its request resolved to.
+    private func serveFrame(
+        _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
+        resolved: ResolvedRenditions.Resolved, byTime: Bool
+    ) -> HTTPHandlerResult {
+        if let missing = Self.noSuchFrame(record, index) { return .now(missing) }
+        // What the prepared answers do not hold: where a frame asked for by time is, and that a
+        // negotiated format varies by `Accept`.
+        let extra = FrameAnswer.extraHeaders(
+            negotiated: resolved.negotiated,
+            contentLocation: byTime ? FrameAnswer.contentLocation(request, id: record.id, index: index) : nil)
+        // A cached frame: its answers were encoded when it entered the cache; nothing is built.
+        if let hit = cache.cachedFrame(id: resolved.cacheKey, index: index, reader: request.loop),
+            let responses = hit.attachment as? FrameResponses
+        {
+            let caching = CachePolicy.of(record)
+            if request.headers.ifNoneMatchMatches(responses.etag) {
+                return .now(HTTPResponse(responses.notModified(caching), extraHeaders: extra))
+            }
+            return .now(HTTPResponse(responses.ok(caching), extraHeaders: extra))
+        }
+        let answer = frames.answer(record, index: index, rendition: resolved.rendition, extra: extra)
+        let image = frames.cacheable(record, resolved.rendition)
+        if request.headers.ifNoneMatchMatches(answer.etag) {
+            // Still tell the cache where the client is, so decode-ahead follows a revalidating player.
+            _ = cache.frame(image, index: index) { _ in }
+            return .now(answer.notModified())
+        }
+        let (logger, store) = (self.logger, lookup.store)
+        let frame = cache.frame(image, index: index) { result in
+            if case .failure(.loadFailed) = result, store.health().status == .degraded {
+                // The original went from the local cache and storage cannot be reached.
+                responder.respond(.storageUnavailable())
+                return
+            }
+            responder.respond(answer.response(result, logger: logger))
+        }
+        if let frame { return .now(answer.response(.success(frame), logger: logger)) }
+        return .later
+    }
+}

@@ -1,0 +1,93 @@
+import Dispatch
+import FrameCache
+import HTTPServer
+import Logging
+
+/// Takes images in: opens the temporary file an upload is streamed into, and verifies and stores
+/// a finished one (on a queue of its own, off the event loops) — the body of `POST /images`,
+/// `PUT /images/{name}`, `PUT /uploads/{uploadId}` and of a source fetched by URL. Verifying makes
+/// the image's seek anchors (``SeekAnchors``), which become its first cached frames and are kept
+/// on disk.
+final class ImageIngest: Sendable {
+    let store: ImageStore
+    let frames: ImageFrames
+    let logger: Logger
+    /// Uploads are verified (every frame decoded once) and committed here, off the event loops.
+    let queue = DispatchQueue(label: "flipbook.ingest", attributes: .concurrent)
+
+    init(store: ImageStore, frames: ImageFrames, logger: Logger) {
+        self.store = store
+        self.frames = frames
+        self.logger = logger
+    }
+
+    /// A temporary file for an upload's body, or the 503 that says storage cannot take one.
+    func beginUpload() -> Result<UploadFile, HTTPError> {
+        do {
+            return .success(try store.beginUpload())
+        } catch {
+            logger.error("cannot start an upload", metadata: ["error": "\(error)"])
+            let detail =
+                if case ImageStore.StoreError.unavailable = error {
+                    "Storage cannot be reached right now; retry shortly."
+                } else {
+                    "Storage is not writable right now; retry shortly."
+                }
+            return .failure(
+                HTTPError(
+                    .serviceUnavailable, detail: detail,
+                    headers: ["Retry-After": String(HTTPResponse.storageRetryAfterSeconds)]))
+        }
+    }
+
+    /// Verifies and stores a finished upload (on the ingest queue) and says how it went: 201/200
+    /// with the metadata, or the problem that refused it.
+    func commit(
+        _ upload: UploadFile, name: String?, requestID: HTTPRequestID, origin: SourceOrigin? = nil, displayName: String? = nil
+    ) -> HTTPResponse {
+        let anchors = SeekAnchors(cache: frames.cache)
+        defer { anchors.discard() }  // what was not adopted
+        do {
+            let (record, created) = try store.commit(
+                upload, name: name, origin: origin, displayName: displayName, visit: anchors.visit)
+            anchors.adopt { frames.cacheable(record, $0) }
+            if created { frames.derived.keepAnchors(anchors.frames, of: record.sha256) }
+            var headers = HTTPHeaders()
+            headers.add(name: "Location", value: "/images/\(record.id)")
+            headers.add(name: "ETag", value: ImageRoutes.metadataETag(record))
+            return .json(metadata(of: record), status: created ? .created : .ok, headers: headers)
+        } catch let error as ImageStore.StoreError {
+            return refusal(error, requestID: requestID)
+        } catch {
+            logger.error("upload not stored", metadata: ["error": "\(error)", "requestID": "\(requestID)"])
+            return .problem(.internalServerError, detail: "The image could not be stored.")
+        }
+    }
+
+    /// The metadata document of `record`, as `GET /images/{id}` serves it.
+    func metadata(of record: StoredImage) -> [UInt8] {
+        store.recordAndMetadata(record.id)?.1 ?? (try? ImageStore.encodeMetadata(of: record)) ?? []
+    }
+
+    /// The answer to an upload the store refused.
+    private func refusal(_ error: ImageStore.StoreError, requestID: HTTPRequestID) -> HTTPResponse {
+        switch error {
+        case .unsupportedFormat(let why):
+            return .problem(.unsupportedMediaType, detail: "Unsupported image format: \(why).")
+        case .undecodable(let why):
+            return .problem(.unprocessableContent, detail: "The image cannot be served: \(why).")
+        case .readOnly(let why):
+            return .problem(.conflict, detail: why + ".")
+        case .busy(let why):
+            return .problem(
+                .tooManyRequests, detail: "The image cannot be verified now: \(why); retry shortly.",
+                headers: ["Retry-After": "1"])
+        case .unavailable(let why):
+            logger.warning("upload not stored: storage unavailable", metadata: ["error": "\(why)", "requestID": "\(requestID)"])
+            return .storageUnavailable("The image could not be stored: storage cannot be reached right now")
+        case .io(let why):
+            logger.error("upload not stored", metadata: ["error": "\(why)", "requestID": "\(requestID)"])
+            return .problem(.internalServerError, detail: "The image could not be stored.")
+        }
+    }
+}
