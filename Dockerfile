@@ -7,8 +7,9 @@
 # Flipbook writes), libvips and pixman (scaling renditions: pixman enlarges; libvips, which brings
 # glib, box-shrinks reductions by more than 40× and is loaded only then, with dlopen; it adds
 # about 150 MiB, BENCHMARKS.md "Resampling library") and libcurl
-# (FoundationNetworking's HTTP client for storage.backend=s3, and the source fetcher's, through its
-# C API) and SQLite (the listing index of storage.backend=fs) from Debian; libstdc++6, libgcc-s1 and libc6 are already in debian:bookworm-slim (apt
+# (the outbound HTTP client of storage.backend=s3 and of the source fetcher, through its C API)
+# and SQLite (the listing index of storage.backend=fs) from Debian; libstdc++6, libgcc-s1 and libc6
+# are already in debian:bookworm-slim (apt
 # needs them). The build fails if `ldd` finds any library missing.
 
 ARG SWIFT_IMAGE=swift:6.2-bookworm

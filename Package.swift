@@ -76,7 +76,7 @@ let package = Package(
             cSettings: [.unsafeFlags(glibIncludeFlags + ["-I/usr/include/pixman-1"])],
             // libvips is loaded when first needed (vips_loader.c), not linked.
             linkerSettings: [.linkedLibrary("pixman-1"), .linkedLibrary("m"), .linkedLibrary("dl")]),
-        // libcurl's C API (libcurl4-openssl-dev): the source fetcher's HTTP client, for its
+        // libcurl's C API (libcurl4-openssl-dev): the outbound HTTP client (S3, sources), for its
         // connect-time hook (CURLOPT_OPENSOCKETFUNCTION) and pinned name resolution (CURLOPT_RESOLVE).
         .systemLibrary(
             name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
@@ -134,6 +134,13 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings),
 
+        // Outbound HTTP: the one libcurl client of S3 and of sources fetched by URL, and the
+        // source fetcher (address checks at connect time, pinned resolution, redirects by hand).
+        .target(
+            name: "OutboundHTTP",
+            dependencies: ["CCurl", "SourceRules", "SystemResources"],
+            swiftSettings: strictSettings),
+
         // HTTP/1.1 on POSIX sockets and epoll; knows nothing of images.
         .target(
             name: "HTTPServer",
@@ -148,8 +155,8 @@ let package = Package(
         .target(
             name: "FlipbookService",
             dependencies: [
-                "AnimatedImage", "FrameCache", "HTTPServer", "SystemResources", "SourceRules", "URLSigning",
-                "CCurl", "CLinux", "CSQLite",
+                "AnimatedImage", "FrameCache", "HTTPServer", "OutboundHTTP", "SystemResources", "SourceRules",
+                "URLSigning", "CLinux", "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -207,7 +214,7 @@ let package = Package(
             name: "FlipbookServiceTests",
             dependencies: [
                 "FlipbookService", "FrameCache", "HTTPServer", "AnimatedImage", "SystemResources",
-                "FlipbookTestSupport", "SourceRules", "URLSigning",
+                "FlipbookTestSupport", "OutboundHTTP", "SourceRules", "URLSigning",
             ],
             swiftSettings: strictSettings),
         .testTarget(

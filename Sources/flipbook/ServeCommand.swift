@@ -73,7 +73,6 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let settings = loaded.settings
-        FlipbookServer.prepareProcess(for: settings)
         let level = Logger.Level(rawValue: settings.log.level) ?? .info
         let json = settings.log.format == "json"
         LoggingSystem.bootstrap { label in

@@ -4,6 +4,7 @@ import SourceRules
 import Testing
 
 @testable import FlipbookService
+@testable import OutboundHTTP
 
 /// Server-side request forgery probes against a service whose `sources.allowedNetworks` is empty
 /// (the default): every probe is refused with 422 naming the rule, and the origin servers on
@@ -102,11 +103,10 @@ struct SSRFProbeTests {
         let origin = try OriginServer(routes: ["/a.gif": .answer(status: 200, headers: [], body: SourceFetchTests.gif)])
         defer { origin.stop() }
         let url = try SourceURL("http://pinned.test:\(origin.port)/a.gif")
-        let transfer = CurlTransfer(
-            url: url, pinned: [.v4(0x7f00_0001)], policy: SourcePolicy(), maxBytes: 1 << 20, timeoutMilliseconds: 5000,
-            requestHeaders: []
-        ) { _ in }
-        #expect(throws: SourceFetchFailure.refused(.address(.loopback))) { try transfer.run() }
+        let hop = SourceHop(url: url, pinned: [.v4(0x7f00_0001)], policy: SourcePolicy(), maxBytes: 1 << 20) { _ in }
+        #expect(throws: SourceFetchFailure.refused(.address(.loopback))) {
+            try hop.run(OutboundClient(reuseConnections: false), headers: [], timeoutMilliseconds: 5000)
+        }
         #expect(origin.connections == 0)
     }
 }

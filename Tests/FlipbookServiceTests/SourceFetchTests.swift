@@ -5,6 +5,7 @@ import SourceRules
 import Testing
 
 @testable import FlipbookService
+@testable import OutboundHTTP
 
 /// Images registered by URL, live: origin servers on loopback (allowed through
 /// `sources.allowedNetworks`), redirects, sizes, slowness, encodings, refresh.

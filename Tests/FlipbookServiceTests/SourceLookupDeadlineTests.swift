@@ -4,6 +4,7 @@ import SourceRules
 import Testing
 
 @testable import FlipbookService
+@testable import OutboundHTTP
 
 /// A resolver that answers only when the test lets it (or after 30 s): a DNS server that hangs.
 struct HangingResolver: SourceResolver {

@@ -5,6 +5,7 @@ import SourceRules
 import Testing
 
 @testable import FlipbookService
+@testable import OutboundHTTP
 
 /// Registration by URL with `Prefer: respond-async`: the fetch feeds an upload session, so frames
 /// are served while a slow origin (on loopback, sending a GIF in slices) still sends; the

@@ -2,6 +2,7 @@ import AnimatedImage
 import FrameCache
 import HTTPServer
 import Logging
+import OutboundHTTP
 import Prometheus
 
 #if canImport(Glibc)

@@ -4,6 +4,7 @@ import FrameCache
 import HTTPServer
 import Logging
 import Metrics
+import OutboundHTTP
 import Prometheus
 import ServiceLifecycle
 import SystemResources
@@ -33,13 +34,6 @@ public final class FlipbookServer: Sendable {
     let operations: OperationsRoutes
     private let logger: Logger
     private let monitor: MemoryPressureMonitor
-
-    /// What `flipbook serve` changes in its process before the server exists, which tests that
-    /// run services side by side in one process must not: with `storage.backend = s3`, the
-    /// temporary directory moves into the data directory (`S3Backend.keepDownloadsInDataDirectory`).
-    public static func prepareProcess(for settings: FlipbookSettings) {
-        if settings.storage.backend == "s3" { S3Backend.keepDownloadsInDataDirectory(settings.storage.dataDir) }
-    }
 
     /// Builds everything; nothing listens until `start()` or `run()`.
     /// - Parameter registry: where metrics go (the process's, or a test's own).

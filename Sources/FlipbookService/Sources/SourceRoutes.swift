@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Logging
+import OutboundHTTP
 
 /// Receives the small JSON body of a registration by URL (`{"url": "https://…"}`), then fetches
 /// on the sources queue and answers as an upload of the fetched bytes would — or, asked

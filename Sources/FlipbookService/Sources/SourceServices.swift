@@ -1,5 +1,6 @@
 import Dispatch
 import Metrics
+import OutboundHTTP
 import Prometheus
 import SourceRules
 import Synchronization

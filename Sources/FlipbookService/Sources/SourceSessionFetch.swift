@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import OutboundHTTP
 
 /// How a fetch of a source ended, before it becomes an answer: to the request that asked for it
 /// (``response``) and, when the fetch fed an upload session, to the session (``phase(unchanged:)``).

@@ -1,3 +1,5 @@
+import HTTPServer
+import OutboundHTTP
 import SourceRules
 import URLSigning
 
@@ -40,6 +42,20 @@ extension SettingsLoader {
             throw Failure(
                 description: "security.signedRoutes: '\(route)' is not one of "
                     + SignedRequestPolicy.routeNames.sorted().joined(separator: ", "))
+        }
+    }
+}
+
+extension SourceFetchFailure {
+    /// The status a fetch that failed this way answers: 422 for a rule of Flipbook's, 502 for an
+    /// origin that failed or could not be reached, 504 for one too slow, 500 when the body could
+    /// not be written here.
+    var status: HTTPStatus {
+        switch self {
+        case .refused, .tooManyRedirects, .tooLarge, .contentEncoding: .unprocessableContent
+        case .originStatus, .unreachable: .badGateway
+        case .timedOut: .gatewayTimeout
+        case .storage: .internalServerError
         }
     }
 }

@@ -254,7 +254,7 @@ struct S3BackendTests {
             try client.download("GetObject", key: key, to: unwritable)
         } throws: { error in
             guard case .failed(let why) = error as? StorageFailure else { return false }
-            return why.contains("cannot move it to \(unwritable)")
+            return why.contains("cannot write it to \(unwritable)")
         }
         #expect(client.isReachable)
         let destination = service.dataDirectory + "/tmp/original-" + UUID().uuidString

@@ -6,6 +6,7 @@ import SystemResources
 import Testing
 
 @testable import FlipbookService
+@testable import OutboundHTTP
 
 /// Where a test service keeps images: the data directory (`fs`), or a bucket of the shared
 /// moto server with the data directory as the local cache (`s3`).

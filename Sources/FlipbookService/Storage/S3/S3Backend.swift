@@ -76,20 +76,6 @@ final class S3Backend: StorageBackend {
         dataDirectory + "/tmp"
     }
 
-    /// Points the process's temporary directory (`TMPDIR`) at ``temporaryDirectory(of:)``, made
-    /// when missing. Foundation's `URLSession` receives each S3 object into a file of its own in
-    /// the temporary directory, and stops the process when it cannot create one (a read-only or
-    /// missing /tmp, as in a hardened container, took a replica down at its first cold
-    /// original). There, on the data directory's file system, it can, and moving the file into
-    /// the cache is a rename, not a copy of the whole original out of /tmp. Files older than an
-    /// hour there are removed at start (a crash's). Changes the process's environment: for
-    /// `flipbook serve` at start-up, before threads that read it run.
-    static func keepDownloadsInDataDirectory(_ dataDirectory: String) {
-        let directory = temporaryDirectory(of: dataDirectory)
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        setenv("TMPDIR", directory, 1)
-    }
-
     /// Every 2 s while S3 counts as unreachable, one cheap request, so readiness and lookups
     /// notice it is back without waiting for a client's request.
     private static func probe(_ client: S3Client, _ layout: S3Layout, _ stopped: Flag, queue: DispatchQueue) {

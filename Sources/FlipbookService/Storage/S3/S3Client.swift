@@ -3,19 +3,20 @@ import Crypto
 import Dispatch
 import Foundation
 import Metrics
+import OutboundHTTP
 import Synchronization
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The few S3 operations Flipbook needs (GET, HEAD, PUT, DELETE of objects, ListObjectsV2,
-/// multipart uploads), signed with ``SigV4Signer`` and sent with FoundationNetworking's
-/// `URLSession` (libcurl: TLS, proxies, keep-alive). Synchronous: callers are storage and decode
-/// threads, never event loops.
+/// multipart uploads), signed with ``SigV4Signer`` and sent with the outbound HTTP client
+/// (``OutboundClient``, libcurl: TLS, keep-alive, the environment's proxy), whose connections are
+/// kept for the next call.
+/// Synchronous: callers are storage and decode threads, never event loops. A request times out
+/// when nothing moves for `requestTimeoutSeconds` (connecting included), and after an hour in
+/// all.
 ///
 /// Each call is tried up to 1 + `retries` times when the server cannot be reached, times out,
 /// answers 5xx or throttles (429, `SlowDown`), sleeping an exponentially growing, fully jittered
@@ -44,6 +45,26 @@ final class S3Client: Sendable {
         case bytes([UInt8])
         /// `length` bytes at `offset` of `file`, which stays mapped while the request runs.
         case mapped(ImageBytes, offset: Int, length: Int)
+
+        /// Calls `body` with the bytes to send (nil: none), valid for the call.
+        func withUnsafeBytes<Value>(_ body: (UnsafeRawBufferPointer?) throws(OutboundFailure) -> Value)
+            throws(OutboundFailure) -> Value
+        {
+            let result: Result<Value, OutboundFailure>
+            switch self {
+            case .empty:
+                result = Result { () throws(OutboundFailure) in try body(nil) }
+            case .bytes(let bytes):
+                result = bytes.withUnsafeBytes { buffer in Result { () throws(OutboundFailure) in try body(buffer) } }
+            case .mapped(let file, let offset, let length):
+                result = file.withUnsafeBytes { buffer in
+                    Result { () throws(OutboundFailure) in
+                        try body(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length]))
+                    }
+                }
+            }
+            return try result.get()
+        }
     }
 
     /// A complete answer.
@@ -65,7 +86,7 @@ final class S3Client: Sendable {
 
     let configuration: Configuration
     private let signer: SigV4Signer
-    private let session: URLSession
+    private let http = OutboundClient(reuseConnections: true, maxIdleHandles: 16)
     private let state = Mutex(Reachability())
     private let metricsFactory: any MetricsFactory
     private let counters = Mutex<[String: Counter]>([:])
@@ -79,18 +100,6 @@ final class S3Client: Sendable {
         self.configuration = configuration
         self.metricsFactory = metricsFactory
         signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeoutSeconds
-        sessionConfiguration.timeoutIntervalForResource = 3600
-        sessionConfiguration.httpMaximumConnectionsPerHost = 16
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        sessionConfiguration.urlCache = nil
-        sessionConfiguration.httpShouldSetCookies = false
-        session = URLSession(configuration: sessionConfiguration)
-    }
-
-    deinit {
-        session.invalidateAndCancel()
     }
 
     /// False after a call failed for want of the server (all attempts), until one succeeds.
@@ -140,7 +149,7 @@ final class S3Client: Sendable {
             let prepared = prepare(
                 method: method, key: key, query: query, headers: headers, payloadSHA256: hash,
                 date: Date())
-            switch perform(prepared, method: method, body: body) {
+            switch perform(prepared, method: method, body: body, into: nil) {
             case .success(let response):
                 count(operation, status: String(response.status))
                 if Self.isRetryable(response) {
@@ -151,7 +160,7 @@ final class S3Client: Sendable {
                 return response
             case .failure(let error):
                 count(operation, status: "error")
-                lastFailure = "\(operation) \(key ?? "/"): \(error.localizedDescription)"
+                lastFailure = "\(operation) \(key ?? "/"): \(error)"
             }
         }
         state.withLock {
@@ -161,55 +170,18 @@ final class S3Client: Sendable {
         throw .unavailable(lastFailure)
     }
 
-    /// A download's file could not be put in place (a full or read-only disk): Flipbook's
-    /// failure, not S3's, so it is neither retried nor a sign that S3 is unreachable.
-    private struct LocalFailure: Error, CustomStringConvertible {
-        let description: String
-    }
-
     /// Downloads `key` into the file `destination` (created; removed again on failure) and
-    /// returns the answer (its body empty); a status other than 200 leaves no file.
-    ///
-    /// Foundation receives the body into a file of its own in the process's temporary directory
-    /// (`TMPDIR`) and stops the process if it cannot create it; `flipbook serve` points that
-    /// directory at the data directory (``S3Backend/keepDownloadsInDataDirectory(_:)``). Writing
-    /// the body there, Foundation keeps pace with the network: a delegate receiving it in memory
-    /// instead was measured to hold 122 MB of a 200 MB original from a loopback S3 server.
+    /// returns the answer (its body empty); a status other than 200 leaves no file, and the answer
+    /// keeps the first 4 KiB of its body (an error document). The body is written to the file as
+    /// it arrives. A file that cannot be written (a full or read-only disk) is Flipbook's failure,
+    /// not S3's: it is neither retried nor a sign that S3 is unreachable.
     func download(_ operation: String, key: String, to destination: String) throws(StorageFailure) -> Response {
-        try Self.checkTemporaryDirectory(for: "\(operation) \(key)")
         let attempts = isReachable ? 1 + max(0, configuration.retries) : 1
         var lastFailure = ""
         for attempt in 0..<attempts {
             if attempt > 0 { Self.sleep(seconds: backoff(attempt: attempt)) }
             let prepared = prepare(method: "GET", key: key, payloadSHA256: SigV4Signer.emptyPayloadSHA256, date: Date())
-            let result = Once<Result<Response, any Error>>()
-            let task = session.downloadTask(with: request(prepared, method: "GET")) { location, response, error in
-                if let error {
-                    result.set(.failure(error))
-                    return
-                }
-                let response = Self.response(response, body: [])
-                // Foundation leaves the file it downloaded into (in the system's temporary
-                // directory) to the handler: it is moved on success and removed otherwise, or
-                // every missing key and error answer would leave a file behind.
-                defer { if let location { unlink(location.path) } }
-                if response.status == 200, let location {
-                    do {
-                        unlink(destination)
-                        try FileManager.default.moveItem(atPath: location.path, toPath: destination)
-                    } catch {
-                        result.set(.failure(LocalFailure(description: "cannot move it to \(destination): \(error)")))
-                        return
-                    }
-                } else if let location {
-                    let body = (try? Data(contentsOf: location)).map { [UInt8]($0.prefix(4096)) } ?? []
-                    result.set(.success(Response(status: response.status, headers: response.headers, body: body)))
-                    return
-                }
-                result.set(.success(response))
-            }
-            task.resume()
-            switch result.wait() {
+            switch perform(prepared, method: "GET", body: .empty, into: destination) {
             case .success(let response):
                 count(operation, status: String(response.status))
                 if Self.isRetryable(response) {
@@ -218,14 +190,14 @@ final class S3Client: Sendable {
                 }
                 state.withLock { $0.reachable = true }
                 return response
-            case .failure(let failure as LocalFailure):
+            case .failure(.local(let why)):
                 unlink(destination)
                 count(operation, status: "error")
-                throw .failed("\(operation) \(key): \(failure)")
+                throw .failed("\(operation) \(key): \(why)")
             case .failure(let error):
                 unlink(destination)
                 count(operation, status: "error")
-                lastFailure = "\(operation) \(key): \(error.localizedDescription)"
+                lastFailure = "\(operation) \(key): \(error)"
             }
         }
         state.withLock {
@@ -235,73 +207,45 @@ final class S3Client: Sendable {
         throw .unavailable(lastFailure)
     }
 
-    /// Fails unless a file can be made in the temporary directory, as Foundation is about to:
-    /// it makes its download file with `try!`, so a directory it cannot write to (a data volume
-    /// remounted read-only, a read-only /tmp outside `flipbook serve`) would stop the process
-    /// instead of failing this one download. One create and one unlink per download.
-    private static func checkTemporaryDirectory(for what: String) throws(StorageFailure) {
-        let probe = NSTemporaryDirectory() + ".download-probe-" + UUID().uuidString
-        let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw .failed(
-                "\(what): no file can be made in the temporary directory \(NSTemporaryDirectory()) "
-                    + "(\(String(cString: strerror(errno)))), where the download would be received")
-        }
-        close(descriptor)
-        unlink(probe)
-    }
+    /// Why an attempt got no answer.
+    enum AttemptFailure: Error, CustomStringConvertible {
+        /// The server could not be reached, or the exchange failed or timed out.
+        case transport(OutboundFailure)
+        /// The answer could not be put in its file here.
+        case local(String)
 
-    private func request(_ prepared: Prepared, method: String) -> URLRequest {
-        var request = URLRequest(
-            url: prepared.url, cachePolicy: .reloadIgnoringLocalCacheData,
-            timeoutInterval: configuration.requestTimeoutSeconds)
-        request.httpMethod = method
-        for header in prepared.headers {
-            request.setValue(header.value, forHTTPHeaderField: header.name)
-        }
-        return request
-    }
-
-    private func perform(_ prepared: Prepared, method: String, body: Body) -> Result<Response, any Error> {
-        let request = request(prepared, method: method)
-        let result = Once<Result<Response, any Error>>()
-        let completion: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
-            if let error {
-                result.set(.failure(error))
-            } else {
-                result.set(.success(Self.response(response, body: data.map { [UInt8]($0) } ?? [])))
+        var description: String {
+            switch self {
+            case .transport(let failure): failure.description
+            case .local(let why): why
             }
         }
-        let task: URLSessionTask
-        switch body {
-        case .empty:
-            task =
-                method == "PUT" || method == "POST"
-                ? session.uploadTask(with: request, from: Data(), completionHandler: completion)
-                : session.dataTask(with: request, completionHandler: completion)
-        case .bytes(let bytes):
-            task = session.uploadTask(with: request, from: Data(bytes), completionHandler: completion)
-        case .mapped(let file, let offset, let length):
-            let data = file.withUnsafeBytes { buffer in
-                Data(
-                    bytesNoCopy: UnsafeMutableRawPointer(mutating: buffer.baseAddress! + offset), count: length,
-                    deallocator: .none)
-            }
-            task = session.uploadTask(with: request, from: data, completionHandler: completion)
-        }
-        task.resume()
-        let outcome = result.wait()
-        if case .mapped(let file, _, _) = body { withExtendedLifetime(file) {} }  // mapped until sent
-        return outcome
     }
 
-    private static func response(_ response: URLResponse?, body: [UInt8]) -> Response {
-        guard let http = response as? HTTPURLResponse else { return Response(status: 0, headers: [:], body: body) }
-        var headers: [String: String] = [:]
-        for (name, value) in http.allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+    /// One attempt: the answer, its body in memory, or in the file `into` when it is a 200.
+    private func perform(_ prepared: Prepared, method: String, body: Body, into file: String?)
+        -> Result<Response, AttemptFailure>
+    {
+        var headers = prepared.headers.map { "\($0.name): \($0.value)" }
+        // No `Expect: 100-continue` round trip before a large PUT; no form type on a bare POST.
+        headers.append("Expect:")
+        if !prepared.headers.contains(where: { $0.name.lowercased() == "content-type" }) { headers.append("Content-Type:") }
+        let timeout = configuration.requestTimeoutSeconds
+        let request = OutboundRequest(
+            method: method, url: prepared.url.absoluteString, headers: headers, timeoutMilliseconds: 3_600_000,
+            connectTimeoutMilliseconds: Int(timeout * 1000), idleTimeoutSeconds: Int(timeout.rounded(.up)),
+            environmentProxy: true)
+        let receiver = S3Answer(file: file)
+        defer { receiver.close() }
+        do throws(OutboundFailure) {
+            _ = try body.withUnsafeBytes { bytes throws(OutboundFailure) in
+                try http.perform(request, body: bytes, receiver: receiver)
+            }
+        } catch {
+            if let why = receiver.localFailure { return .failure(.local(why)) }
+            return .failure(.transport(error))
         }
-        return Response(status: http.statusCode, headers: headers, body: body)
+        return .success(Response(status: receiver.status, headers: receiver.headers, body: receiver.body))
     }
 
     /// Server errors and throttling are worth another attempt; anything else is an answer.

@@ -1,10 +1,9 @@
-import HTTPServer
 import SourceRules
 
-/// Why fetching a source failed, and the answer it gets: a rule of Flipbook's refused it (422,
-/// naming the rule, never the resolved address), the origin could not be reached or failed
-/// (502), or it was too slow (504). ``reason`` is the `reason` label of
-/// `flipbook_source_fetches_total`.
+/// Why fetching a source failed: a rule of Flipbook's refused it (naming the rule, never the
+/// resolved address), the origin could not be reached or failed, or it was too slow.
+/// ``reason`` is the `reason` label of `flipbook_source_fetches_total`; the service answers each
+/// with its status (422, 502, 504).
 public enum SourceFetchFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case refused(SourcePolicy.Refusal)
     case tooManyRedirects(Int)
@@ -30,15 +29,6 @@ public enum SourceFetchFailure: Error, Sendable, Equatable, CustomStringConverti
         case .unreachable: "unreachable"
         case .timedOut: "timeout"
         case .storage: "storage"
-        }
-    }
-
-    public var status: HTTPStatus {
-        switch self {
-        case .refused, .tooManyRedirects, .tooLarge, .contentEncoding: .unprocessableContent
-        case .originStatus, .unreachable: .badGateway
-        case .timedOut: .gatewayTimeout
-        case .storage: .internalServerError
         }
     }
 

@@ -30,6 +30,9 @@ public struct SourceFetcher: Sendable {
         }
     }
 
+    /// Every hop's connection is its own, made for the addresses checked for it.
+    private static let client = OutboundClient(reuseConnections: false)
+
     public let policy: SourcePolicy
     public let maxRedirects: Int
     public let maxBytes: Int
@@ -69,21 +72,18 @@ public struct SourceFetcher: Sendable {
             let pinned = try addresses(of: url, withinMilliseconds: remainingMilliseconds())
             let remaining = remainingMilliseconds()
             guard remaining > 0 else { throw .timedOut(timeoutSeconds) }
-            let transfer = CurlTransfer(
-                url: url, pinned: pinned, policy: policy, maxBytes: maxBytes, timeoutMilliseconds: remaining,
-                requestHeaders: headers
-            ) { chunk in
+            let receiver = SourceHop(url: url, pinned: pinned, policy: policy, maxBytes: maxBytes) { chunk in
                 delivered += chunk.count
                 try body(chunk)
             }
-            let outcome: CurlTransfer.Outcome
+            let outcome: SourceHop.Outcome
             do throws(SourceFetchFailure) {
-                outcome = try transfer.run()
+                outcome = try receiver.run(Self.client, headers: headers, timeoutMilliseconds: remaining)
             } catch {
                 if case .timedOut = error { throw .timedOut(timeoutSeconds) }
                 throw error
             }
-            if CurlTransfer.isRedirect(outcome.status), let location = outcome.location {
+            if SourceHop.isRedirect(outcome.status), let location = outcome.location {
                 guard hop < maxRedirects else { throw .tooManyRedirects(maxRedirects) }
                 do {
                     url = try url.resolving(location)
