@@ -187,9 +187,20 @@ public struct SettingsLoader: Sendable {
 
     /// Values no setting may take.
     static func validate(_ settings: FlipbookSettings) throws {
-        func require(_ condition: Bool, _ message: String) throws {
-            if !condition { throw Failure(description: message) }
-        }
+        try validateServerAndStorage(settings)
+        try validateCacheAndLimits(settings)
+        try validateOutputs(settings)
+        try validateSources(settings)
+        try validateUploadsAndProxies(settings)
+    }
+
+    /// Fails with `message` unless `condition` holds.
+    private static func require(_ condition: Bool, _ message: String) throws {
+        if !condition { throw Failure(description: message) }
+    }
+
+    /// `server.*` (but its proxies and origins) and `storage.*`.
+    private static func validateServerAndStorage(_ settings: FlipbookSettings) throws {
         try require((0...65535).contains(settings.server.port), "server.port must be 0…65535")
         try require(settings.server.eventLoopThreads >= 0, "server.eventLoopThreads must be ≥ 0 (0 = one per usable CPU)")
         try require(settings.server.maxConnections > 0, "server.maxConnections must be > 0")
@@ -221,6 +232,10 @@ public struct SettingsLoader: Sendable {
                 s3.multipartThresholdBytes >= s3.partBytes,
                 "storage.s3.multipartThresholdBytes must be at least storage.s3.partBytes")
         }
+    }
+
+    /// `cache.*` and `limits.*`.
+    private static func validateCacheAndLimits(_ settings: FlipbookSettings) throws {
         try require(settings.cache.maxBytes >= 0, "cache.maxBytes must be ≥ 0 (0 = from the memory limit)")
         try require(
             settings.cache.memoryFraction > 0 && settings.cache.memoryFraction <= 1,
@@ -244,6 +259,10 @@ public struct SettingsLoader: Sendable {
         try require(
             (1...16383).contains(settings.limits.maxOutputDimension),
             "limits.maxOutputDimension must be 1…16383 (WebP's largest side)")
+    }
+
+    /// `renditions.*`, `derived.*` and `log.*`.
+    private static func validateOutputs(_ settings: FlipbookSettings) throws {
         try require(settings.renditions.decodeAheadPerImage >= 0, "renditions.decodeAheadPerImage must be ≥ 0")
         try require(settings.derived.maxBytes > 0, "derived.maxBytes must be > 0")
         try require(settings.derived.maxWaitSeconds >= 0, "derived.maxWaitSeconds must be ≥ 0")
@@ -260,10 +279,13 @@ public struct SettingsLoader: Sendable {
             ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(settings.log.level),
             "log.level must be one of trace, debug, info, notice, warning, error, critical")
         try require(["text", "json"].contains(settings.log.format), "log.format must be text or json")
+    }
+
+    /// `uploads.*`, `server.trustedProxies` and `server.corsOrigins`.
+    private static func validateUploadsAndProxies(_ settings: FlipbookSettings) throws {
         for proxy in settings.server.trustedProxies {
             try require(IPAddressRange(proxy) != nil, "server.trustedProxies: '\(proxy)' is not an IP address or CIDR block")
         }
-        try validateSources(settings)
         try require(settings.uploads.maxSessions > 0, "uploads.maxSessions must be > 0")
         try require(settings.uploads.startSeconds > 0, "uploads.startSeconds must be > 0")
         try require(settings.uploads.maxWaitSeconds >= 0, "uploads.maxWaitSeconds must be ≥ 0")
