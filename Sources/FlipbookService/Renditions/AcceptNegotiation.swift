@@ -1,5 +1,3 @@
-import HTTPServer
-
 /// What a request's `Accept` field says of WebP (RFC 9110 §12.5.1), read on its bytes without
 /// allocating (it is on the hit path of negotiated frames).
 ///
@@ -14,14 +12,6 @@ enum AcceptNegotiation {
         var exact: Double?
         var image: Double?
         var any: Double?
-    }
-
-    /// The request's `Accept` fields as one list; nil when it has none, or only empty ones (which
-    /// previews read as "anything").
-    static func field(of request: HTTPRequest) -> Substring? {
-        let values = request.headers.values(for: "Accept")
-        let list = values.count == 1 ? values[0] : values.joined(separator: ",")
-        return list.isEmpty ? nil : Substring(list)
     }
 
     /// For frames: `image/webp` itself with q > 0.
