@@ -1,11 +1,13 @@
 // One axis of a Lanczos-3 reduction in Pillow's conventions (see clipped_lanczos.h): output i's
-// centre is (i + ½)·scale in continuous input coordinates, the kernel is stretched by the scale
-// (support 3·scale), its window is the input samples whose centres fall within the support,
-// clipped to the image, and the weights are divided by their sum, so an edge output averages
-// only real samples. Weights are fixed point with CLIPPED_LANCZOS_BITS fraction bits, each sum
-// starts at a half for rounding, and results clamp to 0…255: the same integer arithmetic as
-// Pillow's 8-bit resampler, so the values match it exactly.
+// centre is (i + ½)·scale in continuous input coordinates (scale = span / out: the input's
+// length over the outputs' count, as Pillow's resize over a box), the kernel is stretched by
+// the scale (support 3·scale), its window is the input samples whose centres fall within the
+// support, clipped to the image, and the weights are divided by their sum, so an edge output
+// averages only real samples. Weights are fixed point with CLIPPED_LANCZOS_BITS fraction bits,
+// each sum starts at a half for rounding, and results clamp to 0…255: the same integer
+// arithmetic as Pillow's 8-bit resampler, so the values match it exactly.
 #include "clipped_lanczos.h"
+#include "vector_clones.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -20,16 +22,6 @@ static double sinc(double x) {
 
 static double lanczos3(double x) { return -3.0 <= x && x < 3.0 ? sinc(x) * sinc(x / 3.0) : 0.0; }
 
-/// The passes' inner loops vectorise (clang, -O2) into 32-bit multiplies, which x86-64's baseline
-/// (SSE2) lacks: on x86-64 they are also compiled for SSE4.1 and AVX2 and the best the CPU runs
-/// is chosen at load time. The arithmetic is integer, so every version gives the same bytes.
-/// (Measured with libvips doing the vertical pass, 1280×720 → 320×180: 6.8 → 4.4 ms a frame.)
-#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-#define VECTOR_CLONES __attribute__((target_clones("avx2", "sse4.1", "default")))
-#else
-#define VECTOR_CLONES
-#endif
-
 /// A weight's low part in the split form (see clipped_lanczos.h): 11 bits, so the high part of
 /// a 22-bit weight (at most about 1.2 · 2^22 in magnitude) fits 16 bits.
 #define SPLIT_LOW_BITS 11
@@ -41,13 +33,14 @@ static inline uint8_t clamped(int32_t sum) {
     return (uint8_t)(sum >> CLIPPED_LANCZOS_BITS);
 }
 
-int clipped_lanczos_make(clipped_lanczos *kernel, int in, int out) {
+int clipped_lanczos_make(clipped_lanczos *kernel, int in, double span, int out) {
     memset(kernel, 0, sizeof *kernel);
-    double scale = (double)in / out, stretch = scale < 1.0 ? 1.0 : scale;
+    double scale = span / out, stretch = scale < 1.0 ? 1.0 : scale;
     double support = 3.0 * stretch, inverse = 1.0 / stretch;
     int taps = (int)ceil(support) * 2 + 1;
     kernel->in = in;
     kernel->out = out;
+    kernel->span = span;
     kernel->taps = taps;
     kernel->first = malloc(sizeof(int) * (size_t)out);
     kernel->count = malloc(sizeof(int) * (size_t)out);
@@ -119,7 +112,7 @@ static void free_kept(void *value) {
 
 static void make_kept_key(void) { pthread_key_create(&kept_key, free_kept); }
 
-const clipped_lanczos *clipped_lanczos_kept(int in, int out) {
+const clipped_lanczos *clipped_lanczos_kept(int in, double span, int out) {
     pthread_once(&kept_once, make_kept_key);
     kept_kernels *kept = pthread_getspecific(kept_key);
     if (!kept) {
@@ -129,12 +122,14 @@ const clipped_lanczos *clipped_lanczos_kept(int in, int out) {
         }
     }
     int found = 0;
-    while (found < kept->count && (kept->kernels[found].in != in || kept->kernels[found].out != out)) found++;
+    while (found < kept->count && (kept->kernels[found].in != in || kept->kernels[found].out != out ||
+                                   kept->kernels[found].span != span))
+        found++;
     clipped_lanczos kernel;
     if (found < kept->count) {
         kernel = kept->kernels[found];
     } else {
-        if (clipped_lanczos_make(&kernel, in, out)) return NULL;
+        if (clipped_lanczos_make(&kernel, in, span, out)) return NULL;
         if (kept->count == KERNELS_KEPT) clipped_lanczos_free(&kept->kernels[--kept->count]);
         found = kept->count++;
     }

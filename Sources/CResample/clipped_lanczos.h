@@ -7,9 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// The weights for reducing `in` samples to `out` (out ≤ in) along one axis.
+/// The weights for reducing `in` samples to `out` (out ≤ in) along one axis. The outputs cover
+/// the first `span` samples' length (span ≤ in; less when the last sample stands for less than a
+/// whole one, as the last block of a box shrink does): output i's centre is (i + ½)·span/out.
 typedef struct {
     int in, out;
+    double span;
     /// The most samples any output's window holds: the stride of `weights`.
     int taps;
     /// Per output: the first input sample of its window and how many samples it holds.
@@ -26,16 +29,17 @@ typedef struct {
 /// Fraction bits of the weights.
 #define CLIPPED_LANCZOS_BITS 22
 
-/// Fills `kernel` for reducing `in` samples to `out`. 0, or -1 when out of memory.
-int clipped_lanczos_make(clipped_lanczos *kernel, int in, int out);
+/// Fills `kernel` for reducing `in` samples, which cover `span` (0 < span ≤ in), to `out`. 0, or
+/// -1 when out of memory.
+int clipped_lanczos_make(clipped_lanczos *kernel, int in, double span, int out);
 
 /// Frees what clipped_lanczos_make allocated.
 void clipped_lanczos_free(clipped_lanczos *kernel);
 
-/// The kernel for reducing `in` samples to `out`, kept by the calling thread for its next calls
-/// (the few most recently used; freed when the thread ends). Valid until this thread's next
-/// call; NULL when out of memory.
-const clipped_lanczos *clipped_lanczos_kept(int in, int out);
+/// The kernel for reducing `in` samples covering `span` to `out`, kept by the calling thread for
+/// its next calls (the few most recently used; freed when the thread ends). Valid until this
+/// thread's next call; NULL when out of memory.
+const clipped_lanczos *clipped_lanczos_kept(int in, double span, int out);
 
 /// Horizontal pass: outputs x0 ≤ x < x1 of each of `rows` rows of `src` (rows `src_stride` bytes
 /// apart, each holding all kernel->in RGBA pixels) into `dst` (rows `dst_stride` bytes apart,

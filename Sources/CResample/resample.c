@@ -1,5 +1,5 @@
-// Scales one RGBA frame (see flipbook_resample.h): reductions with clipped_lanczos.c,
-// enlargements with pixman; libvips only box-shrinks the largest reductions first.
+// Scales one RGBA frame (see flipbook_resample.h): reductions with clipped_lanczos.c, the
+// largest box-shrunk first by box_shrink.c; enlargements with pixman.
 //
 // A reduction follows Pillow's LANCZOS conventions (the quality reference of issue 21): the
 // Lanczos-3 kernel stretched by the factor, applied horizontally first and then vertically with
@@ -11,12 +11,12 @@
 // scalar (1.7× the whole frame's time), and its vectorised vertical one has 6-bit weights
 // (48.5 dB at best) and was slower than clipped_lanczos.c's vectorised passes
 // (BENCHMARKS.md, "Resampling library"). Only a reduction by more than MAX_DIRECT_REDUCE
-// box-shrinks by whole factors first (libvips's vips_shrink), leaving at least SHRINK_GAP for the
-// kernel. Samples are the frame's own sRGB values. A frame with any transparency is
-// premultiplied into 8-bit samples first (as browsers' and Pillow's scalers do), scaled, then
-// unpremultiplied with rounding to nearest; an opaque frame is scaled as it is. Each call works
-// on its own thread (libvips's too: operation cache off, evaluated on the calling thread):
-// Flipbook's decode threads are the parallelism.
+// box-shrinks by whole factors first (box_shrink.c: each block's mean, as libvips's vips_shrink
+// and Pillow's reduce take it), leaving at least SHRINK_GAP for the kernel, whose outputs stay
+// centred where the whole frame's are. Samples are the frame's own sRGB values. A frame with any
+// transparency is premultiplied into 8-bit samples first (as browsers' and Pillow's scalers do),
+// scaled, then unpremultiplied with rounding to nearest; an opaque frame is scaled as it is. Each
+// call works on its own thread: Flipbook's decode threads are the parallelism.
 //
 // libvips cannot enlarge with its Lanczos kernel (its reducer refuses factors below 1, and
 // vips_resize enlarges with a bicubic affine a quarter pixel off centre: 30–34 dB against
@@ -25,6 +25,8 @@
 // (a8r8g8b8), one axis per composite — horizontally, then vertically — so each output pixel
 // costs the taps of two one-dimensional kernels, not of their product (47–51 dB measured).
 #include "flipbook_resample.h"
+#include "alpha.h"
+#include "box_shrink.h"
 #include "clipped_lanczos.h"
 
 #include <math.h>
@@ -46,26 +48,8 @@ static int fail(char *error, size_t size, int code, const char *what) {
     return code;
 }
 
-/// fail() for a libvips call that failed (so libvips has started): `what` and libvips's message.
-static int vips_fail(char *error, size_t size, int code, const char *what) {
-    if (error && size > 0) {
-        const char *detail = vips_api.error_buffer();
-        snprintf(error, size, "%s%s%s", what, detail && *detail ? ": " : "", detail ? detail : "");
-        // libvips keeps one error buffer per process; this call's message has been taken.
-        vips_api.error_clear();
-    }
-    return code;
-}
-
 /// Phases of pixman's filter per input pixel, as a power of two (16).
 #define PIXMAN_SUBSAMPLE_BITS 4
-
-static inline uint8_t premultiplied(unsigned c, unsigned a) { return (uint8_t)((c * a + 127) / 255); }
-
-static inline uint8_t unpremultiplied(unsigned c, unsigned a) {
-    unsigned v = (c * 255 + a / 2) / a;  // a > 0; a colour above its alpha (overshoot) clamps
-    return v > 255 ? 255 : (uint8_t)v;
-}
 
 /// One pixman composite of `source` (sw×sh, premultiplied a8r8g8b8) onto `target` (dw×dh):
 /// Lanczos-3 on an axis whose size changes, one tap on the other.
@@ -148,68 +132,21 @@ int flipbook_resample_start(void) {
     return vips_loader_start();
 }
 
-/// Evaluates `rect` of `image` (four 8-bit bands) here, on the calling thread, through one region
-/// (no libvips worker threads, so no hand-offs between threads: 64 futex calls a frame with
-/// vips_image_write_to_memory), into `dst` at the same position, rows `stride` bytes apart.
-static int evaluate(VipsImage *image, VipsRect rect, uint8_t *dst, size_t stride) {
-    if (image->Bands != 4 || image->BandFmt != VIPS_FORMAT_UCHAR) return -1;
-    VipsRegion *region = vips_api.region_new(image);
-    if (!region || vips_api.region_prepare(region, &rect)) {
-        if (region) vips_api.object_unref(region);
-        return -1;
-    }
-    // What VIPS_REGION_ADDR computes (without its bounds check, a libvips call): the region
-    // holds at least `rect`, rows `bpl` bytes apart.
-    for (int y = rect.top; y < rect.top + rect.height; y++) {
-        const VipsPel *row = region->data + (size_t)(y - region->valid.top) * region->bpl
-                             + (size_t)(rect.left - region->valid.left) * 4;
-        memcpy(dst + (size_t)y * stride + (size_t)rect.left * 4, row, (size_t)rect.width * 4);
-    }
-    vips_api.object_unref(region);
-    return 0;
-}
-
-/// Box-shrinks `*pixels` (*w×*h) by whole factors that leave the kernel at least SHRINK_GAP of a
-/// reduction by more than MAX_DIRECT_REDUCE to dw×dh; `*pixels` becomes the smaller copy in
-/// `*owned`. Does nothing to a smaller reduction.
-static int preshrink(const uint8_t **pixels, int *w, int *h, uint8_t **owned, int dw, int dh, char *error,
-                     size_t error_size) {
-    if (!flipbook_resample_uses_libvips(*w, *h, dw, dh)) return 0;
-    if (vips_loader_start() != 0) return fail(error, error_size, -1, "libvips is not installed or did not start");
-    int hshrink = (int)fmax(1.0, floor((double)*w / dw / SHRINK_GAP));
-    int vshrink = (int)fmax(1.0, floor((double)*h / dh / SHRINK_GAP));
-    VipsImage *image = vips_api.image_new_from_memory(*pixels, (size_t)*w * *h * 4, *w, *h, 4, VIPS_FORMAT_UCHAR);
-    VipsImage *shrunk = NULL;
-    int status = 0;
-    if (!image || vips_api.shrink(image, &shrunk, (double)hshrink, (double)vshrink, NULL)) {
-        status = vips_fail(error, error_size, -5, "shrink failed");
-    } else if (!(*owned = malloc((size_t)shrunk->Xsize * shrunk->Ysize * 4))) {
-        status = fail(error, error_size, -4, "out of memory");
-    } else if (evaluate(shrunk, (VipsRect){0, 0, shrunk->Xsize, shrunk->Ysize}, *owned, (size_t)shrunk->Xsize * 4)) {
-        status = vips_fail(error, error_size, -7, "evaluation failed");
-    } else {
-        *pixels = *owned;
-        *w = shrunk->Xsize;
-        *h = shrunk->Ysize;
-    }
-    if (shrunk) vips_api.object_unref(shrunk);
-    if (image) vips_api.object_unref(image);
-    return status;
-}
-
-/// The kernels of reducing sw×sh to dw×dh, copied out of the thread's kept ones (a second
-/// clipped_lanczos_kept call moves the first's entry); an axis whose size does not change has
-/// none (`in` 0). 0, or -1 when out of memory.
-static int kernels(int sw, int sh, int dw, int dh, clipped_lanczos *horizontal, clipped_lanczos *vertical) {
+/// The kernels of reducing sw×sh samples, which cover span_w×span_h (the frame's own size, or
+/// less for a box-shrunk frame whose last blocks are partial), to dw×dh, copied out of the
+/// thread's kept ones (a second clipped_lanczos_kept call moves the first's entry); an axis
+/// whose size and span do not change has none (`in` 0). 0, or -1 when out of memory.
+static int kernels(int sw, double span_w, int sh, double span_h, int dw, int dh, clipped_lanczos *horizontal,
+                   clipped_lanczos *vertical) {
     memset(horizontal, 0, sizeof *horizontal);
     memset(vertical, 0, sizeof *vertical);
     const clipped_lanczos *kept;
-    if (dw != sw) {
-        if (!(kept = clipped_lanczos_kept(sw, dw))) return -1;
+    if (dw != sw || span_w != sw) {
+        if (!(kept = clipped_lanczos_kept(sw, span_w, dw))) return -1;
         *horizontal = *kept;
     }
-    if (dh != sh) {
-        if (!(kept = clipped_lanczos_kept(sh, dh))) return -1;
+    if (dh != sh || span_h != sh) {
+        if (!(kept = clipped_lanczos_kept(sh, span_h, dh))) return -1;
         *vertical = *kept;
     }
     return 0;
@@ -304,7 +241,7 @@ static void finish_output(uint8_t *dst, size_t stride, int width, int rows, int 
 static int reduce_frame_rect(const uint8_t *src, int sw, int sh, uint8_t *dst, size_t dst_stride, int dw, int dh,
                              int opaque, int rx, int ry, int rw, int rh, char *error, size_t error_size) {
     clipped_lanczos horizontal, vertical;
-    if (kernels(sw, sh, dw, dh, &horizontal, &vertical)) return fail(error, error_size, -4, "out of memory");
+    if (kernels(sw, sw, sh, sh, dw, dh, &horizontal, &vertical)) return fail(error, error_size, -4, "out of memory");
     int premultiplies = !opaque && (horizontal.in || vertical.in);
     uint8_t *buffer = NULL;
     if (premultiplies) {
@@ -323,31 +260,41 @@ static int reduce_frame_rect(const uint8_t *src, int sw, int sh, uint8_t *dst, s
     return status;
 }
 
+/// The whole factor a reduction of `n` samples to `d` box-shrinks by first: as large as leaves
+/// the kernel at least SHRINK_GAP, at least 1.
+static int shrink_factor(int n, int d) { return (int)fmax(1.0, floor((double)n / d / SHRINK_GAP)); }
+
+/// A reduction by more than MAX_DIRECT_REDUCE: box-shrunk by whole factors (box_shrink.c;
+/// premultiplied on the way unless opaque), then the kernel over the shrunk frame, its outputs
+/// centred where the whole frame's are — each shrunk pixel stands for kx×ky source pixels, so the
+/// shrunk frame spans sw/kx × sh/ky of them, the last, partial blocks included (Pillow's resize
+/// with `reducing_gap` does the same).
+static int shrink_then_reduce(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh, int opaque,
+                              char *error, size_t error_size) {
+    int kx = shrink_factor(sw, dw), ky = shrink_factor(sh, dh);
+    if ((int64_t)kx * ky > BOX_SHRINK_MAX_BLOCK) return fail(error, error_size, -2, "the frame is too large to shrink");
+    int w = box_shrink_length(sw, kx), h = box_shrink_length(sh, ky);
+    uint8_t *shrunk = malloc((size_t)w * h * 4);
+    if (!shrunk) return fail(error, error_size, -4, "out of memory");
+    clipped_lanczos horizontal, vertical;
+    int status = 0;
+    if (box_shrink_rgba(src, sw, sh, kx, ky, !opaque, shrunk) ||
+        kernels(w, (double)sw / kx, h, (double)sh / ky, dw, dh, &horizontal, &vertical))
+        status = fail(error, error_size, -4, "out of memory");
+    else
+        status = reduce_rect(&horizontal, &vertical, shrunk, w, dst, (size_t)dw * 4, 0, 0, dw, dh, error, error_size);
+    free(shrunk);
+    if (status == 0) finish_output(dst, (size_t)dw * 4, dw, dh, opaque);
+    return status;
+}
+
 int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
                            int opaque, char *error, size_t error_size) {
     if (sw > 0 && sh > 0 && (dw > sw || dh > sh)) return enlarge_with_pixman(src, sw, sh, dst, dw, dh, error, error_size);
     if (sw <= 0 || sh <= 0 || dw <= 0 || dh <= 0) return fail(error, error_size, -2, "empty image");
-    if (!flipbook_resample_uses_libvips(sw, sh, dw, dh))
-        return reduce_frame_rect(src, sw, sh, dst, (size_t)dw * 4, dw, dh, opaque, 0, 0, dw, dh, error, error_size);
-    // A reduction by more than MAX_DIRECT_REDUCE: box-shrunk first, then the kernel.
-    size_t n = (size_t)sw * sh;
-    uint8_t *buffer = NULL;
-    if (!opaque) {
-        if (!(buffer = malloc(n * 4))) return fail(error, error_size, -4, "out of memory");
-        premultiply(src, sw, buffer, 0, sw, 0, sh);
-        src = buffer;
-    }
-    uint8_t *shrunk = NULL;
-    clipped_lanczos horizontal, vertical;
-    int status = preshrink(&src, &sw, &sh, &shrunk, dw, dh, error, error_size);
-    if (status == 0 && kernels(sw, sh, dw, dh, &horizontal, &vertical))
-        status = fail(error, error_size, -4, "out of memory");
-    if (status == 0)
-        status = reduce_rect(&horizontal, &vertical, src, sw, dst, (size_t)dw * 4, 0, 0, dw, dh, error, error_size);
-    free(shrunk);
-    free(buffer);
-    if (status == 0) finish_output(dst, (size_t)dw * 4, dw, dh, opaque);
-    return status;
+    if (flipbook_resample_uses_libvips(sw, sh, dw, dh))
+        return shrink_then_reduce(src, sw, sh, dst, dw, dh, opaque, error, error_size);
+    return reduce_frame_rect(src, sw, sh, dst, (size_t)dw * 4, dw, dh, opaque, 0, 0, dw, dh, error, error_size);
 }
 
 /// Whether sw×sh → dw×dh is a reduction by the kernel alone, whose outputs can be made apart.
@@ -358,7 +305,7 @@ static int reduces_by_kernel(int sw, int sh, int dw, int dh) {
 int flipbook_resample_affected(int sw, int sh, int dw, int dh, int x, int y, int w, int h, int rect[4]) {
     if (!reduces_by_kernel(sw, sh, dw, dh)) return 0;
     clipped_lanczos horizontal, vertical;
-    if (kernels(sw, sh, dw, dh, &horizontal, &vertical)) return 0;
+    if (kernels(sw, sw, sh, sh, dw, dh, &horizontal, &vertical)) return 0;
     int x0 = x, x1 = x + w, y0 = y, y1 = y + h;
     if (horizontal.in) clipped_lanczos_reached_by(&horizontal, x, x + w, &x0, &x1);
     if (vertical.in) clipped_lanczos_reached_by(&vertical, y, y + h, &y0, &y1);
@@ -373,7 +320,7 @@ int flipbook_resample_affected(int sw, int sh, int dw, int dh, int x, int y, int
 int flipbook_resample_reach(int sw, int sh, int dw, int dh, int rx, int ry, int rw, int rh, int rect[4]) {
     if (!reduces_by_kernel(sw, sh, dw, dh)) return 0;
     clipped_lanczos horizontal, vertical;
-    if (kernels(sw, sh, dw, dh, &horizontal, &vertical)) return 0;
+    if (kernels(sw, sw, sh, sh, dw, dh, &horizontal, &vertical)) return 0;
     int x0, x1, y0, y1;
     reach(&horizontal, &vertical, rx, ry, rw, rh, &x0, &x1, &y0, &y1);
     rect[0] = x0;
@@ -396,7 +343,7 @@ const char *flipbook_resample_library_version(void) {
 }
 
 int flipbook_resample_columns_agree(const uint8_t *src, int sw, int sh, int dw) {
-    const clipped_lanczos *kernel = clipped_lanczos_kept(sw, dw);
+    const clipped_lanczos *kernel = clipped_lanczos_kept(sw, sw, dw);
     uint8_t *fast = malloc((size_t)dw * sh * 4), *portable = malloc((size_t)dw * sh * 4);
     int agree = -1;
     if (kernel && fast && portable) {

@@ -15,9 +15,10 @@ struct ResamplerReferenceTests {
     }
 
     /// For each of `output` samples: the input samples within the stretched kernel's reach of its
-    /// centre, and their weights divided by their sum.
-    static func weights(input: Int, output: Int) -> [[(index: Int, weight: Double)]] {
-        let scale = Double(input) / Double(output)
+    /// centre, and their weights divided by their sum. The `input` samples cover `span` (their
+    /// count unless the last stands for less than a whole one, as a box shrink's last block does).
+    static func weights(input: Int, output: Int, span: Double? = nil) -> [[(index: Int, weight: Double)]] {
+        let scale = (span ?? Double(input)) / Double(output)
         return (0..<output).map { i in
             let centre = (Double(i) + 0.5) * scale
             let taps = (0..<input).map { ($0, lanczos3((Double($0) + 0.5 - centre) / scale)) }.filter { $0.1 != 0 }
@@ -28,9 +29,12 @@ struct ResamplerReferenceTests {
 
     static func byte(_ value: Double) -> UInt8 { UInt8(min(255, max(0, value.rounded()))) }
 
-    /// `canvas` (opaque) reduced to `width`×`height` by the reference.
-    static func reference(_ canvas: Canvas, width: Int, height: Int) -> [UInt8] {
-        let across = weights(input: canvas.width, output: width)
+    /// `canvas` (opaque, or premultiplied) reduced to `width`×`height` by the reference; its pixels
+    /// cover `spanX`×`spanY` (by default its size).
+    static func reference(
+        _ canvas: Canvas, width: Int, height: Int, spanX: Double? = nil, spanY: Double? = nil
+    ) -> [UInt8] {
+        let across = weights(input: canvas.width, output: width, span: spanX)
         var middle = [UInt8](repeating: 0, count: width * canvas.height * 4)
         for y in 0..<canvas.height {
             for x in 0..<width {
@@ -42,7 +46,7 @@ struct ResamplerReferenceTests {
                 }
             }
         }
-        let down = weights(input: canvas.height, output: height)
+        let down = weights(input: canvas.height, output: height, span: spanY)
         var out = [UInt8](repeating: 0, count: width * height * 4)
         for y in 0..<height {
             for i in 0..<width * 4 {

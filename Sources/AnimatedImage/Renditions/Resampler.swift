@@ -9,15 +9,16 @@ import CResample
 /// Safe to call from several threads at once. (The methods and their quality: BENCHMARKS.md,
 /// "Resampling library".)
 public enum Resampler {
-    /// Starts libvips now rather than at the first frame that needs it (only a reduction by more
-    /// than 40× does: libvips box-shrinks it first): call it early, while the process has one
-    /// thread (it sets `VIPSHOME`, unless set, so that libvips loads none of its modules —
-    /// Flipbook only resizes). True when libvips started.
+    /// Starts libvips, which no scaling uses any more (a reduction by more than 40× is box-shrunk
+    /// by Sources/CResample/box_shrink.c); kept until libvips leaves the project. Call it early,
+    /// while the process has one thread (it sets `VIPSHOME`, unless set, so that libvips loads
+    /// none of its modules). True when libvips started.
     @discardableResult
     public static func start() -> Bool { flipbook_resample_start() == 0 }
 
-    /// Whether scaling a `width`×`height` canvas to `scaledWidth`×`scaledHeight` uses libvips (a
-    /// reduction by more than 40×): a short-lived process (the CLI) starts it only then.
+    /// Whether scaling a `width`×`height` canvas to `scaledWidth`×`scaledHeight` box-shrinks first
+    /// (a reduction by more than 40×, which libvips shrank until Sources/CResample/box_shrink.c
+    /// did): the CLI still starts libvips only then.
     public static func usesLibvips(width: Int, height: Int, scaledWidth: Int, scaledHeight: Int) -> Bool {
         flipbook_resample_uses_libvips(
             Int32(clamping: width), Int32(clamping: height), Int32(clamping: scaledWidth), Int32(clamping: scaledHeight)) != 0
@@ -57,8 +58,8 @@ public enum Resampler {
     /// When a frame differs from the one before only inside `changed`, the part of its
     /// `width`×`height` scaling that can differ from the previous frame's: the output pixels
     /// whose kernel windows reach into `changed` (empty when none do); every other pixel is the
-    /// previous frame's. Nil when the scaling's output pixels cannot be made apart (it enlarges,
-    /// or libvips shrinks it first): scale the whole frame.
+    /// previous frame's. Nil when the scaling's output pixels are not made apart (it enlarges,
+    /// or box-shrinks first): scale the whole frame.
     public static func affected(
         by changed: PixelRect, sourceWidth: Int, sourceHeight: Int, width: Int, height: Int
     ) -> PixelRect? {
@@ -105,7 +106,9 @@ public enum Resampler {
 
     /// The bytes scaling a `width`×`height` canvas may allocate besides the source and the
     /// result: a premultiplied copy of the source, the horizontally reduced frame (no larger),
-    /// and the kernels' tables and a row of sums (or libvips's buffers for its box shrink).
+    /// and the kernels' tables and a row of sums (or, shrinking first, the shrunk frame, at most
+    /// half the source, the kernel's passes over it and a strip of sums: 64 KiB for blocks up to
+    /// 4,096 pixels wide).
     public static func workingBytes(width: Int, height: Int) -> Int { width * height * 8 + (1 << 20) }
 
     /// The libvips version linked.

@@ -1,6 +1,5 @@
-// Scaling RGBA frames, reductions in Pillow's LANCZOS conventions, enlargements with pixman:
-// the one call Swift makes (libvips, which box-shrinks the largest reductions first, has a
-// variadic API, which Swift cannot call).
+// Scaling RGBA frames, reductions in Pillow's LANCZOS conventions (the largest box-shrunk first),
+// enlargements with pixman: the calls Swift makes.
 #ifndef FLIPBOOK_RESAMPLE_H
 #define FLIPBOOK_RESAMPLE_H
 
@@ -19,8 +18,8 @@ int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int
 /// Scaling a frame that differs from the one before only inside source rectangle (x, y, w, h):
 /// fills `rect` (x, y, w, h) with the output pixels that can differ — those whose kernel windows
 /// reach into it (w or h 0 when none do) — and returns 1, when sw×sh → dw×dh is a reduction by
-/// the kernel alone (not enlarging, not shrunk first by libvips: the only scalings whose output
-/// pixels can be made apart); else 0. Every other output pixel is the previous frame's.
+/// the kernel alone (not enlarging, not box-shrunk first: the only scalings whose output pixels
+/// are made apart); else 0. Every other output pixel is the previous frame's.
 int flipbook_resample_affected(int sw, int sh, int dw, int dh, int x, int y, int w, int h, int rect[4]);
 
 /// The source rectangle (x, y, w, h) that output rectangle (rx, ry, rw, rh) of the same kind of
@@ -34,13 +33,14 @@ int flipbook_resample_reach(int sw, int sh, int dw, int dh, int rx, int ry, int 
 int flipbook_resample_rgba_rect(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh, int opaque, int rx,
                                 int ry, int rw, int rh, char *error, size_t error_size);
 
-/// Starts libvips (once per process; a reduction by more than 40×, the only scaling that uses it,
-/// starts it too). Call it while the process has one thread: it sets VIPSHOME (unless set) so
-/// that libvips loads none of its modules. 0 on success.
+/// Starts libvips (once per process), which no scaling uses any more: a reduction by more than
+/// 40× is box-shrunk by box_shrink.c. Kept until libvips leaves the project. Call it while the
+/// process has one thread: it sets VIPSHOME (unless set) so that libvips loads none of its
+/// modules. 0 on success.
 int flipbook_resample_start(void);
 
-/// 1 when scaling sw×sh to dw×dh uses libvips (a reduction by more than 40×), else 0: a process
-/// that makes no such reduction need not start libvips (about 24 ms).
+/// 1 when scaling sw×sh to dw×dh box-shrinks first (a reduction by more than 40×, which libvips
+/// shrank until box_shrink.c did), else 0.
 int flipbook_resample_uses_libvips(int sw, int sh, int dw, int dh);
 
 /// For tests: reduces `src` (sw×sh RGBA) horizontally to `dw` columns with the pass this CPU
