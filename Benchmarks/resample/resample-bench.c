@@ -1,6 +1,8 @@
-// resample-bench: scales RGBA frames with libvips and with pixman, side by side (issue 21).
+// resample-bench: scales RGBA frames with Flipbook's resampler, libvips and pixman, side by side
+// (issue 21).
 //
-//   resample-bench [-n REPS] [-o OUTDIR] [-b SUBSAMPLE_BITS] FRAME.png:W[,W...] ...
+//   resample-bench [-n REPS] [-o OUTDIR] [-b SUBSAMPLE_BITS] [-m METHOD[,METHOD...]] [-c]
+//                  FRAME.png:W[,W...] ...
 //
 // Each FRAME.png (8-bit, read as straight RGBA with libpng's simplified API) is scaled to every
 // width W given after its colon, the height following the aspect: H = round(h * W / w). Every
@@ -12,7 +14,7 @@
 //                     vips_round(RINT) → vips_cast(uchar)
 //   vips-float-trunc  the same without vips_round: vips_cast truncates toward zero
 //   vips-u8           premultiplied into 8 bits by hand (rounded) → vips_resize(LANCZOS3, gap 0)
-//                     → unpremultiplied by hand (rounded): what Sources/CResample does today
+//                     → unpremultiplied by hand (rounded): what Sources/CResample did at 296dc79
 //   vips-opaque       vips_reduce(LANCZOS3) on the uchar frame as it is (opaque frames only)
 //   vips-affine       enlargements only: vips_premultiply → vips_affine (bicubic, centred) →
 //                     vips_unpremultiply → vips_round → vips_cast
@@ -20,14 +22,19 @@
 //                     LANCZOS3 sample, SUBSAMPLE_BITS phases bits, default 4), scale transform,
 //                     REPEAT_PAD, composite32(SRC) → unpremultiplied by hand (rounded)
 //   pixman-2pass      the same as two composites, horizontal then vertical (8-bit in between)
+//   flipbook          flipbook_resample_rgba, the one call through which Flipbook scales frames:
+//                     Sources/CResample as this program was built with it (mk/resample.mk's
+//                     RESAMPLE_SOURCES, so two checkouts' resamplers can be timed side by side)
 //
 // vips_reduce refuses factors below 1, so for an enlargement the vips-float methods call
 // vips_resize instead (which enlarges with vips_affine and an interpolator, not the reducer).
 // pixman's Lanczos is stretched by max(1, factor): the kernel's own width when enlarging.
 //
-// The methods run interleaved, REPS times each (default 9); one line per (frame, width, method)
-// on stdout, tab-separated: frame sw sh dw dh opaque method median_ms min_ms max_ms output.png
-// Outputs are written to OUTDIR (default .) as STEM_DWxDH_METHOD.png.
+// The methods run interleaved, REPS times each (default 9); -m runs only the methods named.
+// Times are wall-clock, or with -c the process's CPU time, all its threads' (libvips hands work
+// to threads of its own), which a shared machine's other processes add less to. One line per (frame, width, method) on stdout, tab-separated: frame
+// sw sh dw dh opaque method median_ms min_ms max_ms output.png. Outputs are written to OUTDIR
+// (default .) as STEM_DWxDH_METHOD.png.
 #include <errno.h>
 #include <math.h>
 #include <png.h>
@@ -40,6 +47,8 @@
 #include <unistd.h>
 #include <vips/vips.h>
 
+#include "flipbook_resample.h"
+
 typedef struct {
     int w, h;
     uint8_t *px;  // straight RGBA, w*h*4
@@ -48,6 +57,7 @@ typedef struct {
 typedef int (*Method)(const Frame *src, int dw, int dh, uint8_t *dst);
 
 static int subsample_bits = 4;
+static clockid_t timing_clock = CLOCK_MONOTONIC;
 
 static void die(const char *what, const char *detail) {
     fprintf(stderr, "resample-bench: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
@@ -60,7 +70,7 @@ static void vips_die(const char *what) {
 
 static double now_ms(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(timing_clock, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -309,6 +319,15 @@ static int m_vips_affine(const Frame *src, int dw, int dh, uint8_t *dst) {
     return status;
 }
 
+static int m_flipbook(const Frame *src, int dw, int dh, uint8_t *dst) {
+    char error[256];
+    if (flipbook_resample_rgba(src->px, src->w, src->h, dst, dw, dh, is_opaque(src), error, sizeof error)) {
+        fprintf(stderr, "resample-bench: flipbook_resample_rgba: %s\n", error);
+        return -1;
+    }
+    return 0;
+}
+
 static const struct {
     const char *name;
     Method fn;
@@ -317,12 +336,23 @@ static const struct {
     {"vips-float", m_vips_float, 0, 0},   {"vips-float-trunc", m_vips_float_trunc, 0, 0},
     {"vips-u8", m_vips_u8, 0, 0},         {"vips-opaque", m_vips_opaque, 1, 0},
     {"vips-affine", m_vips_affine, 0, 1}, {"pixman", m_pixman, 0, 0},
-    {"pixman-2pass", m_pixman_2pass, 0, 0},
+    {"pixman-2pass", m_pixman_2pass, 0, 0}, {"flipbook", m_flipbook, 0, 0},
 };
 #define NMETHODS ((int)(sizeof methods / sizeof methods[0]))
 
+/// The methods -m names (all when NULL), as a comma-separated list.
+static const char *selected = NULL;
+
+static int chosen(int k) {
+    if (!selected) return 1;
+    size_t n = strlen(methods[k].name);
+    for (const char *p = selected; (p = strstr(p, methods[k].name)); p += n)
+        if ((p == selected || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return 1;
+    return 0;
+}
+
 static int skip(int k, int opaque, int sw, int dw) {
-    return (methods[k].opaque_only && !opaque) || (methods[k].enlarge_only && dw <= sw);
+    return !chosen(k) || (methods[k].opaque_only && !opaque) || (methods[k].enlarge_only && dw <= sw);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -343,13 +373,16 @@ int main(int argc, char **argv) {
     int reps = 9;
     const char *outdir = ".";
     int opt;
-    while ((opt = getopt(argc, argv, "n:o:b:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:o:b:m:c")) != -1) {
         switch (opt) {
         case 'n': reps = atoi(optarg); break;
         case 'o': outdir = optarg; break;
         case 'b': subsample_bits = atoi(optarg); break;
+        case 'm': selected = optarg; break;
+        case 'c': timing_clock = CLOCK_PROCESS_CPUTIME_ID; break;
         default:
-            fprintf(stderr, "usage: resample-bench [-n REPS] [-o OUTDIR] [-b BITS] FRAME.png:W[,W...] ...\n");
+            fprintf(stderr, "usage: resample-bench [-n REPS] [-o OUTDIR] [-b BITS] [-m METHODS] [-c] "
+                            "FRAME.png:W[,W...] ...\n");
             return 2;
         }
     }
