@@ -2,15 +2,13 @@
 # Flipbook container image: built with the official Swift toolchain image, run on slim Debian.
 #   docker build -t flipbook .
 #   docker run --rm -p 8080:8080 -v flipbook-data:/data flipbook
-# The runtime stage holds the statically linked Swift binary plus giflib, libwebp (decoding, and
-# WebP frames through libwebpmux), libpng, zlib (decoding), libdeflate (compressing the PNGs
-# Flipbook writes), libvips and pixman (scaling renditions: pixman enlarges; libvips, which brings
-# glib, box-shrinks reductions by more than 40× and is loaded only then, with dlopen; it adds
-# about 150 MiB, BENCHMARKS.md "Resampling library") and libcurl
-# (the outbound HTTP client of storage.backend=s3 and of the source fetcher, through its C API)
-# and SQLite (the listing index of storage.backend=fs) from Debian; libstdc++6, libgcc-s1 and libc6
-# are already in debian:bookworm-slim (apt
-# needs them). The build fails if `ldd` finds any library missing.
+# The runtime stage holds the statically linked Swift binary plus, from Debian: giflib, libwebp
+# (decoding, and WebP frames through libwebpmux), libpng, zlib (decoding), libdeflate (compressing
+# the PNGs Flipbook writes), pixman (enlarging renditions; reductions are Flipbook's own C),
+# libcurl (the outbound HTTP client of storage.backend=s3 and of the source fetcher, through its C
+# API) and SQLite (the listing index of storage.backend=fs); libstdc++6, libgcc-s1 and libc6 are
+# already in debian:bookworm-slim (apt needs them). docs/DEPLOYMENT.md says what each package is
+# for. The build fails if `ldd` finds any library missing.
 
 ARG SWIFT_IMAGE=swift:6.2-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
@@ -22,7 +20,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
         libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libcurl4-openssl-dev \
-        libvips-dev libpixman-1-dev libsqlite3-dev pkg-config \
+        libpixman-1-dev libsqlite3-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -46,7 +44,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
         libgif7 libwebp7 libwebpdemux2 libwebpmux3 libpng16-16 zlib1g libdeflate0 libcurl4 \
-        libvips42 libpixman-1-0 libsqlite3-0 \
+        libpixman-1-0 libsqlite3-0 \
     && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 flipbook \
@@ -55,9 +53,8 @@ RUN groupadd --system --gid 10001 flipbook \
     && install -d -o flipbook -g flipbook -m 0750 /data
 
 COPY --from=build /out/flipbook /usr/local/bin/flipbook
-# Every shared library the binary needs resolves here, libvips (loaded when needed) and its own
-# included, or the build stops.
-RUN if ldd /usr/local/bin/flipbook /usr/lib/*-linux-gnu/libvips.so.42 | grep 'not found'; then exit 1; fi \
+# Every shared library the binary needs resolves here, or the build stops.
+RUN if ldd /usr/local/bin/flipbook | grep 'not found'; then exit 1; fi \
     && flipbook --help >/dev/null
 
 WORKDIR /app

@@ -21,14 +21,6 @@ let requestPathSettings: [SwiftSetting] =
         .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))
     ]
 
-// Where Debian's libglib2.0-dev keeps its headers; one directory is per architecture.
-#if arch(arm64)
-let debianMultiarch = "aarch64-linux-gnu"
-#else
-let debianMultiarch = "x86_64-linux-gnu"
-#endif
-let glibIncludeFlags = ["-I/usr/include/glib-2.0", "-I/usr/lib/\(debianMultiarch)/glib-2.0/include"]
-
 let package = Package(
     name: "Flipbook",
     products: [
@@ -50,7 +42,7 @@ let package = Package(
     ],
     targets: [
         // System libraries from Debian (libgif-dev, libwebp-dev, libpng-dev, zlib1g-dev,
-        // libdeflate-dev, libvips-dev).
+        // libdeflate-dev).
         .systemLibrary(
             name: "CGIF", path: "Sources/CGIF",
             providers: [.apt(["libgif-dev"])]),
@@ -67,15 +59,13 @@ let package = Package(
         .systemLibrary(
             name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"])]),
-        // The one C function through which Swift scales frames: libvips (libvips-dev) reduces,
-        // pixman (libpixman-1-dev) enlarges (BENCHMARKS.md, "Resampling library"). libvips's API
-        // is variadic, which Swift cannot call. Its headers need glib's (not through pkg-config:
-        // its `-pthread` is a flag SwiftPM refuses, with a warning).
+        // The one C function through which Swift scales frames: Flipbook's own Lanczos-3
+        // reductions (the largest box-shrunk first), pixman (libpixman-1-dev) for enlargements
+        // (BENCHMARKS.md, "Resampling library").
         .target(
             name: "CResample", path: "Sources/CResample",
-            cSettings: [.unsafeFlags(glibIncludeFlags + ["-I/usr/include/pixman-1"])],
-            // libvips is loaded when first needed (vips_loader.c), not linked.
-            linkerSettings: [.linkedLibrary("pixman-1"), .linkedLibrary("m"), .linkedLibrary("dl")]),
+            cSettings: [.unsafeFlags(["-I/usr/include/pixman-1"])],
+            linkerSettings: [.linkedLibrary("pixman-1"), .linkedLibrary("m")]),
         // libcurl's C API (libcurl4-openssl-dev): the outbound HTTP client (S3, sources), for its
         // connect-time hook (CURLOPT_OPENSOCKETFUNCTION) and pinned name resolution (CURLOPT_RESOLVE).
         .systemLibrary(

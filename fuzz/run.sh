@@ -37,9 +37,8 @@ CORPUS_ROOT="${FLIPBOOK_CORPUS:-../shared/corpus}"
 SWIFT_FLAGS=(-O -g -swift-version 6 -parse-as-library -package-name flipbook -sanitize=fuzzer,address)
 C_MODULES=(-I Sources/CGIF -I Sources/CWebP -I Sources/CPNG -I Sources/CZlib -I Sources/CDeflate
   -I Sources/CLinux -I Sources/CMalloc -I Sources/CResample/include)
-# CResample (libvips and pixman, the resamplers) is C: compiled by cc into libCResample.a.
-C_LIBRARIES=(-lgif -lwebp -lwebpdemux -lwebpmux -lpng16 -lz -ldeflate -lCResample -lvips -lgobject-2.0 -lglib-2.0
-  -lpixman-1 -lm)
+# CResample (the resampler; pixman enlarges) is C: compiled by cc into libCResample.a.
+C_LIBRARIES=(-lgif -lwebp -lwebpdemux -lwebpmux -lpng16 -lz -ldeflate -lCResample -lpixman-1 -lm)
 
 die() { echo "fuzz: $*" >&2; exit 2; }
 
@@ -84,7 +83,7 @@ build_c_resample() {
   local source objects=()
   for source in Sources/CResample/*.c; do
     objects+=("$dir/$(basename "$source" .c).o")
-    cc -O2 -g -fPIC -I Sources/CResample/include $(pkg-config --cflags-only-I vips pixman-1) \
+    cc -O2 -g -fPIC -I Sources/CResample/include $(pkg-config --cflags-only-I pixman-1) \
       -c "$source" -o "${objects[-1]}"
   done
   rm -f "$archive"

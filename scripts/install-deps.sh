@@ -4,7 +4,8 @@
 #                                        libsqlite3: the listing index)
 #   scripts/install-deps.sh test       + the encoders the tests use to make inputs, and python3-venv
 #                                        for the S3 test tools (moto, boto3: mk/s3.mk)
-#   scripts/install-deps.sh bench      + the peer tools the benchmarks compare against
+#   scripts/install-deps.sh bench      + the peer tools the benchmarks compare against (libvips-dev:
+#                                        make bench-resample calls libvips as a peer; Flipbook does not)
 #   scripts/install-deps.sh topology   + nginx and python3 for `make topology-test`
 #   scripts/install-deps.sh soak       + the playback inputs' encoders and matplotlib for `make soak`
 #   scripts/install-deps.sh deploy     + docker-compose (1.29, to validate the compose file),
@@ -16,9 +17,9 @@
 #   scripts/install-deps.sh conformance + Chromium and every encoder `make conformance-matrix` runs
 set -euo pipefail
 
-build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libvips-dev libpixman-1-dev libcurl4-openssl-dev libsqlite3-dev pkg-config)
+build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libpixman-1-dev libcurl4-openssl-dev libsqlite3-dev pkg-config)
 test=(gifsicle webp imagemagick apngasm curl python3 python3-venv)
-bench=(ffmpeg libvips-tools webp python3-pil python3-numpy hyperfine wrk nginx apngasm procps time)
+bench=(ffmpeg libvips-tools libvips-dev webp python3-pil python3-numpy hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3 python3-venv iproute2)
 soak=(ffmpeg gifsicle webp apngasm python3 python3-matplotlib)
 deploy=(nginx python3 python3-venv docker-compose)

@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pixman.h>  // libpixman-1-dev
-#include "vips_loader.h"
 
 /// Reductions up to this factor use the kernel alone; larger ones shrink first.
 #define MAX_DIRECT_REDUCE 40.0
@@ -123,13 +122,9 @@ done:
     return status;
 }
 
-int flipbook_resample_uses_libvips(int sw, int sh, int dw, int dh) {
+int flipbook_resample_shrinks_first(int sw, int sh, int dw, int dh) {
     if (dw <= 0 || dh <= 0) return 0;
     return fmax((double)sw / dw, (double)sh / dh) > MAX_DIRECT_REDUCE;
-}
-
-int flipbook_resample_start(void) {
-    return vips_loader_start();
 }
 
 /// The kernels of reducing sw×sh samples, which cover span_w×span_h (the frame's own size, or
@@ -292,14 +287,14 @@ int flipbook_resample_rgba(const uint8_t *src, int sw, int sh, uint8_t *dst, int
                            int opaque, char *error, size_t error_size) {
     if (sw > 0 && sh > 0 && (dw > sw || dh > sh)) return enlarge_with_pixman(src, sw, sh, dst, dw, dh, error, error_size);
     if (sw <= 0 || sh <= 0 || dw <= 0 || dh <= 0) return fail(error, error_size, -2, "empty image");
-    if (flipbook_resample_uses_libvips(sw, sh, dw, dh))
+    if (flipbook_resample_shrinks_first(sw, sh, dw, dh))
         return shrink_then_reduce(src, sw, sh, dst, dw, dh, opaque, error, error_size);
     return reduce_frame_rect(src, sw, sh, dst, (size_t)dw * 4, dw, dh, opaque, 0, 0, dw, dh, error, error_size);
 }
 
 /// Whether sw×sh → dw×dh is a reduction by the kernel alone, whose outputs can be made apart.
 static int reduces_by_kernel(int sw, int sh, int dw, int dh) {
-    return sw > 0 && sh > 0 && dw > 0 && dh > 0 && dw <= sw && dh <= sh && !flipbook_resample_uses_libvips(sw, sh, dw, dh);
+    return sw > 0 && sh > 0 && dw > 0 && dh > 0 && dw <= sw && dh <= sh && !flipbook_resample_shrinks_first(sw, sh, dw, dh);
 }
 
 int flipbook_resample_affected(int sw, int sh, int dw, int dh, int x, int y, int w, int h, int rect[4]) {
@@ -336,10 +331,6 @@ int flipbook_resample_rgba_rect(const uint8_t *src, int sw, int sh, uint8_t *dst
     if (rx < 0 || ry < 0 || rw <= 0 || rh <= 0 || rx + rw > dw || ry + rh > dh)
         return fail(error, error_size, -2, "the rectangle is not inside the output");
     return reduce_frame_rect(src, sw, sh, dst, (size_t)rw * 4, dw, dh, opaque, rx, ry, rw, rh, error, error_size);
-}
-
-const char *flipbook_resample_library_version(void) {
-    return vips_loader_start() == 0 ? vips_api.version_string() : "libvips not available";
 }
 
 int flipbook_resample_columns_agree(const uint8_t *src, int sw, int sh, int dw) {

@@ -24,19 +24,10 @@ struct RenditionOptions: ParsableArguments {
     }
 
     /// `file` opened (exit 1 when it cannot be served) with the rendition the flags make of it.
-    /// libvips is started now, while the process has one thread, when scaling to the rendition
-    /// uses it (a reduction by more than 40×); other runs need not pay for loading it.
     func open(_ file: String, limits: LimitOptions) throws -> (AnimatedImage, FrameRendition) {
         let requested = try requested()
         let image = openImage(file, limits: limits, verification: .structural)
-        let target = scaling.rendition(requested, of: image)
-        if Resampler.usesLibvips(
-            width: image.canvasWidth, height: image.canvasHeight, scaledWidth: target.scaledWidth,
-            scaledHeight: target.scaledHeight)
-        {
-            Resampler.start()
-        }
-        return (image, target)
+        return (image, scaling.rendition(requested, of: image))
     }
 
     /// The encoder the service's frame cache uses, at `--compression-level` for PNG.

@@ -84,7 +84,7 @@ struct ResamplerShrinkTests {
     /// the other way).
     @Test(arguments: sizes)
     func anOpaqueReductionMatchesTheReference(sw: Int, sh: Int, dw: Int, dh: Int) throws {
-        #expect(Resampler.usesLibvips(width: sw, height: sh, scaledWidth: dw, scaledHeight: dh), "shrinks first")
+        #expect(Resampler.shrinksFirst(width: sw, height: sh, scaledWidth: dw, scaledHeight: dh), "shrinks first")
         let frames = [
             ResamplerReferenceTests.bordered(width: sw, height: sh),
             Self.banded(width: sw, height: sh, outputWidth: dw, outputHeight: dh),

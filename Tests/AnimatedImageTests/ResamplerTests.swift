@@ -17,13 +17,13 @@ struct ResamplerTests {
         return Canvas(width: width, height: height, pixels: pixels)
     }
 
-    @Test func onlyReductionsByMoreThanFortyTimesUseLibvips() {
-        #expect(Resampler.usesLibvips(width: 4000, height: 100, scaledWidth: 99, scaledHeight: 3))
-        #expect(Resampler.usesLibvips(width: 100, height: 4001, scaledWidth: 50, scaledHeight: 100))
-        #expect(!Resampler.usesLibvips(width: 4000, height: 4000, scaledWidth: 100, scaledHeight: 100))  // exactly 40×
-        #expect(!Resampler.usesLibvips(width: 1280, height: 720, scaledWidth: 320, scaledHeight: 180))
-        #expect(!Resampler.usesLibvips(width: 10, height: 10, scaledWidth: 500, scaledHeight: 500))
-        #expect(!Resampler.usesLibvips(width: 10, height: 10, scaledWidth: 0, scaledHeight: 5))
+    @Test func onlyReductionsByMoreThanFortyTimesShrinkFirst() {
+        #expect(Resampler.shrinksFirst(width: 4000, height: 100, scaledWidth: 99, scaledHeight: 3))
+        #expect(Resampler.shrinksFirst(width: 100, height: 4001, scaledWidth: 50, scaledHeight: 100))
+        #expect(!Resampler.shrinksFirst(width: 4000, height: 4000, scaledWidth: 100, scaledHeight: 100))  // exactly 40×
+        #expect(!Resampler.shrinksFirst(width: 1280, height: 720, scaledWidth: 320, scaledHeight: 180))
+        #expect(!Resampler.shrinksFirst(width: 10, height: 10, scaledWidth: 500, scaledHeight: 500))
+        #expect(!Resampler.shrinksFirst(width: 10, height: 10, scaledWidth: 0, scaledHeight: 5))
     }
 
     @Test(arguments: [

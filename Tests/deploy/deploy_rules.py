@@ -12,12 +12,12 @@ from dockerfile_parse import DockerfileParser
 
 # libcurl4-openssl-dev: the static Foundation links FoundationNetworking against libcurl (-lcurl),
 # and the source fetcher (CCurl) calls its C API.
-# libvips-dev and libpixman-1-dev: the resamplers of scaled renditions (CResample).
+# libpixman-1-dev: enlarging scaled renditions (CResample; its reductions are Flipbook's own C).
 # libsqlite3-dev: the listing index of storage.backend=fs (CSQLite).
 BUILD_PACKAGES = {"libgif-dev", "libwebp-dev", "libpng-dev", "zlib1g-dev", "libdeflate-dev", "libcurl4-openssl-dev",
-                  "libvips-dev", "libpixman-1-dev", "libsqlite3-dev", "pkg-config"}
+                  "libpixman-1-dev", "libsqlite3-dev", "pkg-config"}
 RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libwebpmux3", "libpng16-16", "zlib1g", "libdeflate0",
-                    "libcurl4", "libvips42", "libpixman-1-0", "libsqlite3-0"}
+                    "libcurl4", "libpixman-1-0", "libsqlite3-0"}
 REPLICAS = ["flipbook-1", "flipbook-2", "flipbook-3"]
 
 

@@ -9,18 +9,11 @@ import CResample
 /// Safe to call from several threads at once. (The methods and their quality: BENCHMARKS.md,
 /// "Resampling library".)
 public enum Resampler {
-    /// Starts libvips, which no scaling uses any more (a reduction by more than 40× is box-shrunk
-    /// by Sources/CResample/box_shrink.c); kept until libvips leaves the project. Call it early,
-    /// while the process has one thread (it sets `VIPSHOME`, unless set, so that libvips loads
-    /// none of its modules). True when libvips started.
-    @discardableResult
-    public static func start() -> Bool { flipbook_resample_start() == 0 }
-
     /// Whether scaling a `width`×`height` canvas to `scaledWidth`×`scaledHeight` box-shrinks first
-    /// (a reduction by more than 40×, which libvips shrank until Sources/CResample/box_shrink.c
-    /// did): the CLI still starts libvips only then.
-    public static func usesLibvips(width: Int, height: Int, scaledWidth: Int, scaledHeight: Int) -> Bool {
-        flipbook_resample_uses_libvips(
+    /// (a reduction by more than 40×: Sources/CResample/box_shrink.c takes each block's mean, then
+    /// the kernel reduces what is left).
+    public static func shrinksFirst(width: Int, height: Int, scaledWidth: Int, scaledHeight: Int) -> Bool {
+        flipbook_resample_shrinks_first(
             Int32(clamping: width), Int32(clamping: height), Int32(clamping: scaledWidth), Int32(clamping: scaledHeight)) != 0
     }
 
@@ -110,12 +103,9 @@ public enum Resampler {
     /// half the source, the kernel's passes over it and a strip of sums: 64 KiB for blocks up to
     /// 4,096 pixels wide).
     public static func workingBytes(width: Int, height: Int) -> Int { width * height * 8 + (1 << 20) }
-
-    /// The libvips version linked.
-    public static var libraryVersion: String { String(cString: flipbook_resample_library_version()) }
 }
 
-/// A frame could not be scaled (libvips or pixman failed, or memory ran out).
+/// A frame could not be scaled (pixman failed, or memory ran out).
 public struct ResamplingError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { "scaling failed: \(message)" }

@@ -33,22 +33,13 @@ int flipbook_resample_reach(int sw, int sh, int dw, int dh, int rx, int ry, int 
 int flipbook_resample_rgba_rect(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh, int opaque, int rx,
                                 int ry, int rw, int rh, char *error, size_t error_size);
 
-/// Starts libvips (once per process), which no scaling uses any more: a reduction by more than
-/// 40× is box-shrunk by box_shrink.c. Kept until libvips leaves the project. Call it while the
-/// process has one thread: it sets VIPSHOME (unless set) so that libvips loads none of its
-/// modules. 0 on success.
-int flipbook_resample_start(void);
-
-/// 1 when scaling sw×sh to dw×dh box-shrinks first (a reduction by more than 40×, which libvips
-/// shrank until box_shrink.c did), else 0.
-int flipbook_resample_uses_libvips(int sw, int sh, int dw, int dh);
+/// 1 when scaling sw×sh to dw×dh box-shrinks first (a reduction by more than 40×: box_shrink.c
+/// takes each block's mean, then the kernel reduces what is left), else 0.
+int flipbook_resample_shrinks_first(int sw, int sh, int dw, int dh);
 
 /// For tests: reduces `src` (sw×sh RGBA) horizontally to `dw` columns with the pass this CPU
 /// runs (AVX2 on x86-64 when it has it) and with the portable one, and compares. 1 when the
 /// bytes are the same, 0 when not, -1 when out of memory.
 int flipbook_resample_columns_agree(const uint8_t *src, int sw, int sh, int dw);
-
-/// The libvips version in use, "major.minor.micro".
-const char *flipbook_resample_library_version(void);
 
 #endif

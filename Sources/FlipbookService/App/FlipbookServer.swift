@@ -59,8 +59,6 @@ public final class FlipbookServer: Sendable {
             settings: settings, clock: clock, readers: loops, decodeBudget: decodeBudget,
             metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
         FrameCache.configureProcessAllocator()
-        // libvips, the resampler of renditions, started before the decode threads exist.
-        Resampler.start()
         cache = FrameCache(
             configuration: Self.cacheConfiguration(settings, memory: memory, loops: loops, decodeBudget: decodeBudget),
             metricsFactory: PrometheusMetricsFactory(registry: registry))
