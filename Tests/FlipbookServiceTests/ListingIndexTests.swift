@@ -169,3 +169,46 @@ import Glibc
         #expect(try Self.listAll(replica, limit: 7) == all.sorted(), "the replica follows CURRENT to the new generation")
     }
 }
+
+/// Group commits: every change committed exactly once, together with the changes of the writers
+/// waiting meanwhile, and a failed transaction failing every change in it.
+@Suite struct GroupCommitTests {
+    struct Failed: Error {}
+
+    @Test func concurrentChangesShareTransactionsAndEachIsCommittedOnce() {
+        let commits = GroupCommits<Failed>()
+        let committed = Mutex<[String]>([])
+        let batches = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { writer in
+            for i in 0..<40 {
+                let result = commits.submit("INSERT", "\(writer)-\(i)") { batch in
+                    usleep(2000)  // as an fsync takes
+                    committed.withLock { $0 += batch.map(\.id) }
+                    batches.withLock { $0.append(batch.count) }
+                    return .success(())
+                }
+                if case .failure = result { Issue.record("\(writer)-\(i) failed") }
+                #expect(committed.withLock { $0.contains("\(writer)-\(i)") }, "returned before its commit")
+            }
+        }
+        let all = committed.withLock { $0 }
+        #expect(all.count == 320 && Set(all).count == 320)
+        let sizes = batches.withLock { $0 }
+        #expect(sizes.count < 320 && sizes.max()! > 1, "batches: \(sizes.count), largest \(sizes.max()!)")
+    }
+
+    @Test func aFailedTransactionFailsEveryChangeInIt() {
+        let commits = GroupCommits<Failed>()
+        let failures = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { writer in
+            for i in 0..<20 {
+                let result = commits.submit("INSERT", "\(writer)-\(i)") { batch in
+                    usleep(1000)
+                    return batch.contains { $0.id == "2-7" } ? .failure(Failed()) : .success(())
+                }
+                if case .failure = result { failures.withLock { $0 += 1 } }
+            }
+        }
+        #expect(failures.withLock { $0 } >= 1, "the change 2-7 failed, with its batch")
+    }
+}

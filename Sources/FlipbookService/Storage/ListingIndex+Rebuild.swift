@@ -70,7 +70,7 @@ extension ListingIndex {
         let database = try SQLiteDatabase(path: path, create: true)
         try database.execute(
             """
-            PRAGMA journal_mode = TRUNCATE;
+            PRAGMA journal_mode = WAL;
             PRAGMA synchronous = FULL;
             CREATE TABLE ids (id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
             CREATE TABLE state (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
@@ -91,7 +91,7 @@ extension ListingIndex {
             }
         }
         if let failure { throw failure }
-        try database.execute("UPDATE state SET value = 1 WHERE key = 'complete'; COMMIT;")
+        try database.execute("UPDATE state SET value = 1 WHERE key = 'complete'; COMMIT; PRAGMA wal_checkpoint(TRUNCATE);")
         var count = 0
         try database.run("SELECT value FROM state WHERE key = 'count'") { count = $0.integer(0) }
         return count
