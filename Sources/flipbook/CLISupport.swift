@@ -1,5 +1,6 @@
 import AnimatedImage
 import ArgumentParser
+import FlipbookService
 import Foundation
 
 /// Exit statuses of the CLI: 1 when the image cannot be served (unsupported, damaged, over a
@@ -66,5 +67,25 @@ struct LimitOptions: ParsableArguments {
             maxFileBytes: maxFileBytes, maxFramePixels: maxFramePixels,
             maxFrames: maxFrames, maxTotalPixels: maxTotalPixels, maxDimension: maxDimension,
             maxDecodeBytes: maxDecodeBytes)
+    }
+}
+
+/// The settings `flipbook serve` and `flipbook import` read: `config` (else Config/flipbook.json
+/// when present), then `FLIPBOOK_*` variables, then `assignments` (`--set KEY=VALUE`), then `flags`
+/// (the commands' named options). Exits 2 with the reason when they are not valid.
+func loadSettings(config: String?, assignments: [String], flags: [String: String]) async throws -> SettingsLoader.Loaded {
+    var overrides: [String: String] = [:]
+    for assignment in assignments {
+        guard let equals = assignment.firstIndex(of: "=") else {
+            throw ValidationError("--set expects KEY=VALUE, got '\(assignment)'")
+        }
+        overrides[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
+    }
+    overrides.merge(flags) { $1 }
+    do {
+        return try await SettingsLoader(configPath: config, overrides: overrides).load()
+    } catch {
+        FileHandle.standardError.write(Data("flipbook: \(error)\n".utf8))
+        throw ExitCode(2)
     }
 }

@@ -8,6 +8,7 @@ struct Flipbook: AsyncParsableCommand {
         abstract: "Browser-exact frames of animated images (GIF, APNG, WebP).",
         subcommands: [
             ServeCommand.self, InfoCommand.self, FramesCommand.self, FrameCommand.self,
-            HealthcheckCommand.self, SignCommand.self, PreviewCommand.self, StoryboardCommand.self, SettingsCommand.self,
+            HealthcheckCommand.self, SignCommand.self, PreviewCommand.self, StoryboardCommand.self, ImportCommand.self,
+            SettingsCommand.self,
         ])
 }

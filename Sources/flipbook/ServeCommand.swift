@@ -49,29 +49,16 @@ struct ServeCommand: AsyncParsableCommand {
     var assignments: [String] = []
 
     func run() async throws {
-        var overrides: [String: String] = [:]
-        for assignment in assignments {
-            guard let equals = assignment.firstIndex(of: "=") else {
-                throw ValidationError("--set expects KEY=VALUE, got '\(assignment)'")
-            }
-            overrides[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
-        }
-        if let host { overrides["server.host"] = host }
-        if let port { overrides["server.port"] = String(port) }
-        if let dataDirectory { overrides["storage.dataDir"] = dataDirectory }
-        if !libraryDirectories.isEmpty { overrides["storage.libraryDirs"] = libraryDirectories.joined(separator: ",") }
-        if let instanceName { overrides["server.instanceName"] = instanceName }
-        if let cacheMaxBytes { overrides["cache.maxBytes"] = String(cacheMaxBytes) }
-        if let logFormat { overrides["log.format"] = logFormat }
-        if let logLevel { overrides["log.level"] = logLevel }
-
-        let loaded: SettingsLoader.Loaded
-        do {
-            loaded = try await SettingsLoader(configPath: config, overrides: overrides).load()
-        } catch {
-            FileHandle.standardError.write(Data("flipbook: \(error)\n".utf8))
-            throw ExitCode(2)
-        }
+        var flags: [String: String] = [:]
+        if let host { flags["server.host"] = host }
+        if let port { flags["server.port"] = String(port) }
+        if let dataDirectory { flags["storage.dataDir"] = dataDirectory }
+        if !libraryDirectories.isEmpty { flags["storage.libraryDirs"] = libraryDirectories.joined(separator: ",") }
+        if let instanceName { flags["server.instanceName"] = instanceName }
+        if let cacheMaxBytes { flags["cache.maxBytes"] = String(cacheMaxBytes) }
+        if let logFormat { flags["log.format"] = logFormat }
+        if let logLevel { flags["log.level"] = logLevel }
+        let loaded = try await loadSettings(config: config, assignments: assignments, flags: flags)
         let settings = loaded.settings
         let level = Logger.Level(rawValue: settings.log.level) ?? .info
         let json = settings.log.format == "json"

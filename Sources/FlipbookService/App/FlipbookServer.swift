@@ -52,9 +52,7 @@ public final class FlipbookServer: Sendable {
         let loops = settings.server.eventLoopThreads > 0 ? settings.server.eventLoopThreads : CPULimit.usableCores
         let memory = MemoryLimits.detect()
         // One decode-memory budget for the cache's decode threads and upload verification.
-        decodeBudget = DecodeMemoryBudget(
-            capacityBytes: settings.limits.decodeBudgetBytes(memory),
-            maxWaiting: settings.cache.maxWaitingRequests)
+        decodeBudget = ImageStore.decodeBudget(for: settings, memory: memory)
         store = try ImageStore.open(
             settings: settings, clock: clock, readers: loops, decodeBudget: decodeBudget,
             metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
