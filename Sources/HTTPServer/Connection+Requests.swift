@@ -281,6 +281,6 @@ extension Connection {
     static let unknownMethod = HTTPMethod(rawValue: "-")
 
     static func tooLargeDetail(_ maxBytes: Int) -> String {
-        "The request body is larger than the \(maxBytes) bytes this resource accepts."
+        HTTPError.tooLarge(maxBytes: maxBytes).detail
     }
 }

@@ -13,6 +13,11 @@ public struct HTTPError: Error, Sendable {
         self.detail = detail
         self.headers = headers
     }
+
+    /// The 413 for a request body over `maxBytes`, as the server answers it.
+    public static func tooLarge(maxBytes: Int) -> HTTPError {
+        HTTPError(.contentTooLarge, detail: "The request body is larger than the \(maxBytes) bytes this resource accepts.")
+    }
 }
 
 /// Why a streamed request body did not arrive completely.

@@ -51,14 +51,14 @@ struct ImportCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "flipbook.import")
-        let store: ImageStore
+        let store: ImageImport
         do {
-            store = try ImageStore.openForImport(settings: settings, logger: logger)
+            store = try ImageImport(settings: settings, logger: logger)
         } catch {
             fail("cannot open the storage: \(error)", status: CLIExit.ioFailure)
         }
         let files = Self.files(in: paths)
-        let importer = BulkImport(store: store, maxBytes: settings.server.maxUploadBytes)
+        let importer = BulkImport(store: store)
         let started = Date()
         importer.run(files, jobs: jobs > 0 ? jobs : ProcessInfo.processInfo.activeProcessorCount)
         let counts = importer.counts
@@ -109,13 +109,11 @@ final class BulkImport: Sendable {
         var failed = 0
     }
 
-    let store: ImageStore
-    let maxBytes: Int
+    let store: ImageImport
     private let state = Mutex(Counts())
 
-    init(store: ImageStore, maxBytes: Int) {
+    init(store: ImageImport) {
         self.store = store
-        self.maxBytes = maxBytes
     }
 
     var counts: Counts { state.withLock { $0 } }
@@ -133,13 +131,12 @@ final class BulkImport: Sendable {
 
     private func importFile(_ path: String) {
         var outcome = Outcome.stored
-        do throws(ImageStore.ImportRefusal) {
-            if try !store.importFile(path, maxBytes: maxBytes) { outcome = .existing }
+        do throws(ImageImport.Refusal) {
+            if try !storeRetryingWhenBusy(path) { outcome = .existing }
         } catch {
-            // What the API answers 4xx for is the file's; the rest (5xx) is storage's.
-            outcome = (400..<500).contains(error.status) && error.status != 429 ? .refused : .failed
+            outcome = error.isTheFiles ? .refused : .failed
             let what = outcome == .refused ? "refused" : "not stored"
-            FileHandle.standardError.write(Data("flipbook: \(path): \(what) (\(error.status)): \(error)\n".utf8))
+            FileHandle.standardError.write(Data("flipbook: \(path): \(what) (\(error.status)): \(error.detail)\n".utf8))
         }
         state.withLock { counts in
             switch outcome {
@@ -147,6 +144,20 @@ final class BulkImport: Sendable {
             case .existing: counts.existing += 1
             case .refused: counts.refused += 1
             case .failed: counts.failed += 1
+            }
+        }
+    }
+
+    /// Stores `path`, waiting and trying again (for up to a minute) while the decode-memory budget
+    /// is taken (the 429 the API answers with `Retry-After: 1`).
+    private func storeRetryingWhenBusy(_ path: String) throws(ImageImport.Refusal) -> Bool {
+        var attempts = 0
+        while true {
+            do throws(ImageImport.Refusal) {
+                return try store.importFile(path)
+            } catch  where error.status == 429 && attempts < 60 {
+                attempts += 1
+                sleep(1)
             }
         }
     }

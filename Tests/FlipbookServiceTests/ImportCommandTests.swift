@@ -4,9 +4,14 @@ import Testing
 
 @testable import FlipbookService
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `flipbook import` as an operator runs it: it stores exactly the records `POST /images` stores
-/// for the same bytes, refuses what the API refuses, skips what is stored already, and the images
-/// are then served and listed like uploads.
+/// for the same bytes and adds them to the listing index, refuses what the API refuses with the
+/// API's status and detail, skips what is stored already, and a kill at any moment leaves every
+/// stored image whole and listed (the next import finishes the job).
 @Suite("Import command")
 struct ImportCommandTests {
     /// The record of `id` in `directory`, as JSON with its time of storing left out.
@@ -15,6 +20,28 @@ struct ImportCommandTests {
         let object = try #require(try JSONSerialization.jsonObject(with: bytes) as? [String: Any])
         #expect(object["storedAt"] is String)
         return object.filter { $0.key != "storedAt" } as NSDictionary
+    }
+
+    /// The ids in the listing index of `directory`, read from its database (no server started, so
+    /// nothing is rebuilt).
+    static func indexedIDs(_ directory: String) throws -> Set<String> {
+        let current = try String(contentsOfFile: directory + "/index/CURRENT", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let database = try SQLiteDatabase(path: directory + "/index/" + current, create: false)
+        var ids: Set<String> = []
+        try database.run("SELECT id FROM ids") { ids.insert($0.text(0)) }
+        return ids
+    }
+
+    /// The ids that have a record in `directory`.
+    static func recordedIDs(_ directory: String) throws -> Set<String> {
+        var ids: Set<String> = []
+        try DataLayout(dataDirectory: directory).enumerateStoredIDs { ids.insert($0) }
+        return ids
+    }
+
+    static func summary(_ run: ProcessResult) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(run.stdout)) as? [String: Any], "\(run.stderr)")
     }
 
     @Test func anImportStoresWhatAnUploadStoresAndRefusesWhatItRefuses() async throws {
@@ -37,18 +64,20 @@ struct ImportCommandTests {
         ]
         let run = try runProcess(CLITests.flipbook(), arguments)
         #expect(run.status == 1, "a file was refused: \(run.stderr)")
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout)) as? [String: Any])
+        let summary = try Self.summary(run)
         #expect(summary["files"] as? Int == 9 && summary["stored"] as? Int == 7 && summary["refused"] as? Int == 2)
-        #expect(run.stderr.contains("text.gif") && run.stderr.contains("big.gif"), "\(run.stderr)")
 
-        // The same bytes through the API.
+        // The same bytes through the API: the same refusals, the same records.
         let uploaded = try TestService { $0.server.maxUploadBytes = limit }
         var ids: [String] = []
         for (name, bytes) in files {
             let response = try uploaded.upload(bytes)
             switch name {
-            case "text.gif": #expect(response.status == 415)
-            case "big.gif": #expect(response.status == 413)
+            case "text.gif", "big.gif":
+                #expect(response.status == (name == "text.gif" ? 415 : 413))
+                let detail = try #require(response.json["detail"] as? String)
+                let line = "\(inputs)/\(name): refused (\(response.status)): \(detail)\n"
+                #expect(run.stderr.contains(line), "expected \(line) in \(run.stderr)")
             default:
                 #expect(response.status == 201)
                 ids.append(try #require(response.json["id"] as? String))
@@ -57,6 +86,7 @@ struct ImportCommandTests {
         for id in ids {
             #expect(try Self.record(imported, id) == Self.record(uploaded.dataDirectory, id), "\(id)")
         }
+        #expect(try Self.indexedIDs(imported) == Set(ids), "the import added its images to the listing index")
 
         // Served and listed like uploads; a second import finds them stored.
         let serving = try TestService(dataDirectory: imported)
@@ -65,10 +95,52 @@ struct ImportCommandTests {
         for id in ids {
             #expect(try serving.client.get("/frames/\(id)/1").body == uploaded.client.get("/frames/\(id)/1").body)
         }
-        let again = try runProcess(CLITests.flipbook(), arguments)
-        let second = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout)) as? [String: Any])
-        #expect(second["stored"] as? Int == 0 && second["existing"] as? Int == 7)
+        let again = try Self.summary(try runProcess(CLITests.flipbook(), arguments))
+        #expect(again["stored"] as? Int == 0 && again["existing"] as? Int == 7)
         await serving.stop()
         await uploaded.stop()
+    }
+
+    /// SIGKILL in the middle of an import: every image with a record has its original and is in
+    /// the listing index (an id may be indexed without a record: listing skips it), and the next
+    /// import stores the rest.
+    @Test func anImportKilledMidwayLeavesEveryStoredImageWholeAndListed() throws {
+        let inputs = TestService.temporaryDirectory()
+        let count = 600
+        for seed in 0..<count {
+            try Data(TinyAnimations.gif(seed: UInt64(1000 + seed))).write(to: URL(fileURLWithPath: inputs + "/\(seed).gif"))
+        }
+        let directory = TestService.temporaryDirectory()
+        let arguments = ["import", "--data-dir", directory, "--json", "--jobs", "2", inputs]
+        let layout = DataLayout(dataDirectory: directory)
+        for killAfter in [1, 150] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: try CLITests.flipbook())
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(300)
+            while process.isRunning, (try? Self.recordedIDs(directory).count) ?? 0 < killAfter, Date() < deadline {
+                usleep(2000)
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let recorded = try Self.recordedIDs(directory)
+            let indexed = try Self.indexedIDs(directory)
+            #expect(recorded.count >= killAfter && recorded.count < count, "killed midway: \(recorded.count) stored")
+            #expect(recorded.isSubset(of: indexed), "every stored image is listed")
+            for id in recorded {
+                #expect(FileManager.default.fileExists(atPath: layout.imagePath(id)), "\(id) has its original")
+            }
+        }
+        let finished = try runProcess(CLITests.flipbook(), arguments)
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let summary = try Self.summary(finished)
+        #expect((summary["stored"] as? Int ?? 0) + (summary["existing"] as? Int ?? 0) == count)
+        #expect((summary["existing"] as? Int ?? 0) >= 150)
+        let recorded = try Self.recordedIDs(directory)
+        let indexed = try Self.indexedIDs(directory)
+        #expect(recorded.count == count && recorded.isSubset(of: indexed))
     }
 }

@@ -52,7 +52,7 @@ public final class FlipbookServer: Sendable {
         let loops = settings.server.eventLoopThreads > 0 ? settings.server.eventLoopThreads : CPULimit.usableCores
         let memory = MemoryLimits.detect()
         // One decode-memory budget for the cache's decode threads and upload verification.
-        decodeBudget = ImageStore.decodeBudget(for: settings, memory: memory)
+        decodeBudget = Self.decodeBudget(for: settings, memory: memory)
         store = try ImageStore.open(
             settings: settings, clock: clock, readers: loops, decodeBudget: decodeBudget,
             metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
@@ -87,6 +87,13 @@ public final class FlipbookServer: Sendable {
                 "memoryLimitBytes": "\(memory.limitBytes)",
                 "fromCgroup": "\(memory.fromCgroup)", "decodeThreads": "\(cache.configuration.decodeThreads)",
             ])
+    }
+
+    /// The decode-memory budget of a process of `settings` (`limits.maxDecodeBytes`), shared by its
+    /// decode threads and upload verification; `flipbook import` sizes its own the same way.
+    public static func decodeBudget(for settings: FlipbookSettings, memory: MemoryLimits) -> DecodeMemoryBudget {
+        DecodeMemoryBudget(
+            capacityBytes: settings.limits.decodeBudgetBytes(memory), maxWaiting: settings.cache.maxWaitingRequests)
     }
 
     /// The frame cache's configuration: its byte budget (`cache.maxBytes`, else a fraction of the

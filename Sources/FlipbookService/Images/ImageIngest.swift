@@ -27,17 +27,20 @@ final class ImageIngest: Sendable {
             return .success(try store.beginUpload())
         } catch {
             logger.error("cannot start an upload", metadata: ["error": "\(error)"])
-            let detail =
-                if case ImageStore.StoreError.unavailable = error {
-                    "Storage cannot be reached right now; retry shortly."
-                } else {
-                    "Storage is not writable right now; retry shortly."
-                }
-            return .failure(
-                HTTPError(
-                    .serviceUnavailable, detail: detail,
-                    headers: ["Retry-After": String(HTTPResponse.storageRetryAfterSeconds)]))
+            return .failure(Self.cannotBegin(error))
         }
+    }
+
+    /// The 503 for an upload storage could not open a temporary file for.
+    static func cannotBegin(_ error: any Error) -> HTTPError {
+        let detail =
+            if case ImageStore.StoreError.unavailable = error {
+                "Storage cannot be reached right now; retry shortly."
+            } else {
+                "Storage is not writable right now; retry shortly."
+            }
+        return HTTPError(
+            .serviceUnavailable, detail: detail, headers: ["Retry-After": String(HTTPResponse.storageRetryAfterSeconds)])
     }
 
     /// Verifies and stores a finished upload (on the ingest queue) and says how it went: 201/200
@@ -69,25 +72,37 @@ final class ImageIngest: Sendable {
         store.recordAndMetadata(record.id)?.1 ?? (try? ImageStore.encodeMetadata(of: record)) ?? []
     }
 
-    /// The answer to an upload the store refused.
+    /// The answer to an upload the store refused (storage's failures logged).
     private func refusal(_ error: ImageStore.StoreError, requestID: HTTPRequestID) -> HTTPResponse {
         switch error {
-        case .unsupportedFormat(let why):
-            return .problem(.unsupportedMediaType, detail: "Unsupported image format: \(why).")
-        case .undecodable(let why):
-            return .problem(.unprocessableContent, detail: "The image cannot be served: \(why).")
-        case .readOnly(let why):
-            return .problem(.conflict, detail: why + ".")
-        case .busy(let why):
-            return .problem(
-                .tooManyRequests, detail: "The image cannot be verified now: \(why); retry shortly.",
-                headers: ["Retry-After": "1"])
         case .unavailable(let why):
             logger.warning("upload not stored: storage unavailable", metadata: ["error": "\(why)", "requestID": "\(requestID)"])
-            return .storageUnavailable("The image could not be stored: storage cannot be reached right now")
         case .io(let why):
             logger.error("upload not stored", metadata: ["error": "\(why)", "requestID": "\(requestID)"])
-            return .problem(.internalServerError, detail: "The image could not be stored.")
+        default: break
+        }
+        return .problem(Self.refusal(error))
+    }
+
+    /// The problem an upload the store refused is answered with, for the API and `flipbook import`.
+    static func refusal(_ error: ImageStore.StoreError) -> HTTPError {
+        switch error {
+        case .unsupportedFormat(let why):
+            HTTPError(.unsupportedMediaType, detail: "Unsupported image format: \(why).")
+        case .undecodable(let why):
+            HTTPError(.unprocessableContent, detail: "The image cannot be served: \(why).")
+        case .readOnly(let why):
+            HTTPError(.conflict, detail: why + ".")
+        case .busy(let why):
+            HTTPError(
+                .tooManyRequests, detail: "The image cannot be verified now: \(why); retry shortly.",
+                headers: ["Retry-After": "1"])
+        case .unavailable:
+            HTTPError(
+                .serviceUnavailable, detail: "The image could not be stored: storage cannot be reached right now; retry shortly.",
+                headers: ["Retry-After": String(HTTPResponse.storageRetryAfterSeconds)])
+        case .io:
+            HTTPError(.internalServerError, detail: "The image could not be stored.")
         }
     }
 }
