@@ -32,7 +32,7 @@ COPY . .
 # The Swift runtime and Foundation are linked in statically, so the runtime image needs no
 # Swift libraries. The installed copy is stripped of its symbol tables and debug information
 # (113 MB → 70 MB).
-RUN --mount=type=cache,target=/src/.build \
+RUN --mount=type=cache,target=/src/.build,sharing=locked \
     swift build -c release --static-swift-stdlib --product flipbook \
     && install -D -s -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/flipbook" \
         /out/flipbook

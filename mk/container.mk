@@ -3,9 +3,13 @@
 #                                (debootstrap) and the installed Swift toolchain; reused when they
 #                                exist (scripts/container/base-images.sh; --force: FORCE=1)
 #   make container-image         the project's Dockerfile built with those as SWIFT_IMAGE and
-#                                RUNTIME_IMAGE into localhost/flipbook:latest (podman's layer cache
-#                                makes an unchanged build quick); prints its size and layers.
-#                                `--format docker`: the OCI format has no HEALTHCHECK
+#                                RUNTIME_IMAGE into localhost/flipbook:latest; prints its size
+#                                and layers.
+#                                `--format docker`: the OCI format has no HEALTHCHECK.
+#                                CONTAINER_BUILD_FLAGS (default --layers=false: each stage one
+#                                layer, no layer cache) — in podman's vfs store every cached
+#                                step is a full copy of the 3 GB build stage, which filled this
+#                                machine's disk; pass CONTAINER_BUILD_FLAGS= to keep the cache
 #   make container-test          builds the image if need be, then runs Tests/container against it
 #                                (CONTAINER_TESTS="-k limits" passes arguments to pytest)
 # PODMAN is podman with the flags these machines need; every podman call with them finds the image.
@@ -16,13 +20,14 @@ CONTAINER_IMAGE ?= localhost/flipbook:latest
 CONTAINER_VENV  ?= .build-container-venv
 SWIFT_BASE      ?= localhost/flipbook-swift:bookworm
 RUNTIME_BASE    ?= localhost/flipbook-debian:bookworm-slim
+CONTAINER_BUILD_FLAGS ?= --layers=false
 
 container-base-images:
 	@scripts/install-deps.sh container
 	PODMAN="$(PODMAN)" scripts/container/base-images.sh $(if $(FORCE),--force)
 
 container-image: container-base-images
-	$(PODMAN) build --format docker --network host --build-arg SWIFT_IMAGE=$(SWIFT_BASE) --build-arg RUNTIME_IMAGE=$(RUNTIME_BASE) \
+	$(PODMAN) build --format docker $(CONTAINER_BUILD_FLAGS) --network host --build-arg SWIFT_IMAGE=$(SWIFT_BASE) --build-arg RUNTIME_IMAGE=$(RUNTIME_BASE) \
 		--tag $(CONTAINER_IMAGE) .
 	@echo "container-image: $(CONTAINER_IMAGE) $$($(PODMAN) image inspect --format '{{.Size}}' $(CONTAINER_IMAGE)) bytes; layers:"
 	@$(PODMAN) history --format '{{.Size}}\t{{.CreatedBy}}' $(CONTAINER_IMAGE) | cut -c1-150
