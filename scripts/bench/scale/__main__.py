@@ -186,8 +186,8 @@ def report(result):
         rate = lambda runs: sum(u["count"] for u in runs) / sum(u["seconds"] for u in runs)
         lines.append(f"Uploads through `POST /images`, one at a time: the first {sum(u['count'] for u in first):,} "
                      f"at {rate(first):,.0f}/s, the last {sum(u['count'] for u in last):,} (from "
-                     f"{last[0]['first']:,}) at {rate(last):,.0f}/s: the last {rate(first) / rate(last):.2f}× slower "
-                     "(goal ≤ 1.5×).")
+                     f"{last[0]['first']:,}) at {rate(last):,.0f}/s: the last take {rate(first) / rate(last):.2f}× the time "
+                     "of the first (goal ≤ 1.5×).")
     for imported in result["imports"]:
         lines.append(f"`flipbook import` of {imported['count']:,} images: {imported['perSecond']:,}/s.")
     lines += ["", "| images | load | restart → ready | `GET /images?limit=100` p50 / p99 | all pages of 100 | "
