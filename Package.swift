@@ -185,13 +185,27 @@ let package = Package(
             swiftSettings: strictSettings),
 
         // What every test target shares: the corpus, a seeded generator, a raw HTTP client, a
-        // clock moved by hand.
+        // clock moved by hand, an origin server and moto's S3 server on loopback.
         .target(
             name: "FlipbookTestSupport",
             dependencies: ["SystemResources"],
             path: "Tests/FlipbookTestSupport",
             swiftSettings: strictSettings),
+        // What the service's and the command line's tests share: a whole service on loopback.
+        .target(
+            name: "ServiceTestSupport",
+            dependencies: [
+                "FlipbookService", "OutboundHTTP", "SystemResources", "FlipbookTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/ServiceTestSupport",
+            swiftSettings: strictSettings),
 
+        // One test target per module.
+        .testTarget(
+            name: "SystemResourcesTests",
+            dependencies: ["SystemResources", "FlipbookTestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "AnimatedImageTests",
             dependencies: ["AnimatedImage", "CPNG", "CZlib", "CResample", "FlipbookTestSupport"],
@@ -201,23 +215,39 @@ let package = Package(
             dependencies: ["FrameCache", "AnimatedImage", "SystemResources", "FlipbookTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "FlipbookServiceTests",
-            dependencies: [
-                "FlipbookService", "FrameCache", "HTTPServer", "AnimatedImage", "SystemResources",
-                "FlipbookTestSupport", "OutboundHTTP", "SourceRules", "URLSigning",
-            ],
+            name: "HTTPParsingTests",
+            dependencies: ["HTTPParsing"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "SourceRulesTests",
-            dependencies: ["SourceRules", "URLSigning"],
+            dependencies: ["SourceRules"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "URLSigningTests",
+            dependencies: ["URLSigning", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "OutboundHTTPTests",
+            dependencies: ["OutboundHTTP", "SourceRules", "FlipbookTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "FlipbookTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "SystemResourcesTests",
-            dependencies: ["SystemResources", "FlipbookTestSupport"],
+            name: "FlipbookServiceTests",
+            dependencies: [
+                "FlipbookService", "FrameCache", "HTTPServer", "AnimatedImage", "SystemResources",
+                "FlipbookTestSupport", "ServiceTestSupport", "OutboundHTTP", "SourceRules", "URLSigning",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strictSettings),
+        // The `flipbook` executable as a user runs it (the built product, next to the tests).
+        .testTarget(
+            name: "FlipbookCLITests",
+            dependencies: ["AnimatedImage", "FlipbookService", "URLSigning", "FlipbookTestSupport", "ServiceTestSupport"],
             swiftSettings: strictSettings),
     ]
 )

@@ -2,6 +2,7 @@ import Dispatch
 import FlipbookTestSupport
 import Foundation
 import HTTPServer
+import ServiceTestSupport
 import Synchronization
 import Testing
 

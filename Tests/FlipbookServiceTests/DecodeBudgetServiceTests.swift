@@ -1,6 +1,7 @@
 import AnimatedImage
 import Foundation
 import FrameCache
+import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService

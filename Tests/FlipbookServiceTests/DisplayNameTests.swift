@@ -1,5 +1,6 @@
 import FlipbookTestSupport
 import Foundation
+import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService

@@ -1,6 +1,7 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
+import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService
@@ -211,14 +212,14 @@ extension FanOutLayoutTests {
         print("FanOutLayoutTests: the kills' seed is \(seed)")
         var generator = SplitMix64(seed: seed)
         for round in 0..<3 {
-            let server = try ServeProcessTests.Server(dataDirectory: directory)
+            let server = try ServeProcess(dataDirectory: directory)
             usleep(UInt32.random(in: 0...1_500_000, using: &generator))
             server.kill()
             server.process.waitUntilExit()
             let left = try DataLayout.names(in: directory + "/meta").count
             print("FanOutLayoutTests: killed \(round + 1): \(left) of \(expected.count) records not moved yet")
         }
-        let server = try ServeProcessTests.Server(dataDirectory: directory)
+        let server = try ServeProcess(dataDirectory: directory)
         let deadline = Date().addingTimeInterval(120)
         while (try? DataLayout.names(in: directory + "/meta").isEmpty) != true {
             try #require(Date() < deadline, "the move did not finish")

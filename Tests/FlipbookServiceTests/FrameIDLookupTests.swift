@@ -1,6 +1,7 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
+import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService

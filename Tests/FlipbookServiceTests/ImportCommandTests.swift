@@ -1,5 +1,6 @@
 import FlipbookTestSupport
 import Foundation
+import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService
@@ -62,7 +63,7 @@ struct ImportCommandTests {
             "import", "--data-dir", imported, "--set", "server.maxUploadBytes=\(limit)",
             "--json", "--jobs", "3", inputs,
         ]
-        let run = try runProcess(CLITests.flipbook(), arguments)
+        let run = try runProcess(flipbookExecutable(), arguments)
         #expect(run.status == 1, "a file was refused: \(run.stderr)")
         let summary = try Self.summary(run)
         #expect(summary["files"] as? Int == 9 && summary["stored"] as? Int == 7 && summary["refused"] as? Int == 2)
@@ -95,7 +96,7 @@ struct ImportCommandTests {
         for id in ids {
             #expect(try serving.client.get("/frames/\(id)/1").body == uploaded.client.get("/frames/\(id)/1").body)
         }
-        let again = try Self.summary(try runProcess(CLITests.flipbook(), arguments))
+        let again = try Self.summary(try runProcess(flipbookExecutable(), arguments))
         #expect(again["stored"] as? Int == 0 && again["existing"] as? Int == 7)
         await serving.stop()
         await uploaded.stop()
@@ -115,7 +116,7 @@ struct ImportCommandTests {
         let layout = DataLayout(dataDirectory: directory)
         for killAfter in [1, 150] {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: try CLITests.flipbook())
+            process.executableURL = URL(fileURLWithPath: try flipbookExecutable())
             process.arguments = arguments
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
@@ -134,7 +135,7 @@ struct ImportCommandTests {
                 #expect(FileManager.default.fileExists(atPath: layout.imagePath(id)), "\(id) has its original")
             }
         }
-        let finished = try runProcess(CLITests.flipbook(), arguments)
+        let finished = try runProcess(flipbookExecutable(), arguments)
         #expect(finished.status == 0, "\(finished.stderr)")
         let summary = try Self.summary(finished)
         #expect((summary["stored"] as? Int ?? 0) + (summary["existing"] as? Int ?? 0) == count)

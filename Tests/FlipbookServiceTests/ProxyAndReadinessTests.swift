@@ -2,6 +2,7 @@ import Foundation
 import FrameCache
 import Logging
 import Prometheus
+import ServiceTestSupport
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
+import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService
@@ -182,7 +183,7 @@ struct RenditionRoutesTests {
     }
 
     @Test func theCLIWritesTheBytesTheServiceServes() async throws {
-        let flipbook = try CLITests.flipbook()
+        let flipbook = try flipbookExecutable()
         let file = Corpus.root.appendingPathComponent(Self.path).path
         let directory = NSTemporaryDirectory() + "flipbook-cli-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

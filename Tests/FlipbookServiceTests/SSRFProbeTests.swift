@@ -1,5 +1,6 @@
 import FlipbookTestSupport
 import Foundation
+import ServiceTestSupport
 import SourceRules
 import Testing
 
@@ -96,17 +97,5 @@ struct SSRFProbeTests {
         defer { Task { await service.stop() } }
         #expect(try SourceFetchTests.register(service, "http://both.test:\(origin.port)/a.gif").status == 201)
         #expect(origin.connections == 1)
-    }
-
-    @Test func theConnectTimeCheckRefusesWhatTheLookupDidNotSee() throws {
-        // The fetcher alone: the address libcurl is handed is checked again as the socket opens.
-        let origin = try OriginServer(routes: ["/a.gif": .answer(status: 200, headers: [], body: SourceFetchTests.gif)])
-        defer { origin.stop() }
-        let url = try SourceURL("http://pinned.test:\(origin.port)/a.gif")
-        let hop = SourceHop(url: url, pinned: [.v4(0x7f00_0001)], policy: SourcePolicy(), maxBytes: 1 << 20) { _ in }
-        #expect(throws: SourceFetchFailure.refused(.address(.loopback))) {
-            try hop.run(OutboundClient(reuseConnections: false), headers: [], timeoutMilliseconds: 5000)
-        }
-        #expect(origin.connections == 0)
     }
 }

@@ -2,6 +2,7 @@ import AnimatedImage
 import FlipbookTestSupport
 import Foundation
 import FrameCache
+import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService

@@ -1,6 +1,7 @@
 import Crypto
 import FlipbookTestSupport
 import Foundation
+import ServiceTestSupport
 import SourceRules
 import Testing
 

@@ -1,6 +1,7 @@
 import FlipbookTestSupport
 import Foundation
 import HTTPServer
+import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService

@@ -2,6 +2,7 @@ import AnimatedImage
 import FlipbookTestSupport
 import Foundation
 import Logging
+import ServiceTestSupport
 import Synchronization
 import Testing
 

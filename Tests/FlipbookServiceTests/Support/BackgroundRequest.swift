@@ -1,6 +1,7 @@
 import Dispatch
 import FlipbookTestSupport
 import Foundation
+import ServiceTestSupport
 import Synchronization
 
 /// A request sent at once on a thread of its own, its answer awaited later: for tests that need

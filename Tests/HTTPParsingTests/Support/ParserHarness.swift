@@ -1,4 +1,4 @@
-@testable import HTTPServer
+@testable import HTTPParsing
 
 /// A parser event flattened to something tests can compare.
 enum ParsedEvent: Equatable, CustomStringConvertible {

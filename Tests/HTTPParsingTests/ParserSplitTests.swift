@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HTTPServer
+@testable import HTTPParsing
 
 /// The parser must produce the same events however the bytes are split across reads.
 @Suite struct ParserSplitTests {

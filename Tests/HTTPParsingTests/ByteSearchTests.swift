@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HTTPServer
+@testable import HTTPParsing
 
 /// ByteSearch reads eight bytes at a time; each answer is checked against a byte-by-byte
 /// reference at every length from 0 to 40 and every position of the interesting byte, so that

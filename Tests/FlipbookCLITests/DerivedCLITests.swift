@@ -1,17 +1,21 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
+import ServiceTestSupport
 import Testing
 
 /// `flipbook preview` and `flipbook storyboard` write the bytes the service serves for the same
 /// parameters.
 @Suite("Derived products CLI", .serialized)
 struct DerivedCLITests {
+    /// The image DerivedRoutesTests serves: 245×245, 42 frames.
+    static let path = "pillow/gif/iss634.gif"
+
     @Test func previewAndStoryboardSheetsAreTheServicesBytes() async throws {
         let flipbook = try #require(builtProduct("flipbook"), "build the flipbook product first")
-        let path = Corpus.root.appendingPathComponent(DerivedRoutesTests.path).path
+        let path = Corpus.root.appendingPathComponent(Self.path).path
         let service = try TestService()
-        let id = try #require(try service.upload(Corpus.bytes(DerivedRoutesTests.path)).json["id"] as? String)
+        let id = try #require(try service.upload(Corpus.bytes(Self.path)).json["id"] as? String)
         let directory = TestService.temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 

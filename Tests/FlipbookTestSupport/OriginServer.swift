@@ -1,4 +1,3 @@
-import FlipbookTestSupport
 import Foundation
 import Synchronization
 
@@ -6,13 +5,13 @@ import Synchronization
 import Glibc
 #endif
 
-/// A origin server on a loopback address for the source-fetching tests: answers each path with
+/// An origin server on a loopback address for the source-fetching tests: answers each path with
 /// a programmed reply (a thread per connection, so a slow reply holds no other), and records what
 /// a test asserts on — how many connections it accepted, the request heads, and whether a long
 /// body was cut off by the client before it was all sent.
-final class OriginServer: Sendable {
+public final class OriginServer: Sendable {
     /// What a path answers.
-    enum Reply: Sendable {
+    public enum Reply: Sendable {
         /// A whole answer: status, header fields (Content-Length is added), body.
         case answer(status: Int, headers: [String], body: [UInt8])
         /// Waits this long before answering.
@@ -26,19 +25,19 @@ final class OriginServer: Sendable {
         case sliced(body: [UInt8], cuts: [Int], gate: DispatchSemaphore, closeEarly: Bool)
     }
 
-    let address: String
-    let port: Int
+    public let address: String
+    public let port: Int
     private let listener: Int32
     private let routes: Mutex<[String: Reply]>
     private let state = Mutex<(connections: Int, heads: [String], cutShort: Bool, bytesSent: Int)>((0, [], false, 0))
 
-    var connections: Int { state.withLock { $0.connections } }
-    var heads: [String] { state.withLock { $0.heads } }
-    var cutShort: Bool { state.withLock { $0.cutShort } }
-    var bytesSent: Int { state.withLock { $0.bytesSent } }
-    var base: String { "http://\(address):\(port)" }
+    public var connections: Int { state.withLock { $0.connections } }
+    public var heads: [String] { state.withLock { $0.heads } }
+    public var cutShort: Bool { state.withLock { $0.cutShort } }
+    public var bytesSent: Int { state.withLock { $0.bytesSent } }
+    public var base: String { "http://\(address):\(port)" }
 
-    init(address: String = "127.0.0.1", routes: [String: Reply] = [:]) throws {
+    public init(address: String = "127.0.0.1", routes: [String: Reply] = [:]) throws {
         self.address = address
         self.routes = Mutex(routes)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -63,10 +62,10 @@ final class OriginServer: Sendable {
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
-    func set(_ path: String, _ reply: Reply) { routes.withLock { $0[path] = reply } }
+    public func set(_ path: String, _ reply: Reply) { routes.withLock { $0[path] = reply } }
 
     /// Stops accepting (connections in progress finish by themselves).
-    func stop() { shutdown(listener, Int32(SHUT_RDWR)) }
+    public func stop() { shutdown(listener, Int32(SHUT_RDWR)) }
 
     private func acceptLoop() {
         while true {
@@ -144,7 +143,7 @@ final class OriginServer: Sendable {
         return true
     }
 
-    static func head(_ status: Int, _ headers: [String]) -> String {
+    public static func head(_ status: Int, _ headers: [String]) -> String {
         "HTTP/1.1 \(status) X\r\nConnection: close\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n"
     }
 }

@@ -1,6 +1,7 @@
 import FlipbookService
 import FlipbookTestSupport
 import Foundation
+import ServiceTestSupport
 import Synchronization
 import Testing
 
@@ -12,50 +13,6 @@ import Glibc
 /// and SIGUSR1 raises memory pressure. Waits are bounded only to fail instead of hang.
 @Suite("Serve process", .serialized)
 struct ServeProcessTests {
-    /// A `flipbook serve` on a free loopback port over `dataDirectory`.
-    final class Server {
-        let process = Process()
-        let port: Int
-        let client: HTTPTestClient
-
-        /// - Parameters:
-        ///   - settings: more `--set KEY=VALUE` settings.
-        ///   - environment: variables that replace the test process's for the server.
-        init(dataDirectory: String, settings: [String] = [], environment: [String: String] = [:]) throws {
-            let flipbook = try #require(builtProduct("flipbook"), "flipbook not built next to the tests")
-            port = try Self.freePort()
-            process.executableURL = URL(fileURLWithPath: flipbook)
-            process.arguments =
-                [
-                    "serve", "--host", "127.0.0.1", "--port", "\(port)", "--data-dir", dataDirectory,
-                    "--log-level", "warning", "--set", "log.accessLog=false",
-                ] + settings.flatMap { ["--set", $0] }
-            if !environment.isEmpty {
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            }
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            client = HTTPTestClient(port: port)
-            let deadline = Date().addingTimeInterval(60)
-            while (try? client.get("/healthz").status) != 200 {
-                guard Date() < deadline, process.isRunning else { throw TestFailure("flipbook serve did not start") }
-                usleep(50_000)
-            }
-        }
-
-        func kill(_ signal: Int32 = SIGKILL) { Glibc.kill(process.processIdentifier, signal) }
-
-        deinit {
-            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
-
-        static func freePort() throws -> Int {
-            try BoundLoopbackPort.free()
-        }
-    }
-
     @Test func everyAcknowledgedUploadSurvivesSIGKILL() async throws {
         let data = NSTemporaryDirectory() + "flipbook-kill-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: data) }
@@ -63,7 +20,7 @@ struct ServeProcessTests {
         #expect(inputs.count == 40)
         let acknowledged = Acknowledged()
         do {
-            let server = try Server(dataDirectory: data)
+            let server = try ServeProcess(dataDirectory: data)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<4 {
                     group.addTask { [client = server.client, acknowledged] in
@@ -88,7 +45,7 @@ struct ServeProcessTests {
         }
         let ids = acknowledged.ids.withLock { $0 }
         #expect(ids.count >= 8)
-        let restarted = try Server(dataDirectory: data)
+        let restarted = try ServeProcess(dataDirectory: data)
         for id in ids {
             let metadata = try restarted.client.get("/images/\(id)")
             #expect(metadata.status == 200, "\(id)")
@@ -105,7 +62,7 @@ struct ServeProcessTests {
         }
         var sessions: [String] = []
         do {
-            let server = try Server(dataDirectory: data)
+            let server = try ServeProcess(dataDirectory: data)
             var uploaders: [RawHTTPClient] = []
             for bytes in inputs + inputs {
                 let created = try server.client.send("POST", "/uploads")
@@ -129,7 +86,7 @@ struct ServeProcessTests {
             server.process.waitUntilExit()
             #expect(server.process.terminationReason == .uncaughtSignal)
         }
-        let restarted = try Server(dataDirectory: data)
+        let restarted = try ServeProcess(dataDirectory: data)
         #expect(files("tmp").isEmpty, "the restart removes the cut uploads' temporary files: \(files("tmp"))")
         #expect(files("objects").isEmpty && files("meta").isEmpty, "no original, no record")
         for id in sessions { #expect(try restarted.client.get("/uploads/\(id)").status == 404) }
@@ -162,9 +119,9 @@ struct ServeProcessTests {
     /// directory of its own (nothing local: every original comes from the bucket).
     static func coldReplica(
         of uploader: TestService, dataDirectory: String, environment: [String: String] = [:]
-    ) throws -> Server {
+    ) throws -> ServeProcess {
         let moto = try #require(uploader.moto)
-        return try Server(
+        return try ServeProcess(
             dataDirectory: dataDirectory,
             settings: [
                 "storage.backend=s3", "storage.s3.endpoint=\(moto.endpoint)", "storage.s3.bucket=\(uploader.bucket!)",
@@ -216,7 +173,7 @@ struct ServeProcessTests {
     @Test func sigusr1RaisesMemoryPressure() throws {
         let data = NSTemporaryDirectory() + "flipbook-usr1-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let server = try Server(dataDirectory: data)
+        let server = try ServeProcess(dataDirectory: data)
         #expect(!(try server.client.get("/stats").text.contains("\"signal\"")))
         server.kill(SIGUSR1)
         let deadline = Date().addingTimeInterval(30)

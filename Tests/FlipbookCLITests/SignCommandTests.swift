@@ -9,7 +9,7 @@ struct SignCommandTests {
     static let key = "736563726574:68656c6c6f"
 
     @Test func printsAURLThatVerifies() throws {
-        let flipbook = try CLITests.flipbook()
+        let flipbook = try flipbookExecutable()
         let signed = try runProcess(
             flipbook,
             ["sign", "http://localhost:8080/frames/abc/3?width=320", "--expires", "600", "--set", "security.urlKeys=\(Self.key)"])

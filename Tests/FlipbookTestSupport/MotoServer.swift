@@ -1,4 +1,3 @@
-import FlipbookTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -10,25 +9,25 @@ import Glibc
 /// within a second of the process ending. Found as `$FLIPBOOK_MOTO_SERVER`, then in the
 /// `.build-s3-venv` that `make test` makes, then on the `PATH`: without one the S3 tests fail
 /// (they are part of the suite, not optional).
-final class MotoServer: Sendable {
-    struct Missing: Error, CustomStringConvertible {
-        var description: String
+public final class MotoServer: Sendable {
+    public struct Missing: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    let port: Int
-    let logPath: String
-    var endpoint: String { "http://127.0.0.1:\(port)" }
+    public let port: Int
+    public let logPath: String
+    public var endpoint: String { "http://127.0.0.1:\(port)" }
 
-    static let shared: Result<MotoServer, Missing> = Result { () throws(Missing) -> MotoServer in try MotoServer() }
+    public static let shared: Result<MotoServer, Missing> = Result { () throws(Missing) -> MotoServer in try MotoServer() }
 
     /// moto's process id, written by the watcher shell (for ``stop()``).
     private let pidFile: String
 
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// A tool of the S3 test virtualenv (`moto_server`, `python`), else from the `PATH`.
-    static func tool(_ name: String, environment variable: String) -> String? {
+    public static func tool(_ name: String, environment variable: String) -> String? {
         if let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty { return path }
         let venv = repository.appendingPathComponent(".build-s3-venv/bin/" + name).path
         if FileManager.default.isExecutableFile(atPath: venv) { return venv }
@@ -40,7 +39,7 @@ final class MotoServer: Sendable {
     }
 
     /// A server of the test's own (to stop and start again), on `port` or a free one.
-    static func start(port: Int? = nil) throws(Missing) -> MotoServer {
+    public static func start(port: Int? = nil) throws(Missing) -> MotoServer {
         try MotoServer(port: port)
     }
 
@@ -86,7 +85,7 @@ final class MotoServer: Sendable {
     }
 
     /// Kills the server (its watcher exits with it); what it held is gone.
-    func stop() {
+    public func stop() {
         guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
             let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
         else { return }
@@ -95,7 +94,7 @@ final class MotoServer: Sendable {
     }
 
     /// Creates a bucket of its own for a test.
-    func makeBucket(_ fixed: String? = nil) throws -> String {
+    public func makeBucket(_ fixed: String? = nil) throws -> String {
         let name = fixed ?? "flipbook-" + UUID().uuidString.lowercased().prefix(18)
         let response = try HTTPTestClient(port: port).send("PUT", "/" + name, body: [])
         guard response.status == 200 else {
@@ -104,7 +103,7 @@ final class MotoServer: Sendable {
         return String(name)
     }
 
-    static func freePort() -> Int {
+    public static func freePort() -> Int {
         (try? BoundLoopbackPort.free()) ?? 0
     }
 }

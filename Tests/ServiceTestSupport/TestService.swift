@@ -1,33 +1,30 @@
+import FlipbookService
 import FlipbookTestSupport
 import Foundation
 import FrameCache
 import Logging
+import OutboundHTTP
 import SystemResources
-import Testing
-
-@testable import FlipbookService
-@testable import OutboundHTTP
 
 /// Where a test service keeps images: the data directory (`fs`), or a bucket of the shared
 /// moto server with the data directory as the local cache (`s3`).
-enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+public enum Backend: String, CaseIterable, Sendable {
     case fs, s3
-    var testDescription: String { rawValue }
 }
 
 /// A Flipbook service on a free loopback port with a data directory of its own (and, on `s3`, a
 /// bucket of its own unless one is given, so two services can share it as replicas do).
-final class TestService: @unchecked Sendable {
-    let server: FlipbookServer
-    let dataDirectory: String
-    let client: HTTPTestClient
-    let backend: Backend
+public final class TestService: @unchecked Sendable {
+    public let server: FlipbookServer
+    public let dataDirectory: String
+    public let client: HTTPTestClient
+    public let backend: Backend
     /// The bucket and its server, on `s3`.
-    let bucket: String?
-    let moto: MotoServer?
+    public let bucket: String?
+    public let moto: MotoServer?
 
     /// - Parameter configure: adjusts the settings (tokens, limits, …) before start.
-    init(
+    public init(
         dataDirectory: String? = nil, backend: Backend = .fs, bucket: String? = nil, moto: MotoServer? = nil,
         clock: any MonotonicClock = SystemMonotonicClock(), sourceResolver: any SourceResolver = SystemResolver(),
         configure: (inout FlipbookSettings) -> Void = { _ in }
@@ -72,45 +69,21 @@ final class TestService: @unchecked Sendable {
         client = HTTPTestClient(port: server.port)
     }
 
-    func stop() async {
+    public func stop() async {
         await server.stop()
     }
 
     /// The repository's `web/` (the pages and the player component).
-    static let webDirectory: String = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("web").path
+    public static let webDirectory: String = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("web").path
 
     /// A new directory, removed with the test process's scratch directory.
-    static func temporaryDirectory() -> String {
+    public static func temporaryDirectory() -> String {
         ScratchDirectory.make("service")
     }
 
-    /// Where the image `id` (a content id) is kept, and whether each piece exists now: on `fs`
-    /// the image's bytes and its record in the data directory; on `s3` the original and the record in
-    /// the bucket (read straight from moto) and the original in the local cache.
-    func storedObjects(of id: String) throws -> [(what: String, exists: Bool)] {
-        switch backend {
-        case .fs:
-            let layout = DataLayout(dataDirectory: dataDirectory)
-            return [layout.imagePath(id), layout.recordPath(id)].map {
-                ($0, FileManager.default.fileExists(atPath: $0))
-            }
-        case .s3:
-            // Asked with the service's own (signed) client: moto refuses anonymous reads.
-            let client = try #require(server.store.backend as? S3Backend).client
-            var found: [(what: String, exists: Bool)] = []
-            for key in ["flipbook/originals/" + id, "flipbook/meta/" + id + ".json"] {
-                found.append(("s3://\(bucket!)/" + key, try client.send("HeadObject", method: "HEAD", key: key).status == 200))
-            }
-            let cached = dataDirectory + "/originals/" + id
-            if FileManager.default.fileExists(atPath: cached) { found.append((cached, true)) }
-            return found
-        }
-    }
-
     /// The sum of a Prometheus counter or gauge over its label sets (`prefix` before any `{`).
-    func metric(_ name: String, where filter: String = "") throws -> Double {
+    public func metric(_ name: String, where filter: String = "") throws -> Double {
         let text = try client.get("/metrics").text
         var total = 0.0
         for line in text.split(separator: "\n") where line.hasPrefix(name) && !line.hasPrefix("#") {
@@ -122,7 +95,7 @@ final class TestService: @unchecked Sendable {
     }
 
     /// Uploads `bytes`; returns the response.
-    func upload(_ bytes: [UInt8], headers: [String: String] = [:]) throws -> HTTPTestResponse {
+    public func upload(_ bytes: [UInt8], headers: [String: String] = [:]) throws -> HTTPTestResponse {
         try client.send("POST", "/images", headers: headers, body: bytes)
     }
 }

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HTTPServer
+@testable import HTTPParsing
 
 /// Malformed requests, request smuggling vectors and limits: each must fail with the right error.
 @Suite struct ParserRejectionTests {
