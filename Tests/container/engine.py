@@ -76,9 +76,10 @@ def cleanup():
         podman("network", "rm", "-f", n, check=False)
 
 
-def request(port, method, path, body=None, headers=None, timeout=30):
-    """One HTTP request to 127.0.0.1:port → (status, headers lower-case, body bytes)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def request(port, method, path, body=None, headers=None, timeout=30, host="127.0.0.1"):
+    """One HTTP request to host:port (a loopback port the test published, or a container on a
+    network the test made) → (status, headers lower-case, body bytes)."""
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         conn.request(method, path, body=body, headers=headers or {})
         resp = conn.getresponse()
@@ -93,20 +94,20 @@ def get_json(port, path):
     return json.loads(body)
 
 
-def wait_ready(port, timeout, path="/readyz"):
+def wait_ready(port, timeout, path="/readyz", host="127.0.0.1"):
     """Seconds until `path` answered 200 (polled every 20 ms); raises after `timeout`."""
     start = time.monotonic()
     last = None
     while time.monotonic() - start < timeout:
         try:
-            status, _, _ = request(port, "GET", path, timeout=2)
+            status, _, _ = request(port, "GET", path, timeout=2, host=host)
             if status == 200:
                 return time.monotonic() - start
             last = status
         except OSError as error:
             last = error
         time.sleep(0.02)
-    raise AssertionError(f"{path} on 127.0.0.1:{port} not 200 within {timeout}s (last: {last})")
+    raise AssertionError(f"{path} on {host}:{port} not 200 within {timeout}s (last: {last})")
 
 
 def logs(container):

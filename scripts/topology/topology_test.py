@@ -78,6 +78,7 @@ class Replica:
     def __init__(self, index, port, workdir, datadir, command, env):
         self.index = index
         self.name = f"replica-{index}"
+        self.host = "127.0.0.1"
         self.port = port
         self.workdir = workdir
         self.datadir = datadir
@@ -299,17 +300,21 @@ def owners_by_image(results, since=None, until=None):
 
 
 def kill_under_load(load, victim_name, victim_images, kill, restart):
-    """Starts `load`; 1.5 s later `kill()`s the victim (SIGKILL), 3 s later `restart()`s it (start
-    and wait until ready), then watches until one of `victim_images` is served by `victim_name`
-    again (at most fail_timeout + 15 s), and stops the load 1 s after. Returns the run: results,
-    kill_at, restarted_at, back_at (None: its images never came back), in_flight (requests open
-    at the kill), bad (failed), bad_beyond (failed and not in flight at the kill), after (who
-    served each image between the kill and the restart)."""
+    """Starts `load`; 1.5 s later `kill()`s the victim (SIGKILL, returning once it is dead), 3 s
+    later `restart()`s it (start and wait until ready), then watches until one of `victim_images`
+    is served by `victim_name` again (at most fail_timeout + 15 s), and stops the load 1 s after.
+    Returns the run: results, kill_at, restarted_at, back_at (None: its images never came back),
+    in_flight (requests open while the kill was under way), bad (failed), bad_beyond (failed and
+    not in flight then), after (who served each image from the victim's death until its restart
+    began). A kill through a container engine takes a while to land, and a start a while to
+    return after the replica is serving: the windows are bounded by the calls, not by instants."""
     load.start()
     time.sleep(1.5)
     kill_at = time.monotonic()
     kill()
+    dead_at = time.monotonic()
     time.sleep(3.0)
+    restart_begun = time.monotonic()
     restart()
     restarted_at = time.monotonic()
     # After fail_timeout nginx tries the replica again and its images return to it.
@@ -324,18 +329,20 @@ def kill_under_load(load, victim_name, victim_images, kill, restart):
     load.stop()
     results = load.snapshot()
     bad = [r for r in results if failed(r)]
+
+    def open_at_kill(r):
+        return r[0] < dead_at and r[1] > kill_at
     return types.SimpleNamespace(
         results=results, kill_at=kill_at, restarted_at=restarted_at, back_at=back_at,
-        in_flight=[r for r in results if r[0] < kill_at < r[1]], bad=bad,
-        bad_beyond=[r for r in bad if not (r[0] < kill_at < r[1])],
-        after=owners_by_image(results, since=kill_at + 0.2, until=restarted_at))
-
+        in_flight=[r for r in results if open_at_kill(r)], bad=bad,
+        bad_beyond=[r for r in bad if not open_at_kill(r)],
+        after=owners_by_image(results, since=dead_at + 0.2, until=restart_begun))
 
 
 def run_checks(cluster, phases, fails, summary, threads):
     """The phases (module docstring) against `cluster`: `.replicas` (each with `name`, `index`,
-    `port` for direct requests, `start()`, `wait_ready()`, `alive()`, `kill()` (SIGKILL, waited
-    for), `terminate(timeout)` (SIGTERM → exit status, None if still running), `log_text()`),
+    `host` and `port` for direct requests, `start()`, `wait_ready()`, `alive()`, `kill()` (SIGKILL,
+    waited for), `terminate(timeout)` (SIGTERM → exit status, None if still running), `log_text()`),
     `.nginx` (`port`, `log_entries()`), `.images` (how many to upload), `.drain_timeout`, `.fake`
     and `.peers_preserved` (whether a replica sees a client's own loopback address: true on
     loopback, false through a container engine's port forwarding, which masquerades). The local
@@ -362,8 +369,8 @@ def run_checks(cluster, phases, fails, summary, threads):
     readable = 0
     for image_id, frames in images.items():
         for r in cluster.replicas:
-            s1, h1, b1 = request(r.port, "GET", f"/images/{image_id}")
-            s2, h2, _ = request(r.port, "GET", f"/frames/{image_id}/{frames - 1}")
+            s1, h1, b1 = request(r.port, "GET", f"/images/{image_id}", host=r.host)
+            s2, h2, _ = request(r.port, "GET", f"/frames/{image_id}/{frames - 1}", host=r.host)
             ok = s1 == 200 and s2 == 200 and h2.get("content-type", "").startswith("image/png")
             if ok:
                 try:
@@ -461,6 +468,7 @@ def run_checks(cluster, phases, fails, summary, threads):
         request(cluster.nginx.port, "GET", f"/images/{some_id}", source=proxied_from,
                 headers={"X-Request-ID": "topology-xff-spoofed", "X-Forwarded-For": "203.0.113.9"})
         request(cluster.replicas[0].port, "GET", f"/images/{some_id}", source=direct_from,
+                host=cluster.replicas[0].host,
                 headers={"X-Request-ID": "topology-xff-direct", "X-Forwarded-For": "198.51.100.66"})
         time.sleep(0.5)
         lines = []
