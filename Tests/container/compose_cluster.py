@@ -94,21 +94,21 @@ class Project:
         self.compose("down", "-v", "-t", "5", check=False)
         label = f"label=io.podman.compose.project={self.name}"
         for c in engine.out("ps", "-a", "--filter", label, "--format", "{{.Names}}", check=False).split():
-            engine.podman("rm", "-f", "-t", "0", c, check=False)
+            engine.podman("rm", "-f", "-v", "-t", "0", c, check=False)
         for v in engine.out("volume", "ls", "--filter", label, "--format", "{{.Name}}", check=False).split():
             engine.podman("volume", "rm", "-f", v, check=False)
 
 
 class Replica:
     """A replica container, as the harness drives a replica process: reached at its address on
-    the test's network (`host`), started and stopped by podman."""
+    the test's network (`host`), started and stopped by podman. `name` is what its X-Served-By
+    says (FLIPBOOK_SERVER_INSTANCENAME: the compose service, or the pod's host name under kube
+    play), which is also its compose service."""
 
-    def __init__(self, project, service, index, host):
-        self.project = project
-        self.service = service
-        self.container = project.container(service)
+    def __init__(self, container, name, index, host):
+        self.container = container
         self.index = index
-        self.name = service  # FLIPBOOK_SERVER_INSTANCENAME, what X-Served-By says
+        self.name = self.service = name
         self.host = host
         self.port = REPLICA_PORT
 
@@ -144,8 +144,8 @@ class Replica:
 class Nginx:
     """The proxy, on the loopback port the test published."""
 
-    def __init__(self, project, service, port):
-        self.container = project.container(service)
+    def __init__(self, container, port):
+        self.container = container
         self.port = port
 
     def log_entries(self):

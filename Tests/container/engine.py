@@ -26,10 +26,15 @@ RUN_LABEL = "flipbook.test.run=" + uuid.uuid4().hex[:12]
 HARDENED = ["--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
 
 
-def podman(*args, check=True, timeout=300, capture=True, input=None):
-    """Runs `podman ARGS` with the machine's flags → CompletedProcess (text)."""
-    return subprocess.run(PODMAN + [str(a) for a in args], check=check, timeout=timeout, text=True,
-                          capture_output=capture, input=input)
+def podman(*args, check=True, timeout=300, capture=True, input=None, env=None):
+    """Runs `podman ARGS` with the machine's flags (and `env` added to the environment) →
+    CompletedProcess (text)."""
+    argv = PODMAN + [str(a) for a in args]
+    result = subprocess.run(argv, timeout=timeout, text=True, capture_output=capture, input=input,
+                            env=dict(os.environ, **env) if env else None)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{shlex.join(argv)} -> {result.returncode}\n{(result.stderr or '')[-3000:]}")
+    return result
 
 
 def out(*args, **kw):
@@ -69,7 +74,7 @@ def cleanup():
     """Removes this run's containers, pods, volumes and networks (images are kept for reuse)."""
     label = f"label={RUN_LABEL}"
     for c in out("ps", "-a", "--filter", label, "--format", "{{.Names}}", check=False).split():
-        podman("rm", "-f", "-t", "0", c, check=False)
+        podman("rm", "-f", "-v", "-t", "0", c, check=False)
     for v in out("volume", "ls", "--filter", label, "--format", "{{.Name}}", check=False).split():
         podman("volume", "rm", "-f", v, check=False)
     for n in out("network", "ls", "--filter", label, "--format", "{{.Name}}", check=False).split():
@@ -88,8 +93,8 @@ def request(port, method, path, body=None, headers=None, timeout=30, host="127.0
         conn.close()
 
 
-def get_json(port, path):
-    status, _, body = request(port, "GET", path)
+def get_json(port, path, host="127.0.0.1"):
+    status, _, body = request(port, "GET", path, host=host)
     assert status == 200, f"GET {path} -> {status}: {body[:300]!r}"
     return json.loads(body)
 

@@ -56,8 +56,8 @@ def cluster():
            "CT_NETWORK_S3": network, "CT_NET_S3": prefix,
            "FLIPBOOK_UPLOADS_KEY": session_phase.ENV["FLIPBOOK_UPLOADS_KEY"]}
     project = compose_cluster.Project(engine.name("compose"), env)
-    replicas = [compose_cluster.Replica(project, f"flipbook-{i}", i, f"{prefix}.1{i}") for i in (1, 2, 3)]
-    nginx = compose_cluster.Nginx(project, "nginx", port)
+    replicas = [compose_cluster.Replica(project.container(f"flipbook-{i}"), f"flipbook-{i}", i, f"{prefix}.1{i}") for i in (1, 2, 3)]
+    nginx = compose_cluster.Nginx(project.container("nginx"), port)
     try:
         seconds = up(project, [], nginx, replicas)
         print(f"\ncompose: up -d and healthy in {seconds:.1f}s (nginx on 127.0.0.1:{port}, replicas on {prefix}.0/24)")
@@ -148,8 +148,8 @@ def test_s3_profile_shares_originals_through_the_object_store():
            "FLIPBOOK_UPLOADS_KEY": session_phase.ENV["FLIPBOOK_UPLOADS_KEY"],
            "FLIPBOOK_S3_ACCESS_KEY_ID": "flipbook-test", "FLIPBOOK_S3_SECRET_ACCESS_KEY": os.urandom(16).hex()}
     project = compose_cluster.Project(engine.name("compose-s3"), env, profile="s3")
-    replicas = [compose_cluster.Replica(project, f"flipbook-s3-{i}", i, f"{prefix}.1{i}") for i in (1, 2, 3)]
-    nginx = compose_cluster.Nginx(project, "nginx-s3", port)
+    replicas = [compose_cluster.Replica(project.container(f"flipbook-s3-{i}"), f"flipbook-s3-{i}", i, f"{prefix}.1{i}") for i in (1, 2, 3)]
+    nginx = compose_cluster.Nginx(project.container("nginx-s3"), port)
     try:
         seconds = up(project, [r.service for r in replicas] + ["nginx-s3"], nginx, replicas)
         print(f"\ncompose s3: up -d and healthy in {seconds:.1f}s")

@@ -22,7 +22,7 @@ def served():
     container, vol, port = engine.name("image"), engine.volume(engine.name("data")), engine.free_port()
     engine.run_container(container, *engine.HARDENED, "-v", f"{vol}:/data", "-p", f"127.0.0.1:{port}:8080")
     yield container, port, vol
-    engine.podman("rm", "-f", "-t", "0", container, check=False)
+    engine.podman("rm", "-f", "-v", "-t", "0", container, check=False)
 
 
 def test_the_image_user_is_not_root():
@@ -76,7 +76,7 @@ def test_data_survives_a_new_container_on_the_volume(served):
     data, _ = gifgen.make_gif(654, size=(40, 40), frames=3)
     image_id = hashlib.sha256(data).hexdigest()
     assert engine.request(port, "POST", "/images", body=data)[0] == 201
-    engine.podman("rm", "-f", "-t", "10", container)
+    engine.podman("rm", "-f", "-v", "-t", "10", container)
     second, port2 = engine.name("image2"), engine.free_port()
     engine.run_container(second, *engine.HARDENED, "-v", f"{vol}:/data", "-p", f"127.0.0.1:{port2}:8080")
     try:
@@ -85,7 +85,7 @@ def test_data_survives_a_new_container_on_the_volume(served):
         assert status == 200, (status, body[:200])
         assert engine.request(port2, "GET", f"/frames/{image_id}/2")[0] == 200
     finally:
-        engine.podman("rm", "-f", "-t", "0", second, check=False)
+        engine.podman("rm", "-f", "-v", "-t", "0", second, check=False)
 
 
 def test_sigterm_finishes_the_request_in_flight_and_exits_0(served):

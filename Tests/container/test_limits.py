@@ -30,7 +30,7 @@ def limited():
                          "-v", f"{vol}:/data", "-p", f"127.0.0.1:{port}:8080")
     engine.wait_ready(port, timeout=30)
     yield container, port
-    engine.podman("rm", "-f", "-t", "0", container, check=False)
+    engine.podman("rm", "-f", "-v", "-t", "0", container, check=False)
 
 
 def cgroup_file(container, name):

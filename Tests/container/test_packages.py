@@ -43,7 +43,7 @@ def binary(tmp_path_factory):
     try:
         engine.podman("cp", f"{container}:/usr/local/bin/flipbook", str(path))
     finally:
-        engine.podman("rm", "-f", container, check=False)
+        engine.podman("rm", "-f", "-v", container, check=False)
     return str(path)
 
 

@@ -296,8 +296,16 @@ def s3_profile_violations(doc, nginx_conf_text):
     init = services.get("s3-init")
     if not init or not in_profile("s3-init"):
         problems.append("no s3-init service in profile s3 (identity and bucket)")
-    elif ((init.get("depends_on") or {}).get("seaweedfs") or {}).get("condition") != "service_healthy":
-        problems.append("s3-init does not wait for seaweedfs to be healthy")
+    else:
+        # It waits for SeaweedFS in its own command, not by depends_on: podman 4.3 cannot start a
+        # replica whose exited dependency (s3-init) depends on a running one (docs/DEPLOYMENT.md,
+        # "Compose with Podman").
+        if init.get("depends_on"):
+            problems.append(f"s3-init depends_on {sorted(init['depends_on'])}: podman 4.3 then starts no replica")
+        command = init.get("command") or []
+        script = " ".join(command if isinstance(command, list) else [command])
+        if not re.search(r"until wget [^;]*http://seaweedfs:9333/", script):
+            problems.append("s3-init does not wait for the seaweedfs master itself")
 
     volume_users = {}
     for name, svc in services.items():
@@ -339,6 +347,8 @@ def s3_profile_violations(doc, nginx_conf_text):
                 problems.append(f"{name}: volume {source} is shared with {sorted(set(volume_users[source]) - {name})}")
         if ((svc.get("depends_on") or {}).get("s3-init") or {}).get("condition") != "service_completed_successfully":
             problems.append(f"{name}: does not wait for s3-init to complete")
+        if ((svc.get("depends_on") or {}).get("seaweedfs") or {}).get("condition") != "service_healthy":
+            problems.append(f"{name}: does not wait for seaweedfs to be healthy")
         test = (svc.get("healthcheck") or {}).get("test") or []
         if test[:3] != ["CMD", "flipbook", "healthcheck"]:
             problems.append(f"{name}: healthcheck is not `flipbook healthcheck`")

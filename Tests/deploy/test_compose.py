@@ -183,6 +183,18 @@ def s3_not_waiting_for_init(doc):
     del doc["services"]["flipbook-s3-1"]["depends_on"]
 
 
+def s3_init_depends_on_weed(doc):
+    doc["services"]["s3-init"]["depends_on"] = {"seaweedfs": {"condition": "service_healthy"}}
+
+
+def s3_init_not_waiting(doc):
+    doc["services"]["s3-init"]["command"] = [c.replace("until wget", "wget") for c in doc["services"]["s3-init"]["command"]]
+
+
+def s3_not_waiting_for_weed(doc):
+    doc["services"]["flipbook-s3-2"]["depends_on"] = {"s3-init": {"condition": "service_completed_successfully"}}
+
+
 def s3_virtual_hosted(doc):
     doc["services"]["flipbook-s3-1"]["environment"]["FLIPBOOK_STORAGE_S3_PATHSTYLE"] = "false"
 
@@ -193,6 +205,7 @@ def s3_shared_data_volume(doc):
 
 @pytest.mark.parametrize("mutate", [s3_shared_volume, s3_fs_backend, s3_secret_in_file, s3_no_alias,
                                     s3_nginx_on_both_networks, s3_weed_without_gateway, s3_not_waiting_for_init,
+                                    s3_init_depends_on_weed, s3_init_not_waiting, s3_not_waiting_for_weed,
                                     s3_virtual_hosted, s3_shared_data_volume], ids=lambda f: f.__name__)
 def test_s3_profile_rules_catch(mutate):
     doc = copy.deepcopy(load())
