@@ -19,7 +19,7 @@ struct UploadSessionEndingsTests {
         let service = try Sessions.service()
         let bytes = try Corpus.bytes(input)
         let id = try Sessions.createSession(service)
-        let connection = try RawHTTPClient(port: service.server.port, timeoutSeconds: 30)
+        let connection = try RawHTTPClient(port: service.server.port, timeoutSeconds: 120)
         try connection.send("PUT /uploads/\(id) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         func chunk(_ part: ArraySlice<UInt8>) throws {
             try connection.send(Array(String(part.count, radix: 16).utf8) + [13, 10] + Array(part) + [13, 10])
@@ -72,7 +72,7 @@ struct UploadSessionEndingsTests {
         let id = try Sessions.createSession(service)
         let waiter = BackgroundRequest(service, "/frames/\(id)/14", headers: ["Prefer": "wait=600"])
         try await Task.sleep(for: .milliseconds(200))
-        let connection = try RawHTTPClient(port: service.server.port, timeoutSeconds: 30)
+        let connection = try RawHTTPClient(port: service.server.port, timeoutSeconds: 120)
         var head = Array("PUT /uploads/\(id) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
         head += Array(String(bytes.count, radix: 16).utf8) + [13, 10] + bytes + [13, 10, 0x30, 13, 10, 13, 10]
         connection.sendUntilClosed(head)

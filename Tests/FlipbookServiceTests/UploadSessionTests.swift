@@ -47,7 +47,7 @@ struct UploadSessionTests {
 
     /// A connection that has sent the head of `PUT /uploads/{id}` for `length` bytes.
     static func startPut(_ service: TestService, _ id: String, length: Int) throws -> RawHTTPClient {
-        let connection = try RawHTTPClient(port: service.server.port, timeoutSeconds: 30)
+        let connection = try RawHTTPClient(port: service.server.port, timeoutSeconds: 120)
         try connection.send("PUT /uploads/\(id) HTTP/1.1\r\nHost: x\r\nContent-Length: \(length)\r\n\r\n")
         return connection
     }
