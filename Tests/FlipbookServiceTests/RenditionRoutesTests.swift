@@ -182,6 +182,53 @@ struct RenditionRoutesTests {
         }
     }
 
+    /// A player asks with `format=auto` and an `Accept` that lists WebP; a page asking with the
+    /// same query but `fetch`'s `*/*` would hear of PNG frames nobody plays. The rendition key,
+    /// read from the frames' ETag (or the answer), names the played rendition whatever the
+    /// `Accept` of the one asking.
+    @Test func theCacheResidencyOfARenditionNamedByItsKey() async throws {
+        try await withService { service, id in
+            let webp = ["Accept": "image/webp,image/png;q=0.9"]
+            var etags: [String] = []
+            for k in 0..<3 {
+                let frame = try service.client.get("/frames/\(id)/\(k)?width=90&format=auto&quality=55", headers: webp)
+                etags.append(try #require(frame.header("ETag")))
+            }
+            #expect(etags.allSatisfy { $0.hasSuffix("-90x90-webp-q55-r\(AnimatedImage.outputRevision)\"") }, "\(etags)")
+            let played = try service.client.get("/images/\(id)/cache?width=90&format=auto&quality=55", headers: webp).json
+            #expect(played["rendition"] as? String == "90x90-webp-q55")
+            #expect((played["cachedFrames"] as? [Int])?.starts(with: [0, 1, 2]) == true)
+            let asPNG = try service.client.get("/images/\(id)/cache?width=90&format=auto&quality=55").json
+            #expect(asPNG["rendition"] as? String == "90x90-png" && asPNG["cachedFrames"] as? [Int] == [])
+            let named = try service.client.get("/images/\(id)/cache?rendition=90x90-webp-q55")
+            #expect(named.status == 200 && named.header("Vary") == nil)
+            #expect(named.json["rendition"] as? String == "90x90-webp-q55")
+            #expect(named.json["cachedFrames"] as? [Int] == played["cachedFrames"] as? [Int])
+            #expect(named.json["playhead"] as? Int == 2)
+            // `full`, and the key of the full-size PNG, name the full-size frames.
+            let full = try service.client.get("/images/\(id)/cache").json
+            for name in ["full", "245x245-png"] {
+                let answer = try service.client.get("/images/\(id)/cache?rendition=\(name)").json
+                #expect(answer["rendition"] as? String == "full", "\(name)")
+                #expect(answer["cachedFrames"] as? [Int] == full["cachedFrames"] as? [Int], "\(name)")
+            }
+            // A key no request made: nothing held. (A crop's `+` is sent as %2B: `+` in a query is a space.)
+            let other = try service.client.get("/images/\(id)/cache?rendition=60x60%2B10%2B0-40x60-webp-ll").json
+            #expect(other["rendition"] as? String == "60x60+10+0-40x60-webp-ll" && other["cachedFrames"] as? [Int] == [])
+            for bad in [
+                "rendition=090x90-png", "rendition=90x90-webp-q0", "rendition=90x90-jpeg", "rendition=90x90",
+                "rendition=60x60%2B30%2B0-40x60-png", "rendition=60x60+10+0-40x60-png", "rendition=",
+                "rendition=90x90-png&width=90",
+                "rendition=full&rendition=full",
+            ] {
+                let answer = try service.client.get("/images/\(id)/cache?\(bad)")
+                #expect(answer.status == 400, "\(bad)")
+                #expect(answer.header("Content-Type") == "application/problem+json", "\(bad)")
+            }
+            #expect(try service.client.get("/images/nope/cache?rendition=full").status == 404)
+        }
+    }
+
     @Test func theCLIWritesTheBytesTheServiceServes() async throws {
         let flipbook = try flipbookExecutable()
         let file = Corpus.root.appendingPathComponent(Self.path).path

@@ -458,6 +458,26 @@ def rendition_checks(c, port, ids):
                request(port, "GET", f"{base}?width=48&format=auto", headers={"Accept": "image/webp",
                                                                               "If-None-Match": negotiated.header("etag") or "-"}), 304)
 
+    # The cache of the rendition a player plays, named by the key its frames' ETag carries: the
+    # same answer as its own query and Accept get, whatever the Accept of the one asking.
+    path = "/images/{id}/cache"
+    played = request(port, "GET", f"/images/{digest}/cache?width=48&format=auto&quality=50",
+                     headers={"Accept": "image/webp"})
+    if c.conforms("GET cache ?width=48&format=auto&quality=50, Accept image/webp → 200", "GET", path, played, 200):
+        c.expect("GET cache as the player asks: the rendition 48x48-webp-q50",
+                 json.loads(played.body)["rendition"] == "48x48-webp-q50", played.body[:200])
+    named = request(port, "GET", f"/images/{digest}/cache?rendition=48x48-webp-q50")
+    if c.conforms("GET cache ?rendition=48x48-webp-q50 → 200", "GET", path, named, 200):
+        c.expect("GET cache ?rendition=48x48-webp-q50: that rendition's frames, no Vary: Accept",
+                 json.loads(named.body)["rendition"] == "48x48-webp-q50" and not vary_lists_accept(named)
+                 and json.loads(named.body)["cachedFrames"] == json.loads(played.body)["cachedFrames"], named.body[:200])
+    c.conforms("GET cache ?rendition=full → 200", "GET", path, request(port, "GET", f"/images/{digest}/cache?rendition=full"), 200)
+    c.conforms("HEAD cache ?rendition=full → 200", "HEAD", path, request(port, "HEAD", f"/images/{digest}/cache?rendition=full"), 200)
+    for query in ("rendition=48x48-jpeg", "rendition=048x48-png", "rendition=48x48-png&width=48"):
+        got = request(port, "GET", f"/images/{digest}/cache?{query}")
+        c.conforms(f"GET cache ?{query} → 400", "GET", path, got, 400)
+        c.expect(f"GET cache ?{query}: the detail names rendition", names_in_detail(got, "rendition"), got.body[:200])
+
     # 400s, each naming its parameter; on both routes, and on HEAD.
     for query, parameter in BAD_RENDITION_QUERIES:
         got = request(port, "GET", f"{base}?{query}")

@@ -52,6 +52,59 @@ public struct FrameRendition: Sendable, Hashable {
         }
         return key
     }
+
+    /// The rendition `text` names, when it is a ``key`` exactly as ``key`` writes it (digits
+    /// without leading zeros, a quality from 1 to 100, a crop inside the scaled size); nil
+    /// otherwise. A client that read a key (from a frame's `ETag` or `GET /images/{id}/cache`)
+    /// names the rendition with it again, with no `Accept` or preset left to resolve.
+    public init?(key text: Substring) {
+        var scanner = KeyScanner(text: text)
+        guard let width = scanner.number(), scanner.take("x"), let height = scanner.number(), width > 0, height > 0
+        else { return nil }
+        var crop: PixelRect? = nil
+        if scanner.take("+") {
+            guard let x = scanner.number(), scanner.take("+"), let y = scanner.number(), scanner.take("-"),
+                let cropWidth = scanner.number(), scanner.take("x"), let cropHeight = scanner.number(),
+                cropWidth > 0, cropHeight > 0, x + cropWidth <= width, y + cropHeight <= height
+            else { return nil }
+            crop = PixelRect(x: x, y: y, width: cropWidth, height: cropHeight)
+        }
+        guard scanner.take("-") else { return nil }
+        let encoding = scanner.rest
+        let format: FrameFormat
+        var quality: Int? = nil
+        if encoding == "png" {
+            format = .png
+        } else if encoding == "webp-ll" {
+            format = .webp
+        } else if encoding.hasPrefix("webp-q"), let q = Int(encoding.dropFirst(6)), (1...100).contains(q) {
+            (format, quality) = (.webp, q)
+        } else {
+            return nil
+        }
+        self.init(scaledWidth: width, scaledHeight: height, crop: crop, format: format, quality: quality)
+        guard key == text else { return nil }  // leading zeros, `+`-signed qualities: not as ``key`` writes them
+    }
+}
+
+/// Reads a rendition key from the left: decimal numbers (at most 9 digits) and single characters.
+private struct KeyScanner {
+    var rest: Substring
+
+    init(text: Substring) { rest = text }
+
+    mutating func take(_ character: Character) -> Bool {
+        guard rest.first == character else { return false }
+        rest = rest.dropFirst()
+        return true
+    }
+
+    mutating func number() -> Int? {
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, digits.count <= 9 else { return nil }
+        rest = rest.dropFirst(digits.count)
+        return Int(digits)
+    }
 }
 
 /// The encodings frames are served in.
