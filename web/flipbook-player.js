@@ -58,6 +58,10 @@ const WIDTH_STEP = 40;
 const DEFAULT_QUALITY = 55;
 // What the frames are asked for in: createImageBitmap decodes both (`format=auto` picks by it).
 const FRAME_ACCEPT = 'image/webp,image/png;q=0.9';
+// A frame's ETag names the rendition served (docs/renditions.md, "ETags and caching"):
+// "f-{content}-{index}-{name}-r{revision}" ("u-{uploadId}-…" while an upload arrives), the name
+// being z{level} for the full-size PNG, {key}-z{level} for another PNG and {key} for WebP.
+const FRAME_ETAG = /^(?:W\/)?"(?:f-[0-9a-f]{32}|u-[0-9a-f]{32}\.\d+\.[\w-]{43})-\d+-(.+)-r\d+"$/;
 const MIN_RATE = 0.25, MAX_RATE = 4;
 // Animation-frame timestamps are multiples of 0.1 ms; sums of them drift by float rounding (a
 // frame due at exactly 80 ms would otherwise wait for the next animation frame at 79.99999…).
@@ -70,7 +74,7 @@ export class FlipbookPlayer extends HTMLElement {
   #meta = null; #etag = null; #metaURL = null; #framesURL = null; #generation = 0; #abort = null;
   // The decoded frames, the fetches under way and what to fetch next (player-frames.js).
   #frames = new FrameWindow((index) => this.#fetchFrame(index));
-  #index = 0; #shownIndex = -1; #shownBitmap = null; #plays = 0; #accum = 0; #last = null; #raf = 0;
+  #index = 0; #shownIndex = -1; #shownBitmap = null; #shownRendition = undefined; #plays = 0; #accum = 0; #last = null; #raf = 0;
   #playing = false; #ended = false; #stalled = false; #rate = 1; #loop = undefined;
   #hidden = false; #offscreen = false; #observer = null; #metadataWaiters = [];
   #drawWaiters = []; #userStarted = false;
@@ -177,6 +181,11 @@ export class FlipbookPlayer extends HTMLElement {
   get bufferedFrames() { return this.#frames.size; }
   /** The query frames are asked for with ('' = full size), once the metadata is in. */
   get frameQuery() { return this.#rendition ? this.#rendition.query : undefined; }
+  /** The rendition of the frame on the canvas as the server named it, from that frame's ETag:
+   *  `full` (the full-size PNG) or a rendition key such as `480x270-webp-q55` — what the server
+   *  resolved `format=auto` and presets to, and what `GET /images/{id}/cache?rendition=` takes.
+   *  Undefined until a frame is drawn; null when the answer's ETag named none. */
+  get frameRendition() { return this.#shownRendition; }
 
   get playbackRate() { return this.#rate; }
   set playbackRate(value) {
@@ -300,6 +309,7 @@ export class FlipbookPlayer extends HTMLElement {
     this.#ended = false;
     this.#stalled = false;
     this.#index = 0; this.#plays = 0; this.#accum = 0; this.#shownIndex = -1;
+    this.#shownRendition = undefined;
     this.#rendition = null;
     this.#scaledRefused = false;
     this.#following = false;
@@ -411,6 +421,7 @@ export class FlipbookPlayer extends HTMLElement {
     this.#canvas.width = this.#rendition.width;
     this.#canvas.height = this.#rendition.height;
     this.#shownBitmap = null;
+    this.#shownRendition = undefined;
     this.#canvas.setAttribute('aria-label', `Animation ${meta.id ?? meta.uploadId}: ${meta.frameCount} frame${meta.frameCount === 1 ? '' : 's'}`);
     this.#context = this.#canvas.getContext('2d', { alpha: true });
     this.#context.imageSmoothingEnabled = false;
@@ -528,14 +539,14 @@ export class FlipbookPlayer extends HTMLElement {
           { signal: this.#abort.signal, headers: { Accept: FRAME_ACCEPT } })
       .then(async (response) => {
         if (!response.ok) throw await problemOf(response);
-        return response.blob();
+        const name = FlipbookPlayer.#renditionNamed(response.headers.get('ETag'));
+        // Decoded off the main thread. No colour-space option: the frame is converted exactly as
+        // the browser converts the original (the served PNG or WebP carries the original's colour
+        // information), and untagged frames are drawn as they are. Straight alpha, so a canvas
+        // holding it premultiplies once, as it does for any image drawn on it.
+        return { bitmap: await createImageBitmap(await response.blob(), { premultiplyAlpha: 'none' }), name };
       })
-      // Decoded off the main thread. No colour-space option: the frame is converted exactly as
-      // the browser converts the original (the served PNG or WebP carries the original's colour
-      // information), and untagged frames are drawn as they are. Straight alpha, so a canvas
-      // holding it premultiplies once, as it does for any image drawn on it.
-      .then((blob) => createImageBitmap(blob, { premultiplyAlpha: 'none' }))
-      .then((bitmap) => {
+      .then(({ bitmap, name }) => {
         if (generation !== this.#generation) { bitmap.close(); return; }
         this.#frames.settle(index);
         const current = rendition.query === this.#rendition.query;
@@ -545,7 +556,7 @@ export class FlipbookPlayer extends HTMLElement {
           this.#rendition = { ...this.#rendition, width: bitmap.width, height: bitmap.height };
           this.#updateKeepAll();
         }
-        this.#frames.put(index, bitmap, rendition.query);
+        this.#frames.put(index, bitmap, rendition.query, name);
         this.#frameArrived(index);
         // A frame of an earlier rendition: drawable now, but this one's is still to fetch.
         if (current) this.#frames.pump(); else this.#schedule();
@@ -569,6 +580,14 @@ export class FlipbookPlayer extends HTMLElement {
         this.#fail(error);
       });
     this.#frames.fetching(index, rendition.query);
+  }
+
+  /** The rendition a frame's `etag` names (see FRAME_ETAG): `full`, a rendition key, or null. */
+  static #renditionNamed(etag) {
+    const match = FRAME_ETAG.exec(etag || '');
+    if (!match) return null;
+    const name = match[1].replace(/(^|-)z\d+$/, '');  // a PNG's deflate level is not part of the key
+    return name === '' ? 'full' : name;
   }
 
   #frameArrived(index) {
@@ -607,6 +626,7 @@ export class FlipbookPlayer extends HTMLElement {
     this.#context.drawImage(bitmap, 0, 0);
     this.#shownIndex = index;
     this.#shownBitmap = bitmap;
+    this.#shownRendition = this.#frames.renditionOf(index) ?? null;
     const waiters = this.#drawWaiters;
     this.#drawWaiters = [];
     for (const waiter of waiters) {

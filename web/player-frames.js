@@ -10,7 +10,8 @@ const AHEAD_BYTES = 96 << 20;      // decoded bytes the ahead window may hold ot
 const PARALLEL_FETCHES = 4;
 
 export class FrameWindow {
-  // index → { bitmap, query }: a decoded frame and the rendition (query) it is of; index → the
+  // index → { bitmap, query, name }: a decoded frame, the rendition it was asked for in (query)
+  // and the server's name of what it served (the rendition key, see renditionOf); index → the
   // query of the fetch under way; the frames to fetch next, in order.
   #bitmaps = new Map(); #pending = new Map(); #queue = [];
   #keepAll = false;
@@ -23,6 +24,8 @@ export class FrameWindow {
   get size() { return this.#bitmaps.size; }
   has(index) { return this.#bitmaps.has(index); }
   bitmap(index) { return this.#bitmaps.get(index)?.bitmap; }
+  /** The server's name of the rendition frame `index` is decoded in (undefined when not decoded). */
+  renditionOf(index) { return this.#bitmaps.get(index)?.name; }
   /** Whether frame `index` is decoded in rendition `query`. */
   isFresh(index, query) { return this.#bitmaps.get(index)?.query === query; }
 
@@ -76,11 +79,12 @@ export class FrameWindow {
   /** The fetch of frame `index` ended without a frame. */
   settle(index) { this.#pending.delete(index); }
 
-  /** The fetch of frame `index` brought `bitmap`, of rendition `query`: it replaces what was kept. */
-  put(index, bitmap, query) {
+  /** The fetch of frame `index` brought `bitmap`, asked for in rendition `query` and named `name`
+   *  by the server: it replaces what was kept. */
+  put(index, bitmap, query, name) {
     this.#pending.delete(index);
     this.#bitmaps.get(index)?.bitmap.close();
-    this.#bitmaps.set(index, { bitmap, query });
+    this.#bitmaps.set(index, { bitmap, query, name });
   }
 
   /** Lets go of every frame and forgets the fetches under way (their answers are ignored). */

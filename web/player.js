@@ -1,6 +1,7 @@
 // One image's player page (GET /player/{id}): <flipbook-player controls>, the delay table as a
 // bar chart (widths ∝ delay, the frame on the canvas highlighted) and a strip of the frames the
-// server's cache holds right now (GET /images/{id}/cache, polled while the page is visible).
+// server's cache holds right now of the rendition on the canvas (GET /images/{id}/cache?rendition=
+// with the player's frameRendition, polled while the page is visible).
 import './flipbook-player.js';
 import { fillFacts, formatBytes, formatDuration, formatPlays } from './format.js';
 
@@ -13,7 +14,9 @@ const cache = document.getElementById('cache');
 const cacheStatus = document.getElementById('cache-status');
 let bars = [];
 let cells = [];
-let polling = 0;
+let polling = 0;          // the timer of the next poll of the cache
+let asking = false;       // a poll's request is under way
+let asked = undefined;    // the rendition the last poll asked about
 
 function svg(name, attributes = {}) {
   const element = document.createElementNS(SVG, name);
@@ -69,25 +72,44 @@ function showResidency(state) {
     cell.classList.toggle('window', inWindow.has(index));
     cell.classList.toggle('playhead', index === state.playhead);
   });
+  const shown = state.rendition === 'full' ? 'full-size PNG' : state.rendition;
   cacheStatus.textContent = state.playhead === null
-    ? 'Not in the cache.'
-    : `${state.cachedFrames.length} of ${state.frameCount} frames held; window ${state.window}${state.whole ? ' (the whole animation)' : ''}; playhead at frame ${state.playhead + 1}.`;
+    ? `Not in the cache (${shown}).`
+    : `${state.cachedFrames.length} of ${state.frameCount} frames held (${shown}); window ${state.window}${state.whole ? ' (the whole animation)' : ''}; playhead at frame ${state.playhead + 1}.`;
   cache.dataset.cached = state.cachedFrames.join(',');
+  cache.dataset.rendition = state.rendition;
+}
+
+/** The query naming the rendition on the player's canvas, or a reason there is none yet. */
+function shownRendition() {
+  // The server's own name of what it served (the frames' ETag): the query the player sends
+  // (format=auto) would resolve by this request's Accept (fetch's */*: PNG), not the player's.
+  const name = player.frameRendition;
+  if (name === undefined) return { wait: 'Waiting for the first frame.' };
+  if (name === null) return { wait: "The server's answers do not name the rendition shown." };
+  return { query: `?rendition=${encodeURIComponent(name)}` };
 }
 
 async function pollCache() {
+  clearTimeout(polling);
   polling = 0;
-  if (document.visibilityState === 'hidden') return;
-  try {
-    // With the player's rendition query (empty at full size): the frames of what it plays.
-    const response = await fetch(`/images/${encodeURIComponent(id)}/cache${player.frameQuery || ''}`, { cache: 'no-store' });
-    if (response.ok) showResidency(await response.json());
-  } catch { /* the next poll tries again */ }
+  if (asking || document.visibilityState === 'hidden') return;
+  asking = true;
+  asked = player.frameRendition;
+  const { query, wait } = shownRendition();
+  if (wait) cacheStatus.textContent = wait;
+  else {
+    try {
+      const response = await fetch(`/images/${encodeURIComponent(id)}/cache${query}`, { cache: 'no-store' });
+      if (response.ok) showResidency(await response.json());
+    } catch { /* the next poll tries again */ }
+  }
+  asking = false;
   polling = setTimeout(pollCache, CACHE_POLL_MS);
 }
 
 document.addEventListener('visibilitychange', () => {
-  if (document.visibilityState === 'visible' && !polling && cells.length) pollCache();
+  if (document.visibilityState === 'visible' && !polling && !asking && cells.length) pollCache();
 });
 
 player.addEventListener('loadedmetadata', (event) => {
@@ -109,7 +131,11 @@ player.addEventListener('loadedmetadata', (event) => {
   highlight(player.currentFrame);
   if (!polling) pollCache();
 });
-player.addEventListener('frame', (event) => highlight(event.detail.index));
+player.addEventListener('frame', (event) => {
+  highlight(event.detail.index);
+  // Another rendition on the canvas (the first frame, or frames of a new size): asked about now.
+  if (polling && player.frameRendition !== asked) pollCache();
+});
 player.addEventListener('error', (event) => {
   document.getElementById('title').textContent = `${id}: ${event.detail.message}`;
 });
