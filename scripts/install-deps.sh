@@ -13,7 +13,8 @@
 #   scripts/install-deps.sh container  + podman, buildah, podman-compose and runc (with netavark
 #                                        and aardvark-dns, its network stack), debootstrap and
 #                                        python3-venv for `make container-image`/`container-test`
-#   scripts/install-deps.sh browser    + headless Chromium and its WebDriver for `make browser-test`
+#   scripts/install-deps.sh browser    + headless Chromium and its WebDriver, and Firefox ESR, for
+#                                        `make browser-test`
 #   scripts/install-deps.sh conformance + Chromium and every encoder `make conformance-matrix` runs
 set -euo pipefail
 
@@ -24,7 +25,7 @@ topology=(nginx curl python3 python3-venv iproute2)
 soak=(ffmpeg gifsicle webp apngasm python3 python3-matplotlib)
 deploy=(nginx python3 python3-venv docker-compose)
 container=(podman buildah podman-compose runc netavark aardvark-dns iptables uidmap debootstrap python3 python3-venv binutils)
-browser=(chromium chromium-driver python3 python3-venv)
+browser=(chromium chromium-driver firefox-esr python3 python3-venv)
 conformance=(chromium imagemagick graphicsmagick gifsicle ffmpeg webp apngasm apngopt python3-pil python3-numpy libvips-tools)
 
 want=("${build[@]}")

@@ -8,11 +8,13 @@ Selenium Manager is never asked to download anything: the binary and the driver 
 """
 import os
 import shutil
+import sys
 import tempfile
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
+NAME = "chromium"
 BINARY_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 DRIVER_CANDIDATES = ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver")
 
@@ -63,6 +65,7 @@ def launch(width=1280, height=900, extra_arguments=()):
             shutil.rmtree(scratch, ignore_errors=True)
 
     driver.quit = quit_and_clean_up
+    driver.engine = sys.modules[__name__]  # what conftest and the tests ask engine-specific things of
     driver.set_script_timeout(60)
     # The window size above includes browser chrome in some versions; make the viewport exact.
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
@@ -70,10 +73,16 @@ def launch(width=1280, height=900, extra_arguments=()):
     return driver
 
 
-def resize(driver, width, height, mobile=False):
-    """Sets the viewport to `width`×`height` CSS pixels."""
+def resize(driver, width, height, mobile=False, scale=1):
+    """Sets the viewport to `width`×`height` CSS pixels at device pixel ratio `scale`."""
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+                           {"width": width, "height": height, "deviceScaleFactor": scale, "mobile": mobile})
+
+
+def reduced_motion(driver, reduce):
+    """Makes `prefers-reduced-motion: reduce` match (or not)."""
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                           {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}] if reduce else []})
 
 
 def on_new_document(driver, source):

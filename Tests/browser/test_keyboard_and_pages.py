@@ -1,12 +1,15 @@
 """Group 5: keyboard control, labelled controls with a visible focus, 360 px wide pages, no
 console errors and no Content-Security-Policy violation (the `page` fixture fails a test that
-leaves either). Screenshots of the three players go to build/screenshots/."""
+leaves either). Screenshots of the three players go to build/screenshots/ (Firefox's with
+`-firefox` in their names). The keys are sent as the DevTools protocol's key events and the
+storyboard is hovered with Selenium's pointer actions: those tests run in Chromium alone."""
 import os
 
 import pytest
 
-import chromium
-from conftest import open_player, wait_until
+from conftest import open_player, shot_name, wait_until
+
+KEYS = pytest.mark.chromium_only("keys sent as DevTools protocol key events")
 
 STATE = "const p = document.getElementById('player'); return [p.currentFrame, p.paused];"
 
@@ -30,6 +33,7 @@ def wait_state(page, frame, paused):
                       10, f"frame {frame}, paused {paused}", frame, paused)
 
 
+@KEYS
 def test_keyboard_controls_the_player(page, flipbook):
     open_player(page, flipbook.base, "orbit.gif")
     wait_until(page, "return !document.getElementById('player').paused", 10, "autoplay")
@@ -52,6 +56,7 @@ def test_keyboard_controls_the_player(page, flipbook):
     wait_until(page, "return !document.getElementById('player').paused", 10, "space plays")
 
 
+@KEYS
 def test_controls_are_labelled_and_show_focus(page, flipbook):
     open_player(page, flipbook.base, "orbit.png")
     controls = page.execute_script(r"""
@@ -88,7 +93,7 @@ def test_controls_are_labelled_and_show_focus(page, flipbook):
 
 @pytest.mark.parametrize("path", ["/", "/player/orbit.webp"])
 def test_pages_fit_360_pixels(page, flipbook, screenshots, path):
-    chromium.resize(page, 360, 740, mobile=True)
+    page.engine.resize(page, 360, 740, mobile=True)
     try:
         page.get(flipbook.base + path)
         wait_until(page, "return document.readyState === 'complete'", 10, "the page")
@@ -98,10 +103,10 @@ def test_pages_fit_360_pixels(page, flipbook, screenshots, path):
             wait_until(page, "return document.querySelectorAll('#images li').length >= 3", 10, "the list")
         width = page.execute_script("return [document.documentElement.scrollWidth, window.innerWidth];")
         assert width[0] <= width[1] == 360, width
-        name = "browser-360.png" if path == "/" else "player-360.png"
-        page.save_screenshot(os.path.join(screenshots, name))
+        name = "browser-360" if path == "/" else "player-360"
+        page.save_screenshot(os.path.join(screenshots, shot_name(page, name)))
     finally:
-        chromium.resize(page, 1280, 900)
+        page.engine.resize(page, 1280, 900)
 
 
 @pytest.mark.parametrize("image_id", ["orbit.gif", "orbit.png", "orbit.webp"])
@@ -113,7 +118,7 @@ def test_player_page_screenshot(page, flipbook, screenshots, image_id):
                               "p.pause().then(() => p.seek(p.metadata.frames[3].timestampMs)).then(() => done(true));")
     wait_until(page, "return (document.getElementById('cache').dataset.cached || '').length > 0", 10, "the cache strip")
     page.execute_script("document.activeElement.blur()")
-    page.save_screenshot(os.path.join(screenshots, f"player-{image_id.replace('.', '-')}.png"))
+    page.save_screenshot(os.path.join(screenshots, shot_name(page, f"player-{image_id.replace('.', '-')}")))
 
 
 STORYBOARD_THUMB = r"""
@@ -124,6 +129,7 @@ return thumb && { hidden: thumb.hidden, index: thumb.dataset.index, image: thumb
 """
 
 
+@pytest.mark.chromium_only("the storyboard hovered with Selenium's pointer actions")
 def test_player_page_scrubber_shows_the_storyboard_tile(page, flipbook):
     from selenium.webdriver.common.action_chains import ActionChains
     open_player(page, flipbook.base, "orbit.gif")

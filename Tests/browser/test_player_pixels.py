@@ -21,6 +21,12 @@ import pytest
 
 from conftest import open_player
 
+pytestmark = pytest.mark.chromium_only(
+    "the reference is the PNG decoded by WebCodecs' ImageDecoder with straight alpha, and Firefox 153's "
+    "ImageDecoder returns premultiplied colour despite premultiplyAlpha: 'none' (orbit.png frame 1, pixel 1583: "
+    "palette colour 136,153,170 at alpha 38 comes back as 21,23,26), so there the reference itself is wrong; the "
+    "player's canvas in Firefox holds the right colour (140,154,174 read back from its premultiplied storage)")
+
 COMPARE = r"""
 const [index, url, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
 (async () => {

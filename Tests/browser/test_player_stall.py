@@ -9,6 +9,10 @@ from slow_proxy import SlowProxy
 from test_player_pixels import check_frame
 from timing import check_changes, first_tick_at_or_after
 
+pytestmark = pytest.mark.chromium_only(
+    "the held frame is checked against ImageDecoder's decode (test_player_pixels) and the late frame is timed "
+    "to the animation frame (timing.py), both in the reference engine only")
+
 
 @pytest.fixture
 def proxy(flipbook):

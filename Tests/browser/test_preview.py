@@ -16,6 +16,10 @@ import pytest
 from conftest import REPO, wait_until
 from test_storyboard import DECODE, open_host, host  # noqa: F401  (the fixture, reused)
 
+pytestmark = pytest.mark.chromium_only(
+    "previews decoded by WebCodecs' ImageDecoder with straight alpha, as Chromium (the brief's reference) decodes "
+    "them; Firefox's ImageDecoder returns premultiplied colour (see test_player_pixels)")
+
 CORPUS = os.environ.get("FLIPBOOK_CORPUS") or os.path.join(os.path.dirname(REPO), "shared", "corpus")
 
 # Decodes every frame of the preview and of its rendition frames: {frameCount, repetitionCount,
