@@ -36,6 +36,16 @@
 // kept), emits `progress` with `complete: true`, and plays on as for any image. A failed upload
 // (410, 422) is an `error`.
 //
+// The rendition shown. Each frame's ETag names the rendition the server served (`full` or a key
+// such as `480x270-webp-q55`: what `format=auto` or a preset resolved to); `frameRendition` says
+// it for the frame on the canvas, as `GET /images/{id}/cache?rendition=` takes it.
+//
+// Engines. Tested in Chromium and Firefox ESR (docs/player.md, "In two engines"): the same code
+// in both. createImageBitmap's `premultiplyAlpha: 'none'` and the canvas's premultiplied storage
+// give each engine's own rounding of partially transparent pixels; no WebCodecs is used (Firefox's
+// ImageDecoder returns premultiplied colour even when asked for straight alpha); colour
+// management is the engine's (Firefox converts only tagged images, as it does the originals).
+//
 // Signed URLs. A signed `src` (`/images/{id}?…&sig=…`) is fetched with its query; the answer then
 // lists a signed URL per frame (`frameUrls`, in the rendition the signer put in the query), and
 // the player fetches those as they are instead of choosing a rendition itself.
