@@ -27,6 +27,7 @@ from flipbook_server import FlipbookServer
 
 ENGINES = {chromium.NAME: chromium, firefox.NAME: firefox}
 ENGINE_OF = {}  # test id → the engine it runs in (for the summary)
+ENGINE_SECONDS = {}  # engine → seconds from its browser's start to its end
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -131,7 +132,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """One line per engine: its tests' outcomes (what CI's log reports per engine)."""
+    """One line per engine: its tests' outcomes and the time its browser ran (what CI's log
+    reports per engine)."""
     counts = {}
     for outcome in ("passed", "failed", "error", "skipped"):
         for report in terminalreporter.stats.get(outcome, []):
@@ -140,15 +142,18 @@ def pytest_terminal_summary(terminalreporter):
                 counts.setdefault(engine, {}).setdefault(outcome, set()).add(report.nodeid)
     for engine, outcomes in counts.items():
         text = ", ".join(f"{len(ids)} {outcome}" for outcome, ids in outcomes.items())
-        terminalreporter.write_line(f"browser tests in {engine}: {text}")
+        seconds = f" in {ENGINE_SECONDS[engine]:.0f} s" if engine in ENGINE_SECONDS else ""
+        terminalreporter.write_line(f"browser tests in {engine}: {text}{seconds}")
 
 
 @pytest.fixture(scope="session")
 def browser(engine):
+    started = time.monotonic()
     driver = ENGINES[engine].launch()
     driver.engine.on_new_document(driver, RECORDER)
     yield driver
     driver.quit()
+    ENGINE_SECONDS[engine] = ENGINE_SECONDS.get(engine, 0) + time.monotonic() - started
 
 
 @pytest.fixture
