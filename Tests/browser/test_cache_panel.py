@@ -30,8 +30,12 @@ return { cached: cache.dataset.cached === undefined ? null : cache.dataset.cache
 
 @pytest.fixture(scope="module")
 def logged(engine):
-    """A server of its own whose access log is on (in its log file), one per engine."""
-    server = Flipbook(flipbook_binary(), ["--set", "log.accessLog=true"], access_log=True)
+    """A server of its own whose access log is on (in its log file), one per engine. The player
+    page asks for the image's storyboard, made on first request: this server waits for it as
+    long as a loaded machine may take (the default 10 s answers 503 "still being made", which
+    Chromium logs as a console error)."""
+    server = Flipbook(flipbook_binary(), ["--set", "log.accessLog=true", "--set", "derived.maxWaitSeconds=120"],
+                      access_log=True)
     yield server
     server.stop()
 
