@@ -7,7 +7,10 @@
 //     whose crop does not lie inside the scaled frame;
 //   - `quality` survives on a PNG, or `format=auto` does not say it was negotiated;
 //   - a rendition that changes nothing is not the full-size frame, or two renditions with one key
-//     differ (the key is the cache's and the ETag's name for the frame);
+//     differ (the key is the cache's and the ETag's name for the frame), or a key read back
+//     (`FrameRendition(key:)`) is not its rendition;
+//   - `rendition=NAME` (the cache route's) is accepted with a rendition parameter, or names a key
+//     that is not written back exactly as given;
 //   - the same query read as a storyboard's (`tile`, `tileHeight`, `columns`, `frames`, …) crashes,
 //     or makes a layout with a sheet beyond WebP's 16383 px or a tile outside its sheet.
 
@@ -31,6 +34,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         return (name: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
     }
     storyboard(items, canvasWidth: w, canvasHeight: h)
+    named(items, query: query)
     guard let requested = try? policy.requested(items, accept: Substring(accept)) else { return 0 }
     if requested.request.format == .png { check(requested.request.quality == nil, "quality on a PNG: \(query)") }
     if items.contains(where: { $0.name == "format" && $0.value == "auto" }) {
@@ -52,10 +56,22 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         scaledWidth: rendition.scaledWidth, scaledHeight: rendition.scaledHeight, crop: rendition.crop,
         format: rendition.format, quality: rendition.quality)
     check(again.key == rendition.key && again == rendition, "the key does not name the rendition")
+    check(FrameRendition(key: Substring(rendition.key)) == rendition, "the key \(rendition.key) is not read back")
     if let dpr = requested.request.dpr as DevicePixelRatio? {
         check(DevicePixelRatio(decimal: Substring(dpr.description)) == dpr, "dpr \(dpr) does not round-trip")
     }
     return 0
+}
+
+/// The query as the cache route's `rendition=NAME`.
+func named(_ items: [(name: String, value: String)], query: String) {
+    guard let name = try? RenditionName.named(in: items) else { return }
+    check(!items.contains { RenditionQuery.isParameter($0.name) }, "rendition accepted with a rendition parameter: \(query)")
+    let given = items.first { $0.name == "rendition" }?.value ?? ""
+    switch name {
+    case .full: check(given == "full", "\(given) read as full")
+    case .key(let rendition): check(rendition.key == given, "\(given) read as \(rendition.key)")
+    }
 }
 
 /// The query as a storyboard's, laid out over a short timeline of the canvas.

@@ -159,10 +159,14 @@ struct ImageRoutes: Sendable {
     /// Reading it moves nothing.
     /// `GET /images/{id}/cache`, with the rendition parameters of the frame routes: which frames
     /// of that rendition (the full-size PNG without them) the cache holds. `rendition=NAME` names
-    /// the rendition as the answer does instead (``cacheResidency(_:named:_:_:)``).
+    /// the rendition as the answer does instead (``RenditionName``).
     func cacheResidency(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
-        if let name = request.query("rendition") { return cacheResidency(id, named: name, request, responder) }
+        do throws(RenditionParameterError) {
+            if let name = try RenditionName.named(in: request.queryItems) { return cacheResidency(id, named: name, responder) }
+        } catch {
+            return .now(.problem(.badRequest, detail: error.detail))
+        }
         let requested: RequestedRendition
         switch renditions.requested(request) {
         case .success(let value): requested = value
@@ -177,43 +181,19 @@ struct ImageRoutes: Sendable {
         }
     }
 
-    /// `GET /images/{id}/cache?rendition=NAME`: the rendition named as the answer names it —
-    /// `full`, or a ``FrameRendition/key`` such as `480x270-webp-q55`, which a player reads from
-    /// its frames' ETags — so nothing (`Accept`, a preset, the size rule) is resolved again. The
-    /// frame routes' parameters cannot be given with it; a well-formed key no request made has
-    /// nothing cached.
-    private func cacheResidency(_ id: String, named name: String, _ request: HTTPRequest, _ responder: HTTPResponder)
-        -> HTTPHandlerResult
-    {
-        let items = request.queryItems
-        if let other = items.first(where: { RenditionQuery.isParameter($0.name) }) {
-            return .now(.problem(.badRequest, detail: "rendition names the rendition; \(other.name) cannot be given with it."))
-        }
-        if items.count(where: { $0.name == "rendition" }) > 1 {
-            return .now(.problem(.badRequest, detail: "rendition is given more than once."))
-        }
-        let named: FrameRendition?
-        if name == "full" {
-            named = nil
-        } else if let rendition = FrameRendition(key: Substring(name)) {
-            named = rendition
-        } else {
-            return .now(
-                .problem(
-                    .badRequest,
-                    detail: "rendition='\(RenditionQuery.shown(name))' is neither full nor a rendition key as the "
-                        + "server writes one (such as 480x270-webp-q55: WIDTHxHEIGHT, then -png, -webp-ll or -webp-qQUALITY)."))
-        }
-        return withRecord(id, responder) { [self] record, _ in
-            guard let record else { return .now(Self.unknownImage(id)) }
-            let metadata = record.metadata
-            let full = Self.cacheKey(record)
-            let key =
-                named.map {
-                    CacheableImage.key(id: full, rendition: $0, canvasWidth: metadata.width, canvasHeight: metadata.height)
-                } ?? full
-            let shown = key == full ? "full" : named?.key ?? "full"  // the full-size PNG's key is `full`
-            return .now(Self.residencyResponse(id: id, rendition: shown, record: record, held: cache.residency(of: key)))
+    /// `GET /images/{id}/cache?rendition=NAME` (``RenditionName``): the rendition as the answer
+    /// names it. The full-size PNG's own key names the full-size frames, as `full` does; a
+    /// well-formed key no request made has nothing cached.
+    private func cacheResidency(_ id: String, named name: RenditionName, _ responder: HTTPResponder) -> HTTPHandlerResult {
+        lookup.withKnownRecord(id, responder) { [frames] record, _ in
+            let (key, shown): (String, String)
+            switch name {
+            case .full: (key, shown) = (record.frameCacheID, "full")
+            case .key(let rendition):
+                key = frames.cacheKey(record, rendition)
+                shown = key == record.frameCacheID ? "full" : rendition.key
+            }
+            return .now(Self.residencyResponse(id: id, rendition: shown, record: record, held: frames.cache.residency(of: key)))
         }
     }
 
