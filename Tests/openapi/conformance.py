@@ -466,14 +466,33 @@ def rendition_checks(c, port, ids):
     if c.conforms("GET cache ?width=48&format=auto&quality=50, Accept image/webp → 200", "GET", path, played, 200):
         c.expect("GET cache as the player asks: the rendition 48x48-webp-q50",
                  json.loads(played.body)["rendition"] == "48x48-webp-q50", played.body[:200])
+        c.expect("GET cache as the player asks: frame 0, just served in it, is held",
+                 0 in json.loads(played.body)["cachedFrames"], played.body[:200])
     named = request(port, "GET", f"/images/{digest}/cache?rendition=48x48-webp-q50")
     if c.conforms("GET cache ?rendition=48x48-webp-q50 → 200", "GET", path, named, 200):
         c.expect("GET cache ?rendition=48x48-webp-q50: that rendition's frames, no Vary: Accept",
                  json.loads(named.body)["rendition"] == "48x48-webp-q50" and not vary_lists_accept(named)
                  and json.loads(named.body)["cachedFrames"] == json.loads(played.body)["cachedFrames"], named.body[:200])
+    c.expect("GET cache ?width=48&format=auto&quality=50, Accept */*: another rendition (PNG), not the played one",
+             json.loads(request(port, "GET", f"/images/{digest}/cache?width=48&format=auto&quality=50",
+                                headers={"Accept": "*/*"}).body)["rendition"] == "48x48-png")
+    # A cropped rendition named by the key its frame's ETag carries (`+` sent as %2B).
+    cover = request(port, "GET", f"{base}?width=40&height=20&fit=cover&format=webp&quality=60")
+    key = re.fullmatch(r'"f-[0-9a-f]{32}-[0-9]+-(.+)-r[0-9]+"', cover.header("etag") or "")
+    c.expect("GET frame ?width=40&height=20&fit=cover: its ETag names a cropped key", key and "+" in key.group(1),
+             cover.header("etag"))
+    if key:
+        cropped = request(port, "GET", f"/images/{digest}/cache?rendition={urllib.parse.quote(key.group(1), safe='')}")
+        if c.conforms(f"GET cache ?rendition={key.group(1)} → 200", "GET", path, cropped, 200):
+            c.expect(f"GET cache ?rendition={key.group(1)}: that rendition, frame 0 held",
+                     json.loads(cropped.body)["rendition"] == key.group(1) and 0 in json.loads(cropped.body)["cachedFrames"],
+                     cropped.body[:200])
     c.conforms("GET cache ?rendition=full → 200", "GET", path, request(port, "GET", f"/images/{digest}/cache?rendition=full"), 200)
     c.conforms("HEAD cache ?rendition=full → 200", "HEAD", path, request(port, "HEAD", f"/images/{digest}/cache?rendition=full"), 200)
-    for query in ("rendition=48x48-jpeg", "rendition=048x48-png", "rendition=48x48-png&width=48"):
+    c.conforms("GET cache ?rendition=full of an unknown image → 404", "GET", path,
+               request(port, "GET", "/images/no-such-image/cache?rendition=full"), 404)
+    for query in ("rendition=48x48-jpeg", "rendition=048x48-png", "rendition=48x48-png&width=48", "rendition=48x48-webp-q0",
+                  "rendition=full&rendition=full", "rendition=40x40+0+10-40x20-png", "rendition="):
         got = request(port, "GET", f"/images/{digest}/cache?{query}")
         c.conforms(f"GET cache ?{query} → 400", "GET", path, got, 400)
         c.expect(f"GET cache ?{query}: the detail names rendition", names_in_detail(got, "rendition"), got.body[:200])
