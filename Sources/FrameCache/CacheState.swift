@@ -1,7 +1,8 @@
-/// Everything the cache holds, and the decisions made under its lock: which images are active
-/// and what their windows are, which work comes next (CacheState+Jobs), what to evict
-/// (CacheState+Eviction), what a purge drops. No threads and no clocks here: callers pass the
-/// time.
+/// Everything the cache holds and its accounting, under the cache's lock: the entries and their
+/// images, the bytes they hold, the counters. What to decode next, what to evict and how big the
+/// windows are is its ``policy``'s to decide (``CachePolicy``, a pure function of this state and
+/// the time); the `mutating` functions here carry those decisions out. No threads and no clocks
+/// here: callers pass the time.
 struct CacheState {
     /// Every rendition held, by cache key (``CacheableImage/key``).
     var entries: [String: ImageEntry] = [:]
@@ -31,37 +32,25 @@ struct CacheState {
     var windowsStale = true
 
     let budget: Int
-    let activeSeconds: Double
-    /// What the decode threads need while they work, set aside from the budget: see
-    /// ``workingCanvasesPerThread``. Worked out with the windows.
+    /// Decides what the cache does with this state (``CachePolicy``).
+    var policy: CachePolicy
+    /// What the decode threads need while they work, set aside from the budget
+    /// (``CachePolicy/Tuning/workingCanvasesPerThread``). Worked out with the windows.
     private(set) var workingReserve = 0
-
-    /// Canvases' worth of memory one decode thread uses besides what the cache holds: the
-    /// frame being decoded, the filtered rows and the compressed stream of the encode (which
-    /// its workspace keeps for the next one), the palette indices, the PNG being copied out,
-    /// and the allocator's slack around them. Measured in bench-playback (2 threads, canvases up
-    /// to 640×360 = 0.9 MiB): at its peaks the heap stood 6.9 MiB above the cache's own count
-    /// and the baseline, ≈ 3.7 canvases per thread; with 3 the peak RSS touched the goal's limit.
-    static let workingCanvasesPerThread = 4
 
     /// The most the cache holds: the budget less the working reserve, but never less than a
     /// quarter of the budget (a budget too small for the threads' work still caches something).
     var holdLimit: Int { max(budget - workingReserve, budget / 4) }
 
-    /// The largest canvas (decoded frame) the cache plans for: a quarter of the budget, the
-    /// least ``holdLimit`` ever is. A larger canvas — a legal 7000×7000 frame is 196 MB — sizes
-    /// neither the working reserve nor the decoders' canvases set aside from the windows, and its
-    /// decoder is not kept after a job: the reserve could never cover its work (several times
-    /// the whole budget; that is bounded by the decode-memory budget, `limits.maxDecodeBytes`,
-    /// each job reserving before it allocates), and planning for it cut every other image's
-    /// window to nothing and the cache to a quarter of its budget for as long as it stayed
-    /// active (measured in the soak: frame p99 7–12 ms → 24–150 ms for the 20 s after each
-    /// 49 MP first frame, until the next purge made it inactive).
-    var largestPlannedCanvas: Int { budget / 4 }
-
-    init(budget: Int, activeSeconds: Double) {
+    init(budget: Int, policy: CachePolicy) {
         self.budget = budget
-        self.activeSeconds = activeSeconds
+        self.policy = policy
+    }
+
+    /// A state for the default policy with images active for `activeSeconds` (tests build states
+    /// by hand).
+    init(budget: Int, activeSeconds: Double) {
+        self.init(budget: budget, policy: CachePolicy(activeSeconds: activeSeconds))
     }
 
     mutating func nextTick() -> UInt64 {
@@ -74,11 +63,41 @@ struct CacheState {
         entry.requestGeneration == purgeGeneration
     }
 
-    /// An image is active — it has a window and is decoded ahead — when it was asked for within
-    /// `activeSeconds` and since the last purge, or has requests waiting. After a purge only
-    /// images asked for again are decoded again: what nobody watches stays purged.
-    func isActive(_ entry: ImageEntry, now: Double) -> Bool {
-        (askedForSincePurge(entry) && now - entry.lastRequest <= activeSeconds) || !entry.waitOrder.isEmpty
+    // MARK: Requests
+
+    /// A request for frame `index` of `entry` at `now`, noted under the lock
+    /// (``FrameCache/frame(_:index:completion:)``): where its clients are
+    /// (``ImageEntry/notePlaying(_:)``), when and since which purge it was asked for, and
+    /// whether the windows must be worked out again. Returns what the request was.
+    mutating func noteRequest(for index: Int, of entry: ImageEntry, now: Double) -> PlayCursors.Move {
+        let move = entry.notePlaying(index)
+        if move.movesPlayhead { entry.prefetchStalled = false }
+        // A rendition first played (sought in before or not, ``ImageEntry/isSought``): it may
+        // now be decoded ahead (rule 9 of ``CachePolicy``).
+        if move.movesPlayhead && entry.playheadMoves == 1 { windowsStale = true }
+        entry.lastRequest = now
+        entry.requestGeneration = purgeGeneration
+        entry.lastUse = nextTick()
+        if !entry.isListedActive { windowsStale = true }
+        return move
+    }
+
+    /// The part of a hit answered without the lock (``FrameCache/cachedFrame(id:index:reader:)``)
+    /// that needs it: the image is asked for since the last purge, and active.
+    mutating func noteHit(on entry: ImageEntry, moved: Bool) {
+        if moved { entry.prefetchStalled = false }
+        entry.requestGeneration = purgeGeneration
+        entry.lastUse = nextTick()
+        if !entry.isListedActive { windowsStale = true }
+    }
+
+    /// A request that missed waits for frame `index` of `entry` (`sought`: it was a seek).
+    mutating func wait(
+        _ completion: @escaping ImageEntry.Completion, for index: Int, of entry: ImageEntry, now: Double, sought: Bool
+    ) {
+        if entry.waiting[index] != nil { counters.coalesced += 1 }
+        entry.addWaiter(completion, for: index, tick: nextTick(), now: now, sought: sought)
+        waitingRequests += 1
     }
 
     // MARK: Accounting
@@ -176,76 +195,97 @@ struct CacheState {
             && (entry.source.entries.count > 1 || (!entry.busy && entry.renderer == nil && entry.rendererBytes == 0))
     }
 
-    // MARK: Windows
+    // MARK: Decisions carried out
 
-    /// Works out which images are active, the working reserve (for the largest active canvas that
-    /// is not large, ``isLarge(_:)``), and every active image's window (``WindowPolicy``) within
-    /// the hold limit less the canvases the decoders in use keep (one of the largest per thread)
-    /// and less the posters of inactive images. Inactive images get no window. Of an image's
-    /// active renditions other than the full-size PNG, only the `decodeAheadRenditions` most
-    /// recently used among those being played get windows; the rest are made on demand
-    /// (``ImageEntry/onDemand``). Entries that hold nothing and are inactive are forgotten (an
-    /// active one may be the entry a request is about to wait on).
-    mutating func refreshWindows(now: Double, policy: WindowPolicy, cap: Int?, decodeThreads: Int, decodeAheadRenditions: Int = 4)
-    {
-        var nowActive: [ImageEntry] = []
-        var renditions: [ObjectIdentifier: [ImageEntry]] = [:]
-        var idlePosters = 0
-        var forget: [ImageEntry] = []
-        for entry in entries.values {
-            entry.isListedActive = isActive(entry, now: now)
+    /// Works the windows out again (``CachePolicy/windowPlan(for:now:cap:)``, windows capped at
+    /// `cap` under pressure) and applies them.
+    mutating func refreshWindows(now: Double, cap: Int?) {
+        apply(policy.windowPlan(for: self, now: now, cap: cap), now: now)
+    }
+
+    /// Sets every rendition's window as `plan` says, forgets what it says to forget, and notes
+    /// when windows were last worked out.
+    mutating func apply(_ plan: CachePolicy.WindowPlan, now: Double) {
+        for entry in plan.idle {
+            entry.isListedActive = false
             entry.onDemand = false
-            if entry.isListedActive {
-                nowActive.append(entry)
-                if entry.isSought {
-                    entry.makeOnDemand(ridingFrames: 0)
-                } else if !entry.isExact {
-                    renditions[ObjectIdentifier(entry.source), default: []].append(entry)
-                }
-            } else {
-                entry.window = 0
-                entry.isWhole = false
-                if entry.isExact { idlePosters += entry.frames.first??.count ?? 0 }
-                if isForgettable(entry) { forget.append(entry) }
+            entry.window = 0
+            entry.isWhole = false
+        }
+        for entry in plan.forget { forget(entry) }
+        for (entry, keeping) in plan.active {
+            entry.isListedActive = true
+            switch keeping {
+            case .window(let frames, let whole):
+                entry.onDemand = false
+                entry.prefetchStalled = false
+                entry.window = frames
+                entry.isWhole = whole
+            case .onDemand(let riding):
+                entry.makeOnDemand(ridingFrames: riding)
             }
         }
-        for group in renditions.values {
-            let played = group.filter { $0.playheadMoves > 0 }.sorted { $1.usedBefore($0) }
-            let decodedAhead = Set(played.prefix(max(0, decodeAheadRenditions)).map(ObjectIdentifier.init))
-            for entry in group where !decodedAhead.contains(ObjectIdentifier(entry)) {
-                entry.makeOnDemand(
-                    ridingFrames: entry.playheadMoves > 0 ? min(policy.lookahead(of: demand(of: entry)), cap ?? .max) : 0)
-            }
-        }
-        for entry in forget { self.forget(entry) }
-        let windowed = nowActive.filter { !$0.onDemand && entries[$0.id] === $0 }
-        let demands = windowed.map(demand(of:))
-        let largestCanvas = nowActive.filter { !isLarge($0) }.map(\.decodedFrameBytes).max() ?? 0
-        workingReserve = decodeThreads * Self.workingCanvasesPerThread * largestCanvas
-        let canvases = decodeThreads * largestCanvas
-        let windows = policy.windows(for: demands, budget: holdLimit - canvases - idlePosters, cap: cap)
-        for (entry, window) in zip(windowed, windows) {
-            entry.prefetchStalled = false
-            entry.window = window
-            entry.isWhole = policy.isWhole(window, frameCount: entry.frameCount)
-        }
-        active = nowActive.filter { entries[$0.id] === $0 }
+        active = plan.active.map(\.entry).filter { entries[$0.id] === $0 }
+        workingReserve = plan.workingReserve
         windowsRefreshedAt = now
         windowsStale = false
     }
 
-    /// What the window policy needs to know of `entry`.
-    private func demand(of entry: ImageEntry) -> WindowPolicy.Demand {
-        WindowPolicy.Demand(
-            frameCount: entry.frameCount, decodedFrameBytes: entry.outputFrameBytes,
-            encodedFrameBytes: entry.encodedFrameEstimate, loopMs: entry.loopMs, wasWhole: entry.isWhole)
+    /// Evicts what the policy says to make room for `extra` more bytes
+    /// (``CachePolicy/eviction(toFit:in:reach:protecting:keep:now:)``); returns true when they fit.
+    @discardableResult
+    mutating func makeRoom(
+        for extra: Int, reach: CachePolicy.EvictionReach, protecting requester: ImageEntry?,
+        keep: Int? = nil, now: Double
+    ) -> Bool {
+        let plan = policy.eviction(toFit: extra, in: self, reach: reach, protecting: requester, keep: keep, now: now)
+        for candidate in plan.candidates {
+            switch candidate {
+            case .frame(let entry, let i): evict(entry, frame: i)
+            case .checkpoints(let entry):
+                entry.renderer?.discardCheckpoints()
+                updateRendererBytes(entry)
+            case .decoder(let entry, let releasingImage): dropRenderer(entry, releasingImage: releasingImage)
+            case .staged(let owner, let key, let index): unstage(owner: owner, renditionKey: key, index: index)
+            }
+        }
+        return heldBytes + extra <= holdLimit
     }
+
+    /// The job the policy gives a free decode thread (``CachePolicy/nextJob(in:now:largeAllowed:)``),
+    /// taken: its image marked busy (or, for a job beside the decoder, its rendition marked).
+    mutating func nextJob(now: Double, largeAllowed: Bool = true) -> CachePolicy.Job? {
+        guard let job = policy.nextJob(in: self, now: now, largeAllowed: largeAllowed) else { return nil }
+        if job.beside {
+            job.entry.source.besideJob = job.entry
+            counters.decodesBeside += 1
+        } else {
+            job.entry.busy = true
+        }
+        return job
+    }
+
+    /// The job ``nextJob(now:largeAllowed:)`` would take, without taking it.
+    func peekJob(now: Double, largeAllowed: Bool = true) -> CachePolicy.Job? {
+        policy.nextJob(in: self, now: now, largeAllowed: largeAllowed)
+    }
+
+    /// The largest canvas (decoded frame) the cache plans for: a quarter of the budget, the
+    /// least ``holdLimit`` ever is. A larger canvas — a legal 7000×7000 frame is 196 MB — sizes
+    /// neither the working reserve nor the decoders' canvases set aside from the windows, and its
+    /// decoder is not kept after a job: the reserve could never cover its work (several times
+    /// the whole budget; that is bounded by the decode-memory budget, `limits.maxDecodeBytes`,
+    /// each job reserving before it allocates), and planning for it cut every other image's
+    /// window to nothing and the cache to a quarter of its budget for as long as it stayed
+    /// active (measured in the soak: frame p99 7–12 ms → 24–150 ms for the 20 s after each
+    /// 49 MP first frame, until the next purge made it inactive).
+    var largestPlannedCanvas: Int { budget / 4 }
 
     // MARK: Purges
 
     /// A warning: every window drops to one frame and everything outside it goes (posters stay),
     /// with checkpoints and every staged frame. Critical: every frame but the posters goes, with decoders.
-    /// Either way, images not asked for since are no longer active (``isActive(_:now:)``).
+    /// Either way, images not asked for since are no longer active (``CachePolicy/isActive(_:in:now:)``).
     mutating func purge(_ level: PressureLevel) -> Int {
         let before = heldBytes
         purgeGeneration += 1
@@ -289,7 +329,7 @@ struct CacheCounters: Sendable {
     var refusedQueueFull = 0
     /// Frames encoded for another rendition from a canvas composited for one (no decode of their own).
     var sharedRenders = 0
-    /// One-off requests made beside their image's busy decoder (``CacheState/takesBeside(_:)``).
+    /// One-off requests made beside their image's busy decoder (``CachePolicy/takesBeside(_:in:)``).
     var decodesBeside = 0
     /// Renditions replaced to keep an image's count within ``ImageSource/maxRenditions``.
     var renditionsReplaced = 0

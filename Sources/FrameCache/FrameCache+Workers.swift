@@ -22,7 +22,7 @@ extension FrameCache {
     /// What a thread holds while it works on an image: the entry is busy, and its image and
     /// renderer are this thread's alone until they are handed back under the lock.
     struct Work {
-        var job: CacheState.Job
+        var job: CachePolicy.Job
         var image: AnimatedImage?
         var renderer: FrameRenderer?
         var checkpointAllowance: Int
@@ -36,7 +36,7 @@ extension FrameCache {
 
     /// The result of one frame's work.
     struct Made {
-        /// One per target of the job (``CacheState/Job/entry`` first, then ``CacheState/Job/also``).
+        /// One per target of the job (``CachePolicy/Job/entry`` first, then ``CachePolicy/Job/also``).
         var frames: [Result<CachedFrame, FrameCacheError>]
         var framesDecoded = 0
         var resumed = false
@@ -80,9 +80,9 @@ extension FrameCache {
             let now = clock.seconds()
             refreshWindowsIfDue(now: now)
             let largeAllowed = largeJobs < max(1, configuration.decodeThreads - 1)
-            if let job = state.nextJob(now: now, largeAllowed: largeAllowed, oneOffPatience: Self.oneOffPatienceSeconds) {
+            if let job = state.nextJob(now: now, largeAllowed: largeAllowed) {
                 activeJobs += 1
-                let large = state.isLarge(job.entry)
+                let large = state.policy.isLarge(job.entry, in: state)
                 if large { largeJobs += 1 }
                 // Beside the image's decoder: a renderer of the job's own, keeping nothing.
                 return Work(
@@ -90,7 +90,7 @@ extension FrameCache {
                     checkpointAllowance: job.beside ? 0 : checkpointAllowance(), large: large)
             }
             // Re-check now and then: windows regrow with time after memory pressure; a one-off
-            // request held back while players are about (``CacheState/holdsBack``) is due when
+            // request held back while players are about (``CachePolicy/holdsBack(_:in:now:)``) is due when
             // its patience runs out.
             _ = lock.wait(until: Date().addingTimeInterval(state.waitingRequests > 0 ? 0.02 : 0.5))
         }
@@ -110,7 +110,7 @@ extension FrameCache {
             // Renditions asked for while the image loaded share the composite (and size the
             // encodes that run at once).
             lock.lock()
-            if !work.job.beside { work.job.also = state.renditionsWanting(work.job.entry, work.job.index) }
+            if !work.job.beside { work.job.also = state.policy.renditionsWanting(work.job.entry, work.job.index, in: state) }
             // A cached full-size frame to resume from, known now that the image is loaded (the
             // first request of a new upload finds its seek anchors this way).
             work.job.resume = work.job.entry.source.exactEntry?.resumePoint(before: work.job.index, in: image)
@@ -146,7 +146,7 @@ extension FrameCache {
             made.framesDecoded = renderer.decodeCount - before
             // Renditions asked for while the canvas was made share it too.
             lock.lock()
-            if !work.job.beside { work.job.also = state.renditionsWanting(work.job.entry, work.job.index) }
+            if !work.job.beside { work.job.also = state.policy.renditionsWanting(work.job.entry, work.job.index, in: state) }
             lock.unlock()
             targets = [work.job.entry] + work.job.also
             let index = work.job.index
@@ -190,135 +190,6 @@ extension FrameCache {
         case let error as FrameCacheError: return error
         case let error as AnimatedImageError: return .decodeFailed(error.description)
         default: return .decodeFailed("\(error)")
-        }
-    }
-
-    /// Stores the frames, takes their waiters, keeps the budget, and picks the next frame of the
-    /// same image if the run goes on (else hands the image back). Returns each target's waiters
-    /// with its frame.
-    private func finish(_ work: inout Work, _ made: Made) -> (
-        [([ImageEntry.Completion], Result<CachedFrame, FrameCacheError>)], CacheState.Job?
-    ) {
-        metrics.decoded(seconds: made.seconds)
-        let entry = work.job.entry
-        let source = entry.source
-        let index = work.job.index
-        let now = clock.seconds()
-        lock.lock()
-        state.counters.decodes += 1
-        state.counters.framesDecoded += made.framesDecoded
-        state.counters.sharedRenders += work.job.also.count
-        if made.resumed { state.counters.resumes += 1 }
-        if !work.job.urgent { state.counters.prefetches += 1 }
-        var answers: [([ImageEntry.Completion], Result<CachedFrame, FrameCacheError>)] = []
-        var next: CacheState.Job? = nil
-        // A decoder whose canvas is larger than the cache plans for is not kept (see
-        // ``CacheState/largestPlannedCanvas``): counted, it would only evict every image's
-        // frames before being dropped. Its next job makes (and reserves) a canvas again.
-        let keepsDecoder = !state.isLarge(entry)
-        let beside = work.job.beside
-        if beside { source.besideJob = nil }
-        if state.sources[source.id] === source || state.entries[entry.id] === entry {
-            if source.image == nil { source.image = work.image }
-            // A purge during the job: unless the image was asked for since, what it made is not
-            // kept (the answer still goes to whoever waited for it).
-            let keep = state.askedForSincePurge(entry)
-            // A decoder beside the image's keeps nothing: it goes with the job.
-            if !beside { handBackDecoder(work, keeps: keepsDecoder, keepsFrames: keep) }
-            let reach: CacheState.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
-            for (target, frame) in zip([entry] + work.job.also, made.frames) where state.entries[target.id] === target {
-                let waiters = target.takeWaiters(for: index)
-                state.waitingRequests -= waiters.count
-                answers.append((waiters, frame))
-                switch frame {
-                case .success where !keep:
-                    break
-                case .success(let frame):
-                    if state.makeRoom(for: frame.count, reach: reach, protecting: target, keep: index, now: now) {
-                        state.store(frame, in: target, at: index)
-                    } else {
-                        state.counters.uncacheable += 1
-                        if !work.job.urgent && target === entry { target.prefetchStalled = true }
-                    }
-                case .failure(let error):
-                    // A frame that cannot be made fails every request for this rendition's later
-                    // frames too.
-                    for i in target.waitOrder where i > index {
-                        let more = target.takeWaiters(for: i)
-                        state.waitingRequests -= more.count
-                        answers.append((more, .failure(error)))
-                    }
-                }
-            }
-            if case .success = made.frames[0], !shuttingDown, !beside, keepsDecoder, state.entries[entry.id] === entry,
-                fitsAfterMakingRoom(for: entry, now: now)
-            {
-                let sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
-                next = state.continuation(
-                    of: entry, run: work.run + 1, maxRun: Self.maxRun,
-                    margin: Self.runMarginSeconds, sinceWaited: sinceWaited,
-                    aheadOfWaiter: Self.aheadOfWaiter, oneOffPatience: Self.oneOffPatienceSeconds, now: now)
-            }
-            if next == nil && !beside {
-                source.busy = false
-                keepWithinBudget(entry, now: now)
-            }
-        } else if !beside {
-            source.busy = false  // removed while it was decoded: nothing of it is kept
-        }
-        if next == nil {
-            activeJobs -= 1
-            if work.large { largeJobs -= 1 }
-        }
-        let held = state.heldBytes
-        let depth = state.waitingRequests
-        let returnMemory = state.freed.isDue(now: now)
-        lock.broadcast()
-        lock.unlock()
-        if returnMemory { FreedMemory.returnToKernel() }
-        metrics.bytes(held)
-        metrics.queueDepth(depth)
-        return (answers, next)
-    }
-
-    /// Gives the job's renderer back to its image (unless `keeps` is false: a large canvas), as
-    /// purges during the job asked: checkpoints discarded, or the decoder dropped when the
-    /// image was not asked for since (`keepsFrames` false); and accounts what it holds.
-    private func handBackDecoder(_ work: Work, keeps: Bool, keepsFrames: Bool) {
-        let entry = work.job.entry
-        let source = entry.source
-        source.renderer = keeps ? work.renderer : nil
-        if source.discardCheckpointsAfterJob {
-            work.renderer?.discardCheckpoints()
-            source.discardCheckpointsAfterJob = false
-        }
-        if source.dropRendererAfterJob {
-            source.dropRendererAfterJob = false
-            if !keepsFrames { source.renderer = nil }
-        }
-        state.updateRendererBytes(entry)
-    }
-
-    /// True when the budget holds with this image's decoder kept, after evicting what nobody
-    /// is about to need.
-    private func fitsAfterMakingRoom(for entry: ImageEntry, now: Double) -> Bool {
-        state.makeRoom(for: 0, reach: .outsideWindows, protecting: entry, now: now)
-    }
-
-    /// After a run the decoder's canvas and checkpoints count against the budget; when they do
-    /// not fit, checkpoints go first, then the decoder itself (it resumes from a cached frame
-    /// next time), and as a last resort frames in windows and posters — the budget is never
-    /// exceeded.
-    private func keepWithinBudget(_ entry: ImageEntry, now: Double) {
-        if fitsAfterMakingRoom(for: entry, now: now) { return }
-        if let renderer = entry.renderer, renderer.checkpointBytes > 0 {
-            renderer.discardCheckpoints()
-            state.updateRendererBytes(entry)
-            if state.heldBytes <= state.holdLimit { return }
-        }
-        state.dropRenderer(entry)
-        if state.heldBytes > state.holdLimit {
-            state.makeRoom(for: 0, reach: .posters, protecting: nil, now: now)
         }
     }
 

@@ -43,7 +43,7 @@ public final class FrameCache: @unchecked Sendable {
     var shuttingDown = false
     var runningWorkers = 0
     var activeJobs = 0
-    /// Large jobs (``CacheState/isLarge(_:)``) running now: at most `decodeThreads − 1`, so one
+    /// Large jobs (``CachePolicy/isLarge(_:in:)``) running now: at most `decodeThreads − 1`, so one
     /// thread is always there for the other images' frames (with one thread, one at a time).
     var largeJobs = 0
     let metrics: CacheMetrics
@@ -61,24 +61,6 @@ public final class FrameCache: @unchecked Sendable {
     /// Hits of the hit tables already counted in the metrics (under the lock).
     private var reportedTableHits = 0
 
-    /// Windows are worked out again at least this often (seconds), as estimates of frame
-    /// sizes firm up and images come and go.
-    static let windowRefreshSeconds = 0.25
-    /// A decode thread makes at most this many frames of one image in a row (restoring a
-    /// canvas costs about a frame, so runs make that cost small)…
-    static let maxRun = 8
-    /// …and stops sooner when another image's next frame is due within this many seconds.
-    static let runMarginSeconds = 0.15
-    /// After a frame someone waited for, this many of the frames after it are made in the same
-    /// run even while requests wait on other images (see ``CacheState/continuation``).
-    static let aheadOfWaiter = 2
-    /// While players of an image warm up, a one-off request for it (a rendition asked for a
-    /// frame and not followed) waits up to this long for players' frames that are due soon
-    /// (see ``CacheState/continuation``): a client asking for size after size gets a frame
-    /// about every 0.1 s instead of one for every two of the players', and a new player's
-    /// first frame is not starved. Measured: BENCHMARKS.md, "Renditions: real time".
-    static let oneOffPatienceSeconds = 0.1
-
     /// - Parameter metricsFactory: where hits, misses, decode times, bytes, purges and queue
     ///   depth are reported (default: the process's bootstrapped swift-metrics backend).
     public init(
@@ -88,7 +70,7 @@ public final class FrameCache: @unchecked Sendable {
         self.configuration = configuration
         self.metrics = CacheMetrics(factory: metricsFactory)
         self.clock = clock
-        self.state = CacheState(budget: configuration.budgetBytes, activeSeconds: configuration.activeImageSeconds)
+        self.state = CacheState(budget: configuration.budgetBytes, policy: CachePolicy(configuration))
         self.pressure = PressureController(schedule: configuration.pressure)
         self.encoder = RenditionEncoder(
             png: PNGEncoder(compressionLevel: configuration.pngCompressionLevel), webp: configuration.webpEncoder)
@@ -122,16 +104,8 @@ public final class FrameCache: @unchecked Sendable {
             return nil
         }
         let entry = entry(for: image, startingAt: index, now: now)
-        let move = entry.notePlaying(index)
+        let move = state.noteRequest(for: index, of: entry, now: now)
         let moved = move.movesPlayhead
-        if moved { entry.prefetchStalled = false }
-        // A rendition first played (sought in before or not, ``ImageEntry/isSought``): it may
-        // now be decoded ahead (``CacheState/refreshWindows``).
-        if moved && entry.playheadMoves == 1 { state.windowsStale = true }
-        entry.lastRequest = now
-        entry.requestGeneration = state.purgeGeneration
-        entry.lastUse = state.nextTick()
-        if !entry.isListedActive { state.windowsStale = true }
         refreshWindowsIfDue(now: now)
         if let frame = entry.frames[index] {
             state.counters.hits += 1
@@ -149,9 +123,7 @@ public final class FrameCache: @unchecked Sendable {
             completion(.failure(.queueFull(retryAfterSeconds: 1)))
             return nil
         }
-        if entry.waiting[index] != nil { state.counters.coalesced += 1 }
-        entry.addWaiter(completion, for: index, tick: state.nextTick(), now: now, sought: move == .seek)
-        state.waitingRequests += 1
+        state.wait(completion, for: index, of: entry, now: now, sought: move == .seek)
         let depth = state.waitingRequests
         lock.unlock()
         metrics.miss()
@@ -197,10 +169,7 @@ public final class FrameCache: @unchecked Sendable {
             lock.unlock()
             return
         }
-        if moved { entry.prefetchStalled = false }
-        entry.requestGeneration = state.purgeGeneration
-        entry.lastUse = state.nextTick()
-        if !entry.isListedActive { state.windowsStale = true }
+        state.noteHit(on: entry, moved: moved)
         refreshWindowsIfDue(now: now)
         let wake = moved && !entry.busy && entry.nextRunStart != nil
         lock.unlock()
@@ -330,12 +299,13 @@ public final class FrameCache: @unchecked Sendable {
         state.counters.renditionsReplaced += 1
     }
 
-    /// Works the windows out again when something changed, or every ``windowRefreshSeconds``.
+    /// Works the windows out again when something changed, or every
+    /// ``CachePolicy/Tuning/windowRefreshSeconds``.
     func refreshWindowsIfDue(now: Double) {
-        guard state.windowsStale || now - state.windowsRefreshedAt >= Self.windowRefreshSeconds else { return }
-        state.refreshWindows(
-            now: now, policy: configuration.window, cap: pressure.windowCap(at: now),
-            decodeThreads: configuration.decodeThreads, decodeAheadRenditions: configuration.decodeAheadRenditions)
+        guard state.windowsStale || now - state.windowsRefreshedAt >= state.policy.tuning.windowRefreshSeconds else {
+            return
+        }
+        state.refreshWindows(now: now, cap: pressure.windowCap(at: now))
     }
 
     /// Canvas checkpoints one decoder may keep: a quarter of the budget shared by the active

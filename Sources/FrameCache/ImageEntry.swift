@@ -77,7 +77,7 @@ final class ImageEntry: @unchecked Sendable {
     /// The window covers the whole animation because it fits (see ``WindowPolicy``).
     var isWhole = false
     /// A rendition that is active but not among its image's few decoded ahead, or one only sought
-    /// in (``isSought``; see ``CacheState/refreshWindows(now:policy:cap:decodeThreads:)``): its
+    /// in (``isSought``; see ``CachePolicy/windowPlan(for:now:cap:)``): its
     /// frames are made when asked for and go first when room is needed; its poster is kept only
     /// if it is the full-size one.
     var onDemand = false
@@ -101,7 +101,7 @@ final class ImageEntry: @unchecked Sendable {
         set { atomicLastRequest.store(newValue.bitPattern, ordering: .relaxed) }
     }
     /// The cache's purge count when the image was last asked for: an image not asked for since
-    /// the last purge is not decoded again (``CacheState/isActive(_:now:)``).
+    /// the last purge is not decoded again (``CachePolicy/isActive(_:in:now:)``).
     var requestGeneration: Int {
         get { atomicRequestGeneration.load(ordering: .relaxed) }
         set { atomicRequestGeneration.store(newValue, ordering: .relaxed) }

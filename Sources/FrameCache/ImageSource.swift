@@ -47,7 +47,7 @@ final class ImageSource: @unchecked Sendable {
     private let atomicBusy = Atomic<Bool>(false)
 
     /// The rendition whose one-off request a decode thread is making beside the busy decoder,
-    /// on a decoder of its own (``CacheState/Job/beside``), if any: at most one per image.
+    /// on a decoder of its own (``CachePolicy/Job/beside``), if any: at most one per image.
     var besideJob: ImageEntry?
 
     /// The renditions of one image the cache keeps at most; a new one beyond it replaces the

@@ -41,7 +41,7 @@ struct EvictionOrderTests {
         let a = add("a", frames: [0, 5, 6, 7, 8, 9, 10, 11, 12, 40], playhead: 10, window: 3, lastRequest: now, decoder: false)
         let b = add("b", frames: [0, 3, 4], playhead: 4, window: 2, lastRequest: now - 100, decoder: true)
         let c = add("c", frames: [0], playhead: 0, window: 1, lastRequest: now, decoder: true)
-        state.refreshWindows(now: now, policy: WindowPolicy(), cap: nil, decodeThreads: 1)
+        state.refreshWindows(now: now, cap: nil)
         b.lastUse = 0  // the least recently used
         // Keep the hand-made windows (the policy would size them from the budget).
         a.window = 3

@@ -20,7 +20,7 @@ struct FrameCacheTests {
 
     /// What the cache sets aside from its budget for `threads` decode threads working on `image`.
     func workingReserve(_ image: AnimatedImage, threads: Int) -> Int {
-        threads * CacheState.workingCanvasesPerThread * image.index.bytesPerFrame
+        threads * CachePolicy.Tuning().workingCanvasesPerThread * image.index.bytesPerFrame
     }
 
     @Test func framesAreTheRendererFrames() throws {
@@ -257,7 +257,7 @@ struct ResumeTests {
         let canvas = image.index.bytesPerFrame
         // Room for one canvas and a half, and a few frames each (besides the decode thread's
         // working reserve): every switch of image evicts the other image's canvas.
-        let reserve = CacheState.workingCanvasesPerThread * canvas
+        let reserve = CachePolicy.Tuning().workingCanvasesPerThread * canvas
         let cache = FrameCache(
             configuration: FrameCacheConfiguration(
                 budgetBytes: reserve + canvas * 3 / 2 + frameSize * 12, decodeThreads: 1,
@@ -291,7 +291,7 @@ struct ResumeTests {
         let canvas = image.index.bytesPerFrame
         // Windows of one frame (a memory warning, on a clock that does not move): nothing is
         // decoded ahead, every request waits, and the two players' canvases do not fit together.
-        let reserve = CacheState.workingCanvasesPerThread * canvas
+        let reserve = CachePolicy.Tuning().workingCanvasesPerThread * canvas
         let cache = FrameCache(
             configuration: FrameCacheConfiguration(
                 budgetBytes: reserve + canvas * 3 / 2 + frameSize * 6, decodeThreads: 1,

@@ -71,7 +71,7 @@ struct HitTableTests {
     @Test func playbackThroughTheTablesKeepsDecodingAhead() throws {
         let image = try TestImages.medium()
         let frameSize = try TestImages.largestEncodedFrame(of: image)
-        let reserve = 2 * CacheState.workingCanvasesPerThread * image.index.bytesPerFrame
+        let reserve = 2 * CachePolicy.Tuning().workingCanvasesPerThread * image.index.bytesPerFrame
         // About 12 frames fit: the window is far smaller than the 42 frames, so decode-ahead must
         // follow the playhead the table hits move.
         let cache = cache(budget: reserve + frameSize * 12 + image.index.bytesPerFrame * 3, wholeAnimationBytes: 0)
@@ -158,7 +158,7 @@ struct HitTableTests {
     @Test func concurrentTableHitsWhileTheCacheEvictsServeOnlyTheRightFrames() throws {
         let image = try TestImages.medium()
         let frameSize = try TestImages.largestEncodedFrame(of: image)
-        let reserve = 2 * CacheState.workingCanvasesPerThread * image.index.bytesPerFrame
+        let reserve = 2 * CachePolicy.Tuning().workingCanvasesPerThread * image.index.bytesPerFrame
         let cache = cache(
             budget: reserve + frameSize * 8 + image.index.bytesPerFrame * 3, tables: 4,
             wholeAnimationBytes: 0)

@@ -42,7 +42,8 @@ struct OnDemandRidingTests {
     @Test func aPlayedOnDemandRenditionWantsTheFramesItsLookaheadCovers() throws {
         var (state, a, b, c) = try makeState()
         let policy = WindowPolicy()
-        state.refreshWindows(now: now, policy: policy, cap: nil, decodeThreads: 1, decodeAheadRenditions: 1)
+        state.policy.decodeAheadRenditions = 1
+        state.refreshWindows(now: now, cap: nil)
         #expect(!a.onDemand && a.window > 0, "the most recently played is decoded ahead")
         #expect(b.onDemand && b.window == 0 && c.onDemand)
         let lookahead = policy.lookahead(
@@ -52,19 +53,21 @@ struct OnDemandRidingTests {
         // A composite of each frame after B's playhead (21) within its lookahead is encoded for
         // B too; the frame at the playhead, and frames beyond, are not. C was never played.
         for k in 22...(21 + lookahead) {
-            #expect(state.renditionsWanting(a, k).contains { $0 === b }, "frame \(k)")
+            #expect(state.policy.renditionsWanting(a, k, in: state).contains { $0 === b }, "frame \(k)")
         }
-        #expect(!state.renditionsWanting(a, 22 + lookahead).contains { $0 === b })
-        #expect(!state.renditionsWanting(a, 21).contains { $0 === b })
-        #expect(c.ridingFrames == 0 && !(22...30).contains { state.renditionsWanting(a, $0).contains { $0 === c } })
+        #expect(!state.policy.renditionsWanting(a, 22 + lookahead, in: state).contains { $0 === b })
+        #expect(!state.policy.renditionsWanting(a, 21, in: state).contains { $0 === b })
+        #expect(
+            c.ridingFrames == 0 && !(22...30).contains { state.policy.renditionsWanting(a, $0, in: state).contains { $0 === c } })
         // A frame B already holds is not made again for it.
         state.store(CachedFrame(png: [1, 2, 3], attachment: nil), in: b, at: 22)
-        #expect(!state.renditionsWanting(a, 22).contains { $0 === b })
+        #expect(!state.policy.renditionsWanting(a, 22, in: state).contains { $0 === b })
     }
 
     @Test func underAWindowCapItRidesNoFurtherThanTheCap() throws {
         var (state, _, b, _) = try makeState()
-        state.refreshWindows(now: now, policy: WindowPolicy(), cap: 1, decodeThreads: 1, decodeAheadRenditions: 1)
+        state.policy.decodeAheadRenditions = 1
+        state.refreshWindows(now: now, cap: 1)
         #expect(b.onDemand && b.ridingFrames == 1)
     }
 }

@@ -20,31 +20,29 @@ struct OneOffBesideTests {
     @Test func whilePlayersAreShortOfFramesAFreeThreadMakesTheOneOffBeside() throws {
         var (state, player, oneOff) = try base.makeState()
         player.busy = true
-        #expect(player.framesReady(upTo: CacheState.playerReadyFrames) == 0)
-        let taken = state.nextJob(now: now, oneOffPatience: base.patience)
+        #expect(player.framesReady(upTo: state.policy.tuning.playerReadyFrames) == 0)
+        let taken = state.nextJob(now: now)
         let job = try #require(taken)
         #expect(job.entry === oneOff && job.index == 30 && job.urgent && job.beside)
         #expect(job.also.isEmpty, "the thread that holds the image serves the other renditions")
         #expect(oneOff.source.besideJob === oneOff && player.busy)
         #expect(state.counters.decodesBeside == 1)
         // One at a time beside an image; and the request being made beside is nobody else's job.
-        #expect(state.peekJob(now: now, oneOffPatience: base.patience) == nil)
-        let next = state.continuation(
-            of: player, run: 1, maxRun: 8, margin: 0.15, sinceWaited: nil, aheadOfWaiter: 2,
-            oneOffPatience: base.patience, now: now)
+        #expect(state.peekJob(now: now) == nil)
+        let next = base.next(state, after: player, run: 1, at: now)
         #expect(next?.entry !== oneOff)
-        #expect(!state.renditionsWanting(player, 30).contains { $0 === oneOff })
+        #expect(!state.policy.renditionsWanting(player, 30, in: state).contains { $0 === oneOff })
     }
 
     @Test func onceThePlayersHaveFramesReadyTheOneOffWaitsForTheDecoder() throws {
         var (state, player, oneOff) = try base.makeState()
         player.busy = true
-        for i in 10..<(10 + CacheState.playerReadyFrames) { state.store(frame(), in: player, at: i) }
-        #expect(!state.takesBeside(oneOff))
-        #expect(state.nextJob(now: now, oneOffPatience: base.patience) == nil)
+        for i in 10..<(10 + state.policy.tuning.playerReadyFrames) { state.store(frame(), in: player, at: i) }
+        #expect(!state.policy.takesBeside(oneOff, in: state))
+        #expect(state.nextJob(now: now) == nil)
         // The decoder handed back, the one-off is made on it.
         player.busy = false
-        let taken = state.nextJob(now: now, oneOffPatience: base.patience)
+        let taken = state.nextJob(now: now)
         let job = try #require(taken)
         #expect(job.entry === oneOff && !job.beside && player.busy)
     }
@@ -54,8 +52,8 @@ struct OneOffBesideTests {
         player.busy = true
         _ = oneOff.takeAllWaiters()
         oneOff.addWaiter({ _ in }, for: 0, tick: 50, now: base.asked)
-        #expect(!state.takesBeside(oneOff))
-        #expect(state.peekJob(now: now, oneOffPatience: base.patience) == nil)
+        #expect(!state.policy.takesBeside(oneOff, in: state))
+        #expect(state.peekJob(now: now) == nil)
     }
 
     @Test func aPlayersRequestIsNeverMadeBeside() throws {
@@ -63,7 +61,7 @@ struct OneOffBesideTests {
         _ = oneOff.takeAllWaiters()
         player.addWaiter({ _ in }, for: 10, tick: 50, now: base.asked)
         player.busy = true
-        #expect(player.waitsAsPlayer && !state.takesBeside(player))
-        #expect(state.peekJob(now: now, oneOffPatience: base.patience) == nil)
+        #expect(player.waitsAsPlayer && !state.policy.takesBeside(player, in: state))
+        #expect(state.peekJob(now: now) == nil)
     }
 }

@@ -18,6 +18,7 @@ struct OneOffPatienceTests {
     func makeState() throws -> (CacheState, player: ImageEntry, oneOff: ImageEntry) {
         let image = try TestImages.long()
         var state = CacheState(budget: 256 << 20, activeSeconds: 30)
+        state.policy.tuning.oneOffPatienceSeconds = patience
         func rendition(_ width: Int) throws -> FrameRendition {
             try RenditionRequest(width: width, format: .png)
                 .rendition(canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight, maxOutputDimension: 4096)
@@ -34,15 +35,13 @@ struct OneOffPatienceTests {
         for k in 8...10 { _ = player.movePlayhead(to: k) }
         let oneOff = add(CacheableImage(id: "m", image: image, rendition: try rendition(60)))
         oneOff.addWaiter({ _ in }, for: 30, tick: state.nextTick(), now: asked)
-        state.refreshWindows(now: asked, policy: WindowPolicy(), cap: nil, decodeThreads: 1)
+        state.refreshWindows(now: asked, cap: nil)
         #expect(player.window > 0 && !oneOff.isPlayed)
         return (state, player, oneOff)
     }
 
-    func next(_ state: CacheState, after held: ImageEntry, run: Int, at now: Double) -> CacheState.Job? {
-        state.continuation(
-            of: held, run: run, maxRun: 8, margin: 0.15, sinceWaited: nil, aheadOfWaiter: 2,
-            oneOffPatience: patience, now: now)
+    func next(_ state: CacheState, after held: ImageEntry, run: Int, at now: Double) -> CachePolicy.Job? {
+        state.policy.continuation(of: CachePolicy.Run(held: held, frames: run, sinceWaited: nil), in: state, now: now)
     }
 
     @Test func aPlayersDueFrameGoesFirstWhileTheOneOffHasWaitedLessThanThePatience() throws {
@@ -76,13 +75,13 @@ struct OneOffPatienceTests {
         // player is about (it asked just now), so its next request should find the decoder free.
         player.lastRequest = asked + 10
         #expect(next(state, after: player, run: 1, at: asked + 0.01) == nil)
-        #expect(state.peekJob(now: asked + 0.01, oneOffPatience: patience)?.entry !== oneOff)
+        #expect(state.peekJob(now: asked + 0.01)?.entry !== oneOff)
         let job = try #require(next(state, after: player, run: 1, at: asked + patience))
         #expect(job.entry === oneOff && job.urgent)
     }
 }
 
-/// The same rule when a decode thread is free and picks its next job (``CacheState/peekJob``): a
+/// The same rule when a decode thread is free and picks its next job (``CachePolicy/nextJob(in:now:largeAllowed:)``): a
 /// one-off on an image whose players are about is held back, one on another image is not (a new
 /// player's first frame looks like a one-off); and for a seek on a played rendition: a request
 /// far from every player of it waits as a one-off.
@@ -93,11 +92,11 @@ struct OneOffPatienceAtPickTests {
     @Test func aNewViewersPosterIsNotHeldBack() throws {
         let base = OneOffPatienceTests()
         let (state, _, oneOff) = try base.makeState()
-        #expect(state.holdsBack(oneOff, now: base.asked + 0.01, oneOffPatience: patience))
+        #expect(state.policy.holdsBack(oneOff, in: state, now: base.asked + 0.01))
         _ = oneOff.takeAllWaiters()
         oneOff.addWaiter({ _ in }, for: 0, tick: 20, now: base.asked)
-        #expect(!state.holdsBack(oneOff, now: base.asked + 0.01, oneOffPatience: patience))
-        let job = try #require(state.peekJob(now: base.asked + 0.01, oneOffPatience: patience))
+        #expect(!state.policy.holdsBack(oneOff, in: state, now: base.asked + 0.01))
+        let job = try #require(state.peekJob(now: base.asked + 0.01))
         #expect(job.entry === oneOff && job.index == 0 && job.urgent)
     }
 
@@ -107,22 +106,24 @@ struct OneOffPatienceAtPickTests {
         let other = ImageEntry(image: CacheableImage(id: "n", image: try TestImages.long()), now: base.asked, tick: 9)
         state.entries[other.id] = other
         other.addWaiter({ _ in }, for: 0, tick: 10, now: base.asked)
-        state.refreshWindows(now: base.asked, policy: WindowPolicy(), cap: nil, decodeThreads: 1)
-        let job = try #require(state.peekJob(now: base.asked + 0.01, oneOffPatience: patience))
+        state.refreshWindows(now: base.asked, cap: nil)
+        let job = try #require(state.peekJob(now: base.asked + 0.01))
         #expect(job.entry === other && job.index == 0 && job.urgent)
-        #expect(state.holdsBack(oneOff, now: base.asked + 0.01, oneOffPatience: patience))
-        #expect(!state.holdsBack(other, now: base.asked + 0.01, oneOffPatience: patience))
+        #expect(state.policy.holdsBack(oneOff, in: state, now: base.asked + 0.01))
+        #expect(!state.policy.holdsBack(other, in: state, now: base.asked + 0.01))
     }
 
     @Test func aPlayersDueFrameIsPickedWhileTheOneOffHasWaitedLessThanThePatience() throws {
         let base = OneOffPatienceTests()
         let (state, player, oneOff) = try base.makeState()
-        let early = try #require(state.peekJob(now: base.asked + 0.05, oneOffPatience: patience))
+        let early = try #require(state.peekJob(now: base.asked + 0.05))
         #expect(early.entry === player && early.index == 10 && !early.urgent)
-        let late = try #require(state.peekJob(now: base.asked + patience, oneOffPatience: patience))
+        let late = try #require(state.peekJob(now: base.asked + patience))
         #expect(late.entry === oneOff && late.index == 30 && late.urgent)
-        // Without patience (the default), waiting requests come first as before.
-        let impatient = try #require(state.peekJob(now: base.asked + 0.05))
+        // Without patience, waiting requests come first as before.
+        var withoutPatience = state
+        withoutPatience.policy.tuning.oneOffPatienceSeconds = 0
+        let impatient = try #require(withoutPatience.peekJob(now: base.asked + 0.05))
         #expect(impatient.entry === oneOff && impatient.urgent)
     }
 
@@ -138,7 +139,7 @@ struct OneOffPatienceAtPickTests {
         #expect(player.notePlaying(11) == .playOn && player.playhead == 11)
         player.addWaiter({ _ in }, for: 11, tick: 2, now: base.asked, sought: false)
         #expect(player.waitsAsPlayer && player.nextWaitingFrame == 11)
-        let job = try #require(state.peekJob(now: base.asked + 0.01, oneOffPatience: patience))
+        let job = try #require(state.peekJob(now: base.asked + 0.01))
         #expect(job.entry === player && job.index == 11 && job.urgent)
         // Once the player's frame is answered, the seek is a one-off again.
         _ = player.takeWaiters(for: 11)

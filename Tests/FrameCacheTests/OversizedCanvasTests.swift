@@ -32,7 +32,7 @@ struct OversizedCanvasTests {
         let window = try #require(before.images.first { $0.id == "player" }).window
         let cachedBefore = try #require(before.images.first { $0.id == "player" }).cachedFrames
         #expect(window > 2, "the player's window is wider than the minimum to begin with")
-        #expect(before.workingReserveBytes == 2 * CacheState.workingCanvasesPerThread * player.index.bytesPerFrame)
+        #expect(before.workingReserveBytes == 2 * CachePolicy.Tuning().workingCanvasesPerThread * player.index.bytesPerFrame)
 
         let (_, frame) = cache.fetch(CacheableImage(id: "still", image: still), 0)
         #expect(frame?.png.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true)

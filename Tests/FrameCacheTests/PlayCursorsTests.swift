@@ -106,17 +106,17 @@ struct SoughtRenditionTests {
         let image = try TestImages.long()
         let full = ImageEntry(image: CacheableImage(id: "f", image: image), now: now, tick: 1)
         var state = state([full])
-        state.refreshWindows(now: now, policy: WindowPolicy(), cap: nil, decodeThreads: 1)
+        state.refreshWindows(now: now, cap: nil)
         #expect(full.window > 0, "a first request gets a window at once")
         for k in [37, 74, 11, 48] { #expect(!full.movePlayhead(to: k)) }
-        state.refreshWindows(now: now, policy: WindowPolicy(), cap: nil, decodeThreads: 1)
+        state.refreshWindows(now: now, cap: nil)
         #expect(full.isSought && full.onDemand && full.window == 0 && full.playhead == 0)
         #expect(full.pinsPoster)
         // A seek that lands a few frames after an earlier one moves a cursor once: not yet a
         // player. Moving on again is: a window again.
         #expect(full.notePlaying(49) == .step && full.isSought && full.playhead == 49)
         #expect(full.notePlaying(50) == .playOn)
-        state.refreshWindows(now: now, policy: WindowPolicy(), cap: nil, decodeThreads: 1)
+        state.refreshWindows(now: now, cap: nil)
         #expect(!full.isSought && !full.onDemand && full.window > 0 && full.playhead == 50)
     }
 
@@ -129,7 +129,7 @@ struct SoughtRenditionTests {
             if full.movePlayhead(to: k) { moves += 1 }
             if full.movePlayhead(to: 50 + k) { moves += 1 }
         }
-        state.refreshWindows(now: now, policy: WindowPolicy(), cap: nil, decodeThreads: 1)
+        state.refreshWindows(now: now, cap: nil)
         // Only the second viewer's first request was a seek; every other request moved on.
         #expect(moves == 38)
         #expect(full.isPlayed && !full.isSought && !full.onDemand && full.window > 0 && full.playhead == 69)

@@ -1,7 +1,7 @@
-/// What goes when the budget is full, cheapest loss first. One walk over the candidates, in
-/// order, serves both eviction and the question "would there be room?", so the two never
-/// disagree.
-extension CacheState {
+/// Rule 8: what goes when the budget is full, cheapest loss first. One walk over the
+/// candidates, in order, serves both eviction and the question "would there be room?", so the
+/// two never disagree.
+extension CachePolicy {
     /// How far eviction may go to make room.
     enum EvictionReach: Int, Comparable {
         /// What nobody is about to need: idle images' frames and decoders, frames behind
@@ -26,57 +26,57 @@ extension CacheState {
         case staged(owner: String, renditionKey: String, index: Int)
     }
 
-    /// Evicts until `extra` more bytes fit in the hold limit (the budget less the working
-    /// reserve). Never touches frame `keep` of `requester` (the frame about to be stored), nor
-    /// `requester`'s decoder. Returns true when they fit.
-    @discardableResult
-    mutating func makeRoom(
-        for extra: Int, reach: EvictionReach, protecting requester: ImageEntry?,
-        keep: Int? = nil, now: Double
-    ) -> Bool {
-        if heldBytes + extra <= holdLimit { return true }
-        var chosen: [Candidate] = []
-        var freed = 0
-        walkCandidates(reach: reach, requester: requester, keep: keep, now: now) { candidate, bytes in
-            chosen.append(candidate)
-            freed += bytes
-            return heldBytes + extra - freed > holdLimit
-        }
-        for candidate in chosen {
-            switch candidate {
-            case .frame(let entry, let i): evict(entry, frame: i)
-            case .checkpoints(let entry):
-                entry.renderer?.discardCheckpoints()
-                updateRendererBytes(entry)
-            case .decoder(let entry, let releasingImage): dropRenderer(entry, releasingImage: releasingImage)
-            case .staged(let owner, let key, let index): unstage(owner: owner, renditionKey: key, index: index)
-            }
-        }
-        return heldBytes + extra <= holdLimit
+    /// What to evict, in order, and whether that makes the room asked for.
+    struct Eviction {
+        var candidates: [Candidate] = []
+        var fits: Bool
     }
 
-    /// Whether ``makeRoom(for:reach:protecting:keep:now:)`` would find room, without evicting.
-    func wouldFindRoom(for extra: Int, reach: EvictionReach, protecting requester: ImageEntry?, now: Double) -> Bool {
-        if heldBytes + extra <= holdLimit { return true }
+    /// What to evict so that `extra` more bytes fit in the hold limit (the budget less the
+    /// working reserve), going no further than `reach`; never frame `keep` of `requester` (the
+    /// frame about to be stored), nor `requester`'s decoder. When even all of that is not enough,
+    /// everything within reach, and `fits` false.
+    func eviction(
+        toFit extra: Int, in state: CacheState, reach: EvictionReach, protecting requester: ImageEntry?,
+        keep: Int? = nil, now: Double
+    ) -> Eviction {
+        if state.heldBytes + extra <= state.holdLimit { return Eviction(fits: true) }
+        var plan = Eviction(fits: false)
         var freed = 0
-        walkCandidates(reach: reach, requester: requester, keep: nil, now: now) { _, bytes in
+        walkCandidates(in: state, reach: reach, requester: requester, keep: keep, now: now) { candidate, bytes in
+            plan.candidates.append(candidate)
             freed += bytes
-            return heldBytes + extra - freed > holdLimit
+            return state.heldBytes + extra - freed > state.holdLimit
         }
-        return heldBytes + extra - freed <= holdLimit
+        plan.fits = state.heldBytes + extra - freed <= state.holdLimit
+        return plan
+    }
+
+    /// Whether ``eviction(toFit:in:reach:protecting:keep:now:)`` would make the room, without
+    /// listing what.
+    func wouldFindRoom(
+        for extra: Int, in state: CacheState, reach: EvictionReach, protecting requester: ImageEntry?, now: Double
+    ) -> Bool {
+        if state.heldBytes + extra <= state.holdLimit { return true }
+        var freed = 0
+        walkCandidates(in: state, reach: reach, requester: requester, keep: nil, now: now) { _, bytes in
+            freed += bytes
+            return state.heldBytes + extra - freed > state.holdLimit
+        }
+        return state.heldBytes + extra - freed <= state.holdLimit
     }
 
     /// Calls `take` with each candidate and the bytes it would free, in eviction order, while
     /// `take` returns true.
     private func walkCandidates(
-        reach: EvictionReach, requester: ImageEntry?, keep: Int?, now: Double,
+        in state: CacheState, reach: EvictionReach, requester: ImageEntry?, keep: Int?, now: Double,
         _ take: (Candidate, Int) -> Bool
     ) {
         let protected = { (entry: ImageEntry, i: Int) in entry === requester && i == keep }
         var idle: [ImageEntry] = []
         var busyOrActive: [ImageEntry] = []
-        for entry in entries.values {
-            if isActive(entry, now: now) && !entry.onDemand {
+        for entry in state.entries.values {
+            if isActive(entry, in: state, now: now) && !entry.onDemand {
                 busyOrActive.append(entry)
             } else if entry !== requester && entry.heldBytes > (entry.pinsPoster ? (entry.frames.first??.count ?? 0) : 0) {
                 idle.append(entry)
@@ -89,7 +89,7 @@ extension CacheState {
         var offeredDecoders: Set<ObjectIdentifier> = []
         // 0. Frames of uploads in progress, whose owners were used least recently first: they
         //    may never be an image.
-        let walkedAll = walkStaged { owner, key, index, bytes in
+        let walkedAll = state.walkStaged { owner, key, index, bytes in
             take(.staged(owner: owner, renditionKey: key, index: index), bytes)
         }
         if !walkedAll { return }
@@ -152,7 +152,7 @@ extension CacheState {
         }
         guard reach >= .posters else { return }
         // 6. Posters, least recently used first.
-        for entry in entries.values.sorted(by: { $0.usedBefore($1) }) where !protected(entry, 0) {
+        for entry in state.entries.values.sorted(by: { $0.usedBefore($1) }) where !protected(entry, 0) {
             if let png = entry.frames.first ?? nil, !take(.frame(entry, 0), png.count) { return }
         }
     }

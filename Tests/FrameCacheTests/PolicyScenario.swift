@@ -1,0 +1,110 @@
+import AnimatedImage
+import FlipbookTestSupport
+
+@testable import FrameCache
+
+/// A cache state built by hand on a fake clock, for the decisions of ``CachePolicy``: images
+/// asked for, played, waited for and cached as ``FrameCache`` would note them (the same
+/// ``CacheState`` calls), with no decode thread — a scenario says what the policy decides next.
+struct PolicyScenario {
+    let clock = ManualClock()
+    var state: CacheState
+    /// Every image is `long()`: 128 frames of 64×64 (16 KiB a canvas); a frame cached costs
+    /// ``frameBytes``.
+    let image: AnimatedImage
+    static let frameBytes = 1_000
+
+    init(budget: Int = 64 << 20, _ configure: (inout CachePolicy) -> Void = { _ in }) throws {
+        var policy = CachePolicy(activeSeconds: 30)
+        configure(&policy)
+        state = CacheState(budget: budget, policy: policy)
+        image = try TestImages.long()
+    }
+
+    var now: Double { clock.seconds() }
+
+    func advance(_ seconds: Double) { clock.advance(by: seconds) }
+
+    /// The entry of image `id` (full size, or `width` px wide), made as the cache makes one on a
+    /// first request — for frame `start` — without noting the request itself.
+    mutating func entry(_ id: String, width: Int? = nil, startingAt start: Int = 0) throws -> ImageEntry {
+        var cacheable = CacheableImage(id: id, image: image)
+        if let width {
+            cacheable.rendition = try RenditionRequest(width: width, format: .png)
+                .rendition(canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight, maxOutputDimension: 4096)
+        }
+        if let existing = state.entries[cacheable.key] { return existing }
+        let source = state.sources[id] ?? ImageSource(cacheable)
+        state.sources[id] = source
+        let entry = ImageEntry(image: cacheable, source: source, now: now, tick: state.nextTick(), startingAt: start)
+        source.entries.append(entry)
+        state.entries[entry.id] = entry
+        return entry
+    }
+
+    /// Frame `index` of `entry` asked for now and answered from the cache (cached first if it
+    /// was not, as if decoded ahead).
+    mutating func hit(_ entry: ImageEntry, _ index: Int) {
+        if entry.frames[index] == nil { cache(entry, [index]) }
+        _ = state.noteRequest(for: index, of: entry, now: now)
+    }
+
+    /// Frames `frames` of `entry` asked for now, one after another, each answered from the cache:
+    /// from the third in order the rendition is played (``ImageEntry/isPlayed``).
+    mutating func play(_ entry: ImageEntry, _ frames: ClosedRange<Int>) {
+        for index in frames { hit(entry, index) }
+    }
+
+    /// Frame `index` of `entry` asked for now and not cached: the request waits.
+    mutating func wait(_ entry: ImageEntry, _ index: Int) {
+        let move = state.noteRequest(for: index, of: entry, now: now)
+        state.wait({ _ in }, for: index, of: entry, now: now, sought: move == .seek)
+    }
+
+    /// Keeps `frames` of `entry` as if made, `bytes` each.
+    mutating func cache(_ entry: ImageEntry, _ frames: [Int], bytes: Int = frameBytes) {
+        for index in frames where entry.frames[index] == nil {
+            state.store(CachedFrame(png: [UInt8](repeating: 7, count: bytes), attachment: nil), in: entry, at: index)
+        }
+    }
+
+    /// Gives `entry`'s image a decoder (a canvas) as a decode thread leaves one after a job.
+    mutating func giveDecoder(_ entry: ImageEntry) {
+        entry.image = image
+        entry.renderer = FrameRenderer(image: image)
+        state.updateRendererBytes(entry)
+    }
+
+    /// The windows worked out now (`cap`: a pressure cap).
+    mutating func refresh(cap: Int? = nil) { state.refreshWindows(now: now, cap: cap) }
+
+    /// What a free decode thread takes now.
+    func nextJob(largeAllowed: Bool = true) -> CachePolicy.Job? {
+        state.policy.nextJob(in: state, now: now, largeAllowed: largeAllowed)
+    }
+
+    /// What the thread holding `held` does after the `frames`-th frame of its run.
+    func continuation(of held: ImageEntry, frames: Int = 1, sinceWaited: Int? = nil) -> CachePolicy.Job? {
+        state.policy.continuation(of: .init(held: held, frames: frames, sinceWaited: sinceWaited), in: state, now: now)
+    }
+
+    /// What eviction takes first to make room for `bytes` more, within `reach`, as (entry id,
+    /// frame) pairs; decoders as frame -1.
+    func evicted(toFit bytes: Int, reach: CachePolicy.EvictionReach = .outsideWindows) -> [String] {
+        let extra = state.holdLimit - state.heldBytes + bytes
+        return state.policy.eviction(toFit: extra, in: state, reach: reach, protecting: nil, now: now).candidates
+            .map { candidate in
+                switch candidate {
+                case .frame(let entry, let index): "\(entry.id)#\(index)"
+                case .checkpoints(let entry): "\(entry.id) checkpoints"
+                case .decoder(let entry, _): "\(entry.id) decoder"
+                case .staged(let owner, _, let index): "staged \(owner)#\(index)"
+                }
+            }
+    }
+}
+
+extension CachePolicy.Job {
+    /// `entry-id#index`, `!` when someone waits, `beside` when made beside the decoder.
+    var summary: String { "\(entry.id)#\(index)\(urgent ? "!" : "")\(beside ? " beside" : "")" }
+}
