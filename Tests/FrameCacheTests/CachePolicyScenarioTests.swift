@@ -237,10 +237,11 @@ struct CachePolicyScenarioTests {
             var s = try PolicyScenario()
             let idle = try s.entry("i")
             s.hit(idle, 0)
+            s.hit(idle, 5)
             s.advance(31)
             s.refresh()
-            #expect(s.evicted(toFit: 1).isEmpty)
-            #expect(s.evicted(toFit: 1, reach: .posters) == ["i#0"])
+            #expect(s.evicted(toFit: 2 * PolicyScenario.frameBytes) == ["i#5"])
+            #expect(s.evicted(toFit: 2 * PolicyScenario.frameBytes, reach: .posters) == ["i#5", "i#0"])
         },
         Row(rule: "8. decoders not in use go before resume anchors") {
             var s = try PolicyScenario()
