@@ -133,35 +133,48 @@ extension CachePolicy {
 
     /// Rule 1: the entry whose waiting request comes first among those a free thread may take:
     /// on an image no thread holds, or — with `besideAllowed` — one to make beside its image's
-    /// busy decoder (rule 4); never one whose request is being made beside already.
+    /// busy decoder (rule 4); never one whose request is being made beside already. Players'
+    /// requests first, then the others, each first come first served
+    /// (``CacheIndex/waitingPlayers``, ``CacheIndex/waitingOthers``): the walk stops at the first
+    /// a thread may take.
     private func oldestWaiting(
         in state: CacheState, excluding excluded: ImageEntry?, largeAllowed: Bool = true, besideAllowed: Bool = false,
         skipping skipped: (ImageEntry) -> Bool = { _ in false }
     ) -> ImageEntry? {
-        var best: ImageEntry? = nil
-        for entry in state.active
-        where (!entry.busy || besideAllowed && takesBeside(entry, in: state)) && entry.source.besideJob !== entry
-            && !entry.waitOrder.isEmpty && entry !== excluded && (largeAllowed || !isLarge(entry, in: state))
-            && !skipped(entry)
-        {
-            if best == nil || entry.waitsBefore(best!) { best = entry }
+        var found: ImageEntry? = nil
+        func mayTake(_ entry: ImageEntry) -> Bool {
+            state.index.examined += 1
+            return (!entry.busy || besideAllowed && takesBeside(entry, in: state)) && entry.source.besideJob !== entry
+                && !entry.waitOrder.isEmpty && entry !== excluded && (largeAllowed || !isLarge(entry, in: state))
+                && !skipped(entry)
         }
-        return best
+        for waiting in [state.index.waitingPlayers, state.index.waitingOthers] where found == nil {
+            waiting.forEachInOrder { _, entry in
+                if mayTake(entry) { found = entry }
+                return found == nil
+            }
+        }
+        return found
     }
 
     /// Rule 6: the decode-ahead due soonest — the image, its frame, and when a real-time player
-    /// will ask for it.
+    /// will ask for it. Walks the entries due decode-ahead in the order of their deadlines as last
+    /// placed (``CacheIndex/decodeAhead``), which are never later than the real ones, and stops
+    /// once the next one's placed deadline is later than the best real deadline found.
     private func earliestPrefetch(
         in state: CacheState, now: Double, excluding excluded: ImageEntry?, largeAllowed: Bool = true
     ) -> (ImageEntry, Int, deadline: Double)? {
         var best: (ImageEntry, Int, deadline: Double)? = nil
-        for entry in state.active
-        where !entry.busy && entry !== excluded && entry.window > 0 && !entry.prefetchStalled
-            && isActive(entry, in: state, now: now) && (largeAllowed || !isLarge(entry, in: state))
-        {
-            guard let index = entry.nextRunStart else { continue }
+        state.index.decodeAhead.forEachInOrder { key, entry in
+            if let best, key.deadline >= best.deadline { return false }
+            state.index.examined += 1
+            guard !entry.busy, entry !== excluded, entry.window > 0, !entry.prefetchStalled,
+                isActive(entry, in: state, now: now), largeAllowed || !isLarge(entry, in: state),
+                let index = entry.nextRunStart
+            else { return true }
             let deadline = entry.deadline(ofFrame: index)
             if best == nil || deadline < best!.deadline { best = (entry, index, deadline) }
+            return true
         }
         return best
     }

@@ -51,7 +51,10 @@ import AnimatedImage
 ///    ``WindowPolicy``; of an image's renditions other than the full-size one, the
 ///    ``decodeAheadRenditions`` most recently played get windows, the others are made on demand
 ///    and take the frames their lookahead covers from composites made anyway. Windows are worked
-///    out again every ``Tuning/windowRefreshSeconds`` and when the active images change.
+///    out again every ``Tuning/windowRefreshSeconds`` (longer with thousands active) and when the
+///    active images change (with many active, once one in ``Tuning/refreshWhenOneInChanged``
+///    changed); an image that becomes active meanwhile is decoded ahead at once, over its
+///    lookahead.
 struct CachePolicy: Sendable {
     /// The constants the rules were tuned with, in one place.
     struct Tuning: Sendable, Equatable {
@@ -84,8 +87,20 @@ struct CachePolicy: Sendable {
         /// thread above the cache's own count; with 3 the peak RSS touched the goal's limit.
         var workingCanvasesPerThread = 4
         /// Rule 9: windows are worked out again at least this often (seconds), as estimates of
-        /// frame sizes firm up and images come and go.
+        /// frame sizes firm up and images come and go…
         var windowRefreshSeconds = 0.25
+        /// …or, with more than 5,000 images active, this long per active image (working them out
+        /// walks every active image: about 1 µs each, so this keeps it near 2% of a core).
+        var windowRefreshSecondsPerActiveImage = 50e-6
+        /// Rule 9: images whose active time passed are made idle by the decode threads, this many
+        /// at most as a thread takes a job, and this many at a time while it has none (when
+        /// many expire at once, no request or job pays for all of them).
+        var expiriesPerJob = 4
+        var expiriesWhenIdle = 64
+        /// Rule 9: windows are worked out again for every active image once one in this many of
+        /// them became active or idle since (at once while fewer are active); each image that
+        /// became active meanwhile is decoded ahead over its lookahead.
+        var refreshWhenOneInChanged = 8
 
         init() {}
     }

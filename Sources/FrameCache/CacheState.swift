@@ -4,13 +4,11 @@
 /// the time); the `mutating` functions here carry those decisions out. No threads and no clocks
 /// here: callers pass the time.
 struct CacheState {
-    /// Every rendition held, by cache key (``CacheableImage/key``).
-    var entries: [String: ImageEntry] = [:]
+    /// Every rendition held, by cache key (``CacheableImage/key``), and the orders the policy
+    /// reads (``index``).
+    var entries: EntryTable
     /// The decoding side of every image held, by image id; each holds its renditions' entries.
     var sources: [String: ImageSource] = [:]
-    /// Images asked for within `activeSeconds` (or with requests waiting), as of the last
-    /// ``refreshWindows(now:policy:cap:decodeThreads:)``; only these get windows and decode-ahead.
-    private(set) var active: [ImageEntry] = []
     private(set) var heldBytes = 0
     /// Frames of images whose id is not known yet (uploads in progress), by owner
     /// (CacheState+Staging); their bytes are part of `heldBytes`.
@@ -23,20 +21,29 @@ struct CacheState {
     var counters = CacheCounters()
     /// Bytes let go of, to be handed back to the kernel now and then.
     var freed = FreedMemory()
-    /// When windows were last worked out, and whether something changed since that needs them
-    /// worked out again at once (an image became active, pressure, a removal).
-    private(set) var windowsRefreshedAt = -Double.infinity
+    /// When windows were last worked out for every active image, and whether something changed
+    /// since that needs them worked out again at once (a purge).
+    var windowsRefreshedAt = -Double.infinity
+    var windowsStale = true
+    /// Images that became active or idle (or were first played) since the windows were last
+    /// worked out: they are worked out again once enough did (``CachePolicy/windowsDue(changes:active:since:)``).
+    var windowChanges = 0
+    /// The pressure cap the windows were last worked out with (an image that becomes active
+    /// meanwhile is held to it too).
+    var windowCap: Int? = nil
     /// Counts purges; an entry asked for since the last one carries the same number
     /// (``ImageEntry/requestGeneration``).
     private(set) var purgeGeneration = 0
-    var windowsStale = true
 
     let budget: Int
     /// Decides what the cache does with this state (``CachePolicy``).
     var policy: CachePolicy
     /// What the decode threads need while they work, set aside from the budget
     /// (``CachePolicy/Tuning/workingCanvasesPerThread``). Worked out with the windows.
-    private(set) var workingReserve = 0
+    var workingReserve = 0
+
+    /// The orders of the entries that the policy reads instead of walking every entry.
+    var index: CacheIndex { entries.index }
 
     /// The most the cache holds: the budget less the working reserve, but never less than a
     /// quarter of the budget (a budget too small for the threads' work still caches something).
@@ -45,6 +52,7 @@ struct CacheState {
     init(budget: Int, policy: CachePolicy) {
         self.budget = budget
         self.policy = policy
+        entries = EntryTable(index: CacheIndex())
     }
 
     /// A state for the default policy with images active for `activeSeconds` (tests build states
@@ -72,13 +80,16 @@ struct CacheState {
     mutating func noteRequest(for index: Int, of entry: ImageEntry, now: Double) -> PlayCursors.Move {
         let move = entry.notePlaying(index)
         if move.movesPlayhead { entry.prefetchStalled = false }
-        // A rendition first played (sought in before or not, ``ImageEntry/isSought``): it may
-        // now be decoded ahead (rule 9 of ``CachePolicy``).
-        if move.movesPlayhead && entry.playheadMoves == 1 { windowsStale = true }
         entry.lastRequest = now
         entry.requestGeneration = purgeGeneration
         entry.lastUse = nextTick()
-        if !entry.isListedActive { windowsStale = true }
+        if !entry.isListedActive {
+            admit(entry)
+        } else if move.movesPlayhead && entry.playheadMoves == 1 {
+            // A rendition first played (sought in before or not, ``ImageEntry/isSought``): it
+            // may now be decoded ahead (rule 9 of ``CachePolicy``).
+            admit(entry)
+        }
         return move
     }
 
@@ -88,7 +99,7 @@ struct CacheState {
         if moved { entry.prefetchStalled = false }
         entry.requestGeneration = purgeGeneration
         entry.lastUse = nextTick()
-        if !entry.isListedActive { windowsStale = true }
+        if !entry.isListedActive { admit(entry) }
     }
 
     /// A request that missed waits for frame `index` of `entry` (`sought`: it was a seek).
@@ -105,7 +116,7 @@ struct CacheState {
     /// Stores frame `i` in `entry` and counts it.
     mutating func store(_ frame: CachedFrame, in entry: ImageEntry, at i: Int) {
         // The first real frame size replaces the guess windows were sized by.
-        if entry.estimateIsGuess { windowsStale = true }
+        if entry.estimateIsGuess && entry.isListedActive { windowChanges += 1 }
         heldBytes += entry.store(frame, at: i)
     }
 
@@ -135,6 +146,7 @@ struct CacheState {
         decoderBytes -= entry.rendererBytes
         freed.note(heapBytes: FreedMemory.heapBytes(ofCanvases: entry.rendererBytes, canvasBytes: entry.decodedFrameBytes))
         entry.rendererBytes = 0
+        reindex(entry.source)
     }
 
     /// Re-reads what a decoder holds after it worked — its canvas and its checkpoints — and
@@ -145,6 +157,13 @@ struct CacheState {
         heldBytes += now - entry.rendererBytes
         decoderBytes += now - entry.rendererBytes
         entry.rendererBytes = now
+        reindex(entry.source)
+    }
+
+    /// Places every rendition of `source` in the orders again: what its decoder holds, or whether
+    /// a thread holds it, changed.
+    func reindex(_ source: ImageSource) {
+        for entry in source.entries { index.reindex(entry) }
     }
 
     /// Removes an image entirely — every rendition of it, and its decoder; returns the waiters.
@@ -156,7 +175,7 @@ struct CacheState {
         heldBytes -= source.rendererBytes
         decoderBytes -= source.rendererBytes
         freed.note(heapBytes: FreedMemory.heapBytes(ofCanvases: source.rendererBytes, canvasBytes: source.decodedFrameBytes))
-        windowsStale = true
+        windowChanges += 1
         return waiters
     }
 
@@ -169,7 +188,7 @@ struct CacheState {
         entry.source.entries.removeAll { $0 === entry }
         heldBytes -= entry.frameBytes
         freed.note(heapBytes: entry.frames.reduce(0) { $0 + ($1.map(FreedMemory.heapBytes(of:)) ?? 0) })
-        active.removeAll { $0 === entry }
+        if entry.isListedActive { windowChanges += 1 }
         let waiters = entry.takeAllWaiters()
         waitingRequests -= waiters.count
         return waiters
@@ -196,40 +215,6 @@ struct CacheState {
     }
 
     // MARK: Decisions carried out
-
-    /// Works the windows out again (``CachePolicy/windowPlan(for:now:cap:)``, windows capped at
-    /// `cap` under pressure) and applies them.
-    mutating func refreshWindows(now: Double, cap: Int?) {
-        apply(policy.windowPlan(for: self, now: now, cap: cap), now: now)
-    }
-
-    /// Sets every rendition's window as `plan` says, forgets what it says to forget, and notes
-    /// when windows were last worked out.
-    mutating func apply(_ plan: CachePolicy.WindowPlan, now: Double) {
-        for entry in plan.idle {
-            entry.isListedActive = false
-            entry.onDemand = false
-            entry.window = 0
-            entry.isWhole = false
-        }
-        for entry in plan.forget { forget(entry) }
-        for (entry, keeping) in plan.active {
-            entry.isListedActive = true
-            switch keeping {
-            case .window(let frames, let whole):
-                entry.onDemand = false
-                entry.prefetchStalled = false
-                entry.window = frames
-                entry.isWhole = whole
-            case .onDemand(let riding):
-                entry.makeOnDemand(ridingFrames: riding)
-            }
-        }
-        active = plan.active.map(\.entry).filter { entries[$0.id] === $0 }
-        workingReserve = plan.workingReserve
-        windowsRefreshedAt = now
-        windowsStale = false
-    }
 
     /// Evicts what the policy says to make room for `extra` more bytes
     /// (``CachePolicy/eviction(toFit:in:reach:protecting:keep:now:)``); returns true when they fit.
@@ -306,6 +291,8 @@ struct CacheState {
                 updateRendererBytes(entry)
             }
         }
+        // Only images asked for again are active now (requests waiting keep theirs).
+        for entry in index.active.entries where entry.waitOrder.isEmpty { setIdle(entry) }
         windowsStale = true
         return before - heldBytes
     }

@@ -23,13 +23,18 @@ extension FrameCache {
         var answers: Answers = []
         var next: CachePolicy.Job? = nil
         if state.sources[entry.source.id] === entry.source || state.entries[entry.id] === entry {
-            if entry.source.image == nil { entry.source.image = work.image }
+            if entry.source.image == nil {
+                entry.source.image = work.image
+                state.reindex(entry.source)  // its delays are known now: its deadlines move
+            }
             // A decoder beside the image's keeps nothing: it goes with the job.
             if !work.job.beside { handBackDecoder(work, keeps: !isLarge(entry), keepsFrames: state.askedForSincePurge(entry)) }
             answers = storeFrames(of: work.job, made.frames, now: now)
             next = nextInRun(after: work, made, now: now)
             if next == nil && !work.job.beside {
                 entry.source.busy = false
+                // Hits moved its playheads meanwhile without the lock: placed again.
+                state.reindex(entry.source)
                 keepWithinBudget(entry, now: now)
             }
         } else if !work.job.beside {

@@ -79,6 +79,8 @@ extension FrameCache {
             }
         }
         state.counters.adopted += adopted
+        // Nobody asked for the images adopted into new entries: idle (their frames evictable) now.
+        state.classify(now: now)
         let held = state.heldBytes
         lock.unlock()
         metrics.bytes(held)

@@ -47,7 +47,8 @@ extension FrameCache {
     private func renditionCountsLocked() -> CacheStats.Renditions {
         var decodeAhead = 0
         var onDemand = 0
-        for entry in state.entries.values {
+        // Only active renditions have windows or are made on demand.
+        for entry in state.index.active.entries {
             if !entry.isExact && entry.window > 0 { decodeAhead += 1 }
             if entry.onDemand && !entry.isExact { onDemand += 1 }
         }

@@ -78,6 +78,9 @@ extension FrameCache {
         while true {
             if shuttingDown { return nil }
             let now = clock.seconds()
+            // Images whose active time passed go idle here, a few per job, many when there is
+            // nothing else to do: never on a request's time.
+            state.expire(now: now, atMost: state.policy.tuning.expiriesPerJob)
             refreshWindowsIfDue(now: now)
             let largeAllowed = largeJobs < max(1, configuration.decodeThreads - 1)
             if let job = state.nextJob(now: now, largeAllowed: largeAllowed) {
@@ -88,6 +91,11 @@ extension FrameCache {
                 return Work(
                     job: job, image: job.entry.image, renderer: job.beside ? nil : job.entry.renderer,
                     checkpointAllowance: job.beside ? 0 : checkpointAllowance(), large: large)
+            }
+            if state.expire(now: now, atMost: state.policy.tuning.expiriesWhenIdle) {
+                // More to expire: a millisecond for the requests the lock held up, then on.
+                _ = lock.wait(until: Date().addingTimeInterval(0.001))
+                continue
             }
             // Re-check now and then: windows regrow with time after memory pressure; a one-off
             // request held back while players are about (``CachePolicy/holdsBack(_:in:now:)``) is due when

@@ -248,7 +248,7 @@ public final class FrameCache: @unchecked Sendable {
         }
         shuttingDown = true
         encodeHelpers.stop()
-        let waiters = state.entries.values.flatMap { $0.takeAllWaiters() }
+        let waiters = state.index.waiting.flatMap { $0.takeAllWaiters() }
         state.waitingRequests = 0
         lock.broadcast()
         lock.unlock()
@@ -277,7 +277,6 @@ public final class FrameCache: @unchecked Sendable {
         state.entries[key] = entry
         entry.hitTables = hitTables
         hitTables.insert(entry)
-        state.windowsStale = true
         return entry
     }
 
@@ -299,18 +298,15 @@ public final class FrameCache: @unchecked Sendable {
         state.counters.renditionsReplaced += 1
     }
 
-    /// Works the windows out again when something changed, or every
-    /// ``CachePolicy/Tuning/windowRefreshSeconds``.
+    /// Images whose active time passed go idle, and the windows are worked out again when due
+    /// (``CacheState/refreshWindowsIfDue(now:cap:)``), capped as the pressure says.
     func refreshWindowsIfDue(now: Double) {
-        guard state.windowsStale || now - state.windowsRefreshedAt >= state.policy.tuning.windowRefreshSeconds else {
-            return
-        }
-        state.refreshWindows(now: now, cap: pressure.windowCap(at: now))
+        state.refreshWindowsIfDue(now: now, cap: pressure.windowCap(at: now))
     }
 
     /// Canvas checkpoints one decoder may keep: a quarter of the budget shared by the active
     /// images, so fifty decoders cannot each claim a quarter of it.
     func checkpointAllowance() -> Int {
-        max(0, configuration.budgetBytes / 4 / max(1, state.active.count))
+        max(0, configuration.budgetBytes / 4 / max(1, state.index.active.count))
     }
 }

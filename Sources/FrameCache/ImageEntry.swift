@@ -26,6 +26,13 @@ final class ImageEntry: @unchecked Sendable {
     let prepare: CacheableImage.Preparer?
     /// The hit tables that mirror this entry's frames (nil for entries built by hand in tests).
     weak var hitTables: HitTables?
+    /// The orders of its cache's state that it is in (``CacheIndex``; nil until the cache holds
+    /// it, and once it let it go), its places there, and what it counts in
+    /// ``CacheIndex/idlePosterBytes``. What the orders read changes under the lock here, and each
+    /// change places the entry again.
+    weak var index: CacheIndex?
+    var slots = IndexSlots()
+    var countedPosterBytes = 0
 
     /// RGBA bytes of one canvas (the decoder's, the source's).
     var decodedFrameBytes: Int { source.decodedFrameBytes }
@@ -72,7 +79,10 @@ final class ImageEntry: @unchecked Sendable {
     /// for a rendition made on demand.
     var window: Int {
         get { atomicWindow.load(ordering: .relaxed) }
-        set { atomicWindow.store(newValue, ordering: .relaxed) }
+        set {
+            guard atomicWindow.exchange(newValue, ordering: .relaxed) != newValue else { return }
+            index?.reindex(self)
+        }
     }
     /// The window covers the whole animation because it fits (see ``WindowPolicy``).
     var isWhole = false
@@ -113,7 +123,9 @@ final class ImageEntry: @unchecked Sendable {
     var playheadMoves: Int { atomicMoves.load(ordering: .relaxed) }
     /// A tick of the last request that took the cache's lock: breaks ties of ``lastRequest``
     /// (see ``usedBefore(_:)``).
-    var lastUse: UInt64
+    var lastUse: UInt64 {
+        didSet { index?.reindex(self) }
+    }
 
     private let atomicPlayhead = Atomic<Int>(0)
     private let atomicWindow = Atomic<Int>(1)
@@ -182,7 +194,9 @@ final class ImageEntry: @unchecked Sendable {
 
     /// A frame decoded ahead found no room and was thrown away: no more decoding ahead for
     /// this image until its playhead moves or the windows are worked out again.
-    var prefetchStalled = false
+    var prefetchStalled = false {
+        didSet { if prefetchStalled != oldValue { index?.reindex(self) } }
+    }
 
     /// Start of each frame on the played timeline and the length of one play, in milliseconds;
     /// known once the image is loaded (until then every frame counts as 100 ms).
@@ -284,73 +298,6 @@ final class ImageEntry: @unchecked Sendable {
     /// One play of the animation, in milliseconds.
     var loopMs: Int { timestampsMs != nil && durationMs > 0 ? durationMs : 100 * max(1, frameCount) }
 
-    // MARK: Window
-
-    /// True when frame `i` lies in the window that starts at the playhead (wrapping).
-    func inWindow(_ i: Int) -> Bool {
-        frameCount > 0 && (i - playhead + frameCount) % frameCount < window
-    }
-
-    /// Every frame, the one needed again last first: for a looping player the frame at the
-    /// playhead was just shown and comes round again after a whole loop, the one after it
-    /// soonest. Eviction takes frames in this order (the farthest next use first, Belady's rule
-    /// for a cyclic pattern); oldest-played-first would take exactly the frames asked for next.
-    func framesNeededLastFirst() -> LazyMapSequence<Range<Int>, Int> {
-        let (n, p) = (max(1, frameCount), playhead)
-        return (0..<n).lazy.map { (((p - $0) % n) + n) % n }
-    }
-
-    /// The frame just before the playhead: when the decoder's canvas has been evicted, a
-    /// request for the frame after the playhead resumes from it (one PNG decode) instead of
-    /// replaying from a key frame, so eviction keeps it longer than other frames behind.
-    func isResumeAnchor(_ i: Int) -> Bool {
-        isExact && frameCount > 1 && i == (playhead - 1 + frameCount) % frameCount
-    }
-
-    /// How many frames from the playhead on are cached, in order, counting at most `limit`
-    /// (and at most the animation).
-    func framesReady(upTo limit: Int) -> Int {
-        var ready = 0
-        while ready < min(limit, frameCount) && frames[(playhead + ready) % frameCount] != nil { ready += 1 }
-        return ready
-    }
-
-    /// The first frame of the window that is neither cached nor waited for, if any.
-    var nextPrefetch: Int? {
-        guard frameCount > 0 else { return nil }
-        for step in 0..<min(window, frameCount) {
-            let i = (playhead + step) % frameCount
-            if frames[i] == nil && waiting[i] == nil { return i }
-        }
-        return nil
-    }
-
-    /// The frame a new run of decode-ahead would start with: ``nextPrefetch``, but, for a
-    /// window that does not hold the whole animation, only once the frames ready from the
-    /// playhead on have run down to half the window. Refilling in runs rather than a frame at
-    /// a time lets a run reuse one canvas, where single frames would each restore it.
-    var nextRunStart: Int? {
-        guard let next = nextPrefetch else { return nil }
-        if window >= frameCount { return next }
-        let ready = (next - playhead + frameCount) % frameCount
-        return ready <= window / 2 ? next : nil
-    }
-
-    /// Milliseconds of playback from the playhead to the start of frame `i` (wrapping).
-    func playbackMs(toFrame i: Int) -> Int {
-        guard let stamps = timestampsMs, durationMs > 0 else {
-            return 100 * ((i - playhead + frameCount) % max(1, frameCount))
-        }
-        let delta = stamps[i] - stamps[playhead]
-        return delta >= 0 ? delta : delta + durationMs
-    }
-
-    /// When frame `i` will be asked for if the client keeps playing in real time (cache clock
-    /// seconds): what earliest-deadline-first decode-ahead orders its work by.
-    func deadline(ofFrame i: Int) -> Double {
-        lastRequest + Double(playbackMs(toFrame: i)) / 1000
-    }
-
     // MARK: Frames
 
     /// Keeps frame `i` (and shows it to the hit tables); returns the bytes it costs.
@@ -363,6 +310,7 @@ final class ImageEntry: @unchecked Sendable {
         encodedTotal += frame.bytes.slotBytes
         encodedSamples += 1
         hitTables?.set(frame, at: i, of: self)
+        index?.reindex(self)
         return frame.count
     }
 
@@ -374,6 +322,7 @@ final class ImageEntry: @unchecked Sendable {
         frameBytes -= frame.count
         cachedCount -= 1
         hitTables?.set(nil, at: i, of: self)
+        index?.reindex(self)
         return frame.count
     }
 
@@ -406,18 +355,23 @@ final class ImageEntry: @unchecked Sendable {
             waitOrder.append(i)
             if sought { soughtFrames.insert(i) }
         }
+        index?.reindex(self)
     }
 
     func takeWaiters(for i: Int) -> [Completion] {
         waitOrder.removeAll { $0 == i }
         soughtFrames.remove(i)
+        defer { index?.reindex(self) }
         return waiting.removeValue(forKey: i) ?? []
     }
 
     func takeAllWaiters() -> [Completion] {
         waitOrder.removeAll()
         soughtFrames.removeAll()
-        defer { waiting.removeAll() }
+        defer {
+            waiting.removeAll()
+            index?.reindex(self)
+        }
         return waiting.values.flatMap { $0 }
     }
 

@@ -275,6 +275,19 @@ struct CachePolicyScenarioTests {
             #expect(newer.window > 0 && !newer.onDemand)
             #expect(older.window == 0 && older.onDemand && older.ridingFrames > 0)
         },
+        Row(rule: "9. with many images active, a new one gets its lookahead at once, everyone's windows later") {
+            var s = try PolicyScenario()
+            for n in 0..<100 { s.hit(try s.entry("a\(n)"), 0) }
+            s.refresh()
+            let late = try s.entry("x")
+            s.hit(late, 0)
+            let lookahead = s.state.policy.window.lookahead(of: s.state.policy.demand(of: late))
+            #expect(late.isListedActive && lookahead < late.frameCount)
+            #expect(late.window == lookahead, "decoded ahead at once, over its lookahead")
+            // Once one in 8 of the active images changed, every window is worked out again.
+            for n in 0..<20 { s.hit(try s.entry("y\(n)"), 0) }
+            #expect(late.window == late.frameCount)
+        },
         Row(rule: "9. the working reserve is set aside for the decode threads") {
             var s = try PolicyScenario { $0.decodeThreads = 2 }
             let a = try s.entry("a")
@@ -288,5 +301,48 @@ struct CachePolicyScenarioTests {
     @Test(arguments: rows)
     func rule(_ row: Row) throws {
         try row.check()
+    }
+
+    /// The rules hold in a cache of 100,000 idle images (each with its poster and one more
+    /// frame, filling the budget), and each decision about a new image looks at the few entries
+    /// it concerns (``CacheIndex/examined``), not at the 100,000.
+    @Test func aCacheOfAHundredThousandIdleImages() throws {
+        let count = 100_000
+        let frame = 100
+        let reserve = CachePolicy.Tuning().workingCanvasesPerThread * 30 * 20 * 4
+        var s = try PolicyScenario(budget: reserve + 2 * count * frame + frame / 2, image: try TestImages.small())
+        var idle: [ImageEntry] = []
+        idle.reserveCapacity(count)
+        for n in 0..<count {
+            let entry = try s.entry("i\(n)")
+            s.cache(entry, [0, 1], bytes: frame)
+            idle.append(entry)
+        }
+        s.advance(31)
+        s.refresh()
+        #expect(s.state.index.active.isEmpty && s.state.index.idle.count == count)
+
+        // A cold request for another image: it is made first, and active at once.
+        s.state.index.examined = 0
+        let cold = try s.entry("new")
+        s.wait(cold, 0)
+        #expect(cold.isListedActive && cold.window == cold.frameCount)
+        #expect(s.nextJob()?.summary == "new#0!")
+        // Its frame needs room: the least recently used idle image's frame goes, its poster stays.
+        #expect(s.evicted(toFit: frame) == ["i0#1"])
+        #expect(s.evicted(toFit: 3 * frame) == ["i0#1", "i1#1", "i2#1"])
+        // The windows, worked out again, concern the one active image.
+        s.refresh()
+        #expect(cold.window == cold.frameCount && idle.allSatisfy { $0.window == 0 })
+        #expect(s.state.index.examined < 100, "\(s.state.index.examined) entries looked at")
+
+        // The idle images' active time is long past: nothing is decoded for them, and one asked
+        // for again is active again, by itself.
+        s.state.index.examined = 0
+        s.hit(idle[500], 0)
+        s.refresh()
+        #expect(idle[500].window > 0 && idle[501].window == 0)
+        #expect(s.nextJob()?.summary == "new#0!")
+        #expect(s.state.index.examined < 100, "\(s.state.index.examined) entries looked at")
     }
 }

@@ -5,20 +5,23 @@ import FlipbookTestSupport
 
 /// A cache state built by hand on a fake clock, for the decisions of ``CachePolicy``: images
 /// asked for, played, waited for and cached as ``FrameCache`` would note them (the same
-/// ``CacheState`` calls), with no decode thread — a scenario says what the policy decides next.
+/// ``CacheState`` calls, windows worked out when due as a request does), with no decode thread —
+/// a scenario says what the policy decides next.
 struct PolicyScenario {
     let clock = ManualClock()
     var state: CacheState
-    /// Every image is `long()`: 128 frames of 64×64 (16 KiB a canvas); a frame cached costs
-    /// ``frameBytes``.
+    /// Every image is `image` (by default `long()`: 128 frames of 64×64, 16 KiB a canvas); a
+    /// frame cached costs ``frameBytes`` unless said otherwise.
     let image: AnimatedImage
     static let frameBytes = 1_000
 
-    init(budget: Int = 64 << 20, _ configure: (inout CachePolicy) -> Void = { _ in }) throws {
+    init(
+        budget: Int = 64 << 20, image: AnimatedImage? = nil, _ configure: (inout CachePolicy) -> Void = { _ in }
+    ) throws {
         var policy = CachePolicy(activeSeconds: 30)
         configure(&policy)
         state = CacheState(budget: budget, policy: policy)
-        image = try TestImages.long()
+        self.image = try image ?? TestImages.long()
     }
 
     var now: Double { clock.seconds() }
@@ -47,6 +50,7 @@ struct PolicyScenario {
     mutating func hit(_ entry: ImageEntry, _ index: Int) {
         if entry.frames[index] == nil { cache(entry, [index]) }
         _ = state.noteRequest(for: index, of: entry, now: now)
+        state.refreshWindowsIfDue(now: now, cap: state.windowCap)
     }
 
     /// Frames `frames` of `entry` asked for now, one after another, each answered from the cache:
@@ -58,6 +62,7 @@ struct PolicyScenario {
     /// Frame `index` of `entry` asked for now and not cached: the request waits.
     mutating func wait(_ entry: ImageEntry, _ index: Int) {
         let move = state.noteRequest(for: index, of: entry, now: now)
+        state.refreshWindowsIfDue(now: now, cap: state.windowCap)
         state.wait({ _ in }, for: index, of: entry, now: now, sought: move == .seek)
     }
 
@@ -75,8 +80,12 @@ struct PolicyScenario {
         state.updateRendererBytes(entry)
     }
 
-    /// The windows worked out now (`cap`: a pressure cap).
-    mutating func refresh(cap: Int? = nil) { state.refreshWindows(now: now, cap: cap) }
+    /// The windows worked out now (`cap`: a pressure cap), images whose active time passed
+    /// made idle first.
+    mutating func refresh(cap: Int? = nil) {
+        state.expire(now: now, atMost: .max)
+        state.refreshWindows(now: now, cap: cap)
+    }
 
     /// What a free decode thread takes now.
     func nextJob(largeAllowed: Bool = true) -> CachePolicy.Job? {
