@@ -184,6 +184,14 @@ let package = Package(
             path: "Benchmarks/SignBench",
             swiftSettings: strictSettings),
 
+        // `make bench-cache-scale`: what a cold frame costs the frame cache as it holds more
+        // images (issue 37), in process.
+        .executableTarget(
+            name: "cache-bench",
+            dependencies: ["FrameCache", "AnimatedImage", "SystemResources"],
+            path: "Benchmarks/CacheBench",
+            swiftSettings: strictSettings),
+
         // What every test target shares: the corpus, a seeded generator, a raw HTTP client, a
         // clock moved by hand, an origin server and moto's S3 server on loopback.
         .target(
