@@ -19,7 +19,6 @@ KEEP=1 keeps the dumps (GET 200, 304, HEAD) for callgrind_annotate.
 """
 import glob
 import os
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -30,7 +29,7 @@ from benchlib.nginx import binary as nginx_binary, config as nginx_config
 from benchlib.ports import free_port
 from benchlib.server import Server
 from bench.serve.cached_frames import warm
-from bench.serve.callgrind_requests import callgrind, run_requests, total_instructions
+from bench.serve.callgrind_requests import callgrind, run_requests, stop_under_callgrind, total_instructions
 
 INPUTS = os.path.join(REPO, "bench-out", "inputs")
 REQUESTS = int(os.environ.get("REQUESTS", "2000"))
@@ -112,16 +111,7 @@ def main():
         for label, (per, statuses) in results.items():
             print(f"  {label}: {per:,.0f} instructions per request  {statuses}")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        server_log.close()
-        if os.environ.get("KEEP") != "1":
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            log(f"callgrind nginx: kept {work}")
+        stop_under_callgrind(proc, server_log, work, "callgrind nginx", timeout=60)
 
 
 if __name__ == "__main__":

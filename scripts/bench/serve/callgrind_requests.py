@@ -104,6 +104,21 @@ def total_instructions(out_dir, before):
     return total, files
 
 
+def stop_under_callgrind(proc, server_log, work, name, timeout):
+    """Ends a server run under callgrind (valgrind takes its time to exit) and removes its
+    scratch directory unless KEEP=1."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    server_log.close()
+    if os.environ.get("KEEP") != "1":
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        log(f"{name}: kept {work}")
+
+
 def main():
     work = tempfile.mkdtemp(prefix="flipbook-callgrind.")
     # Debian 12's valgrind (3.19) cannot read the DWARF 5 debug information Swift 6 writes: count
@@ -183,16 +198,7 @@ def main():
         if RENDITION:
             print(f"  (rendition: ?{RENDITION})")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        server_log.close()
-        if os.environ.get("KEEP") != "1":
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            log(f"callgrind: kept {work}")
+        stop_under_callgrind(proc, server_log, work, "callgrind", timeout=120)
 
 
 if __name__ == "__main__":
