@@ -36,8 +36,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // No traits: its JSON one reads files with Foundation's JSONSerialization, which links ICU
+        // (34 MB); the settings file is read by SettingsFileSnapshot instead.
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A snapshot of the cache for `GET /stats`: budget, bytes, entries, windows, hit/miss counts,
 /// pressure and purge history.

@@ -1,5 +1,6 @@
 import CLinux
-import Foundation
+import Glibc
+import SystemResources
 
 /// The threads that share one composite's encodes with the decode thread that made it
 /// (``FrameCache``'s `encodeInParallel`). The cache's own, started with it and stopped with it,
@@ -30,7 +31,7 @@ final class EncodeHelpers: @unchecked Sendable {
 
     /// How many helper threads there are.
     let count: Int
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var open: [Batch] = []
     private var stopped = false
 
@@ -38,12 +39,10 @@ final class EncodeHelpers: @unchecked Sendable {
     init(count: Int, nice: Int32, name: String = "flipbook-encode") {
         self.count = max(0, count)
         for n in 0..<self.count {
-            let thread = Thread { [self] in
+            DetachedThread.start(name: "\(name)-\(n)") { [self] in
                 _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(flipbook_thread_id()), nice)
                 helperLoop()
             }
-            thread.name = "\(name)-\(n)"
-            thread.start()
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the cache reports of itself: `/stats` and `/metrics` counts, one image's residency
 /// (`GET /images/{id}/cache`), and for tests what keeps it busy. Read under the lock; reading

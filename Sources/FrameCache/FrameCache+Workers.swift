@@ -1,6 +1,7 @@
 import AnimatedImage
 import CLinux
-import Foundation
+import FoundationEssentials
+import Glibc
 import SystemResources
 
 /// The decode threads: take a job under the lock, render and encode outside it — the canvas once,
@@ -13,9 +14,7 @@ extension FrameCache {
         runningWorkers = configuration.decodeThreads
         lock.unlock()
         for n in 0..<configuration.decodeThreads {
-            let thread = Thread { [self] in self.workerLoop() }
-            thread.name = "flipbook-decode-\(n)"
-            thread.start()
+            DetachedThread.start(name: "flipbook-decode-\(n)") { [self] in self.workerLoop() }
         }
     }
 
@@ -94,13 +93,13 @@ extension FrameCache {
             }
             if state.expire(now: now, atMost: state.policy.tuning.expiriesWhenIdle) {
                 // More to expire: a millisecond for the requests the lock held up, then on.
-                _ = lock.wait(until: Date().addingTimeInterval(0.001))
+                lock.wait(seconds: 0.001)
                 continue
             }
             // Re-check now and then: windows regrow with time after memory pressure; a one-off
             // request held back while players are about (``CachePolicy/holdsBack(_:in:now:)``) is due when
             // its patience runs out.
-            _ = lock.wait(until: Date().addingTimeInterval(state.waitingRequests > 0 ? 0.02 : 0.5))
+            lock.wait(seconds: state.waitingRequests > 0 ? 0.02 : 0.5)
         }
     }
 

@@ -1,5 +1,6 @@
 import AnimatedImage
-import Foundation
+import FoundationEssentials
+import Glibc
 import Metrics
 import Synchronization
 import SystemResources
@@ -35,7 +36,7 @@ public final class FrameCache: @unchecked Sendable {
 
     public let configuration: FrameCacheConfiguration
     let clock: any MonotonicClock
-    let lock = NSCondition()
+    let lock = ConditionLock()
     var state: CacheState
     var pressure: PressureController
     /// The last 50 purges, oldest first (`/stats`).
@@ -234,7 +235,7 @@ public final class FrameCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         while activeJobs > 0 || state.waitingRequests > 0 || state.peekJob(now: clock.seconds()) != nil {
-            if !lock.wait(until: min(deadline, Date().addingTimeInterval(0.05))), Date() >= deadline { return }
+            if !lock.wait(seconds: min(deadline.timeIntervalSinceNow, 0.05)), Date() >= deadline { return }
             refreshWindowsIfDue(now: clock.seconds())
         }
     }

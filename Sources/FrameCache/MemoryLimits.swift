@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SystemResources
 
 /// How much memory the process may use and how much is free: its cgroup's memory limit (v2

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SystemResources
 
 /// Watches the container's memory and raises pressure on the cache: reads its cgroup's working
@@ -21,7 +21,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
 
     private let settings: Settings
     private let cache: FrameCache
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var stopped = false
     private var lastRaised: (level: PressureLevel, at: Date)? = nil
 
@@ -43,9 +43,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
 
     /// Starts polling on a thread of its own.
     public func start() {
-        let thread = Thread { [self] in self.run() }
-        thread.name = "flipbook-memory-monitor"
-        thread.start()
+        DetachedThread.start(name: "flipbook-memory-monitor") { [self] in self.run() }
     }
 
     public func stop() {
@@ -71,7 +69,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
             check()
             condition.lock()
             if stopped { break }
-            _ = condition.wait(until: Date().addingTimeInterval(settings.interval))
+            condition.wait(seconds: settings.interval)
         }
         condition.unlock()
     }

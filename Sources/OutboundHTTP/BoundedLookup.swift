@@ -1,7 +1,7 @@
 import Dispatch
-import Foundation
 import SourceRules
 import Synchronization
+import SystemResources
 
 /// A host-name lookup that fits in the time a fetch has left. `getaddrinfo` takes no deadline
 /// and cannot be cancelled, so the lookup runs on a thread of its own and the fetch waits for it
@@ -32,7 +32,7 @@ enum BoundedLookup {
             return nil
         }
         let answer = Answer()
-        Thread.detachNewThread {
+        DetachedThread.start(name: "flipbook-lookup") {
             answer.set(resolver.addresses(of: name))
             pending.subtract(1, ordering: .relaxed)
         }

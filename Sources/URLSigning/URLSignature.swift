@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Signed request URLs: `sig` = URL-safe base64 without padding of
 /// HMAC-SHA256(key, salt ‖ path ‖ `?` ‖ query), where path is the request target's path exactly

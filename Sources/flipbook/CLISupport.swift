@@ -1,7 +1,8 @@
 import AnimatedImage
 import ArgumentParser
 import FlipbookService
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Exit statuses of the CLI: 1 when the image cannot be served (unsupported, damaged, over a
 /// limit, no such frame), 2 when a file cannot be read or written.
@@ -12,7 +13,7 @@ enum CLIExit {
 
 /// Prints a one-line message on stderr and exits with `status`.
 func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("flipbook: \(message)\n".utf8))
+    StandardStreams.write("flipbook: \(message)\n", to: STDERR_FILENO)
     exit(status)
 }
 
@@ -30,7 +31,7 @@ func writeFile(_ bytes: [UInt8], to path: String) {
     do {
         try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
     } catch {
-        fail("cannot write \(path): \(error.localizedDescription)", status: CLIExit.ioFailure)
+        fail("cannot write \(path): \(ErrorText.of(error))", status: CLIExit.ioFailure)
     }
 }
 
@@ -85,7 +86,7 @@ func loadSettings(config: String?, assignments: [String], flags: [String: String
     do {
         return try await SettingsLoader(configPath: config, overrides: overrides).load()
     } catch {
-        FileHandle.standardError.write(Data("flipbook: \(error)\n".utf8))
+        StandardStreams.write("flipbook: \(error)\n", to: STDERR_FILENO)
         throw ExitCode(2)
     }
 }

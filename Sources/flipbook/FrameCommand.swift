@@ -1,6 +1,7 @@
 import AnimatedImage
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `flipbook frame FILE INDEX --output OUT.png`: one composited frame as PNG, or in a rendition
 /// (`--width … --format webp`: the bytes `GET /frames/{id}/{index}?width=…` serves).

@@ -1,7 +1,9 @@
 import AnimatedImage
 import ArgumentParser
 import Dispatch
-import Foundation
+import FlipbookService
+import FoundationEssentials
+import Glibc
 import Synchronization
 import SystemPackage
 import SystemResources
@@ -29,7 +31,7 @@ struct FramesCommand: ParsableCommand {
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         } catch {
-            fail("cannot create \(output): \(error.localizedDescription)", status: CLIExit.ioFailure)
+            fail("cannot create \(output): \(ErrorText.of(error))", status: CLIExit.ioFailure)
         }
         // Frames are rendered in order, each decoded once: checkpoints would only cost copies.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
@@ -46,13 +48,14 @@ struct FramesCommand: ParsableCommand {
             } catch let error as AnimatedImageError {
                 // Like a browser, stop at the first frame that does not decode.
                 if case .frameDecodeFailed = error, i > 0 {
-                    FileHandle.standardError.write(Data("flipbook: \(file): \(error); stopping after \(i) frames\n".utf8))
+                    StandardStreams.write("flipbook: \(file): \(error); stopping after \(i) frames\n", to: STDERR_FILENO)
                     break
                 }
                 fail("\(file): \(error)", status: CLIExit.badImage)
             }
-            let name = String(format: "frame_%04d.", i) + target.format.rawValue
-            let path = (output as NSString).appendingPathComponent(name)
+            let digits = String(i)  // frame_0000.png …
+            let name = "frame_" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "." + target.format.rawValue
+            let path = FilePath(output).appending(name).string
             workers.submit {
                 do {
                     let bytes = try encoder.encode(canvas, as: target, colorSpace: image.colorSpace)
@@ -82,7 +85,7 @@ private func writeFrameFile(_ bytes: [UInt8], to path: String) throws {
 /// Threads that run submitted jobs in order of submission, at most `capacity` waiting (the
 /// submitter blocks beyond it, so rendered canvases never pile up).
 private final class EncodeWorkers: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var jobs: [@Sendable () -> Void] = []
     private var closed = false
     private var running: Int
@@ -92,9 +95,7 @@ private final class EncodeWorkers: @unchecked Sendable {
         self.capacity = capacity
         running = threads
         for n in 0..<threads {
-            let thread = Thread { [self] in work() }
-            thread.name = "flipbook-frames-\(n)"
-            thread.start()
+            DetachedThread.start(name: "flipbook-frames-\(n)") { [self] in work() }
         }
     }
 
@@ -154,11 +155,11 @@ private final class Progress: Sendable {
             $0 += 1; return $0
         }
         if n == total || n % 10 == 0 {
-            FileHandle.standardError.write(Data("\rframes: \(n)/\(total)".utf8))
+            StandardStreams.write("\rframes: \(n)/\(total)", to: STDERR_FILENO)
         }
     }
 
     func finish() {
-        if enabled { FileHandle.standardError.write(Data("\n".utf8)) }
+        if enabled { StandardStreams.write("\n", to: STDERR_FILENO) }
     }
 }

@@ -1,8 +1,9 @@
 import ArgumentParser
-import Foundation
+import FlipbookService
+import FoundationEssentials
+import Glibc
 
 #if canImport(Glibc)
-import Glibc
 #endif
 
 /// `flipbook healthcheck`: one HTTP/1.1 GET to the server on this machine's loopback, exit 0 on
@@ -78,7 +79,7 @@ struct HealthcheckCommand: ParsableCommand {
     }
 
     private func unhealthy(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("unhealthy: \(message)\n".utf8))
-        Foundation.exit(1)
+        StandardStreams.write("unhealthy: \(message)\n", to: STDERR_FILENO)
+        Glibc.exit(1)
     }
 }

@@ -1,7 +1,8 @@
 import AnimatedImage
 import ArgumentParser
 import FlipbookService
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `flipbook info FILE`: the image's metadata JSON (as the API serves it, without `id`).
 struct InfoCommand: ParsableCommand {
@@ -22,7 +23,7 @@ struct InfoCommand: ParsableCommand {
         encoder.outputFormatting =
             compact ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let json = try encoder.encode(MetadataDocument(id: nil, metadata: ImageMetadata(image: image)))
-        FileHandle.standardOutput.write(json)
-        FileHandle.standardOutput.write(Data("\n".utf8))
+        StandardStreams.write(Array(json), to: STDOUT_FILENO)
+        StandardStreams.write("\n", to: STDOUT_FILENO)
     }
 }

@@ -1,7 +1,7 @@
 import AnimatedImage
 import ArgumentParser
 import FlipbookService
-import Foundation
+import FoundationEssentials
 
 /// `flipbook preview FILE --width … --output OUT.webp`: the animated WebP preview, the bytes
 /// `GET /images/{id}/preview?width=…` serves (same size rule, scaler and encoder).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FlipbookService
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import Metrics
 import Prometheus

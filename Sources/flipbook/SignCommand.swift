@@ -1,6 +1,6 @@
 import ArgumentParser
 import FlipbookService
-import Foundation
+import FoundationEssentials
 import URLSigning
 
 /// `flipbook sign URL [--expires SECONDS]`: prints URL with `sig` (and `exp`) appended, signed
@@ -45,7 +45,7 @@ struct SignCommand: AsyncParsableCommand {
         // The target starts at the path: after "scheme://authority" when a full URL is given.
         var origin = ""
         var target = url
-        if let range = url.range(of: "://") {
+        if let range = url.firstRange(of: "://") {
             let rest = url[range.upperBound...]
             let slash = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
             origin = String(url[..<slash])

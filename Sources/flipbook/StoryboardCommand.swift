@@ -1,7 +1,7 @@
 import AnimatedImage
 import ArgumentParser
 import FlipbookService
-import Foundation
+import FoundationEssentials
 
 /// `flipbook storyboard FILE --tile … --output DIR`: the storyboard's sheets (`0.webp`, …, the
 /// bytes the service serves for the same parameters), `storyboard.json` and `storyboard.vtt`

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import SystemResources
 
 /// A few threads of their own (``DetachedThread``) that run submitted closures in order of
 /// submission, until closed. For work that must not queue behind Dispatch's pool (which holds

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import SystemResources
 
 /// The rendition frames of a list of frame indices, in order, for the products made of a whole
 /// animation (previews, storyboards). Three kinds of work overlap so that the caller — which

@@ -1,6 +1,7 @@
 import AnimatedImage
-import Foundation
+import FoundationEssentials
 import FrameCache
+import Glibc
 import HTTPServer
 import Logging
 import Metrics

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import HTTPServer
 
 /// Bearer-token checks for admin routes and (optionally) uploads. Tokens are compared in
@@ -21,7 +21,7 @@ enum Authorization {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             return unauthorized("\(what) needs a Bearer token in Authorization.")
         }
-        let given = SHA256.hash(data: Array(parts[1].trimmingCharacters(in: .whitespaces).utf8))
+        let given = SHA256.hash(data: Array(parts[1].trimmingSpaces().utf8))
         let expected = SHA256.hash(data: Array(token.utf8))
         var difference: UInt8 = 0
         for (a, b) in zip(given, expected) { difference |= a ^ b }

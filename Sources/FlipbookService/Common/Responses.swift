@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import Logging
 
@@ -65,7 +65,8 @@ enum JSONBody {
 
     /// The `detail` of a problem document.
     static func problemDetail(_ response: HTTPResponse) -> String {
-        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        return object?["detail"] as? String ?? response.status.reasonPhrase
+        struct Problem: Decodable { var detail: String? }
+        let problem = try? JSONDecoder().decode(Problem.self, from: Data(response.body))
+        return problem?.detail ?? response.status.reasonPhrase
     }
 }

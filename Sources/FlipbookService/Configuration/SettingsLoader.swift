@@ -1,5 +1,6 @@
 import Configuration
-import Foundation
+import FoundationEssentials
+import Glibc
 import SystemPackage
 
 /// Builds ``FlipbookSettings`` from, lowest to highest precedence: the defaults in code, the JSON
@@ -66,7 +67,7 @@ public struct SettingsLoader: Sendable {
         if FileManager.default.fileExists(atPath: path) {
             warnings += try Self.unknownFileKeys(path)
             do {
-                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
+                providers.append(try await FileProvider<SettingsFileSnapshot>(filePath: FilePath(path)))
             } catch {
                 throw Failure(description: "config file \(path): \(error)")
             }
@@ -154,7 +155,7 @@ public struct SettingsLoader: Sendable {
                 settings[keyPath: path] = value.filter { !$0.isEmpty }
             } else if let text = reader.string(forKey: configKey) {
                 settings[keyPath: path] = text.split(separator: ",").map {
-                    $0.trimmingCharacters(in: .whitespaces)
+                    $0.trimmingSpaces()
                 }.filter { !$0.isEmpty }
             } else {
                 throw invalid("a list of strings")
@@ -164,15 +165,17 @@ public struct SettingsLoader: Sendable {
 
     /// Keys in the JSON file that no setting reads (typos would otherwise pass unnoticed).
     static func unknownFileKeys(_ path: String) throws -> [String] {
-        let object: Any
+        let members: [String: SettingsJSON]
         do {
-            object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+            members = try SettingsJSON.document(Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch let error as SettingsFileError {
+            throw Failure(description: "config file \(path): \(error)")
         } catch {
-            throw Failure(description: "config file \(path) is not valid JSON: \(error.localizedDescription)")
+            throw Failure(description: "config file \(path) cannot be read: \(ErrorText.of(error))")
         }
         var leaves: [String] = []
-        func walk(_ value: Any, _ prefix: String) {
-            if let dictionary = value as? [String: Any], SettingKeys.key(named: prefix) == nil {
+        func walk(_ value: SettingsJSON, _ prefix: String) {
+            if case .object(let dictionary) = value, SettingKeys.key(named: prefix) == nil {
                 for (name, child) in dictionary {
                     walk(child, prefix.isEmpty ? name : prefix + "." + name)
                 }
@@ -180,7 +183,7 @@ public struct SettingsLoader: Sendable {
                 leaves.append(prefix)
             }
         }
-        walk(object, "")
+        walk(.object(members), "")
         return leaves.filter { SettingKeys.key(named: $0) == nil && !$0.hasPrefix("_") && !$0.contains("._") }
             .sorted().map { "ignoring unknown key \($0) in \(path)" }
     }

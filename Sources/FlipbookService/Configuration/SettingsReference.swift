@@ -59,7 +59,7 @@ public enum SettingsReference {
 
     /// A Markdown table cell: a `|` would end it.
     private static func cell(_ text: String) -> String {
-        text.replacingOccurrences(of: "|", with: "\\|")
+        text.replacing("|", with: "\\|")
     }
 
     private static func wrapped(_ text: String, indent: String, width: Int) -> String {

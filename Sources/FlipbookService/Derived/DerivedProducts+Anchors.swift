@@ -1,5 +1,6 @@
 import AnimatedImage
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An upload's seek anchors (``SeekAnchors``), kept on disk with the image's other products:
 /// `derived/<sha256>/anchors-<interval>-z<level>-r<revision>/<k>.png`, one file per anchor

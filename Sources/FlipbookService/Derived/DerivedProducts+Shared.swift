@@ -1,5 +1,5 @@
 import AnimatedImage
-import Foundation
+import FoundationEssentials
 
 /// The shared store behind the local one (`storage.backend = s3`): a product this replica lacks
 /// is looked for there before it is built, and one it built is put there. The shared store is

@@ -1,7 +1,8 @@
 import AnimatedImage
 import Dispatch
-import Foundation
+import FoundationEssentials
 import FrameCache
+import Glibc
 import Logging
 
 /// Storyboards and previews, made once and kept: a product on disk is served from there; one

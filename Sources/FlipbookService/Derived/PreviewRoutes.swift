@@ -1,5 +1,5 @@
 import AnimatedImage
-import Foundation
+import FoundationEssentials
 import HTTPServer
 
 /// `GET /images/{id}/preview`: the whole animation as one animated WebP, in the rendition the

@@ -1,5 +1,5 @@
 import AnimatedImage
-import Foundation
+import FoundationEssentials
 import FrameCache
 
 /// Frames to seek from, made while an upload is verified: the first request far into a new

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPServer
 
 /// What every Flipbook response gets on its way out, whichever part of the server made it — a
@@ -58,7 +58,7 @@ final class ResponseDecorator: HTTPResponseHook {
         guard !trustedProxies.isEmpty, isTrusted(peer) else { return peer }
         let hops = record.requestHeaders.values(for: "X-Forwarded-For")
             .flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { $0.trimmingSpaces() }
             .filter { !$0.isEmpty }
         guard let client = hops.last(where: { !isTrusted($0) }) ?? hops.first else { return peer }
         return IPAddressRange.parse(client) != nil ? client : peer

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import HTTPServer
 
 /// Receives an upload's body straight into a temporary file of the store (hashing it on the

@@ -1,6 +1,7 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Synchronization
+import SystemResources
 
 #if canImport(Glibc)
 import Glibc
@@ -96,9 +97,7 @@ public final class AccessLog: Sendable {
         for _ in 0..<count * max(1, tuning.chunksPerLoop - 1) { pool.free.append(Chunk(bytes: Self.emptyBytes(chunkBytes))) }
         shared = Mutex(pool)
         output = Mutex(try Self.open(destination))
-        let thread = Thread { [self] in self.run() }
-        thread.name = "flipbook-access-log"
-        thread.start()
+        DetachedThread.start(name: "flipbook-access-log") { [self] in self.run() }
     }
 
     private static func emptyBytes(_ capacity: Int) -> [UInt8] {

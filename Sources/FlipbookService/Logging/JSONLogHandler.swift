@@ -1,7 +1,11 @@
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import Logging
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A swift-log handler that writes one JSON object per line to standard error — what log
 /// collectors in container platforms parse without configuration. Fields: `ts` (ISO 8601),
@@ -45,7 +49,7 @@ public struct JSONLogHandler: LogHandler {
     private final class OutputLock: Sendable {
         private let lock = Mutex(())
         func write(_ line: String) {
-            lock.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) }
+            lock.withLock { _ in StandardStreams.write(line, to: STDERR_FILENO) }
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import FrameCache
 import HTTPServer
 import Logging

@@ -1,5 +1,6 @@
 import AnimatedImage
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Frame queries already resolved for an image's content, one table per event loop, so that a
 /// cached rendition frame is found without decoding the query, applying the presets and the size

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where an image registered by URL came from: the URL asked for, the validators of the answer
 /// (for `POST /images/{id}/refresh`) and when it was fetched. Kept in the image's record.

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import HTTPServer
 import Logging
 import OutboundHTTP
@@ -62,9 +64,8 @@ final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
     static func sourceURL(query: String?, body: [UInt8]) -> Result<String, HTTPError> {
         var fromBody: String? = nil
         if !body.isEmpty {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-                let url = object["url"] as? String
-            else {
+            struct Named: Decodable { var url: String }
+            guard let url = try? JSONDecoder().decode(Named.self, from: Data(body)).url else {
                 return .failure(HTTPError(.badRequest, detail: "The body must be a JSON object with a string member 'url'."))
             }
             fromBody = url

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import HTTPServer
 import OutboundHTTP
 
@@ -58,7 +59,7 @@ extension SourceRoutes {
         request.headers.values(for: "Prefer").contains { value in
             value.split(separator: ",").contains { preference in
                 let token = preference.prefix { $0 != "=" && $0 != ";" }
-                return token.trimmingCharacters(in: .whitespaces).lowercased() == "respond-async"
+                return token.trimmingSpaces().lowercased() == "respond-async"
             }
         }
     }

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import SystemPackage
 
 #if canImport(Glibc)
@@ -54,7 +54,7 @@ enum DurableFiles {
     }
 
     static func syncDirectory(of path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FilePath(path).removingLastComponent().string
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw failure("cannot open directory", directory) }
         defer { close(fd) }

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Logging
 
 #if canImport(Glibc)
@@ -57,7 +57,7 @@ final class FileSystemBackend: StorageBackend {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw .failed("cannot create \(directory): \(error.localizedDescription)")
+                throw .failed("cannot create \(directory): \(ErrorText.of(error))")
             }
         }
         let layout = self.layout

@@ -1,6 +1,6 @@
 import AnimatedImage
 import Dispatch
-import Foundation
+import FoundationEssentials
 import FrameCache
 import Logging
 import Synchronization

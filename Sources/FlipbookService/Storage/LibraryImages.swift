@@ -1,5 +1,6 @@
 import AnimatedImage
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// The read-only library directories' images, registered by file name at start-up: indexed

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +27,7 @@ extension ListingIndex {
                     "listing index rebuilt from the records",
                     metadata: [
                         "ids": "\(count)", "generation": "\(name)",
-                        "seconds": "\(String(format: "%.2f", Date().timeIntervalSince(started)))",
+                        "seconds": "\(Self.hundredths(Date().timeIntervalSince(started)))",
                     ])
                 removeUnusedGenerations(keeping: name)
                 return true
@@ -125,5 +126,12 @@ extension ListingIndex {
         _ = try? FileLocks.holding(turnstilePath, wait: false) {
             try FileLocks.holding(fencePath, wait: false) { removeUnusedGenerations(keeping: current) }
         }
+    }
+
+    /// `seconds` with two decimals ("0.07").
+    static func hundredths(_ seconds: Double) -> String {
+        let hundredths = Int((max(0, seconds) * 100).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 }

@@ -1,6 +1,6 @@
 import CSQLite
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Logging
 import Synchronization
 
@@ -250,7 +250,7 @@ final class ListingIndex: Sendable {
         guard let bytes = try? DurableFiles.read(currentPath) else {
             throw Unusable(needsRebuild: true, description: "the listing index has no CURRENT generation")
         }
-        let name = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
         guard Self.isGenerationName(name) else {
             throw Unusable(needsRebuild: true, description: "the listing index's CURRENT names '\(name)'")
         }

@@ -1,5 +1,5 @@
 import AnimatedImage
-import Foundation
+import FoundationEssentials
 
 /// What the store knows of one image without touching its pixels: where it came from, its
 /// content hash and its metadata. Written beside the image as `meta/<id>.json`, the metadata as

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The files of the browser pages and the `<flipbook-player>` component (`ui.dir`, `web/` in
 /// the repository), read once at start-up and served from memory: plain HTML, CSS and
@@ -41,8 +41,8 @@ struct WebAssets: Sendable {
         var files: [String: [UInt8]] = [:]
         for name in try manager.contentsOfDirectory(atPath: directory) where isServableName(name) {
             let path = directory + "/" + name
-            var isDirectory: ObjCBool = false
-            guard manager.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            var isDirectory = false
+            guard manager.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory,
                 let data = manager.contents(atPath: path)
             else { continue }
             files[name] = [UInt8](data)

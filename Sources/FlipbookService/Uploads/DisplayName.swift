@@ -1,5 +1,3 @@
-import Foundation
-
 /// The file name an upload carries in `Content-Disposition` (RFC 6266: `filename`, and
 /// `filename*` in RFC 8187's `UTF-8''…` form, which wins), made a display name: the last path
 /// segment only, control characters dropped, whitespace trimmed, at most ``maxCharacters``
@@ -51,9 +49,9 @@ enum DisplayName {
                     value.unicodeScalars.append(scalars[i])
                     i += 1
                 }
-                value = value.trimmingCharacters(in: .whitespaces)
+                value = value.trimmingSpaces()
             }
-            result.append((name.trimmingCharacters(in: .whitespaces).lowercased(), value))
+            result.append((name.trimmingSpaces().lowercased(), value))
         }
         return result
     }
@@ -62,7 +60,25 @@ enum DisplayName {
     static func decodeExtended(_ value: String) -> String? {
         let parts = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].lowercased() == "utf-8" else { return nil }
-        return parts[2].removingPercentEncoding
+        return strictPercentDecoding(parts[2])
+    }
+
+    /// `text` with every `%XX` decoded, or nil when a `%` is not followed by two hex digits or the
+    /// bytes are not UTF-8.
+    static func strictPercentDecoding(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var rest = text.utf8[...]
+        while let byte = rest.popFirst() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard rest.count >= 2, let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
+            else { return nil }
+            bytes.append(value)
+            rest = rest.dropFirst(2)
+        }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     /// The last path segment, without control characters, trimmed and bounded; nil when empty.
@@ -74,7 +90,7 @@ enum DisplayName {
                     !$0.properties.isDefaultIgnorableCodePoint && $0.properties.generalCategory != .control
                         && $0.properties.generalCategory != .format
                 }))
-        let trimmed = kept.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = kept.trimmingWhitespace()
         guard !trimmed.isEmpty, trimmed != ".", trimmed != ".." else { return nil }
         return String(trimmed.prefix(maxCharacters))
     }

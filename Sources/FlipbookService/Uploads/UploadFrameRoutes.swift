@@ -81,7 +81,7 @@ struct UploadFrameRoutes: Sendable {
     static func preferredWait(_ request: HTTPRequest, cap: Double) -> Double {
         for value in request.headers.values(for: "Prefer") {
             for preference in value.split(separator: ",") {
-                let parts = preference.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                let parts = preference.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces() }
                 guard parts.count == 2, parts[0].lowercased() == "wait", let seconds = Int(parts[1]), seconds >= 0 else {
                     continue
                 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import URLSigning
 
 /// Upload session ids that every replica sharing `uploads.key` can verify, so a session can be

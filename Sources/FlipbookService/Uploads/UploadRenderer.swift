@@ -1,6 +1,8 @@
 import AnimatedImage
-import Foundation
+import Dispatch
+import FoundationEssentials
 import FrameCache
+import SystemResources
 
 /// Composites and encodes the frames of one upload in progress. One renderer follows the
 /// upload: when a longer prefix arrives, the next renderer resumes from the canvas the last one
@@ -16,7 +18,7 @@ final class UploadRenderer: @unchecked Sendable {
     /// The session's id: the owner of its staged frames.
     let owner: String
 
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private let encoder: RenditionEncoder
     private let cache: FrameCache
     private var renderer: FrameRenderer?

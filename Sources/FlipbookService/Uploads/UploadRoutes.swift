@@ -1,5 +1,6 @@
 import AnimatedImage
-import Foundation
+import Dispatch
+import FoundationEssentials
 import HTTPServer
 
 /// `POST /uploads` (a new session), `PUT /uploads/{uploadId}` (its body) and

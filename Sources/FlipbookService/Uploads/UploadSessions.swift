@@ -1,5 +1,6 @@
 import AnimatedImage
-import Foundation
+import Dispatch
+import FoundationEssentials
 import FrameCache
 import Synchronization
 

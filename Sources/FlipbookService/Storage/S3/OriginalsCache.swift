@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import Metrics
 import Synchronization
 
@@ -53,7 +53,7 @@ final class OriginalsCache: Sendable {
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
-                throw .failed("cannot create \(path): \(error.localizedDescription)")
+                throw .failed("cannot create \(path): \(ErrorText.of(error))")
             }
         }
         // What an earlier run left, oldest first by modification time.

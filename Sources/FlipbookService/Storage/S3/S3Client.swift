@@ -1,7 +1,7 @@
 import AnimatedImage
 import Crypto
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Metrics
 import OutboundHTTP
 import Synchronization

@@ -1,5 +1,5 @@
 import AnimatedImage
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -37,7 +37,7 @@ struct S3SharedProducts: SharedProducts {
         do {
             try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: false)
         } catch {
-            throw .failed("cannot create \(destination): \(error.localizedDescription)")
+            throw .failed("cannot create \(destination): \(ErrorText.of(error))")
         }
         do throws(StorageFailure) {
             for file in files {
@@ -69,11 +69,11 @@ struct S3SharedProducts: SharedProducts {
     }
 
     func put(_ sha256: String, _ name: String, from path: String) throws(StorageFailure) {
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw .failed("no product at \(path)")
         }
-        guard isDirectory.boolValue else {
+        guard isDirectory else {
             try upload(file: path, key: layout.derived(sha256, name))
             return
         }

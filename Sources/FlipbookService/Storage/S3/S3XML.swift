@@ -10,9 +10,9 @@ enum S3XML {
         let close = "</" + tag + ">"
         var values: [String] = []
         var rest = text[...]
-        while let start = rest.range(of: open) {
+        while let start = rest.firstRange(of: open) {
             let after = rest[start.upperBound...]
-            guard let end = after.range(of: close) else { break }
+            guard let end = after.firstRange(of: close) else { break }
             values.append(unescape(after[..<end.lowerBound]))
             rest = after[end.upperBound...]
         }
