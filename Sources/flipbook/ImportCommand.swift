@@ -1,7 +1,8 @@
 import ArgumentParser
 import Dispatch
 import FlipbookService
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 
@@ -66,11 +67,12 @@ struct ImportCommand: AsyncParsableCommand {
         if json {
             print(
                 "{\"files\":\(files.count),\"stored\":\(counts.stored),\"existing\":\(counts.existing),"
-                    + "\"refused\":\(counts.refused),\"failed\":\(counts.failed),\"seconds\":\(String(format: "%.3f", seconds))}")
+                    + "\"refused\":\(counts.refused),\"failed\":\(counts.failed),\"seconds\":\(DecimalText.fixed(seconds, places: 3))}"
+            )
         } else {
             print(
                 "\(counts.stored) stored, \(counts.existing) already stored, \(counts.refused) refused, "
-                    + "\(counts.failed) failed, of \(files.count) file(s) in \(String(format: "%.1f", seconds)) s")
+                    + "\(counts.failed) failed, of \(files.count) file(s) in \(DecimalText.fixed(seconds, places: 1)) s")
         }
         if counts.failed > 0 { throw ExitCode(CLIExit.ioFailure) }
         if counts.refused > 0 { throw ExitCode(CLIExit.badImage) }
@@ -80,19 +82,21 @@ struct ImportCommand: AsyncParsableCommand {
     static func files(in paths: [String]) -> [String] {
         var files: [String] = []
         for path in paths {
-            var isDirectory: ObjCBool = false
+            var isDirectory = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 fail("\(path) does not exist", status: CLIExit.ioFailure)
             }
-            guard isDirectory.boolValue else {
+            guard isDirectory else {
                 files.append(path)
                 continue
             }
-            let walker = FileManager.default.enumerator(atPath: path)
             var found: [String] = []
-            while let relative = walker?.nextObject() as? String {
+            for relative in (try? FileManager.default.subpathsOfDirectory(atPath: path)) ?? [] {
                 guard !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) else { continue }
-                if walker?.fileAttributes?[.type] as? FileAttributeType == .typeRegular { found.append(path + "/" + relative) }
+                let file = path + "/" + relative
+                // The entry itself (lstat), as the directory walk reports it: a link is not a file.
+                let type = (try? FileManager.default.attributesOfItem(atPath: file))?[.type] as? FileAttributeType
+                if type == .typeRegular { found.append(file) }
             }
             files += found.sorted()
         }
@@ -136,7 +140,7 @@ final class BulkImport: Sendable {
         } catch {
             outcome = error.isTheFiles ? .refused : .failed
             let what = outcome == .refused ? "refused" : "not stored"
-            FileHandle.standardError.write(Data("flipbook: \(path): \(what) (\(error.status)): \(error.detail)\n".utf8))
+            StandardStreams.write("flipbook: \(path): \(what) (\(error.status)): \(error.detail)\n", to: STDERR_FILENO)
         }
         state.withLock { counts in
             switch outcome {

@@ -27,7 +27,7 @@ extension ListingIndex {
                     "listing index rebuilt from the records",
                     metadata: [
                         "ids": "\(count)", "generation": "\(name)",
-                        "seconds": "\(Self.hundredths(Date().timeIntervalSince(started)))",
+                        "seconds": "\(DecimalText.fixed(Date().timeIntervalSince(started), places: 2))",
                     ])
                 removeUnusedGenerations(keeping: name)
                 return true
@@ -126,12 +126,5 @@ extension ListingIndex {
         _ = try? FileLocks.holding(turnstilePath, wait: false) {
             try FileLocks.holding(fencePath, wait: false) { removeUnusedGenerations(keeping: current) }
         }
-    }
-
-    /// `seconds` with two decimals ("0.07").
-    static func hundredths(_ seconds: Double) -> String {
-        let hundredths = Int((max(0, seconds) * 100).rounded())
-        let fraction = hundredths % 100
-        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 }
