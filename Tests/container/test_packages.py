@@ -76,6 +76,15 @@ def test_every_added_package_is_needed(binary):
     assert direct <= set(image), f"libraries of the binary from packages not installed: {sorted(direct - set(image))}"
 
 
+def test_the_binary_carries_no_icu_data(binary):
+    """The service imports FoundationEssentials, never Foundation, whose internationalisation links
+    ICU's data (`icudt76l`, 34 MB) into the static binary."""
+    with open(binary, "rb") as f:
+        data = f.read()
+    assert b"icudt" not in data, "ICU's data is linked in: a module imports Foundation (docs/architecture.md)"
+    print(f"\n/usr/local/bin/flipbook: {len(data)} bytes ({len(data) / 1e6:.1f} MB)")
+
+
 def test_image_and_layer_sizes():
     size = int(engine.out("image", "inspect", "--format", "{{.Size}}", engine.IMAGE))
     base = int(engine.out("image", "inspect", "--format", "{{.Size}}", RUNTIME_BASE))
