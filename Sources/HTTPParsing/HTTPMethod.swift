@@ -3,21 +3,40 @@
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The method token exactly as it appeared on the request line.
     public let rawValue: String
+    /// A number of its own for each of the constants below (0 for any other value): two
+    /// constants compare by it, without comparing their strings (the router compares methods on
+    /// every request).
+    private let tag: UInt8
 
     /// Wraps a method token. The token is not validated here; the parser only produces valid ones.
-    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+        tag = 0
+    }
+
+    private init(_ rawValue: String, tag: UInt8) {
+        self.rawValue = rawValue
+        self.tag = tag
+    }
 
     public var description: String { rawValue }
 
-    public static let GET = HTTPMethod(rawValue: "GET")
-    public static let HEAD = HTTPMethod(rawValue: "HEAD")
-    public static let POST = HTTPMethod(rawValue: "POST")
-    public static let PUT = HTTPMethod(rawValue: "PUT")
-    public static let DELETE = HTTPMethod(rawValue: "DELETE")
-    public static let PATCH = HTTPMethod(rawValue: "PATCH")
-    public static let OPTIONS = HTTPMethod(rawValue: "OPTIONS")
-    public static let TRACE = HTTPMethod(rawValue: "TRACE")
-    public static let CONNECT = HTTPMethod(rawValue: "CONNECT")
+    public static func == (a: HTTPMethod, b: HTTPMethod) -> Bool {
+        if a.tag != 0 && b.tag != 0 { return a.tag == b.tag }
+        return a.rawValue == b.rawValue
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+    public static let GET = HTTPMethod("GET", tag: 1)
+    public static let HEAD = HTTPMethod("HEAD", tag: 2)
+    public static let POST = HTTPMethod("POST", tag: 3)
+    public static let PUT = HTTPMethod("PUT", tag: 4)
+    public static let DELETE = HTTPMethod("DELETE", tag: 5)
+    public static let PATCH = HTTPMethod("PATCH", tag: 6)
+    public static let OPTIONS = HTTPMethod("OPTIONS", tag: 7)
+    public static let TRACE = HTTPMethod("TRACE", tag: 8)
+    public static let CONNECT = HTTPMethod("CONNECT", tag: 9)
 
     /// Maps the bytes of a method token to a method, reusing the common constants.
     package static func from(_ bytes: UnsafeRawBufferPointer) -> HTTPMethod {

@@ -51,10 +51,51 @@ public struct HTTPPathParameters: Sendable, Sequence {
             for pair in pairs where pair.name == name { return pair.value }
             return nil
         case .bound(let names, let path, let first, let second, let rest):
-            guard let position = names.firstIndex(of: name) else { return nil }
+            guard let position = Self.position(of: name, in: names) else { return nil }
             let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
             return Self.decoded(path, range)
         }
+    }
+
+    /// The value of the parameter called `name` as a non-negative decimal number — digits only
+    /// (once percent-decoded), at most 18 of them — or nil. Read from the path's bytes, without
+    /// making a `String`, when the value has no `%`.
+    public func nonNegativeInteger(_ name: String) -> Int? {
+        guard case .bound(let names, let path, let first, let second, let rest) = storage else {
+            return self[name].flatMap(Self.nonNegativeInteger)
+        }
+        guard let position = Self.position(of: name, in: names) else { return nil }
+        let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
+        var text = path
+        return text.withUTF8 { utf8 in
+            let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[range])
+            if ByteSearch.firstOffset(of: 0x25, in: bytes) != nil {
+                return Self.nonNegativeInteger(RequestTarget.percentDecode(bytes))
+            }
+            return Self.nonNegativeInteger(bytes)
+        }
+    }
+
+    private static func nonNegativeInteger(_ text: String) -> Int? {
+        var text = text
+        return text.withUTF8 { nonNegativeInteger(UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func nonNegativeInteger(_ digits: UnsafeRawBufferPointer) -> Int? {
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var value = 0
+        for digit in digits {
+            guard digit &- 0x30 < 10 else { return nil }
+            value = value * 10 + Int(digit &- 0x30)
+        }
+        return value
+    }
+
+    /// Where `name` is among `names`: lengths compared first, so that no two different strings are
+    /// compared character by character.
+    private static func position(of name: String, in names: [String]) -> Int? {
+        let length = name.utf8.count
+        return names.firstIndex { $0.utf8.count == length && $0 == name }
     }
 
     /// The number of parameters.

@@ -41,6 +41,8 @@ public struct Router: Sendable {
         let literalRanges: [Range<Int>?]
         /// The UTF-8 bytes of the literal segments, one after the other.
         let literalBytes: [UInt8]
+        /// The UTF-8 bytes of the first segment when it is a literal (``RouteGroups`` groups by it).
+        let firstLiteral: [UInt8]?
         let maxBodyBytes: Int?
         let action: Action
 
@@ -51,13 +53,15 @@ public struct Router: Sendable {
             self.segments = segments
             parameterNames = segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
             var bytes: [UInt8] = []
-            literalRanges = segments.map { segment in
+            let ranges = segments.map { segment -> Range<Int>? in
                 guard case .literal(let literal) = segment else { return nil }
                 let start = bytes.count
                 bytes.append(contentsOf: literal.utf8)
                 return start..<bytes.count
             }
+            literalRanges = ranges
             literalBytes = bytes
+            firstLiteral = ranges.first.flatMap { $0 }.map { Array(bytes[$0]) }
             self.maxBodyBytes = maxBodyBytes
             self.action = action
         }
@@ -70,11 +74,11 @@ public struct Router: Sendable {
     }
 
     private(set) var routes: [Route] = [] {
-        didSet { routesBySegmentCount = Dictionary(grouping: routes, by: \.segments.count) }
+        didSet { groups = RouteGroups(routes) }
     }
-    /// The routes by their number of segments, each list in registration order: only these can
-    /// match a path with that many segments, so matching never tries the others.
-    private var routesBySegmentCount: [Int: [Route]] = [:]
+    /// The routes grouped by their number of segments and first literal: only one group can
+    /// match a path, so matching never tries the others (and hashes nothing to find it).
+    private var groups = RouteGroups([])
 
     /// The patterns of the routes, in the order they were registered; a route's position here is
     /// ``HTTPAccessRecord/routeIndex``.
@@ -186,7 +190,8 @@ public struct Router: Sendable {
         _ method: HTTPMethod, _ text: Substring, _ path: UnsafeRawBufferPointer,
         _ segments: UnsafeBufferPointer<Range<Int>>
     ) -> Match {
-        guard let candidates = routesBySegmentCount[segments.count] else { return .notFound }
+        let candidates = groups.candidates(path, segments)
+        guard !candidates.isEmpty else { return .notFound }
         // A route for the method — or for HEAD, the first GET route unless a HEAD route matches —
         // found without building anything else.
         let headFallsBack = method == .HEAD

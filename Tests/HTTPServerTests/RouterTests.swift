@@ -234,4 +234,59 @@ import Testing
             Issue.record("expected the explicit OPTIONS route"); return
         }
     }
+
+    @Test func routesStartingWithAParameterAreTriedInRegistrationOrderWithLiteralOnes() {
+        var router = Router()
+        router.get("/:tenant/items") { _, _ in .now(HTTPResponse(status: .ok)) }
+        router.get("/images/items") { _, _ in .now(HTTPResponse(status: .ok)) }
+        router.get("/images/:id") { _, _ in .now(HTTPResponse(status: .ok)) }
+        router.post("/frames/:id") { _, _ in .now(HTTPResponse(status: .ok)) }
+        func pattern(_ method: HTTPMethod, _ path: Substring) -> String? {
+            guard case .found(let route, _) = router.match(method, rawPath: path) else { return nil }
+            return route.pattern
+        }
+        // The route registered first wins, whichever kind its first segment is.
+        #expect(pattern(.GET, "/images/items") == "/:tenant/items")
+        #expect(pattern(.GET, "/images/x") == "/images/:id")
+        #expect(pattern(.GET, "/anyone/items") == "/:tenant/items")
+        #expect(pattern(.GET, "/anyone/x") == nil)
+        // A first segment with escapes is compared once decoded, against every route of its length.
+        #expect(pattern(.GET, "/%69mages/x") == "/images/:id")
+        #expect(pattern(.GET, "/%69mages/items") == "/:tenant/items")
+        // Paths of another length, or longer than any route, find nothing.
+        #expect(pattern(.GET, "/images/x/y/z/w") == nil)
+        guard case .methodNotAllowed(let allowed) = router.match(.GET, rawPath: "/frames/x") else {
+            Issue.record("expected 405"); return
+        }
+        #expect(allowed == [.POST])
+    }
+
+    @Test func integerParametersAreReadFromTheRawPath() {
+        let router = Self.makeRouter()
+        func index(_ path: Substring) -> Int? {
+            guard case .found(_, let parameters) = router.match(.GET, rawPath: path) else { return nil }
+            return parameters.nonNegativeInteger("index")
+        }
+        #expect(index("/frames/a/0") == 0)
+        #expect(index("/frames/a/12") == 12)
+        #expect(index("/frames/a/%31%32") == 12)
+        #expect(index("/frames/a/999999999999999999") == 999_999_999_999_999_999)
+        #expect(index("/frames/a/1000000000000000000") == nil)  // 19 digits
+        #expect(index("/frames/a/-1") == nil)
+        #expect(index("/frames/a/1a") == nil)
+        #expect(index("/frames/a/%2B1") == nil)
+        #expect(HTTPPathParameters([(name: "index", value: "42")]).nonNegativeInteger("index") == 42)
+        #expect(HTTPPathParameters([(name: "index", value: "4 2")]).nonNegativeInteger("index") == nil)
+        #expect(HTTPPathParameters().nonNegativeInteger("index") == nil)
+    }
+
+    @Test func methodsCompareByTheirTokens() {
+        #expect(HTTPMethod(rawValue: "GET") == .GET)
+        #expect(HTTPMethod.GET == HTTPMethod(rawValue: "GET"))
+        #expect(HTTPMethod(rawValue: "GET").hashValue == HTTPMethod.GET.hashValue)
+        #expect(HTTPMethod.GET != .HEAD)
+        #expect(HTTPMethod(rawValue: "get") != .GET)
+        #expect(HTTPMethod(rawValue: "PURGE") == HTTPMethod(rawValue: "PURGE"))
+        #expect(Set([HTTPMethod.GET, HTTPMethod(rawValue: "GET"), .HEAD]).count == 2)
+    }
 }

@@ -22,11 +22,11 @@ struct FrameRoutes: Sendable {
     }
 
     func frame(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
-        let id = request.pathParameters["id"] ?? ""
-        let text = request.pathParameters["index"] ?? ""
-        guard let index = Self.parseNonNegative(text) else {
+        guard let index = request.pathParameters.nonNegativeInteger("index") else {
+            let text = request.pathParameters["index"] ?? ""
             return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
         }
+        let id = request.pathParameters["id"] ?? ""
         // Looked up once: the memo of resolved queries and the full path both need it.
         let quickRecord = lookup.recordAtOnce(id, loop: request.loop)
         if let record = quickRecord, let query = request.rawQuery, !query.isEmpty,
@@ -91,12 +91,6 @@ struct FrameRoutes: Sendable {
         return .problem(
             .notFound,
             detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); there is no frame \(index).")
-    }
-
-    /// Decimal digits only (no sign, no spaces), within `Int`.
-    static func parseNonNegative(_ text: String) -> Int? {
-        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        return Int(text)
     }
 
     /// What `query` resolved to before for `record`'s content on this event loop
