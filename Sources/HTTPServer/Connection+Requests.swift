@@ -250,8 +250,13 @@ extension Connection {
             requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
             status: response.status.code, bodyBytes: sendsBody ? response.bodyCount : 0,
             durationNanoseconds: Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds))
-        queue(response, of: exchange, sendsBody: sendsBody, connectionHeader, closes: closes) { head in
-            hook.appendHeaderLines(for: record, to: &head)
+        if loop.shared.hookAppendsHeaderLines {
+            queue(response, of: exchange, sendsBody: sendsBody, connectionHeader, closes: closes) { head in
+                hook.appendHeaderLines(for: record, to: &head)
+            }
+        } else {
+            // No closure holds the record: it is handed to the hook below without a copy.
+            queue(response, of: exchange, sendsBody: sendsBody, connectionHeader, closes: closes) { _ in }
         }
         hook.responseQueued(record)
     }

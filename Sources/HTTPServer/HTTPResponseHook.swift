@@ -16,14 +16,22 @@ public protocol HTTPResponseHook: AnyObject, Sendable {
     /// `Origin`) as `Name: value\r\n` bytes, to the head about to be sent. The default adds none.
     func appendHeaderLines(for record: HTTPAccessRecord, to head: inout [UInt8])
 
-    /// The response has been queued for the socket: log it, count it.
-    func responseQueued(_ record: HTTPAccessRecord)
+    /// Whether ``appendHeaderLines(for:to:)`` may add anything; when false the server does not
+    /// call it (nor keeps the record for it). Read once, when the server is made. The default is
+    /// true.
+    var appendsHeaderLines: Bool { get }
+
+    /// The response has been queued for the socket: log it, count it. The record is handed over
+    /// (not copied): keep it, or parts of it, without a retain of each of its fields.
+    func responseQueued(_ record: consuming HTTPAccessRecord)
 }
 
 extension HTTPResponseHook {
     public var constantHeaderLines: [UInt8] { [] }
 
     public func appendHeaderLines(for record: HTTPAccessRecord, to head: inout [UInt8]) {}
+
+    public var appendsHeaderLines: Bool { true }
 }
 
 /// What the server knows about one response when it hands it to its ``HTTPResponseHook``.

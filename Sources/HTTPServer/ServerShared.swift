@@ -12,6 +12,8 @@ final class ServerShared: Sendable {
     let serverLine: [UInt8]
     /// The hook's constant lines, read once.
     let constantHeaderLines: [UInt8]
+    /// Whether the hook adds lines per request (``HTTPResponseHook/appendsHeaderLines``), read once.
+    let hookAppendsHeaderLines: Bool
     /// `X-Request-ID: ` (the configured name), and the name in lower case for look-ups; nil when
     /// the server has no request-id header.
     let requestIDLinePrefix: [UInt8]?
@@ -35,6 +37,7 @@ final class ServerShared: Sendable {
         name.serialize(into: &line)
         serverLine = line
         constantHeaderLines = hook?.constantHeaderLines ?? []
+        hookAppendsHeaderLines = hook?.appendsHeaderLines ?? false
         if let header = configuration.requestIDHeader, !header.isEmpty {
             var prefix = HTTPHeaders()
             prefix.add(name: header, value: "")

@@ -31,4 +31,30 @@ import Testing
         #expect(text.contains("\(prefix)+Inf\"} 7\n"))
         #expect(text.contains("flipbook_http_request_duration_seconds_count{route=\"/frames/:id/:index\"} 7\n"))
     }
+
+    @Test func requestCountsSurviveKeysTakingEachOthersPlaces() {
+        let metrics = HTTPMetrics(loops: 2)
+        // 300 statuses × 2 routes: far more keys than the tally's places, each counted on both
+        // loops, in an order that makes keys displace one another again and again.
+        for round in 0..<3 {
+            for status in 200..<500 {
+                for (route, index) in [("/frames/:id/:index", 3), ("/images/:id", 1)] {
+                    metrics.record(
+                        HTTPAccessRecord(
+                            method: .GET, path: "/x", route: route, routeIndex: index, requestHeaders: HTTPHeaders(),
+                            requestID: .none, remoteAddress: nil, connectionID: 1, loop: (status + round) % 2,
+                            status: status, bodyBytes: 0, duration: .zero))
+                }
+            }
+        }
+        #expect(metrics.count(status: 200) == 6)
+        #expect(metrics.count(route: "/frames/:id/:index", status: 499) == 3)
+        #expect(metrics.count(route: "/images/:id", status: 304) == 3)
+        #expect(metrics.totals().requests.all.values.reduce(0, +) == 1_800)
+        var buffer: [UInt8] = []
+        metrics.emit(into: &buffer)
+        let text = String(decoding: buffer, as: UTF8.self)
+        #expect(text.contains("flipbook_http_requests_total{method=\"GET\",route=\"/images/:id\",status=\"404\"} 3\n"))
+        #expect(text.split(separator: "\n").filter { $0.hasPrefix("flipbook_http_requests_total{") }.count == 600)
+    }
 }

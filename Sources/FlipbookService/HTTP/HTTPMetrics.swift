@@ -49,12 +49,12 @@ final class HTTPMetrics: Sendable {
     /// One loop's counts: requests by (route, method, status) packed in one key, latency by route
     /// (index + 1; 0 = unmatched), and the routes' labels as responses named them.
     struct Counts {
-        var requests: [UInt64: Int] = [:]
+        var requests = RequestTally()
         var latency: [Histogram] = [Histogram()]
         var routeLabels: [String?] = ["unmatched"]
 
         mutating func add(_ other: Counts) {
-            for (key, value) in other.requests { requests[key, default: 0] += value }
+            requests.add(other.requests)
             grow(to: other.latency.count)
             for i in other.latency.indices {
                 latency[i].add(other.latency[i])
@@ -84,7 +84,7 @@ final class HTTPMetrics: Sendable {
         let key = UInt64(route) << 32 | UInt64(method) << 16 | UInt64(UInt16(clamping: record.status))
         let nanoseconds = record.durationNanoseconds
         loops.withLock(record.loop) { counts in
-            counts.requests[key, default: 0] += 1
+            counts.requests.increment(key)
             if route >= counts.latency.count { counts.grow(to: route + 1) }
             if counts.routeLabels[route] == nil { counts.routeLabels[route] = record.route }
             counts.latency[route].record(nanoseconds)
@@ -111,7 +111,7 @@ final class HTTPMetrics: Sendable {
     /// given).
     func count(route: String? = nil, status: Int) -> Int {
         let totals = totals()
-        return totals.requests.reduce(0) { sum, entry in
+        return totals.requests.all.reduce(0) { sum, entry in
             let routeIndex = Int(entry.key >> 32)
             let matches = route.map { totals.routeLabels[routeIndex] == $0 } ?? true
             return sum + (matches && Int(entry.key & 0xFFFF) == status ? entry.value : 0)
@@ -123,7 +123,7 @@ final class HTTPMetrics: Sendable {
         let totals = totals()
         if !totals.requests.isEmpty {
             buffer.append(contentsOf: "# TYPE flipbook_http_requests_total counter\n".utf8)
-            for (key, value) in totals.requests.sorted(by: { $0.key < $1.key }) {
+            for (key, value) in totals.requests.all.sorted(by: { $0.key < $1.key }) {
                 let route = Int(key >> 32)
                 let method = Int((key >> 16) & 0xFFFF)
                 let status = Int(key & 0xFFFF)

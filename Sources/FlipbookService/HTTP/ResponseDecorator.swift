@@ -41,14 +41,19 @@ final class ResponseDecorator: HTTPResponseHook {
         constantHeaderLines = lines + cors.constantLines
     }
 
+    /// Only CORS for listed origins adds lines per request (`*` is among the constant lines).
+    var appendsHeaderLines: Bool { cors.isEnabled && !cors.allowsAny }
+
     func appendHeaderLines(for record: HTTPAccessRecord, to head: inout [UInt8]) {
-        guard cors.isEnabled && !cors.allowsAny else { return }
+        guard appendsHeaderLines else { return }
         cors.appendLines(origin: record.requestHeaders["Origin"], to: &head)
     }
 
-    func responseQueued(_ record: HTTPAccessRecord) {
+    func responseQueued(_ record: consuming HTTPAccessRecord) {
         metrics.record(record)
-        accessLog?.append(AccessLogLine(record: record, client: clientAddress(record)))
+        guard let accessLog else { return }
+        let client = clientAddress(record)
+        accessLog.append(AccessLogLine(record: record, client: client))
     }
 
     /// The client: the peer, or the nearest untrusted hop of `X-Forwarded-For` when the peer is

@@ -38,8 +38,13 @@ public enum AccessLogFormat: Sendable {
 
     /// Appends the line (with its newline) to `out`.
     func append(_ line: AccessLogLine, clock: inout AccessLogClock, to out: inout [UInt8]) {
-        let record = line.record
         clock.refresh()
+        append(line.record, client: line.client, clock: &clock, to: &out)
+    }
+
+    private func append(
+        _ record: HTTPAccessRecord, client: String, clock: inout AccessLogClock, to out: inout [UInt8]
+    ) {
         switch self {
         case .text:
             out.append(contentsOf: clock.textTimestamp)
@@ -47,7 +52,7 @@ public enum AccessLogFormat: Sendable {
             Self.appendText(" bytes=", to: &out)
             Self.appendDecimal(record.bodyBytes, to: &out)
             Self.appendText(" client=", to: &out)
-            Self.appendEscaped(line.client, json: false, to: &out)
+            Self.appendEscaped(client, json: false, to: &out)
             Self.appendText(" component=access method=", to: &out)
             Self.appendEscaped(record.method.rawValue, json: false, to: &out)
             Self.appendText(" ms=", to: &out)
@@ -66,7 +71,7 @@ public enum AccessLogFormat: Sendable {
             out.append(contentsOf: Self.jsonHead)
             Self.appendDecimal(record.bodyBytes, to: &out)
             Self.appendText("\",\"client\":\"", to: &out)
-            Self.appendEscaped(line.client, json: true, to: &out)
+            Self.appendEscaped(client, json: true, to: &out)
             Self.appendText("\",\"component\":\"access\",\"method\":\"", to: &out)
             Self.appendEscaped(record.method.rawValue, json: true, to: &out)
             Self.appendText("\",\"ms\":\"", to: &out)
