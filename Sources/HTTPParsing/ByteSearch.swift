@@ -43,6 +43,31 @@ package enum ByteSearch {
         return count
     }
 
+    /// The offset of the first byte a JSON string must escape — a control byte (below 0x20),
+    /// DEL (0x7F), `"` or a backslash — in `bytes`, or nil. Eight bytes at a time, like
+    /// ``firstControlByte(in:)`` (each test's lowest flag is right, so the lowest of all is).
+    package static func firstJSONEscape(in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let delete = word ^ (ones &* 0x7F)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let flagged =
+                ((word &- ones &* 0x20) & ~word | (delete &- ones) & ~delete | (quote &- ones) & ~quote
+                    | (backslash &- ones) & ~backslash) & highBits
+            if flagged != 0 { return offset + flagged.trailingZeroBitCount / 8 }
+            offset += 8
+        }
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte < 0x20 || byte == 0x7F || byte == 0x22 || byte == 0x5C { return offset }
+            offset += 1
+        }
+        return nil
+    }
+
     /// The offset of the first control byte (below 0x20) or DEL (0x7F) in `bytes`, or nil.
     package static func firstControlByte(in bytes: UnsafeRawBufferPointer) -> Int? {
         guard let base = bytes.baseAddress else { return nil }

@@ -46,6 +46,25 @@ import Testing
         Self.withBytes([UInt8](repeating: 0x00, count: 17)) { #expect(ByteSearch.count(of: 0x00, in: $0) == 17) }
     }
 
+    @Test func everyByteJSONEscapesIsFoundAtEveryPositionAndNoOther() {
+        for length in 1...20 {
+            for position in 0..<length {
+                for byte in 0...255 {
+                    // Clean bytes before the one tried; after it, ones that must be escaped too.
+                    var bytes = [UInt8](repeating: 0x7E, count: length)
+                    for after in (position + 1)..<max(length, position + 1) { bytes[after] = [0x22, 0x5C, 0x00][after % 3] }
+                    bytes[position] = UInt8(byte)
+                    let escaped = byte < 0x20 || byte == 0x7F || byte == 0x22 || byte == 0x5C
+                    let expected = escaped ? position : (position + 1 < length ? position + 1 : nil)
+                    Self.withBytes(bytes) { #expect(ByteSearch.firstJSONEscape(in: $0) == expected, "\(bytes)") }
+                }
+            }
+        }
+        Self.withBytes([]) { #expect(ByteSearch.firstJSONEscape(in: $0) == nil) }
+        // Neighbours of the escaped bytes, and UTF-8, are clean.
+        Self.withBytes(Array("!#[]~ é/frames/ab12/3?w=1".utf8)) { #expect(ByteSearch.firstJSONEscape(in: $0) == nil) }
+    }
+
     @Test func everyByteOutsideVisibleASCIIIsFoundAtEveryPosition() {
         for length in 1...24 {
             for position in 0..<length {
