@@ -150,6 +150,7 @@ def measure(data_dir, scratch, size, cold_images):
         result["listAll"] = {"seconds": round(time.perf_counter() - t, 2), "pages": pages, "ids": len(ids),
                              "distinct": len(set(ids)), "ordered": ids == sorted(ids)}
         result["rssAfterListing"] = proc_memory(server.pid)
+        log("bench.scale: before the cold frames: " + json.dumps(result))
         # Cold frame 0, one image after another.
         count = min(cold_images, len(ids))
         latencies, marks = [], {}
@@ -213,26 +214,32 @@ def main():
     parser.add_argument("--cold", type=int, default=100_000, help="images whose frame 0 is asked for")
     parser.add_argument("--jobs", type=int, default=2, help="flipbook import's threads")
     parser.add_argument("--keep", action="store_true", help="keep the data directory")
+    parser.add_argument("--reuse", type=int, default=0,
+                        help="the data directory kept (--keep) by an earlier run holds seeds 0 … N-1: store only beyond")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     build()
     out = os.path.join(REPO, "bench-out", "scale")
     os.makedirs(out, exist_ok=True)
     data_dir = os.path.join(out, "data")
-    shutil.rmtree(data_dir, ignore_errors=True)
+    if not args.reuse:
+        shutil.rmtree(data_dir, ignore_errors=True)
     need = sizes[-1] * 9000 * 1.2
     free = shutil.disk_usage(out).free
     if free < need:
         raise SystemExit(f"bench.scale: {free / 1e9:.0f} GB free under {out}, {need / 1e9:.0f} GB needed")
     scratch = tempfile.mkdtemp(prefix="flipbook-bench-scale-", dir=out)
     result = {"machine": machine(), "commit": head_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "command": "make bench-scale" + (f" SIZES={args.sizes}" if args.sizes != "1000,100000,1000000" else ""),
+              "command": "make bench-scale" + (f" SIZES={args.sizes}" if args.sizes != "1000,100000,1000000" else "")
+              + (f" COLD={args.cold}" if args.cold != 100_000 else "") + (f" REUSE={args.reuse}" if args.reuse else ""),
               "uploads": [], "imports": [], "sizes": []}
-    stored = 0
+    stored = args.reuse
+    if args.reuse:
+        result["reused"] = args.reuse
     try:
         for size in sizes:
             first_api = max(0, min(args.api, size) - stored) if stored < args.api else 0
-            last_api = args.api if size == sizes[-1] and size >= 2 * args.api else 0
+            last_api = args.api if size == sizes[-1] and size >= 2 * args.api and stored < size else 0
             if first_api:
                 server, _ = start(data_dir, scratch)
                 result["uploads"].append({"phase": "first", **upload(server, stored, first_api)})
