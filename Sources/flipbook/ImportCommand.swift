@@ -5,6 +5,7 @@ import FoundationEssentials
 import Glibc
 import Logging
 import Synchronization
+import SystemResources
 
 /// `flipbook import`: stores image files the way `POST /images` stores an upload — the same
 /// settings, limits and verification, the same record under the same content id — without a
@@ -61,7 +62,7 @@ struct ImportCommand: AsyncParsableCommand {
         let files = Self.files(in: paths)
         let importer = BulkImport(store: store)
         let started = Date()
-        importer.run(files, jobs: jobs > 0 ? jobs : ProcessInfo.processInfo.activeProcessorCount)
+        importer.run(files, jobs: jobs > 0 ? jobs : max(1, CPULimit.usableCores))
         let counts = importer.counts
         let seconds = Date().timeIntervalSince(started)
         if json {
