@@ -63,19 +63,8 @@ public struct HTTPRequestParser: Sendable {
     package var trailerBytes = 0
     package var trailerFields = 0
 
-    // What the header fields said so far.
-    private var contentLength: Int?
-    private var contentLengthInvalid = false
-    private var transferEncodingSeen = false
-    private var chunkedCount = 0
-    private var otherCodingSeen = false
-    private var chunkedNotLast = false
-    private var transferEncodingEmpty = false
-    private var hostCount = 0
-    private var connectionClose = false
-    private var connectionKeepAlive = false
-    private var expectContinue = false
-    private var expectOther = false
+    /// What the framing and connection fields said so far.
+    private var framingFields = RequestFramingFields()
 
     /// A parser at the start of a connection.
     public init(limits: HTTPParserLimits = HTTPParserLimits()) {
@@ -298,82 +287,27 @@ public struct HTTPRequestParser: Sendable {
         return .success((colon, valueStart, valueEnd))
     }
 
-    /// Records what `Content-Length`, `Transfer-Encoding`, `Host`, `Connection` and `Expect` say.
+    /// Hands a field line's name and value to ``framingFields``.
     private mutating func noteSpecialField(_ field: HTTPHeaders.Field) {
-        let nameLength = Int(field.nameEnd - field.nameStart)
-        guard nameLength == 4 || nameLength == 6 || nameLength == 10 || nameLength == 14 || nameLength == 17
-        else { return }
         buffer.withUnsafeBytes { raw in
             let name = UnsafeRawBufferPointer(rebasing: raw[Int(field.nameStart)..<Int(field.nameEnd)])
             let value = UnsafeRawBufferPointer(rebasing: raw[Int(field.valueStart)..<Int(field.valueEnd)])
-            if Self.nameIs(name, "host") {
-                hostCount += 1
-            } else if Self.nameIs(name, "content-length") {
-                noteContentLength(value)
-            } else if Self.nameIs(name, "transfer-encoding") {
-                noteTransferEncoding(value)
-            } else if Self.nameIs(name, "connection") {
-                Self.forEachListElement(value) { token in
-                    if Self.nameIs(token, "close") { connectionClose = true }
-                    if Self.nameIs(token, "keep-alive") { connectionKeepAlive = true }
-                }
-            } else if Self.nameIs(name, "expect") {
-                if Self.nameIs(value, "100-continue") { expectContinue = true } else { expectOther = true }
-            }
+            framingFields.note(name: name, value: value)
         }
-    }
-
-    private mutating func noteContentLength(_ value: UnsafeRawBufferPointer) {
-        var sawElement = false
-        Self.forEachListElement(value, keepEmpty: true) { element in
-            sawElement = true
-            guard !element.isEmpty, element.count <= 18 else { contentLengthInvalid = true; return }
-            var parsed = 0
-            for byte in element {
-                let digit = byte &- 0x30
-                guard digit < 10 else { contentLengthInvalid = true; return }
-                parsed = parsed * 10 + Int(digit)
-            }
-            if let existing = contentLength, existing != parsed { contentLengthInvalid = true }
-            contentLength = parsed
-        }
-        if !sawElement { contentLengthInvalid = true }
-    }
-
-    private mutating func noteTransferEncoding(_ value: UnsafeRawBufferPointer) {
-        transferEncodingSeen = true
-        var elements = 0
-        Self.forEachListElement(value) { coding in
-            elements += 1
-            if chunkedCount > 0 { chunkedNotLast = true }
-            if Self.nameIs(coding, "chunked") { chunkedCount += 1 } else { otherCodingSeen = true }
-        }
-        if elements == 0 { transferEncodingEmpty = true }
     }
 
     private mutating func finishHead() -> Event {
         guard let line = requestLine else { return failHead(.malformedRequestLine) }
-        var framing = HTTPBodyFraming.none
-        if transferEncodingSeen {
-            if contentLength != nil || contentLengthInvalid { return failHead(.contentLengthWithTransferEncoding) }
-            if line.version.minor == 0 || transferEncodingEmpty { return failHead(.invalidTransferEncoding) }
-            if otherCodingSeen { return failHead(.unsupportedTransferEncoding) }
-            if chunkedCount != 1 || chunkedNotLast { return failHead(.invalidTransferEncoding) }
-            framing = .chunked
-        } else if contentLengthInvalid {
-            return failHead(.invalidContentLength)
-        } else if let length = contentLength, length > 0 {
-            framing = .contentLength(length)
+        let framing: HTTPBodyFraming
+        switch framingFields.framing(version: line.version) {
+        case .success(let found): framing = found
+        case .failure(let error): return failHead(error)
         }
-        if line.version.minor == 1 ? hostCount != 1 : hostCount > 1 { return failHead(.invalidHost) }
-        let isHTTP11 = line.version.minor == 1
-        if isHTTP11 && expectOther { return failHead(.unsupportedExpectation) }
-        let keepAlive = !connectionClose && (isHTTP11 || connectionKeepAlive)
         completedHead = HTTPRequestHead(
             method: line.method, target: line.target, version: line.version,
             headers: HTTPHeaders(parsedStorage: buffer, fields: fields),
-            framing: framing, keepAlive: keepAlive,
-            expectsContinue: isHTTP11 && expectContinue && framing != .none)
+            framing: framing, keepAlive: framingFields.keepAlive(version: line.version),
+            expectsContinue: framingFields.expectsContinue(version: line.version, framing: framing))
         switch framing {
         case .none: state = .endPending
         case .contentLength(let length): state = .body(remaining: length)
@@ -396,17 +330,6 @@ public struct HTTPRequestParser: Sendable {
         lineStart = 0
         headerSectionStart = 0
         requestLine = nil
-        contentLength = nil
-        contentLengthInvalid = false
-        transferEncodingSeen = false
-        chunkedCount = 0
-        otherCodingSeen = false
-        chunkedNotLast = false
-        transferEncodingEmpty = false
-        hostCount = 0
-        connectionClose = false
-        connectionKeepAlive = false
-        expectContinue = false
-        expectOther = false
+        framingFields = RequestFramingFields()
     }
 }
