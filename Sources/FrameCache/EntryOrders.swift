@@ -62,7 +62,7 @@ struct EntrySet {
 /// changed since, the order is the one it had then): a binary heap whose entries know their
 /// position, so that one is moved or taken out in O(log n), the first is read in O(1), and the
 /// first k are listed in order in O(k log k) without disturbing it.
-struct EntryHeap<Key: Comparable> {
+struct EntryHeap<Key: Comparable>: BinaryHeapLayout {
     let order: IndexSlots.Order
     private var items: [(key: Key, entry: ImageEntry)] = []
 
@@ -122,7 +122,7 @@ struct EntryHeap<Key: Comparable> {
 
     /// Lists a heap's entries in order without changing it: the positions that may come next (the
     /// children of those listed) wait in a heap of their own.
-    struct OrderedIterator: IteratorProtocol {
+    struct OrderedIterator: IteratorProtocol, BinaryHeapLayout {
         fileprivate let items: [(key: Key, entry: ImageEntry)]
         private var frontier: [Int]
 
@@ -146,58 +146,20 @@ struct EntryHeap<Key: Comparable> {
             return (items[top].key, items[top].entry)
         }
 
-        private func before(_ a: Int, _ b: Int) -> Bool { items[frontier[a]].key < items[frontier[b]].key }
+        var heapCount: Int { frontier.count }
 
-        private mutating func siftUp(_ start: Int) {
-            var i = start
-            while i > 0 {
-                let parent = (i - 1) / 2
-                guard before(i, parent) else { return }
-                frontier.swapAt(i, parent)
-                i = parent
-            }
-        }
+        func heapSlot(_ a: Int, precedes b: Int) -> Bool { items[frontier[a]].key < items[frontier[b]].key }
 
-        private mutating func siftDown(_ start: Int) {
-            var i = start
-            while true {
-                let (left, right) = (2 * i + 1, 2 * i + 2)
-                var least = i
-                if left < frontier.count && before(left, least) { least = left }
-                if right < frontier.count && before(right, least) { least = right }
-                if least == i { return }
-                frontier.swapAt(i, least)
-                i = least
-            }
-        }
+        mutating func swapHeapSlots(_ a: Int, _ b: Int) { frontier.swapAt(a, b) }
     }
 
-    private mutating func swapItems(_ a: Int, _ b: Int) {
+    var heapCount: Int { items.count }
+
+    func heapSlot(_ a: Int, precedes b: Int) -> Bool { items[a].key < items[b].key }
+
+    mutating func swapHeapSlots(_ a: Int, _ b: Int) {
         items.swapAt(a, b)
         items[a].entry.slots[order] = a
         items[b].entry.slots[order] = b
-    }
-
-    private mutating func siftUp(_ start: Int) {
-        var i = start
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard items[i].key < items[parent].key else { return }
-            swapItems(i, parent)
-            i = parent
-        }
-    }
-
-    private mutating func siftDown(_ start: Int) {
-        var i = start
-        while true {
-            let (left, right) = (2 * i + 1, 2 * i + 2)
-            var least = i
-            if left < items.count && items[left].key < items[least].key { least = left }
-            if right < items.count && items[right].key < items[least].key { least = right }
-            if least == i { return }
-            swapItems(i, least)
-            i = least
-        }
     }
 }
