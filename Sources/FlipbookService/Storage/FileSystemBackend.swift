@@ -240,6 +240,9 @@ final class FileSystemBackend: StorageBackend {
 
     func forgetOriginal(_ sha256: String) {}
 
+    /// Replicas of one data directory share its products there.
+    var sharedProducts: (any SharedProducts)? { nil }
+
     /// Writable when a file can be created in the data directory right now.
     func health() -> StorageHealth {
         let probe = temporaryDirectory + "/.ready-" + UUID().uuidString

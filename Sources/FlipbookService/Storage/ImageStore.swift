@@ -331,11 +331,11 @@ public final class ImageStore: Sendable {
 
     // MARK: Encoding
 
-    /// The metadata document `GET /images/{id}` serves for `record`.
+    /// The metadata of `record` as JSON, with its id and display name: what the record cache
+    /// keeps beside each record, served as it is by `GET /images/{id}`.
     static func encodeMetadata(of record: StoredImage) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(
-            try encoder.encode(NamedDocument(MetadataDocument(id: record.id, metadata: record.metadata), name: record.name)))
+        return Array(try encoder.encode(RecordMetadata(id: record.id, metadata: record.metadata, name: record.name)))
     }
 }

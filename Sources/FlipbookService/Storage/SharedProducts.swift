@@ -29,9 +29,7 @@ enum ProductName {
 }
 
 extension ImageStore {
-    /// Where this store's products are shared with replicas that share no disk: the bucket of
-    /// `storage.backend = s3`; nil for a data directory (replicas sharing it share its products).
-    var sharedProducts: (any SharedProducts)? {
-        (backend as? S3Backend).map { S3SharedProducts(backend: $0) }
-    }
+    /// Where this store's products are shared with replicas that share no disk (the bucket of
+    /// `storage.backend = s3`); nil for a data directory (replicas sharing it share its products).
+    var sharedProducts: (any SharedProducts)? { backend.sharedProducts }
 }

@@ -68,6 +68,10 @@ protocol StorageBackend: Sendable {
     /// backend keeps locally for that content (a cached original) once storage says no image
     /// uses it any more. Decided from storage, never from the records in memory (only some).
     func forgetOriginal(_ sha256: String)
+
+    /// Where replicas that share no disk share their products through this storage; nil when
+    /// they share it otherwise (replicas of one data directory share its products).
+    var sharedProducts: (any SharedProducts)? { get }
 }
 
 /// How a record was read, for rechecking it: the meta file's modification time and size (fs),

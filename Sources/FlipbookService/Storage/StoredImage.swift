@@ -2,8 +2,8 @@ import AnimatedImage
 import FoundationEssentials
 
 /// What the store knows of one image without touching its pixels: where it came from, its
-/// content hash and its metadata. Written beside the image as `meta/<id>.json`, the metadata as
-/// its ``MetadataDocument`` (with `id`).
+/// content hash and its metadata. Written beside the image as `records/<p>/<id>.json`, the
+/// metadata as a ``RecordMetadata`` (with `id`).
 public struct StoredImage: Sendable, Codable, Equatable {
     /// How an image entered the store.
     public enum Source: String, Sendable, Codable {
@@ -44,7 +44,7 @@ public struct StoredImage: Sendable, Codable, Equatable {
         try c.encode(sha256, forKey: .sha256)
         try c.encode(source, forKey: .source)
         try c.encode(storedAt, forKey: .storedAt)
-        try c.encode(MetadataDocument(id: id, metadata: metadata), forKey: .metadata)
+        try c.encode(RecordMetadata(id: id, metadata: metadata), forKey: .metadata)
         try c.encodeIfPresent(outputRevision, forKey: .outputRevision)
         try c.encodeIfPresent(origin, forKey: .origin)
         try c.encodeIfPresent(name, forKey: .name)
@@ -57,7 +57,7 @@ extension StoredImage {
         try self.init(
             id: c.decode(String.self, forKey: .id), sha256: c.decode(String.self, forKey: .sha256),
             source: c.decode(Source.self, forKey: .source), storedAt: c.decode(Date.self, forKey: .storedAt),
-            metadata: c.decode(MetadataDocument.self, forKey: .metadata).metadata,
+            metadata: c.decode(RecordMetadata.self, forKey: .metadata).metadata,
             outputRevision: c.decodeIfPresent(Int.self, forKey: .outputRevision),
             origin: c.decodeIfPresent(SourceOrigin.self, forKey: .origin),
             name: c.decodeIfPresent(String.self, forKey: .name))

@@ -118,3 +118,8 @@ struct S3SharedProducts: SharedProducts {
         }
     }
 }
+
+extension S3Backend {
+    /// Replicas that share the bucket share their products under `derived/`.
+    var sharedProducts: (any SharedProducts)? { S3SharedProducts(backend: self) }
+}
