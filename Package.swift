@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "AnimatedImage", targets: ["AnimatedImage"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "FrameCache", targets: ["FrameCache"]),
+        .library(name: "ImageStorage", targets: ["ImageStorage"]),
         .library(name: "FlipbookService", targets: ["FlipbookService"]),
     ],
     dependencies: [
@@ -143,12 +144,26 @@ let package = Package(
             ],
             swiftSettings: requestPathSettings),
 
-        // The service: routes and handlers, storage, configuration, auth, metrics, logging.
+        // The image store: records, originals and derived products, content-addressed and durable,
+        // in a data directory (with its SQLite listing index) or an S3 bucket (SigV4 over
+        // OutboundHTTP) with a local cache of originals. Knows nothing of HTTP routes.
+        .target(
+            name: "ImageStorage",
+            dependencies: [
+                "AnimatedImage", "FrameCache", "OutboundHTTP", "SystemResources", "CLinux", "CSQLite",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSettings),
+
+        // The service: routes and handlers, configuration, auth, metrics, logging.
         .target(
             name: "FlipbookService",
             dependencies: [
-                "AnimatedImage", "FrameCache", "HTTPServer", "OutboundHTTP", "SystemResources", "SourceRules",
-                "URLSigning", "CLinux", "CSQLite",
+                "AnimatedImage", "FrameCache", "HTTPServer", "ImageStorage", "OutboundHTTP", "SystemResources",
+                "SourceRules", "URLSigning",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -245,9 +260,16 @@ let package = Package(
             dependencies: ["HTTPServer", "FlipbookTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "ImageStorageTests",
+            dependencies: [
+                "ImageStorage", "AnimatedImage", "SystemResources", "FlipbookTestSupport",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "FlipbookServiceTests",
             dependencies: [
-                "FlipbookService", "FrameCache", "HTTPServer", "AnimatedImage", "SystemResources",
+                "FlipbookService", "FrameCache", "HTTPServer", "ImageStorage", "AnimatedImage", "SystemResources",
                 "FlipbookTestSupport", "ServiceTestSupport", "OutboundHTTP", "SourceRules", "URLSigning",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -257,7 +279,9 @@ let package = Package(
         // The `flipbook` executable as a user runs it (the built product, next to the tests).
         .testTarget(
             name: "FlipbookCLITests",
-            dependencies: ["AnimatedImage", "FlipbookService", "URLSigning", "FlipbookTestSupport", "ServiceTestSupport"],
+            dependencies: [
+                "AnimatedImage", "FlipbookService", "ImageStorage", "URLSigning", "FlipbookTestSupport", "ServiceTestSupport",
+            ],
             swiftSettings: strictSettings),
     ]
 )

@@ -1,6 +1,6 @@
 /// What an image is, in one value: its format, canvas, frame count, timing and every frame's
 /// entry, as the indexer and the timeline found them. The model only: how it is written as JSON
-/// (the API's field names) belongs to the store (`RecordMetadata` in FlipbookService).
+/// (the API's field names) belongs to the store (`RecordMetadata` in ImageStorage).
 public struct ImageMetadata: Sendable, Equatable {
     public var format: String
     public var mimeType: String

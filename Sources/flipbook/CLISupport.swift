@@ -3,6 +3,7 @@ import ArgumentParser
 import FlipbookService
 import FoundationEssentials
 import Glibc
+import SystemResources
 
 /// Exit statuses of the CLI: 1 when the image cannot be served (unsupported, damaged, over a
 /// limit, no such frame), 2 when a file cannot be read or written.

@@ -1,6 +1,7 @@
 import FlipbookService
 import FlipbookTestSupport
 import Foundation
+import ImageStorage
 import ServiceTestSupport
 import Synchronization
 import Testing

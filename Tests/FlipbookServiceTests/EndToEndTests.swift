@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import FlipbookService
+@testable import ImageStorage
 
 /// The service over loopback, as a client sees it: the API contract, on both storage backends
 /// (`fs`: a data directory; `s3`: a bucket of moto's S3 server, see ``MotoServer``).

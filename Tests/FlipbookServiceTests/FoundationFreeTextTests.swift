@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import SystemResources
 import Testing
 
 @testable import FlipbookService

@@ -5,6 +5,7 @@ import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService
+@testable import ImageStorage
 
 /// Whatever happens to the image while its frames are cached — replaced, deleted, purged,
 /// re-indexed — the next request never gets the old record or frame; ids that were never

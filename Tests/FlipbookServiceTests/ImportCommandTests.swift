@@ -4,6 +4,7 @@ import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService
+@testable import ImageStorage
 
 #if canImport(Glibc)
 import Glibc

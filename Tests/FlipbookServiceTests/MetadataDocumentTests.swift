@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import FlipbookService
+@testable import ImageStorage
 
 /// The metadata document's JSON (``MetadataDocument``): the field names and values the API
 /// promises (openapi.yaml), checked against literal documents built from a file's own facts; a

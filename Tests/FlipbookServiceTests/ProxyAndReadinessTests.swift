@@ -8,6 +8,7 @@ import Testing
 
 @testable import FlipbookService
 @testable import HTTPServer
+@testable import ImageStorage
 
 /// Behaviour behind a proxy: client addresses, readiness while draining, errors of the cache.
 @Suite("Proxy and readiness")

@@ -5,6 +5,7 @@ import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService
+@testable import ImageStorage
 
 /// Records written by a build of another output revision: re-derived from the stored original
 /// when loaded, written back, and served with this build's metadata; records of this revision are

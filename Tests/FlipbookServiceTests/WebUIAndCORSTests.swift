@@ -3,6 +3,7 @@ import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService
+@testable import ImageStorage
 
 /// The browser pages and their files (`/`, `/player/{id}`, `/ui/{file}`), the cache-residency
 /// route the player page polls, and cross-origin access (`server.corsOrigins`).

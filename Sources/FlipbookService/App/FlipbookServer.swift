@@ -3,6 +3,7 @@ import FoundationEssentials
 import FrameCache
 import Glibc
 import HTTPServer
+import ImageStorage
 import Logging
 import Metrics
 import OutboundHTTP

@@ -1,6 +1,7 @@
 import Crypto
 import FoundationEssentials
 import HTTPServer
+import SystemResources
 
 /// Bearer-token checks for admin routes and (optionally) uploads. Tokens are compared in
 /// constant time, by their SHA-256, so timing reveals nothing about them.

@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPServer
+import ImageStorage
 import Logging
 
 /// How a route gets the record of an image id without blocking an event loop: at once when the

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import HTTPServer
+import ImageStorage
 import Logging
 
 /// The answers every route shares: JSON bodies, a refusal's problem, the `304` of a validator,

@@ -1,5 +1,6 @@
 import AnimatedImage
 import FrameCache
+import ImageStorage
 
 /// Every setting of `flipbook serve`, with its default. `Config/flipbook.json` mirrors these
 /// defaults key for key (a test keeps the two equal); see ``SettingsLoader`` for the order in
@@ -53,34 +54,8 @@ public struct FlipbookSettings: Sendable, Equatable {
         public init() {}
     }
 
-    /// The bucket of `storage.backend = s3`.
-    public struct S3: Sendable, Equatable {
-        /// `http(s)://host[:port]`; empty = AWS's regional endpoint, `https://s3.<region>.amazonaws.com`.
-        public var endpoint = ""
-        public var region = "us-east-1"
-        public var bucket = ""
-        /// Put before every key (e.g. `flipbook/`); may be empty.
-        public var prefix = ""
-        /// Path-style URLs (`endpoint/bucket/key`), as most self-hosted servers want; false =
-        /// virtual-hosted (`bucket.endpoint/key`), as AWS prefers.
-        public var pathStyle = false
-        /// Longest wait for any byte of a response (each attempt).
-        public var requestTimeoutSeconds = 10.0
-        /// Retries after a failed attempt (network error, 5xx, throttling), with exponential
-        /// backoff and full jitter.
-        public var retries = 3
-        /// Credentials; empty = `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`.
-        public var accessKeyId = ""
-        public var secretAccessKey = ""
-        public var sessionToken = ""
-        /// The local cache of originals (least recently used removed first), in bytes.
-        public var localCacheBytes = 4 << 30
-        /// Uploads larger than this go up in parts (multipart upload).
-        public var multipartThresholdBytes = 64 << 20
-        /// The size of each part (S3's minimum is 5 MiB).
-        public var partBytes = 16 << 20
-        public init() {}
-    }
+    /// The bucket of `storage.backend = s3` (ImageStorage's settings of it).
+    public typealias S3 = S3StorageSettings
 
     /// The shared frame cache.
     public struct Cache: Sendable, Equatable {

@@ -1,7 +1,9 @@
 import Configuration
 import FoundationEssentials
 import Glibc
+import ImageStorage
 import SystemPackage
+import SystemResources
 
 /// Builds ``FlipbookSettings`` from, lowest to highest precedence: the defaults in code, the JSON
 /// file (`Config/flipbook.json` or `--config`), `FLIPBOOK_*` environment variables, and

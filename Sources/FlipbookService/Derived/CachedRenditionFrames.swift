@@ -1,5 +1,6 @@
 import AnimatedImage
 import FrameCache
+import ImageStorage
 
 /// The frames of one rendition that the frame cache holds already, as pixels, for a build that
 /// would otherwise decode and scale them again: a frame served losslessly (PNG) in the same

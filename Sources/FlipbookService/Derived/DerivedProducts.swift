@@ -3,6 +3,7 @@ import Dispatch
 import FoundationEssentials
 import FrameCache
 import Glibc
+import ImageStorage
 import Logging
 
 /// Storyboards and previews, made once and kept: a product on disk is served from there; one

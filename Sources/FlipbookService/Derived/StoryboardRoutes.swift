@@ -1,5 +1,6 @@
 import AnimatedImage
 import HTTPServer
+import ImageStorage
 
 /// `GET /images/{id}/storyboard` (the JSON manifest), `GET /images/{id}/storyboard.vtt` (the
 /// WebVTT thumbnail track) and `GET /derived/{sha256}/{product}/{file}` (the sheets, at

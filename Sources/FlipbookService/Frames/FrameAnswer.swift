@@ -1,6 +1,7 @@
 import AnimatedImage
 import FrameCache
 import HTTPServer
+import ImageStorage
 import Logging
 
 /// How long a client or a proxy may keep an answer (`Cache-Control`), chosen in one place for

@@ -1,6 +1,7 @@
 import AnimatedImage
 import FrameCache
 import HTTPServer
+import ImageStorage
 import Logging
 
 /// `GET /frames/{id}/{index}` and `GET /frames/{id}?t={ms}` (t a decimal number of milliseconds):

@@ -1,6 +1,7 @@
 import AnimatedImage
 import FrameCache
 import HTTPServer
+import ImageStorage
 
 /// Stored images as the frame cache sees them: keyed by their content (two ids with the same
 /// bytes share frames, and a replaced named image never serves its old frames), loaded from the

@@ -1,6 +1,7 @@
 import HTTPServer
 import Prometheus
 import Synchronization
+import SystemResources
 
 /// Request counters (`flipbook_http_requests_total` by method, route and status) and latency
 /// histograms (`flipbook_http_request_duration_seconds` by route), kept per event loop — each

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import HTTPServer
+import SystemResources
 
 /// What every Flipbook response gets on its way out, whichever part of the server made it — a
 /// handler, the router's 404/405, the parser's errors, the 503 at the connection limit: the

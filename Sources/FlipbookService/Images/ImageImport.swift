@@ -1,6 +1,7 @@
 import AnimatedImage
 import FrameCache
 import HTTPServer
+import ImageStorage
 import Logging
 import Metrics
 

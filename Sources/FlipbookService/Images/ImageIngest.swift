@@ -1,6 +1,7 @@
 import Dispatch
 import FrameCache
 import HTTPServer
+import ImageStorage
 import Logging
 
 /// Takes images in: opens the temporary file an upload is streamed into, and verifies and stores

@@ -2,6 +2,7 @@ import AnimatedImage
 import FoundationEssentials
 import FrameCache
 import HTTPServer
+import ImageStorage
 import Logging
 
 /// `POST /images` and `PUT /images/{name}` (the bytes, or a source by URL: ``SourceRoutes``),

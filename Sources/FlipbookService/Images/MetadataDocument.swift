@@ -1,4 +1,5 @@
 import AnimatedImage
+import ImageStorage
 
 /// An image's metadata document as JSON: what `GET /images/{id}` serves (with `id`) and what
 /// `flipbook info` prints (without). The field names are the API's contract (`ImageMetadata` in

@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import HTTPServer
+import ImageStorage
 
 /// Receives an upload's body straight into a temporary file of the store (hashing it on the
 /// way), then hands the file to the ingest queue to be verified and committed; the client gets

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import FrameCache
 import HTTPServer
+import ImageStorage
 import Logging
 import Prometheus
 

@@ -1,4 +1,5 @@
 import FrameCache
+import ImageStorage
 
 /// The document of `GET /stats` (and of a memory-pressure request): the frame cache's state, its
 /// fields at the top level, plus `files` — what the store holds of image files (mapped page

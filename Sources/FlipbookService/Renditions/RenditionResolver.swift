@@ -1,5 +1,6 @@
 import AnimatedImage
 import HTTPServer
+import ImageStorage
 
 /// The service's renditions: what a request's query and `Accept` field ask for (under the
 /// settings' ``RenditionPolicy``), what that makes of an image's canvas, and the queries resolved

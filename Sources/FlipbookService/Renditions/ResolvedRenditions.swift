@@ -1,6 +1,7 @@
 import AnimatedImage
 import FoundationEssentials
 import Glibc
+import SystemResources
 
 /// Frame queries already resolved for an image's content, one table per event loop, so that a
 /// cached rendition frame is found without decoding the query, applying the presets and the size

@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import HTTPServer
+import ImageStorage
 import Logging
 import OutboundHTTP
 

@@ -1,7 +1,9 @@
 import Dispatch
 import FoundationEssentials
 import HTTPServer
+import ImageStorage
 import OutboundHTTP
+import SystemResources
 
 /// How a fetch of a source ended, before it becomes an answer: to the request that asked for it
 /// (``response``) and, when the fetch fed an upload session, to the session (``phase(unchanged:)``).

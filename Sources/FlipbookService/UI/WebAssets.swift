@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ImageStorage
 
 /// The files of the browser pages and the `<flipbook-player>` component (`ui.dir`, `web/` in
 /// the repository), read once at start-up and served from memory: plain HTML, CSS and

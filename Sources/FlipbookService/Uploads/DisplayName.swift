@@ -1,3 +1,5 @@
+import SystemResources
+
 /// The file name an upload carries in `Content-Disposition` (RFC 6266: `filename`, and
 /// `filename*` in RFC 8187's `UTF-8''…` form, which wins), made a display name: the last path
 /// segment only, control characters dropped, whitespace trimmed, at most ``maxCharacters``

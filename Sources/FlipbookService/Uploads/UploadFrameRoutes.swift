@@ -3,6 +3,7 @@ import Dispatch
 import FrameCache
 import HTTPServer
 import Logging
+import SystemResources
 
 /// `GET /frames/{uploadId}/{k}` and `GET /frames/{uploadId}?t=` while an upload session's body
 /// arrives: frame k as soon as its data is in (composited from the prefix received so far, so

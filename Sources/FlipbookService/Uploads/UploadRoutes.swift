@@ -2,6 +2,7 @@ import AnimatedImage
 import Dispatch
 import FoundationEssentials
 import HTTPServer
+import ImageStorage
 
 /// `POST /uploads` (a new session), `PUT /uploads/{uploadId}` (its body) and
 /// `GET /uploads/{uploadId}` (its progress: the metadata of the frames in so far; then a 303 to

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import FlipbookService
+@testable import ImageStorage
 
 /// `storage.backend = s3` beyond the shared API contract (which ``EndToEndTests`` runs on both
 /// backends): what lands in the bucket, read back with boto3; multipart uploads; the local cache

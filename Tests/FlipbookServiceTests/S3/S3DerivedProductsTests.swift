@@ -4,6 +4,7 @@ import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService
+@testable import ImageStorage
 
 /// Previews and storyboards on `storage.backend = s3`: a product one replica built is kept in the
 /// bucket under `derived/`, and a replica with an empty data directory serves it from there

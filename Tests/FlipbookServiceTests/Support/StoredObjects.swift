@@ -3,6 +3,7 @@ import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService
+@testable import ImageStorage
 
 /// A backend named as `fs` or `s3` in the names of the tests it parameterizes.
 extension Backend: CustomTestStringConvertible {

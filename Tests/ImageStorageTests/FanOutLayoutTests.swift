@@ -1,10 +1,9 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
-import ServiceTestSupport
 import Testing
 
-@testable import FlipbookService
+@testable import ImageStorage
 
 #if canImport(Glibc)
 import Glibc
@@ -61,7 +60,7 @@ import Glibc
     }
 
     @Test func imagesAreStoredInFanOutDirectories() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let store = try ImageStore(dataDirectory: directory)
         let upload = try ImageStoreLoadingTests.commit(store, TinyAnimations.gif(seed: 1)).0
         let named = try ImageStoreLoadingTests.commit(store, TinyAnimations.gif(seed: 2), name: "clip.gif").0
@@ -81,7 +80,7 @@ import Glibc
     /// The earlier layout of `legacy` (plus an orphan object and, for "clip", an older version in
     /// the fan-out layout), made once and copied for every run.
     static func makeEarlierLayout(_ legacy: [Legacy], older: Legacy) throws -> String {
-        let template = TestService.temporaryDirectory()
+        let template = ScratchDirectory.make("store")
         do {
             // "clip" stored by this version first, then replaced by a replica of the earlier one.
             let store = try ImageStore(dataDirectory: template, backgroundMaintenance: false)
@@ -111,7 +110,7 @@ import Glibc
 
         var stops = 0
         for crashAfter in 0..<100 {
-            let directory = TestService.temporaryDirectory()
+            let directory = ScratchDirectory.make("store")
             try FileManager.default.removeItem(atPath: directory)
             try FileManager.default.copyItem(atPath: template, toPath: directory)
             let backend = try FileSystemBackend(dataDirectory: directory, maintainInBackground: false)
@@ -146,7 +145,7 @@ import Glibc
     }
 
     @Test func aReplicaOfTheEarlierVersionIsServedListedAfterTheSweepAndNeverUndoesANewerWrite() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let store = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let backend = try ListingIndexTests.backend(store)
         let mine = try ImageStoreLoadingTests.commit(store, TinyAnimations.gif(seed: 1)).0
@@ -177,7 +176,7 @@ import Glibc
     }
 
     @Test func aStartOverTheEarlierLayoutRebuildsTheIndexAndMovesEverythingInTheBackground() async throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         var expected: [String: [UInt8]] = [:]
         for seed in UInt64(0)..<40 {
             let image = try Legacy(seed: seed)
@@ -201,7 +200,7 @@ extension FanOutLayoutTests {
     /// random moments while it moves them in the background, then started once more: every
     /// image is there, with its bytes, listed, and the earlier layout is empty.
     @Test func aMoveKilledThreeTimesIsFinishedByTheNextStart() async throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         var expected: [String: [UInt8]] = [:]
         for seed in UInt64(1000)..<3000 {
             let image = try Legacy(seed: seed)

@@ -1,10 +1,9 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
-import ServiceTestSupport
 import Testing
 
-@testable import FlipbookService
+@testable import ImageStorage
 
 /// ``MappedFile`` bytes behave as a heap copy of the file does; ``LRUCache`` keeps its bound.
 @Suite struct MappedFileTests {
@@ -58,7 +57,7 @@ import Testing
     }
 
     @Test func anEmptyFileIsAnErrorNotAnEmptyMapping() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let empty = directory + "/empty"
         #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
         let failure = try #require(throws: MappedFile.Failure.self) { try MappedFile(path: empty) }

@@ -1,5 +1,6 @@
 import AnimatedImage
 import FoundationEssentials
+import SystemResources
 
 #if canImport(Glibc)
 import Glibc

@@ -4,10 +4,10 @@
 extension StringProtocol {
     /// Without the spaces and tabs at either end (Unicode's space separators, as
     /// `CharacterSet.whitespaces` holds them).
-    func trimmingSpaces() -> String { trimming { $0 == "\t" || $0.properties.generalCategory == .spaceSeparator } }
+    public func trimmingSpaces() -> String { trimming { $0 == "\t" || $0.properties.generalCategory == .spaceSeparator } }
 
     /// Without any whitespace or line break at either end (Unicode's White_Space property).
-    func trimmingWhitespace() -> String { trimming { $0.properties.isWhitespace } }
+    public func trimmingWhitespace() -> String { trimming { $0.properties.isWhitespace } }
 
     private func trimming(_ blank: (Unicode.Scalar) -> Bool) -> String {
         let scalars = String(self).unicodeScalars

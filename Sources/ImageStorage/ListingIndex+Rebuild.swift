@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import SystemResources
 
 #if canImport(Glibc)
 import Glibc

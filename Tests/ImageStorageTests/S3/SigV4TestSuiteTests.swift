@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import FlipbookService
+@testable import ImageStorage
 
 /// The signer against AWS's published Signature Version 4 test suite
 /// (`Tests/Fixtures/sigv4-test-suite.json`): for every case, the canonical request, the string to

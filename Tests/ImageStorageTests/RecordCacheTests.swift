@@ -1,10 +1,9 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
-import ServiceTestSupport
 import Testing
 
-@testable import FlipbookService
+@testable import ImageStorage
 
 /// The store's records in memory are bounded: at most `storage.recordCacheBytes` of them, the
 /// least recently used dropped first, a dropped record read from storage again when needed, every
@@ -78,7 +77,7 @@ import Testing
     }
 
     @Test func theStoreKeepsItsBoundAndReadsDroppedRecordsAgain() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let one = RecordCache.estimatedBytes(Self.cached(String(repeating: "ab", count: 32)), views: 1)
         let store = try ImageStore(dataDirectory: directory, recordCacheBytes: 10 * one)
         let records = try Self.commitTiny(store, seeds: 0..<40)
@@ -103,7 +102,7 @@ import Testing
     }
 
     @Test func listingEveryPageLeavesTheCacheAsItWas() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let writer = try ImageStore(dataDirectory: directory)
         let records = try Self.commitTiny(writer, seeds: 100..<137)
         let reader = try ImageStore(dataDirectory: directory)  // as after a restart: nothing in memory
@@ -118,19 +117,5 @@ import Testing
         } while cursor != nil
         #expect(listed == records.map(\.id).sorted())
         #expect(reader.recordStats.entries == 1, "listing read the records without keeping them")
-    }
-
-    @Test func statsAndMetricsCountTheRecordCache() async throws {
-        let service = try TestService { $0.storage.recordCacheBytes = 1 << 20 }
-        for seed in UInt64(0)..<3 {
-            #expect(try service.upload(TinyAnimations.gif(seed: seed)).status == 201)
-        }
-        let stats = try #require(try service.client.get("/stats").json["records"] as? [String: Any])
-        #expect(stats["entries"] as? Int == 3)
-        #expect(stats["maxBytes"] as? Int == 1 << 20)
-        for key in ["bytes", "hits", "misses", "evictions"] { #expect(stats[key] is Int, "\(key)") }
-        #expect(try service.metric("flipbook_record_cache_entries") == 3)
-        #expect(try service.metric("flipbook_record_cache_max_bytes") == Double(1 << 20))
-        await service.stop()
     }
 }

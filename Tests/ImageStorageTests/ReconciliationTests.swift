@@ -1,9 +1,8 @@
 import FlipbookTestSupport
 import Foundation
-import ServiceTestSupport
 import Testing
 
-@testable import FlipbookService
+@testable import ImageStorage
 
 #if canImport(Glibc)
 import Glibc
@@ -53,7 +52,7 @@ import Glibc
     }
 
     @Test func reconciliationRemovesOrphansAndStaleTemporaryFilesAndKeepsEverythingWithARecord() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let layout = DataLayout(dataDirectory: directory)
         let bytes = try Corpus.bytes("wuffs/muybridge.gif")
         let named = try Corpus.bytes("pillow/gif/iss634.gif")
@@ -106,7 +105,7 @@ import Glibc
     }
 
     @Test func anUploadHoldsItsLockUntilItsRecordIsWritten() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let store = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let backend = try #require(store.backend as? FileSystemBackend)
         let bytes = try Corpus.bytes("wuffs/muybridge.gif")
@@ -124,7 +123,7 @@ import Glibc
     }
 
     @Test func aFileRemovedBeforeItsLockIsTakenIsCreatedAgainUnderAnotherName() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         var names = [directory + "/first", directory + "/second"]
         var raced = false
         let (fd, path) = try FileLocks.createLocked(

@@ -3,7 +3,7 @@ import Synchronization
 /// One value per event loop, each behind its own lock. A loop touches only its own value, so
 /// loops never wait for one another nor share a cache line on the hot path; what needs all the
 /// values (a scrape, the access-log writer) takes each lock in turn, briefly.
-final class PerLoop<Value: Sendable>: Sendable {
+public final class PerLoop<Value: Sendable>: Sendable {
     private final class Slot: Sendable {
         let value: Mutex<Value>
         init(_ value: sending Value) { self.value = Mutex(value) }
@@ -12,20 +12,20 @@ final class PerLoop<Value: Sendable>: Sendable {
     private let slots: [Slot]
 
     /// `count` values (at least one), each made by `make`.
-    init(count: Int, _ make: () -> Value) {
+    public init(count: Int, _ make: () -> Value) {
         slots = (0..<max(1, count)).map { _ in Slot(make()) }
     }
 
     /// The number of values.
-    var count: Int { slots.count }
+    public var count: Int { slots.count }
 
     /// Runs `body` on the value of `loop` (taken modulo the count) under its lock.
-    func withLock<Result: Sendable>(_ loop: Int, _ body: (inout Value) -> Result) -> Result {
+    public func withLock<Result: Sendable>(_ loop: Int, _ body: (inout Value) -> Result) -> Result {
         slots[loop % slots.count].value.withLock { value in body(&value) }
     }
 
     /// Runs `body` on every value in turn, each under its lock.
-    func withEachLock(_ body: (inout Value) -> Void) {
+    public func withEachLock(_ body: (inout Value) -> Void) {
         for slot in slots { slot.value.withLock { body(&$0) } }
     }
 }

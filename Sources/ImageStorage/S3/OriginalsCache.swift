@@ -2,6 +2,7 @@ import Crypto
 import FoundationEssentials
 import Metrics
 import Synchronization
+import SystemResources
 
 #if canImport(Glibc)
 import Glibc

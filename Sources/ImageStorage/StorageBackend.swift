@@ -95,14 +95,14 @@ enum Revalidation: Sendable {
 }
 
 /// Why storage could not do something.
-enum StorageFailure: Error, CustomStringConvertible, Sendable {
+package enum StorageFailure: Error, CustomStringConvertible, Sendable {
     /// Storage cannot be reached or refused for now (network, timeouts, 5xx after retries):
     /// the client may retry later (503 with `Retry-After`).
     case unavailable(String)
     /// Anything else (a disk error, a refused credential, a malformed object): 500, logged.
     case failed(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .unavailable(let why): "storage unavailable: \(why)"
         case .failed(let why): why

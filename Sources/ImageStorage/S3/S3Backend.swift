@@ -38,7 +38,7 @@ final class S3Backend: StorageBackend {
     /// - Parameter dataDirectory: local: `tmp/` for uploads and downloads in progress,
     ///   `originals/` for the cache.
     init(
-        settings: FlipbookSettings.S3, dataDirectory: String, metricsFactory: any MetricsFactory,
+        settings: S3StorageSettings, dataDirectory: String, metricsFactory: any MetricsFactory,
         logger: Logger
     ) throws(StorageFailure) {
         let endpoint = settings.endpoint.isEmpty ? S3Endpoint.aws(region: settings.region) : S3Endpoint(settings.endpoint)

@@ -8,7 +8,7 @@ import Glibc
 
 /// File operations that survive a crash: write to a temporary file, `fsync` it, `rename` it into
 /// place, `fsync` the directory. A file that exists under its final name is complete.
-enum DurableFiles {
+package enum DurableFiles {
     struct IOFailure: Error, CustomStringConvertible {
         var description: String
     }
@@ -19,7 +19,7 @@ enum DurableFiles {
 
     /// Writes `bytes` to `path` atomically, through a temporary file in `temporaryDirectory`
     /// (which must be on the same file system), locked until it is in place (``FileLocks``).
-    static func write(_ bytes: [UInt8], to path: String, temporaryDirectory: String) throws {
+    package static func write(_ bytes: [UInt8], to path: String, temporaryDirectory: String) throws {
         let (fd, temporary) = try FileLocks.createLocked { temporaryDirectory + "/." + UUID().uuidString + ".tmp" }
         defer { close(fd) }  // the lock goes with it, once the file is in place (or gone)
         do {
@@ -117,10 +117,10 @@ enum DurableFiles {
 /// An upload being streamed to a temporary file while its SHA-256 is computed, so the body is
 /// never held in memory while it arrives.
 public final class UploadFile: @unchecked Sendable {
-    let path: String
+    package let path: String
     private var fd: Int32
     private var hasher = SHA256()
-    private(set) var byteCount = 0
+    package private(set) var byteCount = 0
 
     /// A new file in `directory`, locked (``FileLocks``) until ``discard()``: through the rename
     /// into place and the writing of the image's record, so that reconciliation never takes a
@@ -133,7 +133,7 @@ public final class UploadFile: @unchecked Sendable {
         discard()
     }
 
-    func append(_ chunk: UnsafeRawBufferPointer) throws {
+    package func append(_ chunk: UnsafeRawBufferPointer) throws {
         try DurableFiles.writeAll(fd, chunk, path: path)
         hasher.update(bufferPointer: chunk)
         byteCount += chunk.count
@@ -148,7 +148,7 @@ public final class UploadFile: @unchecked Sendable {
 
     /// Deletes the temporary file (after a failure, or once it was moved or found redundant)
     /// and lets go of its lock: call it once the image's record is written.
-    func discard() {
+    package func discard() {
         unlink(path)
         if fd >= 0 {
             close(fd)

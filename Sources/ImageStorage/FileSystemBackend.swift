@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Logging
+import SystemResources
 
 #if canImport(Glibc)
 import Glibc

@@ -2,7 +2,7 @@ import Foundation
 import Prometheus
 import Testing
 
-@testable import FlipbookService
+@testable import ImageStorage
 
 /// The requests Flipbook itself makes, signed: their URL, canonical request, string to sign and
 /// signature must equal what botocore (boto3's signer, 1.43) computes for the same request —

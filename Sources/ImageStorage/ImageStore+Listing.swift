@@ -7,7 +7,7 @@ import Synchronization
 /// listing the whole library leaves the cache holding what it held.
 extension ImageStore {
     /// Ids in order, from after `cursor`, at most `limit`, and the cursor of the next page.
-    func list(after cursor: String?, limit: Int) throws(StorageFailure) -> (images: [StoredImage], next: String?) {
+    package func list(after cursor: String?, limit: Int) throws(StorageFailure) -> (images: [StoredImage], next: String?) {
         let stored = try backend.listIDs(after: cursor, limit: limit)
         let merged = Array(Set(stored.ids + library.ids(after: cursor, limit: limit + 1)).sorted())
         let page = Array(merged.prefix(limit))

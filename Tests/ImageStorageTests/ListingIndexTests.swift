@@ -1,10 +1,9 @@
 import FlipbookTestSupport
 import Foundation
-import ServiceTestSupport
 import Synchronization
 import Testing
 
-@testable import FlipbookService
+@testable import ImageStorage
 
 #if canImport(Glibc)
 import Glibc
@@ -34,7 +33,7 @@ import Glibc
     static let names = ["a", "B", "_x", "-y", ".z", "9", "a-b", "a.b", "a_b", "aa", "Z9", "zz-top.gif"]
 
     @Test func pagesFollowByteOrderAndTheCursorAcrossUploadsAndDeletes() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let store = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         var expected: [String] = []
         for (i, name) in Self.names.enumerated() {
@@ -60,7 +59,7 @@ import Glibc
     }
 
     @Test func aReplicaSharingTheDirectoryListsTheOthersUploadsAtOnce() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let first = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let second = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let a = try ImageStoreLoadingTests.commit(first, TinyAnimations.gif(seed: 1)).0.id
@@ -72,7 +71,7 @@ import Glibc
     }
 
     @Test func aMissingIndexIsRebuiltAtStartFromTheRecords() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         var store: ImageStore? = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let ids = try (UInt64(0)..<12).map { try ImageStoreLoadingTests.commit(store!, TinyAnimations.gif(seed: $0)).0.id }
             .sorted()
@@ -87,7 +86,7 @@ import Glibc
     }
 
     @Test func aDamagedIndexIsRebuiltAndTheDamagedGenerationRemoved() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         var store: ImageStore? = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let ids = try (UInt64(0)..<7).map { try ImageStoreLoadingTests.commit(store!, TinyAnimations.gif(seed: $0)).0.id }
             .sorted()
@@ -103,7 +102,7 @@ import Glibc
     }
 
     @Test func aRebuildCutShortLeavesTheOldGenerationInUseAndIsRemovedLater() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         var store: ImageStore? = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let ids = try (UInt64(0)..<5).map { try ImageStoreLoadingTests.commit(store!, TinyAnimations.gif(seed: $0)).0.id }
             .sorted()
@@ -119,7 +118,7 @@ import Glibc
     }
 
     @Test func anIDWhoseWriterDiedBeforeItsRecordIsSkippedAndRemoved() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let store = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         let ids = try (UInt64(0)..<4).map { try ImageStoreLoadingTests.commit(store, TinyAnimations.gif(seed: $0)).0.id }.sorted()
         let backend = try Self.backend(store)
@@ -136,7 +135,7 @@ import Glibc
     @Test func everyIdWithARecordIsListedWhateverTheRebuildsBetweenUploads() throws {
         // Uploads on two threads while a third rebuilds the index again and again: after each
         // rebuild and at the end, every upload that finished is listed.
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let store = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)
         // Another process sharing the directory.
         let replica = try ImageStore(dataDirectory: directory, backgroundMaintenance: false)

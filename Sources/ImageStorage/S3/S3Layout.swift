@@ -8,14 +8,14 @@
 /// - `derived/{sha256}/{product}` — a preview or storyboard made from that original (a
 ///   storyboard: `derived/{sha256}/{product}/{sheet}` and, written last, the list of its sheets
 ///   `derived/{sha256}/{product}/files`), shared by the replicas (``S3SharedProducts``).
-struct S3Layout: Sendable {
+package struct S3Layout: Sendable {
     let prefix: String
 
     init(prefix: String) {
         self.prefix = prefix.isEmpty || prefix.hasSuffix("/") ? prefix : prefix + "/"
     }
 
-    static func isValidPrefix(_ prefix: String) -> Bool {
+    package static func isValidPrefix(_ prefix: String) -> Bool {
         !prefix.hasPrefix("/") && prefix.utf8.allSatisfy { ImageID.isNameByte($0) || $0 == 0x2f }
     }
 

@@ -1,5 +1,6 @@
 import AnimatedImage
 import Synchronization
+import SystemResources
 
 /// What the record cache holds and has done, for `GET /stats` (`records`) and `/metrics`.
 public struct RecordCacheStats: Sendable, Codable, Equatable {
@@ -225,7 +226,7 @@ final class RecordCache: Sendable {
 
 extension RecordCacheStats {
     /// The figures in Prometheus text format (`flipbook_record_cache_*`).
-    var prometheusText: String {
+    package var prometheusText: String {
         "# TYPE flipbook_record_cache_entries gauge\n"
             + "flipbook_record_cache_entries \(entries)\n"
             + "# TYPE flipbook_record_cache_bytes gauge\n"

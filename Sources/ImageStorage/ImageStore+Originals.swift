@@ -7,20 +7,20 @@ import AnimatedImage
 extension ImageStore {
     /// Whether the original of `record` is on local disk (or already loaded), so that serving a
     /// frame needs nothing from remote storage.
-    func hasLocalOriginal(_ record: StoredImage) -> Bool {
+    package func hasLocalOriginal(_ record: StoredImage) -> Bool {
         record.source == .library || backend.lookupsAreLocal
             || loaded.image(record.id, sha256: record.sha256) != nil || backend.hasLocalOriginal(record)
     }
 
     /// Starts fetching the original of content id `id` while its record is being looked up
     /// (remote storage only; a no-op for names, whose content is known only from the record).
-    func prefetchOriginal(ofContentID id: String) {
+    package func prefetchOriginal(ofContentID id: String) {
         guard !backend.lookupsAreLocal, ImageID.isContentID(id) else { return }
         backend.prefetchOriginal(id)
     }
 
     /// Brings the original of `record` to local disk (may wait on the network).
-    func fetchOriginal(_ record: StoredImage) throws(StorageFailure) {
+    package func fetchOriginal(_ record: StoredImage) throws(StorageFailure) {
         guard !hasLocalOriginal(record) else { return }
         _ = try backend.originalPath(record)
     }

@@ -38,9 +38,9 @@ public final class ImageStore: Sendable {
 
     /// A record in memory, with the version it was read at (nil for library images, which do
     /// not change) and when it was last confirmed current.
-    struct Cached: Sendable {
-        var record: StoredImage
-        var metadataJSON: [UInt8]
+    package struct Cached: Sendable {
+        package var record: StoredImage
+        package var metadataJSON: [UInt8]
         var version: RecordVersion?
         var checkedAt: Double
         /// The record is of another output revision and has not been re-indexed yet
@@ -49,7 +49,7 @@ public final class ImageStore: Sendable {
     }
 
     /// What can be said about an id without waiting on storage.
-    enum QuickLookup: Sendable {
+    package enum QuickLookup: Sendable {
         case found(StoredImage, metadataJSON: [UInt8])
         case missing
         /// Storage must be asked (off the event loops): ``resolve(_:)``.
@@ -163,14 +163,14 @@ public final class ImageStore: Sendable {
 
     /// Whether lookups may wait on the network (then handlers call ``resolve(_:)`` off the event
     /// loops when ``quickLookup(_:)`` says so).
-    var lookupsAreLocal: Bool { backend.lookupsAreLocal }
+    package var lookupsAreLocal: Bool { backend.lookupsAreLocal }
 
     /// The record of `id` if it can be had without waiting on the network: a cached record that
     /// is still trusted (rechecked in the background when it is about to expire, or when storage
     /// is unreachable — then what is known is served), a library image, or any lookup of a local
     /// backend.
     /// `reader` is the caller's event loop (its own copy of the records), nil for other threads.
-    func quickLookup(_ id: String, reader: Int? = nil) -> QuickLookup {
+    package func quickLookup(_ id: String, reader: Int? = nil) -> QuickLookup {
         // A content id (the usual case) is checked once; it is never a library name.
         let isContentID = ImageID.isContentID(id)
         guard isContentID || ImageID.isWellFormed(id) else { return .missing }
@@ -198,7 +198,7 @@ public final class ImageStore: Sendable {
     /// May wait on the network, and with `reindexing` (the default) re-indexes a record of
     /// another output revision (decoding the image): call it off the event loops. Throws when
     /// storage cannot be reached and nothing is known.
-    func resolve(_ id: String, reader: Int? = nil, reindexing: Bool = true) throws(StorageFailure) -> Cached? {
+    package func resolve(_ id: String, reader: Int? = nil, reindexing: Bool = true) throws(StorageFailure) -> Cached? {
         guard ImageID.isWellFormed(id) else { return nil }
         if let image = library.cached(id) { return image }
         return try resolveWellFormed(id, reader: reader, reindexing: reindexing)
@@ -333,7 +333,7 @@ public final class ImageStore: Sendable {
 
     /// The metadata of `record` as JSON, with its id and display name: what the record cache
     /// keeps beside each record, served as it is by `GET /images/{id}`.
-    static func encodeMetadata(of record: StoredImage) throws -> [UInt8] {
+    package static func encodeMetadata(of record: StoredImage) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Array(try encoder.encode(RecordMetadata(id: record.id, metadata: record.metadata, name: record.name)))

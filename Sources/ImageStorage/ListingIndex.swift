@@ -3,6 +3,7 @@ import Dispatch
 import FoundationEssentials
 import Logging
 import Synchronization
+import SystemResources
 
 #if canImport(Glibc)
 import Glibc

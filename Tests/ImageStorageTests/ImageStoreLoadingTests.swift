@@ -1,10 +1,9 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
-import ServiceTestSupport
 import Testing
 
-@testable import FlipbookService
+@testable import ImageStorage
 
 /// How the store hands images to the frame cache: mapped, kept in a bounded LRU, dropped on
 /// delete and replace, and verified through a mapping on upload.
@@ -22,7 +21,7 @@ import Testing
     }
 
     @Test func anUploadIsKeptMappedSoTheFirstLoadNeitherReadsNorIndexes() throws {
-        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory())
+        let store = try ImageStore(dataDirectory: ScratchDirectory.make("store"))
         let bytes = try Corpus.bytes("wuffs/muybridge.gif")
         let (record, created) = try Self.commit(store, bytes)
         #expect(created)
@@ -39,7 +38,7 @@ import Testing
     }
 
     @Test func theLRUKeepsItsBoundAndReleasesWhatItDrops() throws {
-        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory(), maxLoadedImages: 2)
+        let store = try ImageStore(dataDirectory: ScratchDirectory.make("store"), maxLoadedImages: 2)
         var records: [StoredImage] = []
         for path in Self.gifs {
             records.append(try Self.commit(store, try Corpus.bytes(path)).0)
@@ -57,7 +56,7 @@ import Testing
     }
 
     @Test func deletingAnImageDropsItsMapping() throws {
-        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory())
+        let store = try ImageStore(dataDirectory: ScratchDirectory.make("store"))
         let (record, _) = try Self.commit(store, try Corpus.bytes("pillow/gif/iss634.gif"))
         #expect(store.fileStats.loaded == 1 && store.fileStats.mapped == 1)
         #expect(try store.delete(record.id))
@@ -66,7 +65,7 @@ import Testing
     }
 
     @Test func aReplacedNamedImageIsServedFromItsNewBytes() throws {
-        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory())
+        let store = try ImageStore(dataDirectory: ScratchDirectory.make("store"))
         let old = try Corpus.bytes("wuffs/muybridge.gif")
         let new = try Corpus.bytes("pillow/gif/iss634.gif")
         let (first, _) = try Self.commit(store, old, name: "clip.gif")
@@ -83,7 +82,7 @@ import Testing
     }
 
     @Test func anotherReplicasReplaceOrDeleteDropsTheKeptImage() throws {
-        let directory = TestService.temporaryDirectory()
+        let directory = ScratchDirectory.make("store")
         let clock = ManualClock()
         let a = try ImageStore(dataDirectory: directory, clock: clock)
         let b = try ImageStore(dataDirectory: directory)
@@ -104,7 +103,7 @@ import Testing
     }
 
     @Test func uploadsVerifiedThroughAMappingAreRejectedAsBefore() throws {
-        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory())
+        let store = try ImageStore(dataDirectory: ScratchDirectory.make("store"))
         let gif = try Corpus.bytes("wuffs/muybridge.gif")
         let truncated = Array(gif.prefix(40))
         let cases: [(String, [UInt8])] = [
@@ -137,7 +136,7 @@ import Testing
         }
         #expect(throws: ImageStore.StoreError.self) { try Self.commit(store, Array("<html>".utf8)) }
         let limits = DecodeLimits(maxFileBytes: 1000)
-        let limited = try ImageStore(dataDirectory: TestService.temporaryDirectory(), limits: limits)
+        let limited = try ImageStore(dataDirectory: ScratchDirectory.make("store"), limits: limits)
         let overLimit = try #require(throws: AnimatedImageError.self) { try AnimatedImage(bytes: gif, limits: limits) }
         let refusal = try #require(throws: ImageStore.StoreError.self) { try Self.commit(limited, gif) }
         guard case .undecodable(let why) = refusal else { Issue.record("\(refusal)"); return }
@@ -148,10 +147,10 @@ import Testing
     }
 
     @Test func libraryFilesAreReadOntoTheHeapAndNotKept() throws {
-        let library = TestService.temporaryDirectory()
+        let library = ScratchDirectory.make("store")
         let bytes = try Corpus.bytes("pillow/gif/iss634.gif")
         #expect(FileManager.default.createFile(atPath: library + "/loop.gif", contents: Data(bytes)))
-        let store = try ImageStore(dataDirectory: TestService.temporaryDirectory(), libraryDirectories: [library])
+        let store = try ImageStore(dataDirectory: ScratchDirectory.make("store"), libraryDirectories: [library])
         let record = try #require(store.record("loop.gif"))
         var image: AnimatedImage? = try store.loadImage(record)
         #expect(image?.bytes.storage == .heap)
@@ -160,20 +159,5 @@ import Testing
         #expect(store.fileStats.loaded == 0 && store.fileStats.mapped == 0)
         image = nil
         #expect(store.fileStats.heapCopies == 0 && store.fileStats.heapBytes == 0)
-    }
-
-    @Test func statsReportTheFilesBesideTheCache() async throws {
-        let service = try TestService()
-        let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)
-        #expect(try service.client.get("/frames/\(id)/3").status == 200)
-        let stats = try service.client.get("/stats").json
-        #expect(stats["budgetBytes"] as? Int == 64 << 20)
-        let files = try #require(stats["files"] as? [String: Any])
-        #expect(files["loaded"] as? Int == 1)
-        #expect(files["loadedLimit"] as? Int == ImageStore.defaultMaxLoadedImages)
-        #expect(files["mapped"] as? Int == 1)
-        #expect(files["mappedBytes"] as? Int == (try Corpus.bytes("wuffs/muybridge.gif")).count)
-        #expect(files["heapCopies"] as? Int == 0 && files["heapBytes"] as? Int == 0)
-        await service.stop()
     }
 }

@@ -1,25 +1,25 @@
 import AnimatedImage
 
 /// An image's ``ImageMetadata`` as JSON, the form the store writes in a record (`metadata`, with
-/// the image's `id`) and reads back; the service serves the same object (`MetadataDocument`, and
-/// with the display `name` as `GET /images/{id}`). The field names are those of `ImageMetadata`
+/// the image's `id`) and reads back; the service serves the same object (and, with the display
+/// `name`, as `GET /images/{id}`). The field names are those of `ImageMetadata`
 /// in openapi.yaml; records written by every earlier build read back unchanged.
-struct RecordMetadata: Sendable, Equatable, Codable {
+package struct RecordMetadata: Sendable, Equatable, Codable {
     /// The image's id; absent from `flipbook info`.
-    var id: String?
-    var metadata: ImageMetadata
+    package var id: String?
+    package var metadata: ImageMetadata
     /// The display name (`Content-Disposition` of the upload), when there is one; a record
     /// keeps it beside this object, not in it.
-    var name: String? = nil
+    package var name: String? = nil
 
-    init(id: String?, metadata: ImageMetadata, name: String? = nil) {
+    package init(id: String?, metadata: ImageMetadata, name: String? = nil) {
         self.id = id
         self.metadata = metadata
         self.name = name
     }
 
     /// The field names of the metadata object and of an image list's entries.
-    enum Field: String, CodingKey {
+    package enum Field: String, CodingKey {
         case id, format, mimeType, width, height, frameCount, animated, playCount, repetitionCount
         case durationMs, delayGcdMs, truncated, fileBytes, frames, source, sha256, name
     }
@@ -32,7 +32,7 @@ struct RecordMetadata: Sendable, Equatable, Codable {
         case x, y, width, height
     }
 
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Field.self)
         try c.encodeIfPresent(id, forKey: .id)
         try c.encodeIfPresent(name, forKey: .name)
@@ -58,7 +58,7 @@ struct RecordMetadata: Sendable, Equatable, Codable {
         }
     }
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Field.self)
         id = try c.decodeIfPresent(String.self, forKey: .id)
         name = try c.decodeIfPresent(String.self, forKey: .name)
@@ -92,7 +92,7 @@ struct RecordMetadata: Sendable, Equatable, Codable {
     }
 
     /// The fields an image list's entry shares with the metadata document.
-    static func encodeHeadline(of metadata: ImageMetadata, into c: inout KeyedEncodingContainer<Field>) throws {
+    package static func encodeHeadline(of metadata: ImageMetadata, into c: inout KeyedEncodingContainer<Field>) throws {
         try c.encode(metadata.format, forKey: .format)
         try c.encode(metadata.mimeType, forKey: .mimeType)
         try c.encode(metadata.width, forKey: .width)
@@ -117,12 +117,12 @@ struct RecordMetadata: Sendable, Equatable, Codable {
 
 /// `repetitionCount` as JSON (`RepetitionCount` in openapi.yaml): `"infinite"`, or how many
 /// times the animation repeats after its first play.
-struct RepetitionCountJSON: Codable, Equatable {
-    var value: RepetitionCount
+package struct RepetitionCountJSON: Codable, Equatable {
+    package var value: RepetitionCount
 
-    init(_ value: RepetitionCount) { self.value = value }
+    package init(_ value: RepetitionCount) { self.value = value }
 
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
         switch value {
         case .infinite: try c.encode("infinite")
@@ -130,7 +130,7 @@ struct RepetitionCountJSON: Codable, Equatable {
         }
     }
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
         if let n = try? c.decode(Int.self) {
             value = .count(n)
