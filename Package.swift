@@ -210,10 +210,11 @@ let package = Package(
             swiftSettings: strictSettings),
 
         // What every test target shares: the corpus, a seeded generator, a raw HTTP client, a
-        // clock moved by hand, an origin server and moto's S3 server on loopback.
+        // clock moved by hand, an origin server, a hanging name resolver and moto's S3 server on
+        // loopback.
         .target(
             name: "FlipbookTestSupport",
-            dependencies: ["SystemResources"],
+            dependencies: ["OutboundHTTP", "SourceRules", "SystemResources"],
             path: "Tests/FlipbookTestSupport",
             swiftSettings: strictSettings),
         // What the service's and the command line's tests share: a whole service on loopback.

@@ -6,17 +6,6 @@ import Testing
 @testable import FlipbookService
 @testable import OutboundHTTP
 
-/// A resolver that answers only when the test lets it (or after 30 s): a DNS server that hangs.
-struct HangingResolver: SourceResolver {
-    let release = DispatchSemaphore(value: 0)
-    let answer: [IPAddress]
-
-    func addresses(of name: String) -> [IPAddress] {
-        _ = release.wait(timeout: .now() + 30)
-        return answer
-    }
-}
-
 /// The name lookup counts against `sources.timeoutSeconds` (the fetcher alone: `SourceFetcherTests`).
 @Suite("Source name lookups", .serialized)
 struct SourceLookupDeadlineTests {

@@ -5,17 +5,6 @@ import Testing
 
 @testable import OutboundHTTP
 
-/// A resolver that answers only when the test lets it (or after 30 s): a DNS server that hangs.
-struct HangingResolver: SourceResolver {
-    let release = DispatchSemaphore(value: 0)
-    let answer: [IPAddress]
-
-    func addresses(of name: String) -> [IPAddress] {
-        _ = release.wait(timeout: .now() + 30)
-        return answer
-    }
-}
-
 /// The fetcher alone, against an origin on loopback (allowed here by `127.0.0.1/32`): what it
 /// hands back, what it refuses, and that its checks hold below any route of the service.
 @Suite(.serialized)
