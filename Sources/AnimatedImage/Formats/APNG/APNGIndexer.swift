@@ -27,29 +27,57 @@
 enum APNGIndexer {
     static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         var walker = PNGChunkWalker(bytes)
+        let header = try readHeader(&walker, bytes: bytes, limits: limits)
+        var scan = ChunkScan(bytes: bytes, header: header, animation: animationControl(bytes))
+        while let chunk = walker.next() {
+            guard try scan.take(chunk, from: walker, limits: limits) else { break }
+        }
+        return try scan.finish(walker, limits: limits)
+    }
+
+    /// The IHDR chunk, which must come first and whose CRC must match; the canvas it describes
+    /// is checked against the limits.
+    private static func readHeader(_ walker: inout PNGChunkWalker, bytes: ImageBytes, limits: DecodeLimits) throws
+        -> PNGHeader
+    {
         guard let first = walker.next(), first.type == PNGChunk.IHDR else {
             throw AnimatedImageError.malformed(.png, "the first chunk is not IHDR")
         }
         guard walker.crcMatches(first) else {
             throw AnimatedImageError.malformed(.png, "the IHDR chunk's CRC does not match")
         }
-        var header = try PNGHeader(bytes: bytes, ihdr: first.data)
+        let header = try PNGHeader(bytes: bytes, ihdr: first.data)
         try Limits.checkCanvas(width: header.width, height: header.height, limits: limits)
+        return header
+    }
 
-        let animation = Self.animationControl(bytes)
+    /// The chunks after IHDR, taken one at a time in file order (the rules above), and the index
+    /// they make once the walk stops.
+    private struct ChunkScan {
+        let bytes: ImageBytes
+        var header: PNGHeader
+        let animation: (frames: Int, plays: Int)?
+        var format: ImageFormat { animation == nil ? .png : .apng }
         var seenImageData = false
         var defaultImage: [Range<Int>] = []
-        var builder = FrameListBuilder(canvas: PixelRect(x: 0, y: 0, width: header.width, height: header.height))
+        var builder: FrameListBuilder
         var stoppedEarly = false
         var colorSpace = ColorSpaceChunks()
-        let format: ImageFormat = animation == nil ? .png : .apng
-        // The last complete chunk held image data, and nothing complete has come after it yet.
+        /// The last complete chunk held image data, and nothing complete has come after it yet.
         var dataIsLast = false
-        // Another chunk came after the current frame's (or the still image's) data run.
+        /// Another chunk came after the current frame's (or the still image's) data run.
         var runEnded = false
         var sawEnd = false
 
-        chunks: while let chunk = walker.next() {
+        init(bytes: ImageBytes, header: PNGHeader, animation: (frames: Int, plays: Int)?) {
+            self.bytes = bytes
+            self.header = header
+            self.animation = animation
+            builder = FrameListBuilder(canvas: PixelRect(x: 0, y: 0, width: header.width, height: header.height))
+        }
+
+        /// Takes the next chunk; false when the walk stops here.
+        mutating func take(_ chunk: PNGChunk, from walker: PNGChunkWalker, limits: DecodeLimits) throws -> Bool {
             if dataIsLast && chunk.type != PNGChunk.IDAT && chunk.type != PNGChunk.fdAT { runEnded = true }
             dataIsLast = false
             switch chunk.type {
@@ -65,71 +93,118 @@ enum APNGIndexer {
                     colorSpace.add(PNGChunk.colorSpaceTypes[type]!, bytes.withUnsafeBufferPointer(of: chunk.data) { Array($0) })
                 }
             case PNGChunk.IDAT:
-                guard walker.crcMatches(chunk) else {
-                    throw AnimatedImageError.noCompleteFrame(format, "an IDAT chunk's CRC does not match its data")
-                }
-                if runEnded && (animation == nil || builder.acceptsDefaultImageData) {
-                    // The image data was interrupted: what came before the interruption is all
-                    // of it (frame 0 or the still image; decoding tells whether it is whole).
-                    builder.finishPendingFrame()
-                    stoppedEarly = true
-                    break chunks
-                }
-                dataIsLast = true
-                seenImageData = true
-                if animation != nil, builder.acceptsDefaultImageData {
-                    builder.appendData(chunk.data)
-                } else {
-                    defaultImage.append(chunk.data)
-                }
+                guard try takeImageData(chunk, from: walker) else { return false }
             case PNGChunk.fcTL where animation != nil:
-                guard walker.crcMatches(chunk) else {
-                    // A complete chunk follows the pending frame's data: that frame stands.
-                    builder.finishPendingFrame()
-                    stoppedEarly = true
-                    break chunks
-                }
-                runEnded = false
-                do {
-                    try builder.control(bytes, chunk.data, limits: limits)
-                } catch let error as AnimatedImageError {
-                    if builder.frames.isEmpty, case .limitExceeded = error { throw error }
-                    stoppedEarly = true
-                    break chunks
-                }
+                guard try takeFrameControl(chunk, from: walker, limits: limits) else { return false }
             case PNGChunk.fdAT where animation != nil:
-                if runEnded {
-                    // The frame's data run ended at another chunk: the frame stands on it.
-                    builder.finishPendingFrame()
-                    stoppedEarly = true
-                    break chunks
-                }
-                guard builder.appendSequencedData(chunk.data, bytes: bytes) else { stoppedEarly = true; break chunks }
-                dataIsLast = true
+                guard takeFrameData(chunk) else { return false }
             case PNGChunk.IEND:
                 sawEnd = true
-                break chunks
+                return false
             default:
-                continue
+                return true
             }
-            if let animation, builder.frames.count > animation.frames { break }
+            if let animation, builder.frames.count > animation.frames { return false }
+            return true
         }
 
-        guard seenImageData else {
-            throw AnimatedImageError.malformed(.png, "no IDAT chunk")
+        /// An `IDAT` chunk: frame 0's data when an `fcTL` came first, else the default image's.
+        private mutating func takeImageData(_ chunk: PNGChunk, from walker: PNGChunkWalker) throws -> Bool {
+            guard walker.crcMatches(chunk) else {
+                throw AnimatedImageError.noCompleteFrame(format, "an IDAT chunk's CRC does not match its data")
+            }
+            if runEnded && (animation == nil || builder.acceptsDefaultImageData) {
+                // The image data was interrupted: what came before the interruption is all
+                // of it (frame 0 or the still image; decoding tells whether it is whole).
+                builder.finishPendingFrame()
+                stoppedEarly = true
+                return false
+            }
+            dataIsLast = true
+            seenImageData = true
+            if animation != nil, builder.acceptsDefaultImageData {
+                builder.appendData(chunk.data)
+            } else {
+                defaultImage.append(chunk.data)
+            }
+            return true
         }
-        // The file ends right after image data, or inside the header of the chunk after it: that
-        // data may go on. A cut chunk whose header names another type ends the data run.
-        let nextIsOther = walker.cutShortType.map { $0 != PNGChunk.IDAT && $0 != PNGChunk.fdAT } ?? false
-        let lastDataUnfinished = dataIsLast && !sawEnd && !nextIsOther
-        if header.colorType == 3 && header.palette == nil {
-            throw AnimatedImageError.malformed(.png, "a palette image without a PLTE chunk")
+
+        /// An `fcTL` chunk: the next frame's control (the frame before it is finished).
+        private mutating func takeFrameControl(_ chunk: PNGChunk, from walker: PNGChunkWalker, limits: DecodeLimits)
+            throws -> Bool
+        {
+            guard walker.crcMatches(chunk) else {
+                // A complete chunk follows the pending frame's data: that frame stands.
+                builder.finishPendingFrame()
+                stoppedEarly = true
+                return false
+            }
+            runEnded = false
+            do {
+                try builder.control(bytes, chunk.data, limits: limits)
+            } catch let error as AnimatedImageError {
+                if builder.frames.isEmpty, case .limitExceeded = error { throw error }
+                stoppedEarly = true
+                return false
+            }
+            return true
         }
-        if let animation {
+
+        /// An `fdAT` chunk: more of the pending frame's data, in sequence.
+        private mutating func takeFrameData(_ chunk: PNGChunk) -> Bool {
+            if runEnded {
+                // The frame's data run ended at another chunk: the frame stands on it.
+                builder.finishPendingFrame()
+                stoppedEarly = true
+                return false
+            }
+            guard builder.appendSequencedData(chunk.data, bytes: bytes) else {
+                stoppedEarly = true
+                return false
+            }
+            dataIsLast = true
+            return true
+        }
+
+        /// The index of what the walk found, which stopped where `walker` is.
+        mutating func finish(_ walker: PNGChunkWalker, limits: DecodeLimits) throws -> ImageIndex {
+            guard seenImageData else {
+                throw AnimatedImageError.malformed(.png, "no IDAT chunk")
+            }
+            // The file ends right after image data, or inside the header of the chunk after it: that
+            // data may go on. A cut chunk whose header names another type ends the data run.
+            let nextIsOther = walker.cutShortType.map { $0 != PNGChunk.IDAT && $0 != PNGChunk.fdAT } ?? false
+            let lastDataUnfinished = dataIsLast && !sawEnd && !nextIsOther
+            if header.colorType == 3 && header.palette == nil {
+                throw AnimatedImageError.malformed(.png, "a palette image without a PLTE chunk")
+            }
+            if let animation {
+                return try animatedIndex(
+                    animation, lastDataUnfinished: lastDataUnfinished, cutShort: walker.isCutShort, limits: limits)
+            }
+            // A still PNG: its IDAT image is the one frame.
+            if lastDataUnfinished {
+                throw AnimatedImageError.noCompleteFrame(.png, "the file ends after the image data, before another chunk")
+            }
+            let still = FrameDescriptor(
+                rect: PixelRect(x: 0, y: 0, width: header.width, height: header.height),
+                disposal: .none, blend: .source, rawDelayMs: 0,
+                isOpaque: header.isOpaque, source: .png(dataRanges: defaultImage))
+            return ImageIndex(
+                format: .png, canvasWidth: header.width, canvasHeight: header.height,
+                frames: [still], playCount: 1, truncated: walker.isCutShort || stoppedEarly,
+                colorSpace: colorSpace, header: .png(header))
+        }
+
+        /// The index of an APNG: the frames collected, at most as many as `acTL` says.
+        private mutating func animatedIndex(
+            _ animation: (frames: Int, plays: Int), lastDataUnfinished: Bool, cutShort: Bool, limits: DecodeLimits
+        ) throws -> ImageIndex {
             var frames = builder.finish(complete: !stoppedEarly && !lastDataUnfinished)
             // tRNS may come after the fcTL chunks; opacity is known only now.
             for i in frames.indices { frames[i].isOpaque = header.isOpaque }
-            let truncated = stoppedEarly || lastDataUnfinished || walker.isCutShort || frames.count < animation.frames
+            let truncated = stoppedEarly || lastDataUnfinished || cutShort || frames.count < animation.frames
             if frames.count > animation.frames { frames.removeSubrange(animation.frames...) }
             if frames.isEmpty {
                 throw AnimatedImageError.noCompleteFrame(
@@ -143,18 +218,6 @@ enum APNGIndexer {
                 frames: frames, playCount: animation.plays, truncated: truncated,
                 colorSpace: colorSpace, header: .png(header))
         }
-        // A still PNG: its IDAT image is the one frame.
-        if lastDataUnfinished {
-            throw AnimatedImageError.noCompleteFrame(.png, "the file ends after the image data, before another chunk")
-        }
-        let still = FrameDescriptor(
-            rect: PixelRect(x: 0, y: 0, width: header.width, height: header.height),
-            disposal: .none, blend: .source, rawDelayMs: 0,
-            isOpaque: header.isOpaque, source: .png(dataRanges: defaultImage))
-        return ImageIndex(
-            format: .png, canvasWidth: header.width, canvasHeight: header.height,
-            frames: [still], playCount: 1, truncated: walker.isCutShort || stoppedEarly,
-            colorSpace: colorSpace, header: .png(header))
     }
 }
 

@@ -8,6 +8,20 @@
 enum GIFIndexer {
     static func index(_ bytes: ImageBytes, limits: DecodeLimits) throws -> ImageIndex {
         var reader = ByteReader(bytes, offset: 6)
+        let screen = try readScreen(&reader, limits: limits)
+        var records = RecordScan(canvasWidth: screen.width, canvasHeight: screen.height)
+        try records.read(&reader, limits: limits)
+        return ImageIndex(
+            format: .gif, canvasWidth: records.canvasWidth, canvasHeight: records.canvasHeight,
+            frames: records.frames, playCount: records.playCount, truncated: records.truncated,
+            header: .gif(screen.header))
+    }
+
+    /// The logical screen descriptor and the global colour table: the screen's size (checked
+    /// against the limits) and where the header ends.
+    private static func readScreen(_ reader: inout ByteReader, limits: DecodeLimits) throws -> (
+        width: Int, height: Int, header: GIFHeader
+    ) {
         guard let screenWidth = reader.u16le(), let screenHeight = reader.u16le(),
             let flags = reader.u8(), reader.skip(2)
         else {
@@ -26,81 +40,94 @@ enum GIFIndexer {
             }
             globalPalette = start..<reader.offset
         }
-        let headerEnd = reader.offset
+        return (Int(screenWidth), Int(screenHeight), GIFHeader(headerEnd: reader.offset, globalPalette: globalPalette))
+    }
 
+    /// The records after the header, read in one pass: the frames found, the loop count and
+    /// whether the file ended (or stopped being a GIF) before its trailer.
+    private struct RecordScan {
+        var canvasWidth: Int
+        var canvasHeight: Int
         var frames: [FrameDescriptor] = []
         var pendingControl: GraphicControl? = nil
         var loopCount: Int? = nil
         var truncated = false
-        var canvasWidth = Int(screenWidth)
-        var canvasHeight = Int(screenHeight)
 
-        records: while true {
-            guard let introducer = reader.u8() else { truncated = true; break }
-            switch introducer {
-            case 0x21:
-                guard let label = reader.u8(), let blocks = readSubBlocks(&reader) else {
+        /// A GIF without a NETSCAPE loop extension plays once; a value N > 0 plays N + 1 times.
+        var playCount: Int {
+            guard let loops = loopCount else { return 1 }
+            return loops == 0 ? 0 : loops + 1
+        }
+
+        /// Reads records up to the trailer; an unknown record or the end of the data ends the
+        /// frame list (`truncated`).
+        mutating func read(_ reader: inout ByteReader, limits: DecodeLimits) throws {
+            while true {
+                guard let introducer = reader.u8() else { truncated = true; return }
+                switch introducer {
+                case 0x21:
+                    guard readExtension(&reader) else { truncated = true; return }
+                case 0x2C:
+                    guard try readImage(&reader, limits: limits) else { truncated = true; return }
+                case 0x3B:
+                    return
+                default:
+                    // Not a GIF record: browsers stop here and keep the frames before it.
                     truncated = true
-                    break records
+                    return
                 }
-                if label == 0xF9, let first = blocks.first, first.count >= 4 {
-                    pendingControl = GraphicControl(bytes, first.lowerBound)
-                } else if label == 0xFF, blocks.count >= 2, blocks[0].count == 11,
-                    Self.isLoopApplication(bytes[blocks[0]])
-                {
-                    let data = blocks[1]
-                    if data.count >= 3, bytes[data.lowerBound] == 1 {
-                        loopCount = Int(bytes[data.lowerBound + 1]) | Int(bytes[data.lowerBound + 2]) << 8
-                    }
-                }
-            case 0x2C:
-                let descriptorOffset = reader.offset - 1
-                guard let x = reader.u16le(), let y = reader.u16le(), let w = reader.u16le(),
-                    let h = reader.u16le(), let imageFlags = reader.u8()
-                else {
-                    truncated = true
-                    break records
-                }
-                if imageFlags & 0x80 != 0 {
-                    guard reader.skip(3 << (Int(imageFlags & 7) + 1)) else { truncated = true; break records }
-                }
-                guard reader.u8() != nil, readSubBlocks(&reader, keep: false) != nil else {
-                    truncated = true
-                    break records
-                }
-                let rect = PixelRect(x: Int(x), y: Int(y), width: Int(w), height: Int(h))
-                if frames.isEmpty {
-                    canvasWidth = max(canvasWidth, rect.maxX)
-                    canvasHeight = max(canvasHeight, rect.maxY)
-                    try Limits.checkCanvas(width: canvasWidth, height: canvasHeight, limits: limits)
-                }
-                try Limits.checkFrame(rect, limits: limits)
-                let control = pendingControl ?? GraphicControl()
-                pendingControl = nil
-                frames.append(
-                    FrameDescriptor(
-                        rect: rect, disposal: control.disposal, blend: .over,
-                        rawDelayMs: control.delayCentiseconds * 10,
-                        isOpaque: control.transparentIndex == nil,
-                        source: .gif(
-                            descriptorOffset: descriptorOffset, end: reader.offset,
-                            transparentIndex: control.transparentIndex)))
-                try Limits.checkFrameCount(frames.count, canvasPixels: canvasWidth * canvasHeight, limits: limits)
-            case 0x3B:
-                break records
-            default:
-                // Not a GIF record: browsers stop here and keep the frames before it.
-                truncated = true
-                break records
             }
         }
-        // A GIF without a NETSCAPE loop extension plays once; a value N > 0 plays N + 1 times.
-        let playCount: Int
-        if let loops = loopCount { playCount = loops == 0 ? 0 : loops + 1 } else { playCount = 1 }
-        return ImageIndex(
-            format: .gif, canvasWidth: canvasWidth, canvasHeight: canvasHeight,
-            frames: frames, playCount: playCount, truncated: truncated,
-            header: .gif(GIFHeader(headerEnd: headerEnd, globalPalette: globalPalette)))
+
+        /// An extension (after its introducer): a graphic control for the next image, or a loop
+        /// count; false when the data ends inside it.
+        private mutating func readExtension(_ reader: inout ByteReader) -> Bool {
+            let bytes = reader.bytes
+            guard let label = reader.u8(), let blocks = GIFIndexer.readSubBlocks(&reader) else { return false }
+            if label == 0xF9, let first = blocks.first, first.count >= 4 {
+                pendingControl = GraphicControl(bytes, first.lowerBound)
+            } else if label == 0xFF, blocks.count >= 2, blocks[0].count == 11,
+                GIFIndexer.isLoopApplication(bytes[blocks[0]])
+            {
+                let data = blocks[1]
+                if data.count >= 3, bytes[data.lowerBound] == 1 {
+                    loopCount = Int(bytes[data.lowerBound + 1]) | Int(bytes[data.lowerBound + 2]) << 8
+                }
+            }
+            return true
+        }
+
+        /// An image (after its separator): one frame, with the graphic control before it; false
+        /// when the data ends inside it. The first frame grows the canvas to cover it.
+        private mutating func readImage(_ reader: inout ByteReader, limits: DecodeLimits) throws -> Bool {
+            let descriptorOffset = reader.offset - 1
+            guard let x = reader.u16le(), let y = reader.u16le(), let w = reader.u16le(),
+                let h = reader.u16le(), let imageFlags = reader.u8()
+            else { return false }
+            if imageFlags & 0x80 != 0 {
+                guard reader.skip(3 << (Int(imageFlags & 7) + 1)) else { return false }
+            }
+            guard reader.u8() != nil, GIFIndexer.readSubBlocks(&reader, keep: false) != nil else { return false }
+            let rect = PixelRect(x: Int(x), y: Int(y), width: Int(w), height: Int(h))
+            if frames.isEmpty {
+                canvasWidth = max(canvasWidth, rect.maxX)
+                canvasHeight = max(canvasHeight, rect.maxY)
+                try Limits.checkCanvas(width: canvasWidth, height: canvasHeight, limits: limits)
+            }
+            try Limits.checkFrame(rect, limits: limits)
+            let control = pendingControl ?? GraphicControl()
+            pendingControl = nil
+            frames.append(
+                FrameDescriptor(
+                    rect: rect, disposal: control.disposal, blend: .over,
+                    rawDelayMs: control.delayCentiseconds * 10,
+                    isOpaque: control.transparentIndex == nil,
+                    source: .gif(
+                        descriptorOffset: descriptorOffset, end: reader.offset,
+                        transparentIndex: control.transparentIndex)))
+            try Limits.checkFrameCount(frames.count, canvasPixels: canvasWidth * canvasHeight, limits: limits)
+            return true
+        }
     }
 
     /// Reads data sub-blocks up to and including the zero-length terminator and returns where
