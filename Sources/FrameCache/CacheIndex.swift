@@ -202,15 +202,26 @@ final class CacheIndex {
 struct EntryTable {
     let index: CacheIndex
     private var byKey: [String: ImageEntry] = [:]
+    /// What the entries held cost besides their frames and decoders (``ImageEntry/overheadBytes``,
+    /// as each was counted when it came in): part of the cache's held bytes.
+    private(set) var overheadBytes = 0
 
     init(index: CacheIndex) { self.index = index }
 
     subscript(key: String) -> ImageEntry? {
         get { byKey[key] }
         set {
-            if let old = byKey[key], old !== newValue { index.remove(old) }
+            let old = byKey[key]
+            if let old, old !== newValue {
+                index.remove(old)
+                overheadBytes -= old.countedOverheadBytes
+            }
             byKey[key] = newValue
-            if let entry = newValue, entry.index !== index { index.insert(entry) }
+            if let entry = newValue, entry !== old {
+                entry.countedOverheadBytes = entry.overheadBytes
+                overheadBytes += entry.countedOverheadBytes
+                if entry.index !== index { index.insert(entry) }
+            }
         }
     }
 

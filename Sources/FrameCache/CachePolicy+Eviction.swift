@@ -20,8 +20,8 @@ extension CachePolicy {
     enum Candidate {
         case frame(ImageEntry, Int)
         case checkpoints(ImageEntry)
-        /// The decoder; `releasingImage` for idle images (their file may be unmapped).
-        case decoder(ImageEntry, releasingImage: Bool)
+        /// The decoder, and with it the image's file (``ImageSource/image``).
+        case decoder(ImageEntry)
         /// A frame of an image not stored yet (CacheState+Staging).
         case staged(owner: String, renditionKey: String, index: Int)
     }

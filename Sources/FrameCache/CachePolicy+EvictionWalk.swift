@@ -29,10 +29,15 @@ struct EvictionWalk {
 
     private func protected(_ entry: ImageEntry, _ i: Int) -> Bool { entry === requester && i == keep }
 
-    /// Offers frame `i` of `entry` if it is cached; false when `take` says stop.
+    /// Offers frame `i` of `entry` if it is cached; false when `take` says stop. The last thing
+    /// an idle rendition holds takes the rendition's own cost with it (``CacheState/makeRoom``
+    /// forgets it).
     private func offerFrame(_ entry: ImageEntry, _ i: Int) -> Bool {
         guard let png = entry.frames[i] else { return true }
-        return take(.frame(entry, i), png.count)
+        let last =
+            entry.cachedCount == 1 && entry !== requester && !entry.isListedActive && entry.waitOrder.isEmpty
+            && (entry.source.entries.count > 1 || (!entry.busy && entry.renderer == nil && entry.rendererBytes == 0))
+        return take(.frame(entry, i), png.count + (last ? entry.countedOverheadBytes : 0))
     }
 
     /// 0. Frames of uploads in progress, whose owners were used least recently first: they may
@@ -65,7 +70,7 @@ struct EvictionWalk {
             let source = ObjectIdentifier(entry.source)
             if !entry.busy, entry.renderer != nil || entry.rendererBytes > 0, !keptDecoder(entry.source),
                 offeredDecoders.insert(source).inserted,
-                !take(.decoder(entry, releasingImage: true), entry.rendererBytes)
+                !take(.decoder(entry), entry.rendererBytes)
             {
                 return false
             }
@@ -89,7 +94,7 @@ struct EvictionWalk {
         return true
     }
 
-    /// 3. Checkpoints, then canvases, of decoders not in use, least recently used image first.
+    /// 3. Checkpoints, then decoders (canvas and image) not in use, least recently used image first.
     mutating func idleDecoders() -> Bool {
         let requester = requester
         func inUse(_ entry: ImageEntry) -> Bool { entry.source === requester?.source || entry.busy || entry.renderer == nil }
@@ -106,7 +111,7 @@ struct EvictionWalk {
         var offered = offeredDecoders
         index.decoders.forEachInOrder { _, entry in
             guard !inUse(entry), offered.insert(ObjectIdentifier(entry.source)).inserted else { return true }
-            stopped = !take(.decoder(entry, releasingImage: false), entry.rendererBytes - entry.renderer!.checkpointBytes)
+            stopped = !take(.decoder(entry), entry.rendererBytes - entry.renderer!.checkpointBytes)
             return !stopped
         }
         offeredDecoders = offered

@@ -60,7 +60,9 @@ extension CachePolicy {
         plan.workingReserve = decodeThreads * tuning.workingCanvasesPerThread * largestCanvas
         let holdLimit = max(state.budget - plan.workingReserve, state.budget / 4)
         let canvases = decodeThreads * largestCanvas
-        let windows = window.windows(for: windowed.map(demand(of:)), budget: holdLimit - canvases - idlePosters, cap: cap)
+        // The entries' own cost is held whatever the windows are (``ImageEntry/overheadBytes``).
+        let room = holdLimit - canvases - idlePosters - state.entries.overheadBytes
+        let windows = window.windows(for: windowed.map(demand(of:)), budget: room, cap: cap)
         for (entry, frames) in zip(windowed, windows) {
             plan.active.append((entry, .window(frames, whole: window.isWhole(frames, frameCount: entry.frameCount))))
         }

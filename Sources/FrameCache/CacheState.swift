@@ -9,7 +9,11 @@ struct CacheState {
     var entries: EntryTable
     /// The decoding side of every image held, by image id; each holds its renditions' entries.
     var sources: [String: ImageSource] = [:]
-    private(set) var heldBytes = 0
+    /// Bytes held: frames (staged ones too), decoders with their images, and the entries'
+    /// own cost (``EntryTable/overheadBytes``) — what the budget bounds.
+    var heldBytes: Int { storedBytes + entries.overheadBytes }
+    /// The part of `heldBytes` that is frames and decoders.
+    private(set) var storedBytes = 0
     /// Frames of images whose id is not known yet (uploads in progress), by owner
     /// (CacheState+Staging); their bytes are part of `heldBytes`.
     var staged: [String: StagedImage] = [:]
@@ -117,14 +121,14 @@ struct CacheState {
     mutating func store(_ frame: CachedFrame, in entry: ImageEntry, at i: Int) {
         // The first real frame size replaces the guess windows were sized by.
         if entry.estimateIsGuess && entry.isListedActive { windowChanges += 1 }
-        heldBytes += entry.store(frame, at: i)
+        storedBytes += entry.store(frame, at: i)
     }
 
     mutating func evict(_ entry: ImageEntry, frame i: Int) {
         let heap = entry.frames[i].map(FreedMemory.heapBytes(of:)) ?? 0
         let bytes = entry.drop(i)
         if bytes > 0 {
-            heldBytes -= bytes
+            storedBytes -= bytes
             freed.note(heapBytes: heap)
             counters.evictions += 1
         }
@@ -132,32 +136,31 @@ struct CacheState {
 
     /// Counts staged frames' bytes coming (positive) or going (negative).
     mutating func account(stagedBytes delta: Int) {
-        heldBytes += delta
+        storedBytes += delta
         stagedBytes += delta
     }
 
-    /// Drops an entry's decoder (canvas and checkpoints). An inactive entry also lets go of its
-    /// image, so the store may release the file's mapping.
-    mutating func dropRenderer(_ entry: ImageEntry, releasingImage: Bool = false) {
+    /// Drops an entry's decoder (canvas and checkpoints) and with it its image, so the store may
+    /// release the file (``ImageSource/image``).
+    mutating func dropRenderer(_ entry: ImageEntry) {
         precondition(!entry.busy, "a decoder in use cannot be dropped")
         entry.renderer = nil
-        if releasingImage { entry.image = nil }
-        heldBytes -= entry.rendererBytes
-        decoderBytes -= entry.rendererBytes
-        freed.note(heapBytes: FreedMemory.heapBytes(ofCanvases: entry.rendererBytes, canvasBytes: entry.decodedFrameBytes))
-        entry.rendererBytes = 0
-        reindex(entry.source)
+        updateRendererBytes(entry)
     }
 
-    /// Re-reads what a decoder holds after it worked — its canvas and its checkpoints — and
-    /// accounts the difference.
+    /// Re-reads what a decoder holds after it worked — its canvas, its checkpoints and its image
+    /// (``ImageSource/residentBytes(of:)``) — and accounts the difference.
     mutating func updateRendererBytes(_ entry: ImageEntry) {
-        let now = entry.renderer.map { $0.image.index.bytesPerFrame + $0.checkpointBytes } ?? 0
-        freed.note(heapBytes: FreedMemory.heapBytes(ofCanvases: entry.rendererBytes - now, canvasBytes: entry.decodedFrameBytes))
-        heldBytes += now - entry.rendererBytes
-        decoderBytes += now - entry.rendererBytes
-        entry.rendererBytes = now
-        reindex(entry.source)
+        let source = entry.source
+        let image = source.renderer.map { ImageSource.residentBytes(of: $0.image) } ?? 0
+        let now = source.renderer.map { $0.image.index.bytesPerFrame + $0.checkpointBytes + image } ?? 0
+        let canvases = (source.rendererBytes - source.imageBytes) - (now - image)
+        freed.note(heapBytes: FreedMemory.heapBytes(ofCanvases: canvases, canvasBytes: entry.decodedFrameBytes))
+        storedBytes += now - source.rendererBytes
+        decoderBytes += now - source.rendererBytes
+        source.rendererBytes = now
+        source.imageBytes = image
+        reindex(source)
     }
 
     /// Places every rendition of `source` in the orders again: what its decoder holds, or whether
@@ -172,9 +175,11 @@ struct CacheState {
         guard let source else { return [] }
         var waiters: [ImageEntry.Completion] = []
         for entry in source.entries { waiters += discard(entry) }
-        heldBytes -= source.rendererBytes
+        storedBytes -= source.rendererBytes
         decoderBytes -= source.rendererBytes
-        freed.note(heapBytes: FreedMemory.heapBytes(ofCanvases: source.rendererBytes, canvasBytes: source.decodedFrameBytes))
+        freed.note(
+            heapBytes: FreedMemory.heapBytes(
+                ofCanvases: source.rendererBytes - source.imageBytes, canvasBytes: source.decodedFrameBytes))
         windowChanges += 1
         return waiters
     }
@@ -186,7 +191,7 @@ struct CacheState {
         if entries[entry.id] === entry { entries[entry.id] = nil }
         entry.hitTables?.remove(entry)
         entry.source.entries.removeAll { $0 === entry }
-        heldBytes -= entry.frameBytes
+        storedBytes -= entry.frameBytes
         freed.note(heapBytes: entry.frames.reduce(0) { $0 + ($1.map(FreedMemory.heapBytes(of:)) ?? 0) })
         if entry.isListedActive { windowChanges += 1 }
         let waiters = entry.takeAllWaiters()
@@ -230,11 +235,27 @@ struct CacheState {
             case .checkpoints(let entry):
                 entry.renderer?.discardCheckpoints()
                 updateRendererBytes(entry)
-            case .decoder(let entry, let releasingImage): dropRenderer(entry, releasingImage: releasingImage)
+            case .decoder(let entry): dropRenderer(entry)
             case .staged(let owner, let key, let index): unstage(owner: owner, renditionKey: key, index: index)
             }
         }
+        forgetEmptied(plan.candidates, sparing: requester)
         return heldBytes + extra <= holdLimit
+    }
+
+    /// Idle renditions that eviction left with nothing are forgotten at once, so that their own
+    /// cost (``ImageEntry/overheadBytes``) leaves the budget with their last frame.
+    private mutating func forgetEmptied(_ candidates: [CachePolicy.Candidate], sparing requester: ImageEntry?) {
+        for candidate in candidates {
+            let entry: ImageEntry
+            switch candidate {
+            case .frame(let e, _), .checkpoints(let e), .decoder(let e): entry = e
+            case .staged: continue
+            }
+            if entry !== requester, !entry.isListedActive, entries[entry.id] === entry, isForgettable(entry) {
+                forget(entry)
+            }
+        }
     }
 
     /// The job the policy gives a free decode thread (``CachePolicy/nextJob(in:now:largeAllowed:)``),

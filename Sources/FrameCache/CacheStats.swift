@@ -6,9 +6,16 @@ public struct CacheStats: Sendable, Codable {
     public var budgetBytes: Int
     /// Set aside from the budget for the decode threads' working memory (a few canvases each).
     public var workingReserveBytes: Int
+    /// Everything counted against the budget: `frameBytes`, `decoderBytes`, `entryBytes` and
+    /// `stagedBytes`.
     public var usedBytes: Int
     public var frameBytes: Int
+    /// Decoders: their canvases and checkpoints, and the image each holds (its file — whole pages
+    /// when mapped — and its index).
     public var decoderBytes: Int
+    /// The entries themselves, whatever they hold: about 2 KiB each (the entry, its image's
+    /// record, its places in the cache's maps and hit tables).
+    public var entryBytes: Int
     public var entries: Int
     public var cachedFrames: Int
     public var hits: Int

@@ -23,8 +23,8 @@ extension FrameCache {
         var answers: Answers = []
         var next: CachePolicy.Job? = nil
         if state.sources[entry.source.id] === entry.source || state.entries[entry.id] === entry {
-            if entry.source.image == nil {
-                entry.source.image = work.image
+            if entry.source.timestampsMs == nil, let image = work.image {
+                entry.source.learnTiming(of: image)
                 state.reindex(entry.source)  // its delays are known now: its deadlines move
             }
             // A decoder beside the image's keeps nothing: it goes with the job.
@@ -147,10 +147,10 @@ extension FrameCache {
         state.makeRoom(for: 0, reach: .outsideWindows, protecting: entry, now: now)
     }
 
-    /// After a run the decoder's canvas and checkpoints count against the budget; when they do
-    /// not fit, checkpoints go first, then the decoder itself (it resumes from a cached frame
-    /// next time), and as a last resort frames in windows and posters — the budget is never
-    /// exceeded.
+    /// After a run the decoder's canvas, checkpoints and image count against the budget; when they
+    /// do not fit, checkpoints go first, then the decoder itself (it resumes from a cached frame
+    /// next time), and as a last resort frames in windows and posters, then the rendition's own
+    /// record when it holds nothing — the budget is never exceeded.
     private func keepWithinBudget(_ entry: ImageEntry, now: Double) {
         if fitsAfterMakingRoom(for: entry, now: now) { return }
         if let renderer = entry.renderer, renderer.checkpointBytes > 0 {
@@ -161,6 +161,10 @@ extension FrameCache {
         state.dropRenderer(entry)
         if state.heldBytes > state.holdLimit {
             state.makeRoom(for: 0, reach: .posters, protecting: nil, now: now)
+        }
+        // A budget too small even for the rendition's own record: it goes too, holding nothing.
+        if state.heldBytes > state.holdLimit, state.entries[entry.id] === entry, state.isForgettable(entry) {
+            state.forget(entry)
         }
     }
 }

@@ -22,7 +22,7 @@ extension FrameCache {
         return CacheStats(
             budgetBytes: state.budget, workingReserveBytes: state.budget - state.holdLimit, usedBytes: state.heldBytes,
             frameBytes: images.reduce(0) { $0 + $1.frameBytes },
-            decoderBytes: images.reduce(0) { $0 + $1.decoderBytes },
+            decoderBytes: images.reduce(0) { $0 + $1.decoderBytes }, entryBytes: state.entries.overheadBytes,
             entries: images.count, cachedFrames: images.reduce(0) { $0 + $1.cachedFrames },
             hits: c.hits + hitTables.hits, misses: c.misses, waits: c.misses - c.refusedQueueFull, coalesced: c.coalesced,
             decodes: c.decodes, prefetches: c.prefetches, framesDecoded: c.framesDecoded, resumes: c.resumes,

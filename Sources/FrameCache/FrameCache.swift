@@ -275,8 +275,8 @@ public final class FrameCache: @unchecked Sendable {
         let entry = ImageEntry(
             image: image, source: source, now: now, tick: state.nextTick(), startingAt: index, asked: asked)
         source.entries.append(entry)
-        state.entries[key] = entry
         entry.hitTables = hitTables
+        state.entries[key] = entry
         hitTables.insert(entry)
         return entry
     }

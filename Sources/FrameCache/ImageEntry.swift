@@ -33,16 +33,15 @@ final class ImageEntry: @unchecked Sendable {
     weak var index: CacheIndex?
     var slots = IndexSlots()
     var countedPosterBytes = 0
+    /// What ``overheadBytes`` was when its cache took it in (``EntryTable``).
+    var countedOverheadBytes = 0
 
     /// RGBA bytes of one canvas (the decoder's, the source's).
     var decodedFrameBytes: Int { source.decodedFrameBytes }
     /// RGBA bytes of one frame of this rendition (what the window policy sizes "small" by).
     var outputFrameBytes: Int { isExact ? decodedFrameBytes : rendition.outputWidth * rendition.outputHeight * 4 }
     /// The source's image, decoder and its accounting, and the decode thread's hold on them.
-    var image: AnimatedImage? {
-        get { source.image }
-        set { source.image = newValue }
-    }
+    var image: AnimatedImage? { source.image }
     var renderer: FrameRenderer? {
         get { source.renderer }
         set { source.renderer = newValue }
@@ -262,6 +261,18 @@ final class ImageEntry: @unchecked Sendable {
     }
 
     var heldBytes: Int { frameBytes + rendererBytes }
+
+    /// What holding this rendition costs besides its frames and decoder, counted in the budget
+    /// while the cache holds it (``EntryTable/overheadBytes``): the entry and its image's record
+    /// (``ImageSource``, its closures and what they capture), their places in the cache's maps
+    /// and orders, and a row in every hit table — a fixed part and a slot per frame in each.
+    /// Measured by `EntryOverheadTests` (heap growth per entry of a cache holding thousands).
+    var overheadBytes: Int { Self.overheadBytes(frameCount: frameCount, hitTables: hitTables?.count ?? 0) }
+
+    /// ``overheadBytes`` of a rendition of `frameCount` frames in a cache of `hitTables` tables.
+    static func overheadBytes(frameCount: Int, hitTables: Int) -> Int {
+        2048 + frameCount * 8 * (1 + hitTables)
+    }
 
     /// Whether its poster (frame 0) is kept when room is needed and through purges: the
     /// full-size PNG's always, another rendition's while it is active and being played (its

@@ -1,8 +1,8 @@
 import AnimatedImage
 import Synchronization
 
-/// The decoding side of one image, shared by every rendition of it the cache holds: the image
-/// (its file and index), the one decoder (``FrameRenderer``: canvas and checkpoints) and its
+/// The decoding side of one image, shared by every rendition of it the cache holds: the one
+/// decoder (``FrameRenderer``: the image's file and index, canvas and checkpoints) and its
 /// accounting, and whether a decode thread holds it. Each rendition is an ``ImageEntry`` with
 /// its own frames, playhead and window; a thread that composites frame k for one of them
 /// encodes it for every other rendition that wants frame k too, so frame k is decoded and
@@ -25,14 +25,18 @@ final class ImageSource: @unchecked Sendable {
     /// is held.
     var entries: [ImageEntry] = []
 
-    /// The image, kept while a rendition is in use; the file's bytes are the store's (mapped),
-    /// not the cache's, so they are not counted in the budget.
-    var image: AnimatedImage? {
-        didSet { if let image, timestampsMs == nil { learnTiming(image.timeline) } }
-    }
+    /// The image (its file's bytes and its index), held only with its decoder: an image whose
+    /// decoder is dropped lets go of its file (a mapping of the store's, or a copy on the heap),
+    /// and the next job loads it again (``CacheableImage/load``). While held it is counted in the
+    /// budget with the decoder (``imageBytes``), so the budget bounds how many files the cache
+    /// keeps open — each mapping is one of the process's `vm.max_map_count`.
+    var image: AnimatedImage? { renderer?.image }
     var renderer: FrameRenderer?
-    /// Bytes accounted for the renderer: its canvas and its checkpoints.
+    /// Bytes accounted for the renderer: its canvas, its checkpoints and its image
+    /// (``imageBytes``).
     var rendererBytes = 0
+    /// The part of ``rendererBytes`` that is the image (``residentBytes(of:)``).
+    var imageBytes = 0
     /// Set while busy when a purge wants the checkpoints gone.
     var discardCheckpointsAfterJob = false
     /// Set while busy when a critical purge wants the decoder gone (unless the image is asked
@@ -74,9 +78,25 @@ final class ImageSource: @unchecked Sendable {
     /// The full-size PNG rendition, whose frames can seed the renderer (``ImageEntry/resumePoint(before:in:reach:)``).
     var exactEntry: ImageEntry? { entries.first { $0.isExact } }
 
-    private func learnTiming(_ timeline: Timeline) {
-        guard timeline.timestampsMs.count == frameCount else { return }
+    /// Notes the frames' timing of the image, once it is loaded (kept after the image goes).
+    func learnTiming(of image: AnimatedImage) {
+        let timeline = image.timeline
+        guard timestampsMs == nil, timeline.timestampsMs.count == frameCount else { return }
         timestampsMs = timeline.timestampsMs
         durationMs = timeline.durationMs
     }
+
+    /// What holding `image` costs the process: its file's bytes — a whole number of pages when
+    /// they are mapped (a 237-byte file still takes a 4 KiB page), the bytes themselves on the
+    /// heap — and its index (a descriptor per frame, the timeline, the format's tables).
+    static func residentBytes(of image: AnimatedImage) -> Int {
+        let page = 4096
+        let file = image.bytes.storage == .external ? (image.bytes.count + page - 1) / page * page : image.bytes.count
+        return file + indexOverheadBytes + image.frameCount * perFrameIndexBytes
+    }
+
+    /// An image's index beside its file: the fixed part and each frame's (descriptor, timestamp,
+    /// dependencies), measured by `ImageOverheadTests` (heap growth per image loaded).
+    static let indexOverheadBytes = 1024
+    static let perFrameIndexBytes = 160
 }

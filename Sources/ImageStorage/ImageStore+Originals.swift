@@ -1,9 +1,10 @@
 import AnimatedImage
 
 /// Originals: getting an image's stored bytes to the frame cache. Uploads and named images are
-/// mapped from the backend's local copy (fetched from remote storage first when need be) and kept
-/// with their index among the most recently used (``LoadedImages``); library files are read each
-/// time, since an operator may rewrite them in place.
+/// mapped from the backend's local copy (fetched from remote storage first when need be; one
+/// smaller than a page is read instead) and kept with their index among the most recently used
+/// (``LoadedImages``); library files are read each time, since an operator may rewrite them in
+/// place.
 extension ImageStore {
     /// Whether the original of `record` is on local disk (or already loaded), so that serving a
     /// frame needs nothing from remote storage.
@@ -44,8 +45,10 @@ extension ImageStore {
         let bytes: ImageBytes
         do {
             // Originals are only ever written by Flipbook through an atomic rename and never
-            // rewritten in place, so mapping them is safe.
-            bytes = try loaded.map(backend.originalPath(record))
+            // rewritten in place, so mapping them is safe. One smaller than a page is read: a
+            // mapping costs a whole page and one of the process's `vm.max_map_count` mappings.
+            let path = try backend.originalPath(record)
+            bytes = try record.metadata.fileBytes < Self.smallOriginalBytes ? loaded.read(path) : loaded.map(path)
         } catch let failure as StorageFailure {
             if case .unavailable(let why) = failure { throw StoreError.unavailable(why) }
             throw StoreError.io(failure.description)
@@ -62,6 +65,9 @@ extension ImageStore {
         }
         return image
     }
+
+    /// Originals smaller than this (a page) are read onto the heap rather than mapped.
+    static let smallOriginalBytes = 4096
 
     /// Images kept ready and the memory of every file handed out that is still alive.
     public var fileStats: FileStats { loaded.stats }

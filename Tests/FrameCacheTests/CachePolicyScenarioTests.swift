@@ -310,7 +310,10 @@ struct CachePolicyScenarioTests {
         let count = 100_000
         let frame = 100
         let reserve = CachePolicy.Tuning().workingCanvasesPerThread * 30 * 20 * 4
-        var s = try PolicyScenario(budget: reserve + 2 * count * frame + frame / 2, image: try TestImages.small())
+        let small = try TestImages.small()
+        // Each image costs its two frames and its entry (``ImageEntry/overheadBytes``).
+        let entry = ImageEntry.overheadBytes(frameCount: small.frameCount, hitTables: 0)
+        var s = try PolicyScenario(budget: reserve + count * (2 * frame + entry) + frame / 2, image: small)
         var idle: [ImageEntry] = []
         idle.reserveCapacity(count)
         for n in 0..<count {

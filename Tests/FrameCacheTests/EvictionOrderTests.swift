@@ -32,7 +32,6 @@ struct EvictionOrderTests {
                 state.store(CachedFrame(png: [UInt8](repeating: 7, count: Self.frameBytes), attachment: nil), in: entry, at: i)
             }
             if decoder {
-                entry.image = image
                 entry.renderer = FrameRenderer(image: image)
                 state.updateRendererBytes(entry)
             }
@@ -61,8 +60,9 @@ struct EvictionOrderTests {
 
     @Test func idleImagesGoFirstThenFramesBehindNeededLastFirstKeepingTheAnchor() throws {
         var (state, a, b, c) = try makeState()
-        let canvas = c.rendererBytes
-        #expect(canvas == c.renderer!.image.index.bytesPerFrame)
+        let decoder = c.rendererBytes
+        let image = c.renderer!.image
+        #expect(decoder == image.index.bytesPerFrame + ImageSource.residentBytes(of: image), "canvas and image")
         // Room for B's two frames, its decoder, and three of A's frames behind.
         let needed = 2 * Self.frameBytes + b.rendererBytes + 3 * Self.frameBytes
         let made1 = state.makeRoom(
@@ -97,7 +97,8 @@ struct EvictionOrderTests {
 
     @Test func aWaitingRequestMayTakeFramesAheadFarthestFirstAndCriticalTakesPosters() throws {
         var (state, a, _, _) = try makeState()
-        let behindAndDecoders = state.heldBytes - 3 * Self.frameBytes - 3 * Self.frameBytes  // all but A's window and the posters
+        // All but A's window, the posters and the entries' own cost.
+        let behindAndDecoders = state.heldBytes - 3 * Self.frameBytes - 3 * Self.frameBytes - state.entries.overheadBytes
         let made4 = state.makeRoom(
             for: state.holdLimit - state.heldBytes + behindAndDecoders + Self.frameBytes, reach: .inWindows, protecting: nil,
             now: now)
@@ -106,9 +107,13 @@ struct EvictionOrderTests {
         let made5 = state.makeRoom(for: state.holdLimit, reach: .inWindows, protecting: nil, now: now)
         #expect(!made5)
         #expect(cached(a) == [0])
-        let made6 = state.makeRoom(for: state.holdLimit - 2 * Self.frameBytes, reach: .posters, protecting: nil, now: now)
+        let kept = state.entries["a"]!.overheadBytes + state.entries["c"]!.overheadBytes
+        let made6 = state.makeRoom(
+            for: state.holdLimit - 2 * Self.frameBytes - kept, reach: .posters, protecting: nil, now: now)
         #expect(made6)
-        #expect(state.heldBytes == 2 * Self.frameBytes, "one poster went, the least recently used")
-        #expect(cached(state.entries["b"]!).isEmpty && cached(state.entries["a"]!) == [0])
+        // B, idle, held nothing more: forgotten with its poster, its own cost gone with it.
+        #expect(state.entries["b"] == nil, "one poster went, the least recently used")
+        #expect(cached(state.entries["a"]!) == [0] && cached(state.entries["c"]!) == [0])
+        #expect(state.heldBytes == 2 * Self.frameBytes + kept)
     }
 }

@@ -128,7 +128,7 @@ struct FrameCacheTests {
             if step % 50 == 0 { cache.remove(id: "img\(Int.random(in: 0..<images.count, using: &generator))") }
             let stats = cache.stats()
             #expect(stats.usedBytes <= budget, "step \(step): \(stats.usedBytes) > \(budget)")
-            #expect(stats.usedBytes == stats.frameBytes + stats.decoderBytes)
+            #expect(stats.usedBytes == stats.frameBytes + stats.decoderBytes + stats.entryBytes)
         }
         cache.waitUntilIdle()
         let idle = cache.debugDescriptionOfWork()
@@ -136,7 +136,7 @@ struct FrameCacheTests {
         for results in pending { #expect(results.wait(for: 1).count == 1, "a waiting request was never answered") }
         let stats = cache.stats()
         #expect(stats.usedBytes <= budget)
-        #expect(stats.usedBytes == stats.frameBytes + stats.decoderBytes)
+        #expect(stats.usedBytes == stats.frameBytes + stats.decoderBytes + stats.entryBytes)
         #expect(stats.evictions > 0)
     }
 
@@ -251,17 +251,25 @@ struct FrameCacheTests {
 /// Decoders whose canvas was evicted resume from a cached frame instead of replaying.
 @Suite("Frame cache: resuming from cached frames", .serialized)
 struct ResumeTests {
+    /// A checkpoint interval longer than the animation: only cached frames to resume from (the
+    /// checkpoint allowance, a share of the budget, would otherwise let checkpoints in).
+    static let noCheckpoints = 1_000
+
     @Test func twoPlayersSharingABudgetTooSmallForBothDecodersDoNotReplay() throws {
         let image = try TestImages.long()
         let frameSize = try TestImages.largestEncodedFrame(of: image)
         let canvas = image.index.bytesPerFrame
-        // Room for one canvas and a half, and a few frames each (besides the decode thread's
-        // working reserve): every switch of image evicts the other image's canvas.
+        // Room for one decoder (canvas and image) and a half, two entries and a few frames each
+        // (besides the decode thread's working reserve): every switch of image evicts the other
+        // image's decoder.
         let reserve = CachePolicy.Tuning().workingCanvasesPerThread * canvas
+        let decoder = canvas + ImageSource.residentBytes(of: image)
+        let entries = 2 * ImageEntry.overheadBytes(frameCount: image.frameCount, hitTables: 1)
         let cache = FrameCache(
             configuration: FrameCacheConfiguration(
-                budgetBytes: reserve + canvas * 3 / 2 + frameSize * 12, decodeThreads: 1,
-                window: WindowPolicy(wholeAnimationBytes: 0, minimumWindow: 2, lookaheadMs: 0)))
+                budgetBytes: reserve + decoder * 3 / 2 + entries + frameSize * 12, decodeThreads: 1,
+                window: WindowPolicy(wholeAnimationBytes: 0, minimumWindow: 2, lookaheadMs: 0),
+                checkpointInterval: Self.noCheckpoints))
         defer { cache.shutdown() }
         let reference = FrameRenderer(image: image)
         let players = [CacheableImage(id: "a", image: image), CacheableImage(id: "b", image: image)]
@@ -290,12 +298,15 @@ struct ResumeTests {
         let frameSize = try TestImages.largestEncodedFrame(of: image)
         let canvas = image.index.bytesPerFrame
         // Windows of one frame (a memory warning, on a clock that does not move): nothing is
-        // decoded ahead, every request waits, and the two players' canvases do not fit together.
+        // decoded ahead, every request waits, and the two players' decoders do not fit together.
         let reserve = CachePolicy.Tuning().workingCanvasesPerThread * canvas
+        let decoder = canvas + ImageSource.residentBytes(of: image)
+        let entries = 2 * ImageEntry.overheadBytes(frameCount: image.frameCount, hitTables: 1)
         let cache = FrameCache(
             configuration: FrameCacheConfiguration(
-                budgetBytes: reserve + canvas * 3 / 2 + frameSize * 6, decodeThreads: 1,
-                window: WindowPolicy(wholeAnimationBytes: 0)), clock: ManualClock())
+                budgetBytes: reserve + decoder * 3 / 2 + entries + frameSize * 6, decodeThreads: 1,
+                window: WindowPolicy(wholeAnimationBytes: 0), checkpointInterval: Self.noCheckpoints),
+            clock: ManualClock())
         defer { cache.shutdown() }
         cache.memoryPressure(.warning, source: "test")
         let players = [CacheableImage(id: "a", image: image), CacheableImage(id: "b", image: image)]

@@ -75,7 +75,6 @@ struct PolicyScenario {
 
     /// Gives `entry`'s image a decoder (a canvas) as a decode thread leaves one after a job.
     mutating func giveDecoder(_ entry: ImageEntry) {
-        entry.image = image
         entry.renderer = FrameRenderer(image: image)
         state.updateRendererBytes(entry)
     }
@@ -106,7 +105,7 @@ struct PolicyScenario {
                 switch candidate {
                 case .frame(let entry, let index): "\(entry.id)#\(index)"
                 case .checkpoints(let entry): "\(entry.id) checkpoints"
-                case .decoder(let entry, _): "\(entry.id) decoder"
+                case .decoder(let entry): "\(entry.id) decoder"
                 case .staged(let owner, _, let index): "staged \(owner)#\(index)"
                 }
             }

@@ -100,7 +100,7 @@ struct PressureTests {
         #expect(cache.cachedFrameIndices(of: "i0") == [0])
         #expect(cache.cachedFrameIndices(of: "i1") == [0])
         #expect(stats.decoderBytes == 0)
-        #expect(stats.usedBytes == stats.frameBytes)
+        #expect(stats.usedBytes == stats.frameBytes + stats.entryBytes)
     }
 
     /// After a critical purge nothing is decoded for an image until someone asks for it again:
