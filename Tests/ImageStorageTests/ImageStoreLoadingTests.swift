@@ -146,6 +146,21 @@ import Testing
         #expect(limited.fileStats.mapped == 0 && limited.fileStats.loaded == 0)
     }
 
+    @Test func anOriginalSmallerThanAPageIsReadNotMapped() throws {
+        // A mapping would cost a whole page and one of the process's `vm.max_map_count`.
+        let store = try ImageStore(dataDirectory: ScratchDirectory.make("store"), maxLoadedImages: 1)
+        let tiny = TinyAnimations.gif(seed: 1)
+        #expect(tiny.count < 4096)
+        let (record, _) = try Self.commit(store, tiny)
+        _ = try Self.commit(store, TinyAnimations.gif(seed: 2))  // drops the first from the LRU
+        #expect(store.fileStats.mapped == 1 && store.fileStats.heapCopies == 0)  // the second upload's
+        let image = try store.loadImage(record)
+        #expect(image.bytes.storage == .heap && Array(image.bytes) == tiny)
+        #expect(store.fileStats.mapped == 0, "the second upload's mapping went with it from the LRU")
+        #expect(store.fileStats.heapCopies == 1 && store.fileStats.heapBytes == tiny.count)
+        #expect(Self.baseAddress(try store.loadImage(record)) == Self.baseAddress(image), "kept, not read again")
+    }
+
     @Test func libraryFilesAreReadOntoTheHeapAndNotKept() throws {
         let library = ScratchDirectory.make("store")
         let bytes = try Corpus.bytes("pillow/gif/iss634.gif")
