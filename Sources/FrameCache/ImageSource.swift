@@ -96,7 +96,7 @@ final class ImageSource: @unchecked Sendable {
     }
 
     /// An image's index beside its file: the fixed part and each frame's (descriptor, timestamp,
-    /// dependencies), measured by `ImageOverheadTests` (heap growth per image loaded).
+    /// dependencies). An estimate from the types' sizes, not measured by a test.
     static let indexOverheadBytes = 1024
     static let perFrameIndexBytes = 160
 }
