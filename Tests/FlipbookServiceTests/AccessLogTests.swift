@@ -135,6 +135,51 @@ struct AccessLogTests {
         #expect(object["ts"]?.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression) != nil)
     }
 
+    @Test func everyControlByteIsEscapedAndALongPathIsCutInBothFormats() throws {
+        // Every control byte and DEL, a quote and a backslash, then enough to pass the cut.
+        let controls = String(decoding: Array(0x01..<0x20) + [0x7F, 0x22, 0x5C], as: UTF8.self)
+        let path = "/p" + controls + String(repeating: "é", count: 1500)
+        let keptBytes = Array(path.utf8.prefix(AccessLogFormat.maximumPathBytes))
+        let kept = String(decoding: keptBytes, as: UTF8.self)
+        // A chunk smaller than one line: the line is still written whole.
+        var tuning = AccessLog.Tuning()
+        tuning.chunkBytes = 512
+        for format in [AccessLogFormat.text, .json] {
+            let file = TestService.temporaryDirectory() + "/escapes.log"
+            let log = try AccessLog(destination: .file(file), format: format, loops: 1, tuning: tuning)
+            log.append(AccessLogLine(record: Self.record(id: "e", path: path), client: "10.0.0.9"))
+            log.append(AccessLogLine(record: Self.record(id: "f", status: 404), client: "10.0.0.9"))
+            log.close()
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.count == 3 && lines[2].isEmpty, "two lines, each ended by a newline")
+            if format == .json {
+                let object = try #require(
+                    try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: String])
+                #expect(object["path"] == kept + "…")
+                #expect(object["client"] == "10.0.0.9" && object["status"] == "200")
+                let second = try #require(
+                    try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: String])
+                #expect(second["status"] == "404" && second["bytes"] == "1234" && second["path"] == "/frames/abc/1")
+            } else {
+                var expected = "/p"
+                for byte in controls.utf8 {
+                    switch byte {
+                    case 0x09: expected += "\\t"
+                    case 0x0A: expected += "\\n"
+                    case 0x0D: expected += "\\r"
+                    case 0x22, 0x5C: expected += String(UnicodeScalar(byte))
+                    default: expected += "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16)
+                    }
+                }
+                expected += String(decoding: keptBytes.dropFirst(2 + controls.utf8.count), as: UTF8.self) + "…"
+                #expect(lines[0].contains(" path=\(expected) requestID="))
+                #expect(lines[1].contains(" bytes=1234 client=10.0.0.9 component=access method=GET ms=56.79 path=/frames/abc/1 "))
+                #expect(lines[1].hasSuffix(" status=404 [FlipbookService] request"))
+            }
+        }
+    }
+
     @Test func reopenFollowsARotatedFile() throws {
         let directory = TestService.temporaryDirectory()
         let path = directory + "/access.log"

@@ -43,10 +43,31 @@ public final class AccessLog: Sendable {
         public init() {}
     }
 
-    /// Lines formatted so far into one buffer.
+    /// Memory lines are formatted into, allocated once and reused: a loop and the writer hand it
+    /// to each other under the locks, so only one of them touches it at a time.
+    final class ChunkMemory: @unchecked Sendable {
+        let base: UnsafeMutableRawPointer
+        let capacity: Int
+
+        init(capacity: Int) {
+            base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+            self.capacity = capacity
+        }
+
+        deinit { base.deallocate() }
+    }
+
+    /// Lines formatted so far into one buffer: its first `used` bytes.
     struct Chunk {
-        var bytes: [UInt8]
+        var memory: ChunkMemory
+        var used = 0
         var lines = 0
+
+        init(capacity: Int) {
+            memory = ChunkMemory(capacity: capacity)
+        }
+
+        var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: memory.base, count: used) }
     }
 
     /// Totals for `/stats` and `/metrics`.
@@ -92,18 +113,12 @@ public final class AccessLog: Sendable {
         self.tuning = tuning
         let count = max(1, loops)
         let chunkBytes = tuning.chunkBytes
-        self.loops = PerLoop(count: count) { LoopState(chunk: Chunk(bytes: Self.emptyBytes(chunkBytes))) }
+        self.loops = PerLoop(count: count) { LoopState(chunk: Chunk(capacity: chunkBytes)) }
         var pool = Shared()
-        for _ in 0..<count * max(1, tuning.chunksPerLoop - 1) { pool.free.append(Chunk(bytes: Self.emptyBytes(chunkBytes))) }
+        for _ in 0..<count * max(1, tuning.chunksPerLoop - 1) { pool.free.append(Chunk(capacity: chunkBytes)) }
         shared = Mutex(pool)
         output = Mutex(try Self.open(destination))
         DetachedThread.start(name: "flipbook-access-log") { [self] in self.run() }
-    }
-
-    private static func emptyBytes(_ capacity: Int) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(capacity)
-        return bytes
     }
 
     // MARK: Event loops
@@ -114,17 +129,23 @@ public final class AccessLog: Sendable {
         let handedOver = loops.withLock(line.record.loop) { state -> Bool in
             let needed = format.maximumLength(of: line)
             var handedOver = false
-            if state.chunk.bytes.count + needed > state.chunk.bytes.capacity && !state.chunk.bytes.isEmpty {
-                guard let fresh = takeFreeChunk() else {
-                    state.dropped += 1
-                    return false
+            if state.chunk.used + needed > state.chunk.memory.capacity {
+                if state.chunk.used > 0 {
+                    guard let fresh = takeFreeChunk() else {
+                        state.dropped += 1
+                        return false
+                    }
+                    let full = state.chunk
+                    state.chunk = fresh
+                    shared.withLock { $0.ready.append(full) }
+                    handedOver = true
                 }
-                let full = state.chunk
-                state.chunk = fresh
-                shared.withLock { $0.ready.append(full) }
-                handedOver = true
+                // A line longer than a whole chunk (only with a small `Tuning.chunkBytes`).
+                if needed > state.chunk.memory.capacity { state.chunk = Chunk(capacity: needed) }
             }
-            format.append(line, clock: &state.clock, to: &state.chunk.bytes)
+            let start = state.chunk.memory.base + state.chunk.used
+            let written = format.write(line, clock: &state.clock, to: start)
+            state.chunk.used += written
             state.chunk.lines += 1
             return handedOver
         }
@@ -192,8 +213,8 @@ public final class AccessLog: Sendable {
                 return state.ready
             }
             loops.withEachLock { state in
-                guard !state.chunk.bytes.isEmpty else { return }
-                let fresh = takeFreeChunk() ?? Chunk(bytes: Self.emptyBytes(tuning.chunkBytes))
+                guard state.chunk.used > 0 else { return }
+                let fresh = takeFreeChunk() ?? Chunk(capacity: tuning.chunkBytes)
                 chunks.append(state.chunk)
                 state.chunk = fresh
             }
@@ -205,8 +226,11 @@ public final class AccessLog: Sendable {
             let finished = shared.withLock { state -> Bool in
                 state.written += written
                 state.lost += lost
-                for var chunk in chunks where state.free.count < loops.count * max(1, tuning.chunksPerLoop - 1) {
-                    chunk.bytes.removeAll(keepingCapacity: true)
+                for var chunk in chunks
+                where state.free.count < loops.count * max(1, tuning.chunksPerLoop - 1)
+                    && chunk.memory.capacity == tuning.chunkBytes
+                {
+                    chunk.used = 0
                     chunk.lines = 0
                     state.free.append(chunk)
                 }
@@ -225,29 +249,27 @@ public final class AccessLog: Sendable {
         done.signal()
     }
 
-    /// Writes all of `bytes`; false when the destination failed (the lines are lost).
-    private func writeFully(_ bytes: [UInt8]) -> Bool {
+    /// Writes all of `raw`; false when the destination failed (the lines are lost).
+    private func writeFully(_ raw: UnsafeRawBufferPointer) -> Bool {
         output.withLock { fd in
             let pieceLimit = Self.isPipe(fd) ? Int(PIPE_BUF) : Int.max
-            return bytes.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    var end = raw.count
-                    if end - offset > pieceLimit {
-                        // Cut after the last newline that fits, so each write holds whole lines.
-                        end = offset + pieceLimit
-                        while end > offset && raw[end - 1] != 0x0A { end -= 1 }
-                        if end == offset { end = offset + pieceLimit }  // one line longer than a piece
-                    }
-                    let n = write(fd, raw.baseAddress! + offset, end - offset)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        return false
-                    }
-                    offset += n
+            var offset = 0
+            while offset < raw.count {
+                var end = raw.count
+                if end - offset > pieceLimit {
+                    // Cut after the last newline that fits, so each write holds whole lines.
+                    end = offset + pieceLimit
+                    while end > offset && raw[end - 1] != 0x0A { end -= 1 }
+                    if end == offset { end = offset + pieceLimit }  // one line longer than a piece
                 }
-                return true
+                let n = write(fd, raw.baseAddress! + offset, end - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += n
             }
+            return true
         }
     }
 

@@ -29,132 +29,93 @@ public enum AccessLogFormat: Sendable {
 
     static let maximumPathBytes = 2048
 
-    /// The most bytes `append` can write for `line`.
+    /// The most bytes ``write(_:clock:to:)`` can write for `line`: every field at its longest
+    /// escape (six bytes for one).
     func maximumLength(of line: AccessLogLine) -> Int {
         let path = min(line.record.pathByteCountBound, Self.maximumPathBytes) + 3
         let variable = path + line.record.requestID.count + line.client.utf8.count + line.record.method.rawValue.utf8.count
-        return 256 + 6 * variable
+        return 256 + JSONString.maximumEscapedBytesPerByte * variable
     }
 
-    /// Appends the line (with its newline) to `out`.
-    func append(_ line: AccessLogLine, clock: inout AccessLogClock, to out: inout [UInt8]) {
+    /// Writes the line (with its newline) at `out`, which has room for ``maximumLength(of:)``
+    /// bytes; returns the number of bytes written. The fields are copied from where they are
+    /// (the request head's path and id, the peer's address), escaped as they are copied.
+    func write(_ line: AccessLogLine, clock: inout AccessLogClock, to out: UnsafeMutableRawPointer) -> Int {
         clock.refresh()
-        append(line.record, client: line.client, clock: &clock, to: &out)
-    }
-
-    private func append(
-        _ record: HTTPAccessRecord, client: String, clock: inout AccessLogClock, to out: inout [UInt8]
-    ) {
-        switch self {
-        case .text:
-            out.append(contentsOf: clock.textTimestamp)
-            out.append(contentsOf: Self.textLevel)
-            Self.appendText(" bytes=", to: &out)
-            Self.appendDecimal(record.bodyBytes, to: &out)
-            Self.appendText(" client=", to: &out)
-            Self.appendEscaped(client, json: false, to: &out)
-            Self.appendText(" component=access method=", to: &out)
-            Self.appendEscaped(record.method.rawValue, json: false, to: &out)
-            Self.appendText(" ms=", to: &out)
-            Self.appendMilliseconds(record.durationNanoseconds, to: &out)
-            Self.appendText(" path=", to: &out)
-            record.withPathUTF8 { Self.appendPath($0, json: false, to: &out) }
-            Self.appendText(" requestID=", to: &out)
-            record.requestID.withUnsafeBytes { Self.appendEscaped($0, json: false, to: &out) }
-            Self.appendText(" status=", to: &out)
-            Self.appendDecimal(record.status, to: &out)
-            out.append(contentsOf: Self.textTail)
-        case .json:
-            Self.appendText("{\"ts\":\"", to: &out)
-            out.append(contentsOf: clock.jsonSecond)
-            clock.appendJSONMilliseconds(to: &out)
-            out.append(contentsOf: Self.jsonHead)
-            Self.appendDecimal(record.bodyBytes, to: &out)
-            Self.appendText("\",\"client\":\"", to: &out)
-            Self.appendEscaped(client, json: true, to: &out)
-            Self.appendText("\",\"component\":\"access\",\"method\":\"", to: &out)
-            Self.appendEscaped(record.method.rawValue, json: true, to: &out)
-            Self.appendText("\",\"ms\":\"", to: &out)
-            Self.appendMilliseconds(record.durationNanoseconds, to: &out)
-            Self.appendText("\",\"path\":\"", to: &out)
-            record.withPathUTF8 { Self.appendPath($0, json: true, to: &out) }
-            Self.appendText("\",\"requestID\":\"", to: &out)
-            record.requestID.withUnsafeBytes { Self.appendEscaped($0, json: true, to: &out) }
-            Self.appendText("\",\"status\":\"", to: &out)
-            Self.appendDecimal(record.status, to: &out)
-            Self.appendText("\"}\n", to: &out)
-        }
-    }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-    private static let textLevel: [UInt8] = Array(" info flipbook:".utf8)
-    private static let textTail: [UInt8] = Array(" [FlipbookService] request\n".utf8)
-    private static let jsonHead: [UInt8] =
-        Array("\",\"level\":\"info\",\"label\":\"flipbook\",\"msg\":\"request\",\"bytes\":\"".utf8)
-
-    @inline(__always)
-    private static func appendText(_ text: StaticString, to out: inout [UInt8]) {
-        text.withUTF8Buffer { out.append(contentsOf: $0) }
-    }
-
-    private static func appendPath(_ bytes: UnsafeRawBufferPointer, json: Bool, to out: inout [UInt8]) {
-        if bytes.count <= maximumPathBytes {
-            appendEscaped(bytes, json: json, to: &out)
+        var cursor = ByteCursor(out)
+        let json = self == .json
+        if json {
+            cursor.write("{\"ts\":\"")
+            cursor.write(clock.jsonSecond)
+            clock.writeJSONMilliseconds(to: &cursor)
+            cursor.write("\",\"level\":\"info\",\"label\":\"flipbook\",\"msg\":\"request\",\"bytes\":\"")
         } else {
-            appendEscaped(UnsafeRawBufferPointer(rebasing: bytes[0..<maximumPathBytes]), json: json, to: &out)
-            out.append(contentsOf: [0xE2, 0x80, 0xA6])  // …
+            cursor.write(clock.textTimestamp)
+            cursor.write(" info flipbook: bytes=")
+        }
+        cursor.writeDecimal(line.record.bodyBytes)
+        cursor.write(json ? "\",\"client\":\"" : " client=")
+        Self.writeEscaped(line.client, json: json, to: &cursor)
+        cursor.write(json ? "\",\"component\":\"access\",\"method\":\"" : " component=access method=")
+        Self.writeEscaped(line.record.method.rawValue, json: json, to: &cursor)
+        cursor.write(json ? "\",\"ms\":\"" : " ms=")
+        Self.writeMilliseconds(line.record.durationNanoseconds, to: &cursor)
+        cursor.write(json ? "\",\"path\":\"" : " path=")
+        line.record.withPathUTF8 { Self.writePath($0, json: json, to: &cursor) }
+        cursor.write(json ? "\",\"requestID\":\"" : " requestID=")
+        line.record.requestID.withUnsafeBytes { Self.writeEscaped($0, json: json, to: &cursor) }
+        cursor.write(json ? "\",\"status\":\"" : " status=")
+        cursor.writeDecimal(line.record.status)
+        cursor.write(json ? "\"}\n" : " [FlipbookService] request\n")
+        return cursor.offset
+    }
+
+    private static func writePath(_ bytes: UnsafeRawBufferPointer, json: Bool, to cursor: inout ByteCursor) {
+        if bytes.count <= maximumPathBytes {
+            writeEscaped(bytes, json: json, to: &cursor)
+        } else {
+            writeEscaped(UnsafeRawBufferPointer(rebasing: bytes[0..<maximumPathBytes]), json: json, to: &cursor)
+            cursor.write(0xE2, 0x80)  // …
+            cursor.write(0xA6)
         }
     }
 
-    private static func appendEscaped(_ text: String, json: Bool, to out: inout [UInt8]) {
+    private static func writeEscaped(_ text: String, json: Bool, to cursor: inout ByteCursor) {
         var text = text
-        text.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0), json: json, to: &out) }
+        text.withUTF8 { writeEscaped(UnsafeRawBufferPointer($0), json: json, to: &cursor) }
     }
 
     /// JSON: ``JSONString``'s escapes. Text: control characters and DEL escaped (`\n`, `\r`,
     /// `\t`, `\xXX`), so one record is always one line.
-    private static func appendEscaped(_ bytes: UnsafeRawBufferPointer, json: Bool, to out: inout [UInt8]) {
-        if json { return JSONString.appendEscaped(bytes, to: &out) }
+    private static func writeEscaped(_ bytes: UnsafeRawBufferPointer, json: Bool, to cursor: inout ByteCursor) {
+        if json {
+            cursor.advance(JSONString.writeEscaped(bytes, to: cursor.position))
+            return
+        }
         // Most values need no escape: copy the clean prefix in one go.
         let clean = ByteSearch.firstControlByte(in: bytes) ?? bytes.count
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<clean]))
+        cursor.write(UnsafeRawBufferPointer(rebasing: bytes[0..<clean]))
         guard clean < bytes.count else { return }
         for byte in bytes[clean...] {
             switch byte {
-            case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
-            case 0x0D: out.append(contentsOf: [0x5C, 0x72])
-            case 0x09: out.append(contentsOf: [0x5C, 0x74])
+            case 0x0A: cursor.write(0x5C, 0x6E)
+            case 0x0D: cursor.write(0x5C, 0x72)
+            case 0x09: cursor.write(0x5C, 0x74)
             case 0..<0x20, 0x7F:
-                out.append(contentsOf: [0x5C, 0x78, Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xF)]])
-            default: out.append(byte)
+                cursor.write(0x5C, 0x78)
+                cursor.write(JSONString.hexDigit(byte >> 4), JSONString.hexDigit(byte & 0xF))
+            default: cursor.write(byte)
             }
         }
     }
 
     /// Milliseconds with two decimals, rounded (`0.05`, `12.30`).
-    private static func appendMilliseconds(_ nanoseconds: Int64, to out: inout [UInt8]) {
+    private static func writeMilliseconds(_ nanoseconds: Int64, to cursor: inout ByteCursor) {
         let hundredths = (max(0, nanoseconds) + 5_000) / 10_000
-        appendDecimal(Int(hundredths / 100), to: &out)
-        out.append(0x2E)
-        let fraction = Int(hundredths % 100)
-        out.append(UInt8(0x30 + fraction / 10))
-        out.append(UInt8(0x30 + fraction % 10))
-    }
-
-    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        if value < 0 { out.append(0x2D) }
-        // The digits from the last, into a buffer on the stack (20 digits hold any Int).
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var rest = value.magnitude
-            var start = buffer.count
-            repeat {
-                start -= 1
-                buffer[start] = UInt8(truncatingIfNeeded: rest % 10) + 0x30
-                rest /= 10
-            } while rest > 0
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
-        }
+        cursor.writeDecimal(Int(hundredths / 100))
+        let fraction = UInt8(truncatingIfNeeded: hundredths % 100)
+        cursor.write(0x2E)
+        cursor.write(0x30 + fraction / 10, 0x30 + fraction % 10)
     }
 }
 
@@ -184,12 +145,11 @@ struct AccessLogClock {
     }
 
     /// `.mmmZ`.
-    func appendJSONMilliseconds(to out: inout [UInt8]) {
-        out.append(0x2E)
-        out.append(UInt8(0x30 + milliseconds / 100))
-        out.append(UInt8(0x30 + milliseconds / 10 % 10))
-        out.append(UInt8(0x30 + milliseconds % 10))
-        out.append(0x5A)
+    func writeJSONMilliseconds(to cursor: inout ByteCursor) {
+        let value = UInt16(truncatingIfNeeded: milliseconds)
+        cursor.write(0x2E, 0x30 + UInt8(truncatingIfNeeded: value / 100))
+        cursor.write(0x30 + UInt8(truncatingIfNeeded: value / 10 % 10), 0x30 + UInt8(truncatingIfNeeded: value % 10))
+        cursor.write(0x5A)
     }
 
     private static func format(_ pattern: String, _ parts: inout tm) -> [UInt8] {
