@@ -43,6 +43,10 @@ final class EventLoop: @unchecked Sendable {
     private var timers = TimerHeap()
     private(set) var now: Int64 = SystemMonotonicClock().milliseconds()
     private(set) var date = HTTPDateCache()
+    /// `Server`, `Date`, the hook's constant lines and the request-id header's `Name: `: the
+    /// bytes every head carries before its id, rebuilt with the date (once a second) so that a
+    /// response copies them in one go.
+    private var commonLines: [UInt8] = []
     private var nextGeneration: UInt32 = 1
     private(set) var draining = false
     private var drainDeadline: Int64?
@@ -139,12 +143,12 @@ final class EventLoop: @unchecked Sendable {
 
     /// Runs until the drain has finished; returns on the loop's own thread.
     func run() {
-        date.refresh()
+        refreshDate()
         while running {
             let timeout = waitTimeout()
             let count = Epoll.wait(epfd, eventBuffer, capacity: Int32(Self.eventCapacity), timeout: timeout)
             now = SystemMonotonicClock().milliseconds()
-            date.refresh()
+            refreshDate()
             if count < 0 {
                 if errno == EINTR { continue }
                 shared.logger.error("epoll_wait failed", metadata: ["errno": "\(errno)"])
@@ -336,15 +340,18 @@ final class EventLoop: @unchecked Sendable {
     /// `Server`, `Date`, the hook's constant lines and the request id (the hook's per-request
     /// lines follow, from the caller).
     func appendCommonLines(requestID: HTTPRequestID, to head: inout [UInt8]) {
-        head.append(contentsOf: shared.serverLine)
-        head.append(contentsOf: date.line)
-        head.append(contentsOf: shared.constantHeaderLines)
-        if let prefix = shared.requestIDLinePrefix {
-            head.append(contentsOf: prefix)
+        head.append(contentsOf: commonLines)
+        if shared.requestIDLinePrefix != nil {
             requestID.append(to: &head)
             head.append(0x0D)
             head.append(0x0A)
         }
+    }
+
+    /// Reads the clock's second; rebuilds ``commonLines`` when it changed.
+    private func refreshDate() {
+        guard date.refresh() else { return }
+        commonLines = shared.serverLine + date.line + shared.constantHeaderLines + (shared.requestIDLinePrefix ?? [])
     }
 
     static var lingerDuration: Int64 { lingerMilliseconds }

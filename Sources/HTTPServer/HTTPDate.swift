@@ -7,12 +7,14 @@ struct HTTPDateCache {
     private(set) var line: [UInt8] = []
     private var second: Int = -1
 
-    /// Refreshes the line if the wall-clock second changed.
-    mutating func refresh() {
+    /// Refreshes the line if the wall-clock second changed; true when it did.
+    @discardableResult
+    mutating func refresh() -> Bool {
         let now = time(nil)
-        guard now != second else { return }
+        guard now != second else { return false }
         second = now
         line = Self.format(now)
+        return true
     }
 
     static func format(_ seconds: Int) -> [UInt8] {
