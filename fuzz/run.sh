@@ -122,6 +122,8 @@ binary() { echo "$OUT/$1/fuzz-$1"; }
 build_target() {
   local name="$1" bin
   load_target "$name"
+  # Every target links libCResample.a (C_LIBRARIES), whichever library it fuzzes.
+  build_c_resample
   build_library "$LIBRARY"
   bin="$(binary "$name")"
   mkdir -p "$OUT/$name/corpus"
