@@ -79,6 +79,11 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"])]),
+        // libavif (libavif-dev), with libaom as its AV1 encoder: AVIF previews. Not through
+        // pkg-config: its only flag, -DAVIF_DLL, is for Windows DLLs, and SwiftPM warns of it.
+        .systemLibrary(
+            name: "CAVIF", path: "Sources/CAVIF",
+            providers: [.apt(["libavif-dev"])]),
         // Linux system calls Glibc does not import: sched_getaffinity (the CPU limit), memfd_create
         // and hole punching (the frame cache's arena).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -97,6 +102,12 @@ let package = Package(
         .target(
             name: "AnimatedImage",
             dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate", "CResample", "SystemResources"],
+            swiftSettings: strictSettings),
+
+        // The animation's frames in formats beyond WebP: AVIF image sequences (libavif, libaom).
+        .target(
+            name: "AnimationEncoding",
+            dependencies: ["AnimatedImage", "CAVIF"],
             swiftSettings: strictSettings),
 
         // The shared frame cache: one byte budget, decode-ahead windows, background decoding,
@@ -162,8 +173,8 @@ let package = Package(
         .target(
             name: "FlipbookService",
             dependencies: [
-                "AnimatedImage", "FrameCache", "HTTPServer", "ImageStorage", "OutboundHTTP", "SystemResources",
-                "SourceRules", "URLSigning",
+                "AnimatedImage", "AnimationEncoding", "FrameCache", "HTTPServer", "ImageStorage", "OutboundHTTP",
+                "SystemResources", "SourceRules", "URLSigning",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -178,7 +189,7 @@ let package = Package(
         .executableTarget(
             name: "flipbook",
             dependencies: [
-                "AnimatedImage", "FlipbookService", "SystemResources", "URLSigning",
+                "AnimatedImage", "AnimationEncoding", "FlipbookService", "SystemResources", "URLSigning",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -235,6 +246,10 @@ let package = Package(
         .testTarget(
             name: "AnimatedImageTests",
             dependencies: ["AnimatedImage", "CPNG", "CZlib", "CResample", "FlipbookTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "AnimationEncodingTests",
+            dependencies: ["AnimationEncoding", "AnimatedImage", "CAVIF", "FlipbookTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "FrameCacheTests",

@@ -1,19 +1,25 @@
 import AnimatedImage
+import AnimationEncoding
 import ArgumentParser
 import FlipbookService
 import FoundationEssentials
+import SystemResources
 
-/// `flipbook preview FILE --width … --output OUT.webp`: the animated WebP preview, the bytes
-/// `GET /images/{id}/preview?width=…` serves (same size rule, scaler and encoder).
+/// `flipbook preview FILE --width … [--format avif] --output OUT`: the animated WebP (or AVIF)
+/// preview, the bytes `GET /images/{id}/preview?width=…&format=…` serves (same size rule,
+/// scaler, encoder and settings).
 struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "preview", abstract: "Write the whole animation, scaled, as one animated WebP.")
+        commandName: "preview", abstract: "Write the whole animation, scaled, as one animated WebP or AVIF.")
 
     @Argument(help: "A GIF, PNG/APNG or WebP file.")
     var file: String
 
-    @Option(name: .shortAndLong, help: "Where to write the WebP.")
+    @Option(name: .shortAndLong, help: "Where to write the preview.")
     var output: String
+
+    @Option(help: "webp (default; lossless without --quality) or avif (lossy; --quality 1 to 100, default 44).")
+    var format = "webp"
 
     @OptionGroup var scaling: ScalingOptions
     @OptionGroup var limits: LimitOptions
@@ -24,10 +30,13 @@ struct PreviewCommand: ParsableCommand {
     /// does the same) — by opening it that way and starting again: the same bytes either way.
     func validate() throws { _ = try requested() }
 
-    /// What the flags ask for, read as the preview route reads its query.
-    private func requested() throws -> RequestedRendition {
-        let (items, policy) = (scaling.queryItems, scaling.policy)
-        return try ScalingOptions.validated { () throws(RenditionParameterError) in try policy.preview(items) }
+    /// What the flags ask for, read as the preview route reads its query (`auto` needs an
+    /// `Accept` field, which a command has not).
+    private func requested() throws -> (rendition: RequestedRendition, format: PreviewFormat) {
+        let (items, policy) = (scaling.queryItems + [("format", format)], scaling.policy)
+        let preview = try ScalingOptions.validated { () throws(RenditionParameterError) in try policy.preview(items) }
+        guard let chosen = preview.format else { throw ValidationError("--format must be webp or avif.") }
+        return (preview.rendition, chosen)
     }
 
     func run() throws {
@@ -46,6 +55,15 @@ struct PreviewCommand: ParsableCommand {
     }
 
     private func preview(of image: AnimatedImage) throws -> [UInt8] {
-        try PreviewMaker.make(image, rendition: scaling.rendition(try requested(), of: image))
+        let (requested, format) = try requested()
+        let rendition = scaling.rendition(requested, of: image)
+        switch format {
+        case .webp:
+            return try PreviewMaker.make(image, rendition: rendition)
+        case .avif:
+            let settings = AVIFSettings(
+                quality: rendition.quality ?? AVIFSettings.defaultQuality, threads: CPULimit.usableCores)
+            return try AVIFPreviewMaker.make(image, rendition: rendition, settings: settings)
+        }
     }
 }

@@ -53,7 +53,7 @@ public struct Canvas: Sendable, Equatable {
     }
 
     /// True when every pixel is opaque.
-    var isOpaque: Bool { isOpaque(in: rect) }
+    public var isOpaque: Bool { isOpaque(in: rect) }
 
     /// True when every pixel inside `area` (already clipped) is opaque.
     func isOpaque(in area: PixelRect) -> Bool {

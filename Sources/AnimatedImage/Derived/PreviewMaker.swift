@@ -32,13 +32,27 @@ public enum PreviewMaker {
             try afterFrame(0)
             return try encoder.encode(frame, quality: quality, colorSpace: image.colorSpace)
         }
+        return try encode(image, rendition: rendition, renderer: renderer, cachedFrame: cachedFrame, afterFrame: afterFrame) {
+            try Self.animationEncoder(image, rendition: rendition, encoder: encoder, first: $0)
+        }
+    }
+
+    /// Every frame of `image` in `rendition`, in order, each added to the encoder `makeEncoder`
+    /// makes from the first frame, for the effective delay (`delaysMs`): the one way every
+    /// preview format is fed (the frames scaled on other threads, ``ScaledFrameStream``).
+    /// `cachedFrame` and `afterFrame` are as ``make(_:rendition:renderer:encoder:cachedFrame:afterFrame:)``'s.
+    public static func encode(
+        _ image: AnimatedImage, rendition: FrameRendition, renderer: FrameRenderer,
+        cachedFrame: @escaping (Int) -> Canvas? = { _ in nil }, afterFrame: (Int) throws -> Void = { _ in },
+        makeEncoder: (_ first: Canvas) throws -> any AnimationEncoding
+    ) throws -> [UInt8] {
         var animation: (any AnimationEncoding)?
         let delays = image.timeline.delaysMs
         let frames = ScaledFrameStream(
             image, rendition: rendition, indices: Array(0..<image.frameCount), renderer: renderer,
             cachedFrame: cachedFrame)
         while let (index, frame) = try frames.next() {
-            let encoding = try animation ?? Self.animationEncoder(image, rendition: rendition, encoder: encoder, first: frame)
+            let encoding = try animation ?? makeEncoder(frame)
             animation = encoding
             try encoding.add(frame, durationMs: delays[index])
             try afterFrame(index)
@@ -98,12 +112,19 @@ public enum PreviewMaker {
     /// a 7000×7000 GIF's preview at 320 px peaked 399 MiB above the idle service, which had
     /// reserved 614 MiB for it (this and a canvas; BENCHMARKS.md, "Animated previews", and its history).
     public static func workingBytes(_ image: AnimatedImage, rendition: FrameRendition) -> Int {
-        let scaling = RenditionEncoder.workingBytes(rendition, width: image.canvasWidth, height: image.canvasHeight)
         let encoding =
             encodesInParallel(image, rendition: rendition)
             ? ParallelAnimatedWebPEncoder.workingBytes(width: rendition.outputWidth, height: rendition.outputHeight)
             : 8 * rendition.outputWidth * rendition.outputHeight * 4
-        return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes + scaling + encoding
+        return streamingBytes(image, rendition: rendition) + encoding
+    }
+
+    /// What feeding an encoder every frame (``encode(_:rendition:renderer:cachedFrame:afterFrame:makeEncoder:)``)
+    /// may hold besides the encoder's own memory: the renderer's canvas and drawing a frame on
+    /// it, scaling it, and the frames scaled ahead of the encoder.
+    public static func streamingBytes(_ image: AnimatedImage, rendition: FrameRendition) -> Int {
+        let scaling = RenditionEncoder.workingBytes(rendition, width: image.canvasWidth, height: image.canvasHeight)
+        return image.decodeMemory.canvasBytes + image.decodeMemory.frameDataBytes + scaling
             + ScaledFrameStream.aheadBytes(image, rendition: rendition)
     }
 }

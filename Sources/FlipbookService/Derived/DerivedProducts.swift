@@ -1,10 +1,12 @@
 import AnimatedImage
+import AnimationEncoding
 import Dispatch
 import FoundationEssentials
 import FrameCache
 import Glibc
 import ImageStorage
 import Logging
+import SystemResources
 
 /// Storyboards and previews, made once and kept: a product on disk is served from there; one
 /// that is not is brought from the shared store when there is one (``SharedProducts``, the
@@ -40,9 +42,17 @@ final class DerivedProducts: Sendable {
         self.logger = logger
     }
 
-    /// The file name of `rendition`'s preview.
-    static func previewName(_ rendition: FrameRendition) -> String {
-        "preview-\(rendition.key)-r\(AnimatedImage.outputRevision)-e\(PreviewMaker.revision).webp"
+    /// The file name of `rendition`'s preview in `format` (its encoder's revision in it).
+    static func previewName(_ rendition: FrameRendition, _ format: PreviewFormat = .webp) -> String {
+        "preview-\(rendition.key)-r\(AnimatedImage.outputRevision)-\(previewRevision(format)).\(format.rawValue)"
+    }
+
+    /// The revision of `format`'s preview encoding, as names and ETags carry it (`e4`, `a1`).
+    static func previewRevision(_ format: PreviewFormat) -> String {
+        switch format {
+        case .webp: "e\(PreviewMaker.revision)"
+        case .avif: "a\(AVIFPreviewMaker.revision)"
+        }
     }
 
     /// The directory name of `layout`'s storyboard.
@@ -53,27 +63,38 @@ final class DerivedProducts: Sendable {
     /// The file name of sheet `number` in `format`.
     static func sheetName(_ number: Int, _ format: FrameFormat) -> String { "\(number).\(format.rawValue)" }
 
-    /// True when the preview is on disk now; else makes it and calls `completion`.
+    /// True when the preview in `format` is on disk now; else makes it and calls `completion`.
     func preview(
-        _ record: StoredImage, _ rendition: FrameRendition,
+        _ record: StoredImage, _ rendition: FrameRendition, _ format: PreviewFormat = .webp,
         completion: @escaping DerivedBuilds.Completion
     ) -> Bool {
         let maxOutput = settings.maxOutputBytes
         let cache = self.cache
+        // libaom on every core the process may use, as the WebP previews' parallel encoder.
+        let threads = CPULimit.usableCores
         return ensure(
-            record, Self.previewName(rendition), .preview,
-            reserve: { PreviewMaker.workingBytes($0, rendition: rendition) + $0.decodeMemory.canvasBytes },
+            record, Self.previewName(rendition, format), .preview,
+            reserve: { Self.previewWorkingBytes($0, rendition, format) + $0.decodeMemory.canvasBytes },
             make: { image, staging, renderer in
                 let frames = CachedRenditionFrames(cache: cache, record: record, rendition: rendition)
                 defer { renderer.framesFromCache = frames.taken }
-                let bytes = try PreviewMaker.make(
-                    image, rendition: rendition, renderer: renderer.renderer, cachedFrame: frames.frame)
+                let bytes: [UInt8]
+                switch format {
+                case .webp:
+                    bytes = try PreviewMaker.make(
+                        image, rendition: rendition, renderer: renderer.renderer, cachedFrame: frames.frame)
+                case .avif:
+                    let settings = AVIFSettings(quality: rendition.quality ?? AVIFSettings.defaultQuality, threads: threads)
+                    bytes = try AVIFPreviewMaker.make(
+                        image, rendition: rendition, settings: settings, renderer: renderer.renderer,
+                        cachedFrame: frames.frame)
+                }
                 guard bytes.count <= maxOutput else {
                     throw DerivedFailure.limit(
                         "derived.maxOutputBytes",
                         "The preview would be \(bytes.count) bytes, above derived.maxOutputBytes (\(maxOutput)).")
                 }
-                let path = staging + "/preview.webp"
+                let path = staging + "/preview.\(format.rawValue)"
                 try DurableFiles.write(bytes, to: path, temporaryDirectory: staging)
                 return path
             }, completion: completion)
@@ -110,6 +131,15 @@ final class DerivedProducts: Sendable {
                 }
                 return directory
             }, completion: completion)
+    }
+
+    /// What making a preview in `format` may hold besides its output (the decode-memory
+    /// budget's reservation, with a canvas more).
+    static func previewWorkingBytes(_ image: AnimatedImage, _ rendition: FrameRendition, _ format: PreviewFormat) -> Int {
+        switch format {
+        case .webp: PreviewMaker.workingBytes(image, rendition: rendition)
+        case .avif: AVIFPreviewMaker.workingBytes(image, rendition: rendition)
+        }
     }
 
     /// What `/stats` says of the products.
@@ -188,6 +218,8 @@ final class DerivedProducts: Sendable {
         } catch let error as AnimatedImageError {
             return .failure(.undecodable("\(error)"))
         } catch let error as WebPEncodingError {
+            return .failure(.undecodable("\(error)"))
+        } catch let error as AVIFEncodingError {
             return .failure(.undecodable("\(error)"))
         } catch let error as ResamplingError {
             return .failure(.undecodable("\(error)"))

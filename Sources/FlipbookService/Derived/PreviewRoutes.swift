@@ -2,34 +2,43 @@ import AnimatedImage
 import FoundationEssentials
 import HTTPServer
 
-/// `GET /images/{id}/preview`: the whole animation as one animated WebP, in the rendition the
-/// query asks for (`width`, `height`, `fit`, `dpr`, `enlarge`, `quality`, `r`; lossless without
-/// `quality`), made once and kept (``DerivedProducts``).
+/// `GET /images/{id}/preview`: the whole animation as one animated WebP or AVIF (`format=webp`,
+/// the default, `avif`, or `auto`: by `Accept`, with `Vary: Accept`), in the rendition the query
+/// asks for (`width`, `height`, `fit`, `dpr`, `enlarge`, `quality`, `r`; a WebP is lossless
+/// without `quality`, an AVIF always lossy), made once and kept (``DerivedProducts``).
 extension DerivedRoutes {
     func preview(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
-        guard AcceptNegotiation.acceptsWebPOrWildcard(AcceptNegotiation.field(of: request)) else {
-            return .now(
-                .problem(
-                    .notAcceptable,
-                    detail: "A preview is an animated WebP (image/webp); the request's Accept does not take it. "
-                        + "Its frames are served as PNG at /frames/\(id)/{index}."))
-        }
-        let requested: RequestedRendition
+        let requested: RequestedPreview
         do throws(RenditionParameterError) {
             requested = try renditions.policy.preview(request.queryItems)
         } catch {
             return .now(.problem(.badRequest, detail: error.detail))
         }
-        return lookup.withRendition(id, responder, requested, renditions) { record, rendition in
-            let path = derived.store.path(record.sha256, DerivedProducts.previewName(rendition))
+        let accept = AcceptNegotiation.field(of: request)
+        let negotiated = requested.format == nil
+        let chosen = requested.format.map { AcceptNegotiation.accepts($0, accept) ? $0 : nil } ?? AcceptNegotiation.previewFormat(accept)
+        guard let format = chosen else {
+            let asked = requested.format.map { "an \($0 == .avif ? "AVIF" : "animated WebP") (\($0.mimeType))" }
+            return .now(
+                .problem(
+                    .notAcceptable,
+                    detail: "A preview is \(asked ?? "an animated WebP (image/webp) or AVIF (image/avif)"); "
+                        + "the request's Accept does not take it. Its frames are served as PNG at /frames/\(id)/{index}.",
+                    headers: negotiated ? ["Vary": "Accept"] : [:]))
+        }
+        return lookup.withRendition(id, responder, requested.rendition, renditions) { record, rendition in
+            let path = derived.store.path(record.sha256, DerivedProducts.previewName(rendition, format))
             let etag =
-                "\"p-\(record.sha256.prefix(32))-\(rendition.key)-r\(AnimatedImage.outputRevision)-e\(PreviewMaker.revision)\""
+                "\"p-\(record.sha256.prefix(32))-\(rendition.key)-r\(AnimatedImage.outputRevision)-\(DerivedProducts.previewRevision(format))\""
             let cacheControl = CachePolicy.of(record).header
             return whenProductReady(
-                responder, start: { derived.preview(record, rendition, completion: $0) },
+                responder, start: { derived.preview(record, rendition, format, completion: $0) },
                 ready: {
-                    Self.productFile(request, path: path, contentType: "image/webp", etag: etag, cacheControl: cacheControl)
+                    var response = Self.productFile(
+                        request, path: path, contentType: format.mimeType, etag: etag, cacheControl: cacheControl)
+                    if negotiated { response.headers.add(name: "Vary", value: "Accept") }
+                    return response
                 })
         }
     }

@@ -1,17 +1,21 @@
-/// What a request's `Accept` field says of WebP (RFC 9110 §12.5.1), read on its bytes without
+/// What a request's `Accept` field says of WebP and AVIF (RFC 9110 §12.5.1), read on its bytes without
 /// allocating (it is on the hit path of negotiated frames).
 ///
 /// Frames (`format=auto`) take WebP only when `image/webp` is listed itself with a q-value above
 /// 0: a wildcard such as `*/*` or `image/*` does not count, so curl and other clients that say
-/// `*/*` keep getting PNG. Previews, which exist only as WebP, follow the RFC's precedence: the
+/// `*/*` keep getting PNG. Previews (WebP or AVIF) follow the RFC's precedence: the
 /// most specific range that matches `image/webp` decides (`image/webp`, then `image/*`, then
 /// `*/*`), and no `Accept` at all accepts anything.
 enum AcceptNegotiation {
-    /// The highest q-value given to each range that matches `image/webp`; nil where not listed.
+    /// The highest q-value given to each range that matches `image/webp` (or another image
+    /// type); nil where not listed.
     struct WebPRanges: Equatable {
         var exact: Double?
         var image: Double?
         var any: Double?
+
+        /// The q-value of the most specific range listed (RFC 9110's precedence); 0 when none is.
+        var effective: Double { exact ?? image ?? any ?? 0 }
     }
 
     /// For frames: `image/webp` itself with q > 0.
@@ -22,13 +26,32 @@ enum AcceptNegotiation {
 
     /// For previews: the most specific matching range has q > 0; no field accepts anything.
     static func acceptsWebPOrWildcard(_ accept: Substring?) -> Bool {
-        guard let accept else { return true }
-        let found = ranges(accept)
-        return (found.exact ?? found.image ?? found.any ?? 0) > 0
+        accepts(.webp, accept)
     }
 
-    /// The ranges of the comma-separated list `accept` that match `image/webp`.
-    static func ranges(_ accept: Substring) -> WebPRanges {
+    /// For previews in `format`: the most specific range that matches its media type has q > 0;
+    /// no field accepts anything.
+    static func accepts(_ format: PreviewFormat, _ accept: Substring?) -> Bool {
+        guard let accept else { return true }
+        return ranges(accept, of: format).effective > 0
+    }
+
+    /// For `format=auto` previews: AVIF when `image/avif` is listed itself with q > 0 and at
+    /// least WebP's q (so browsers, which list it, get AVIF, and `*/*` clients keep WebP); else
+    /// WebP when its most specific range has q > 0; else AVIF when its has; else nil (406). No
+    /// field: WebP.
+    static func previewFormat(_ accept: Substring?) -> PreviewFormat? {
+        guard let accept else { return .webp }
+        let (avif, webp) = (ranges(accept, of: .avif), ranges(accept, of: .webp))
+        if let exact = avif.exact, exact > 0, exact >= webp.effective { return .avif }
+        if webp.effective > 0 { return .webp }
+        return avif.effective > 0 ? .avif : nil
+    }
+
+    /// The ranges of the comma-separated list `accept` that match `image/webp` (or, with
+    /// `format`, that format's media type).
+    static func ranges(_ accept: Substring, of format: PreviewFormat = .webp) -> WebPRanges {
+        let mediaType: StaticString = format == .avif ? "image/avif" : "image/webp"
         var found = WebPRanges()
         let bytes = accept.utf8
         var index = bytes.startIndex
@@ -39,7 +62,7 @@ enum AcceptNegotiation {
             index = end < bytes.endIndex ? bytes.index(after: end) : end
             guard let type = parts.popFirst().map(trimmed) else { continue }
             let kind: WritableKeyPath<WebPRanges, Double?>
-            if equalsIgnoringCase(type, "image/webp") {
+            if equalsIgnoringCase(type, mediaType) {
                 kind = \.exact
             } else if equalsIgnoringCase(type, "image/*") {
                 kind = \.image

@@ -117,19 +117,6 @@ public struct RenditionPolicy: Sendable {
         return RequestedRendition(request: request, negotiated: negotiated)
     }
 
-    /// What a preview request asks for: the frame parameters, in WebP always (a preview is an
-    /// animated WebP; `format`, when given, may only say so).
-    public func preview(_ query: [(name: String, value: String)]) throws(RenditionParameterError) -> RequestedRendition {
-        var items = query.filter { $0.name != "format" }
-        if let format = query.first(where: { $0.name == "format" }), format.value != "webp" {
-            throw RenditionParameterError(
-                parameter: "format",
-                detail: "format='\(RenditionQuery.shown(format.value))' is not webp: previews are animated WebP.")
-        }
-        items.append(("format", "webp"))
-        return try requested(items, accept: nil)
-    }
-
     /// The rendition `requested` makes of a `width`×`height` canvas.
     public func rendition(_ requested: RequestedRendition, canvasWidth: Int, canvasHeight: Int) throws(RenditionParameterError)
         -> FrameRendition

@@ -1,0 +1,43 @@
+import CAVIF
+
+/// How libavif drives libaom for a preview: constant quality (libaom's `end-usage=q`) at a
+/// quantizer level from `quality`, an encoder speed (`cpu-used`), and threads. The alpha plane
+/// is always lossless.
+public struct AVIFSettings: Sendable, Equatable {
+    /// 1–100, higher is better: libaom's `cq-level` is `(100 − quality) × 63 / 100`, rounded
+    /// to nearest (libavif 1.x's mapping of its own `quality`).
+    public var quality: Int
+    /// libaom's `cpu-used`, 0 (slowest, smallest) to 9.
+    public var speed: Int
+    /// Threads libaom may use (tiles and row multithreading).
+    public var threads: Int
+
+    /// The previews' default quality: 44, which is `cq-level` 35 — what `ffmpeg -c:v libaom-av1
+    /// -crf 35` asks of libaom (BENCHMARKS.md, "Animated previews as AVIF").
+    public static let defaultQuality = 44
+    /// The previews' speed: `cpu-used` 6, as in the benchmark's ffmpeg command.
+    public static let defaultSpeed = 6
+
+    public init(quality: Int = AVIFSettings.defaultQuality, speed: Int = AVIFSettings.defaultSpeed, threads: Int = 1) {
+        self.quality = min(100, max(1, quality))
+        self.speed = min(9, max(0, speed))
+        self.threads = max(1, threads)
+    }
+
+    /// libaom's quantizer level for ``quality``.
+    public var quantizerLevel: Int { ((100 - quality) * 63 + 50) / 100 }
+
+    /// Sets these on a libavif encoder (before its first frame).
+    func configure(_ encoder: UnsafeMutablePointer<avifEncoder>) {
+        encoder.pointee.codecChoice = AVIF_CODEC_CHOICE_AOM
+        encoder.pointee.maxThreads = Int32(threads)
+        encoder.pointee.speed = Int32(speed)
+        encoder.pointee.timescale = 1000
+        encoder.pointee.minQuantizer = 0
+        encoder.pointee.maxQuantizer = 63
+        encoder.pointee.minQuantizerAlpha = AVIF_QUANTIZER_LOSSLESS
+        encoder.pointee.maxQuantizerAlpha = AVIF_QUANTIZER_LOSSLESS
+        avifEncoderSetCodecSpecificOption(encoder, "end-usage", "q")
+        avifEncoderSetCodecSpecificOption(encoder, "cq-level", String(quantizerLevel))
+    }
+}

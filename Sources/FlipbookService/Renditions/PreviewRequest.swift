@@ -1,0 +1,44 @@
+/// The formats an animated preview is made in: animated WebP, or an AVIF image sequence.
+public enum PreviewFormat: String, Sendable, Equatable, CaseIterable {
+    case webp, avif
+
+    public var mimeType: String { "image/\(rawValue)" }
+}
+
+/// What a preview request asks for: the rendition its frames are scaled to, and its format —
+/// given (`format=webp|avif`; WebP when absent, as before AVIF existed), or chosen by `Accept`
+/// (`format=auto`, ``AcceptNegotiation/previewFormat(_:)``).
+public struct RequestedPreview: Sendable, Equatable {
+    /// The frames' rendition (its format is WebP's, which carries `quality`; the preview's own
+    /// format is ``format``).
+    public var rendition: RequestedRendition
+    /// The format asked for; nil when `format=auto` leaves it to `Accept`.
+    public var format: PreviewFormat?
+}
+
+extension RenditionPolicy {
+    /// What a preview request asks for: the frame parameters (`width`, `height`, `fit`, `dpr`,
+    /// `enlarge`, `quality`, `r`) and `format` (webp, avif or auto).
+    public func preview(_ query: [(name: String, value: String)]) throws(RenditionParameterError) -> RequestedPreview {
+        var items = query.filter { $0.name != "format" }
+        let formats = query.filter { $0.name == "format" }
+        var format: PreviewFormat? = .webp
+        if formats.count > 1 {
+            throw RenditionParameterError(parameter: "format", detail: "format is given more than once.")
+        }
+        if let given = formats.first?.value {
+            if given == "auto" {
+                format = nil
+            } else if let named = PreviewFormat(rawValue: given) {
+                format = named
+            } else {
+                throw RenditionParameterError(
+                    parameter: "format",
+                    detail: "format='\(RenditionQuery.shown(given))' is not webp, avif or auto: "
+                        + "previews are animated WebP or AVIF.")
+            }
+        }
+        items.append(("format", "webp"))
+        return RequestedPreview(rendition: try requested(items, accept: nil), format: format)
+    }
+}
