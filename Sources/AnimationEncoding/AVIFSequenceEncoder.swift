@@ -6,6 +6,7 @@ import CAVIF
 /// lasts exactly the milliseconds it is added with (the track's timescale is 1000 Hz, so every
 /// whole-millisecond delay is held exactly). Colour is 8-bit YUV 4:2:0, full range, converted
 /// by libavif (BT.601 matrix) and tagged sRGB (CICP 1/13/6), as the frames are shown unconverted.
+/// The same frames always give the same bytes (``MovieTimestamps``).
 ///
 /// With `alpha`, every frame also goes into a lossless AV1 alpha plane (transparency exactly
 /// as composited). Without it, a frame that is not opaque is refused
@@ -80,7 +81,7 @@ public final class AVIFSequenceEncoder: AnimationEncoding {
         defer { avifRWDataFree(&output) }
         try check(avifEncoderFinish(encoder, &output), "finishing the file")
         guard let data = output.data else { throw AVIFEncodingError(message: "libavif wrote nothing") }
-        return Array(UnsafeBufferPointer(start: data, count: output.size))
+        return MovieTimestamps.cleared(Array(UnsafeBufferPointer(start: data, count: output.size)))
     }
 
     /// Converts `frame` to YUV (and alpha) in the one image this encoder reuses, and encodes it.

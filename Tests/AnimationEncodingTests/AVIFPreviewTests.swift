@@ -96,6 +96,16 @@ struct AVIFPreviewTests {
         #expect(tracks.allSatisfy { $0.sampleDurations == [70, 130, 100] })
     }
 
+    /// libavif writes the clock into the movie headers; the encoder clears it: same frames,
+    /// same bytes (a second apart, so a clock in seconds would differ).
+    @Test func theSameFramesGiveTheSameBytes() async throws {
+        let image = try AnimatedImage(bytes: Corpus.bytes("pillow/gif/iss634.gif"))
+        let rendition = try Self.rendition(image, width: 24)
+        let first = try AVIFPreviewMaker.make(image, rendition: rendition, settings: AVIFSettings(threads: 2))
+        try await Task.sleep(for: .milliseconds(1100))
+        #expect(try AVIFPreviewMaker.make(image, rendition: rendition, settings: AVIFSettings(threads: 1)) == first)
+    }
+
     @Test func anOpaqueEncoderRefusesATransparentFrame() throws {
         let encoder = try AVIFSequenceEncoder(width: 4, height: 4, alpha: false, settings: AVIFSettings())
         let frame = Canvas(width: 4, height: 4)  // transparent black

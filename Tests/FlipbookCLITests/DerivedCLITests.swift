@@ -4,8 +4,8 @@ import Foundation
 import ServiceTestSupport
 import Testing
 
-/// `flipbook preview` and `flipbook storyboard` write the bytes the service serves for the same
-/// parameters.
+/// `flipbook preview` (WebP and AVIF) and `flipbook storyboard` write the bytes the service serves
+/// for the same parameters.
 @Suite("Derived products CLI", .serialized)
 struct DerivedCLITests {
     /// The image DerivedRoutesTests serves: 245×245, 42 frames.
@@ -24,6 +24,14 @@ struct DerivedCLITests {
         #expect(preview.status == 0, "\(preview.stderr)")
         let served = try service.client.get("/images/\(id)/preview?width=90&quality=70")
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.webp"))) == served.body)
+        let avif = try runProcess(
+            flipbook, ["preview", path, "--width", "90", "--format", "avif", "--output", directory + "/p.avif"])
+        #expect(avif.status == 0, "\(avif.stderr)")
+        let servedAVIF = try service.client.get("/images/\(id)/preview?width=90&format=avif")
+        #expect(servedAVIF.header("Content-Type") == "image/avif")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.avif"))) == servedAVIF.body)
+        let auto = try runProcess(flipbook, ["preview", path, "--format", "auto", "--output", directory + "/p.x"])
+        #expect(auto.status != 0 && auto.stderr.contains("--format"), "\(auto.stderr)")
 
         let board = try runProcess(
             flipbook,
