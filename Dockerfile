@@ -6,7 +6,8 @@
 # (decoding, and WebP frames through libwebpmux), libpng, zlib (decoding), libdeflate (compressing
 # the PNGs Flipbook writes), pixman (enlarging renditions; reductions are Flipbook's own C),
 # libcurl (the outbound HTTP client of storage.backend=s3 and of the source fetcher, through its C
-# API) and SQLite (the listing index of storage.backend=fs); libstdc++6, libgcc-s1 and libc6 are
+# API), SQLite (the listing index of storage.backend=fs) and libavif with libaom (AVIF previews);
+# libstdc++6, libgcc-s1 and libc6 are
 # already in debian:bookworm-slim (apt needs them). docs/DEPLOYMENT.md says what each package is
 # for. The build fails if `ldd` finds any library missing.
 
@@ -20,7 +21,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
         libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libcurl4-openssl-dev \
-        libpixman-1-dev libsqlite3-dev pkg-config \
+        libpixman-1-dev libsqlite3-dev libavif-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -44,7 +45,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
         libgif7 libwebp7 libwebpdemux2 libwebpmux3 libpng16-16 zlib1g libdeflate0 libcurl4 \
-        libpixman-1-0 libsqlite3-0 \
+        libpixman-1-0 libsqlite3-0 libavif15 \
     && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 flipbook \

@@ -17,6 +17,10 @@ RUNTIME_BASE = os.environ.get("RUNTIME_BASE", "localhost/flipbook-debian:bookwor
 # be installed, so no such loader is reachable from the image.
 FOREIGN_LOADERS = re.compile(r"^(libvips|libheif|librsvg|libpoppler|libopenexr|libopenjp2|libjxl|libtiff|libjpeg"
                              r"|libcfitsio|libmatio|libgsf|libexif|liblcms|libmagick|libgdk-pixbuf|libspng|libcgif)")
+# Such libraries that come in only as the dependency of a package the binary needs, and why no
+# loader is reachable through them: libjpeg62-turbo is linked by libyuv0 (libavif's colour
+# conversion) for its MJPEG helpers, which libavif never calls; Flipbook reads no JPEG.
+DEPENDENCY_ONLY = {"libjpeg62-turbo": "libyuv0"}
 
 
 def in_image(image, *command):
@@ -71,7 +75,8 @@ def test_every_added_package_is_needed(binary):
     print(f"image packages: {len(image)} ({len(base)} in the base); the binary links {sorted(direct)}; "
           f"added: {len(added)}")
     assert not unneeded, f"installed but needed by nothing the binary loads: {unneeded}"
-    foreign = sorted(p for p in image if FOREIGN_LOADERS.match(p.lower()))
+    foreign = sorted(p for p in image if FOREIGN_LOADERS.match(p.lower())
+                     and not (p in DEPENDENCY_ONLY and p in image.get(DEPENDENCY_ONLY[p], ())))
     assert not foreign, f"loaders of formats the service does not accept are installed: {foreign}"
     assert direct <= set(image), f"libraries of the binary from packages not installed: {sorted(direct - set(image))}"
 

@@ -541,6 +541,27 @@ def rendition_checks(c, port, ids):
     head_at = request(port, "HEAD", f"/frames/{digest}?t=0&width=48&format=webp")
     c.conforms("HEAD ?t=0&width=48&format=webp → 200", "HEAD", "/frames/{id}", head_at, 200)
 
+    # Previews: AVIF asked for, AVIF by Accept (Vary), and the refusals.
+    avif = request(port, "GET", f"/images/{digest}/preview?width=48&format=avif")
+    if c.conforms("GET /images/{id}/preview?width=48&format=avif → 200", "GET", "/images/{id}/preview", avif, 200):
+        brand = b"ftypavis" if meta["frameCount"] > 1 else b"ftypavif"  # a sequence, or a still AVIF
+        c.expect("preview format=avif: image/avif, an AVIF sequence (a still AVIF for a still image), no Vary",
+                 avif.header("content-type") == "image/avif" and avif.body[4:12] == brand
+                 and not vary_lists_accept(avif), (avif.header("content-type"), avif.body[:12]))
+    chromium = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+    auto = request(port, "GET", f"/images/{digest}/preview?width=48&format=auto", headers={"Accept": chromium})
+    if c.conforms("GET preview?format=auto, Chromium's Accept → 200", "GET", "/images/{id}/preview", auto, 200):
+        c.expect("preview format=auto, Chromium's Accept: the AVIF, with Vary: Accept",
+                 auto.body == avif.body and vary_lists_accept(auto), auto.headers.get("vary"))
+    auto_webp = request(port, "GET", f"/images/{digest}/preview?width=48&format=auto", headers={"Accept": "*/*"})
+    if c.conforms("GET preview?format=auto, Accept */* → 200", "GET", "/images/{id}/preview", auto_webp, 200):
+        c.expect("preview format=auto, Accept */*: WebP, with Vary: Accept",
+                 auto_webp.header("content-type") == "image/webp" and vary_lists_accept(auto_webp), auto_webp.headers)
+    c.conforms("GET preview?format=avif, Accept image/avif;q=0 → 406", "GET", "/images/{id}/preview",
+               request(port, "GET", f"/images/{digest}/preview?format=avif", headers={"Accept": "image/avif;q=0, */*"}), 406)
+    c.conforms("GET preview?format=gif → 400", "GET", "/images/{id}/preview",
+               request(port, "GET", f"/images/{digest}/preview?format=gif"), 400)
+
     # /stats: the renditions and the rows' `rendition` (a rendition was just played).
     stats = request(port, "GET", "/stats")
     if c.conforms("GET /stats after renditions → 200", "GET", "/stats", stats, 200):

@@ -11,6 +11,9 @@
 //     (`FrameRendition(key:)`) is not its rendition;
 //   - `rendition=NAME` (the cache route's) is accepted with a rendition parameter, or names a key
 //     that is not written back exactly as given;
+//   - the same query read as a preview's is accepted with a format other than webp, avif or auto
+//     given, or with `format` given twice; `format=auto` is not left to `Accept`; or auto's choice
+//     is a format `Accept` refuses, or none while `Accept` takes WebP;
 //   - the same query read as a storyboard's (`tile`, `tileHeight`, `columns`, `frames`, …) crashes,
 //     or makes a layout with a sheet beyond WebP's 16383 px or a tile outside its sheet.
 
@@ -34,6 +37,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         return (name: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
     }
     storyboard(items, canvasWidth: w, canvasHeight: h)
+    preview(items, accept: Substring(accept), query: query)
     named(items, query: query)
     guard let requested = try? policy.requested(items, accept: Substring(accept)) else { return 0 }
     if requested.request.format == .png { check(requested.request.quality == nil, "quality on a PNG: \(query)") }
@@ -91,4 +95,18 @@ func storyboard(_ items: [(name: String, value: String)], canvasWidth w: Int, ca
             tile.x >= 0 && tile.y >= 0 && tile.x + tile.width <= sheet.width && tile.y + tile.height <= sheet.height,
             "tile \(tile) outside its \(sheet.width)×\(sheet.height) sheet")
     }
+}
+
+/// The query as a preview's, its format chosen by `accept` under `format=auto`.
+func preview(_ items: [(name: String, value: String)], accept: Substring, query: String) {
+    let formats = items.filter { $0.name == "format" }.map(\.value)
+    if let requested = try? policy.preview(items) {
+        check(formats.count <= 1, "format given twice accepted: \(query)")
+        check(formats.allSatisfy { ["webp", "avif", "auto"].contains($0) }, "preview format accepted: \(query)")
+        check((requested.format == nil) == (formats.first == "auto"), "auto not left to Accept: \(query)")
+        check(requested.rendition.request.format == .webp, "a preview's frames not in WebP's rendition: \(query)")
+    }
+    let chosen = AcceptNegotiation.previewFormat(accept)
+    if let chosen { check(AcceptNegotiation.accepts(chosen, accept), "auto chose \(chosen), which Accept refuses: \(accept)") }
+    if chosen == nil { check(!AcceptNegotiation.accepts(.webp, accept), "auto chose nothing, Accept takes WebP: \(accept)") }
 }
