@@ -128,7 +128,9 @@ struct AVIFPreviewTests {
     @Test func framesOfAnotherSizeAreRefused() throws {
         let encoder = try AVIFSequenceEncoder(width: 4, height: 4, alpha: true, settings: AVIFSettings())
         #expect(throws: AVIFEncodingError.self) { try encoder.add(Canvas(width: 5, height: 4), durationMs: 10) }
-        #expect(throws: AVIFEncodingError.self) { try AVIFSequenceEncoder(width: 0, height: 4, alpha: true, settings: AVIFSettings()) }
+        #expect(throws: AVIFEncodingError.self) {
+            try AVIFSequenceEncoder(width: 0, height: 4, alpha: true, settings: AVIFSettings())
+        }
     }
 
     @Test func qualityMapsToLibaomQuantizerLevels() {

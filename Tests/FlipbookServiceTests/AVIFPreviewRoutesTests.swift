@@ -68,16 +68,17 @@ struct AVIFPreviewRoutesTests {
         }
     }
 
-    @Test(arguments: [
-        // (Accept, the format auto gives; nil: 406)
-        ("image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", "image/avif"),  // Chromium
-        ("image/webp,*/*", "image/webp"),
-        ("*/*", "image/webp"),
-        ("image/avif;q=0.5, image/webp", "image/webp"),
-        ("image/avif, image/webp;q=0", "image/avif"),
-        ("image/avif", "image/avif"),
-        ("image/png", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            // (Accept, the format auto gives; nil: 406)
+            ("image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", "image/avif"),  // Chromium
+            ("image/webp,*/*", "image/webp"),
+            ("*/*", "image/webp"),
+            ("image/avif;q=0.5, image/webp", "image/webp"),
+            ("image/avif, image/webp;q=0", "image/avif"),
+            ("image/avif", "image/avif"),
+            ("image/png", nil),
+        ] as [(String, String?)])
     func autoNegotiatesByAccept(accept: String, expected: String?) async throws {
         try await withService { service, id in
             let response = try service.client.get("/images/\(id)/preview?width=48&format=auto", headers: ["Accept": accept])

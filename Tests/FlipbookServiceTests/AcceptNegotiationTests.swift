@@ -33,19 +33,20 @@ struct AcceptNegotiationTests {
         #expect(AcceptNegotiation.acceptsWebPOrWildcard(Substring(accept)) == previews)
     }
 
-    @Test(arguments: [
-        // (Accept, the format a `format=auto` preview takes; nil: none)
-        ("image/avif,image/webp,*/*", PreviewFormat.avif),
-        ("image/webp,image/avif", .avif),  // equal q: AVIF first
-        ("image/avif;q=0.9,image/webp", .webp),
-        ("image/avif;q=0,image/webp", .webp),
-        ("image/avif;q=0,image/webp;q=0", nil),
-        ("*/*", .webp),
-        ("image/*", .webp),
-        ("image/webp;q=0, image/*", .avif),
-        ("IMAGE/AVIF", .avif),
-        ("image/png", nil),
-    ] as [(String, PreviewFormat?)])
+    @Test(
+        arguments: [
+            // (Accept, the format a `format=auto` preview takes; nil: none)
+            ("image/avif,image/webp,*/*", PreviewFormat.avif),
+            ("image/webp,image/avif", .avif),  // equal q: AVIF first
+            ("image/avif;q=0.9,image/webp", .webp),
+            ("image/avif;q=0,image/webp", .webp),
+            ("image/avif;q=0,image/webp;q=0", nil),
+            ("*/*", .webp),
+            ("image/*", .webp),
+            ("image/webp;q=0, image/*", .avif),
+            ("IMAGE/AVIF", .avif),
+            ("image/png", nil),
+        ] as [(String, PreviewFormat?)])
     func previewFormatTable(accept: String, format: PreviewFormat?) {
         #expect(AcceptNegotiation.previewFormat(Substring(accept)) == format)
     }

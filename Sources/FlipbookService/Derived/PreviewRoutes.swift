@@ -17,7 +17,8 @@ extension DerivedRoutes {
         }
         let accept = AcceptNegotiation.field(of: request)
         let negotiated = requested.format == nil
-        let chosen = requested.format.map { AcceptNegotiation.accepts($0, accept) ? $0 : nil } ?? AcceptNegotiation.previewFormat(accept)
+        let chosen =
+            requested.format.map { AcceptNegotiation.accepts($0, accept) ? $0 : nil } ?? AcceptNegotiation.previewFormat(accept)
         guard let format = chosen else {
             let asked = requested.format.map { "an \($0 == .avif ? "AVIF" : "animated WebP") (\($0.mimeType))" }
             return .now(
