@@ -179,7 +179,9 @@ import Glibc
         let commits = GroupCommits<Failed>()
         let committed = Mutex<[String]>([])
         let batches = Mutex<[Int]>([])
-        DispatchQueue.concurrentPerform(iterations: 8) { writer in
+        // Eight threads of their own: concurrentPerform runs only as many at once as there are
+        // cores, and with two, each change found the previous one's commit over and came alone.
+        Self.onThreads(8) { writer in
             for i in 0..<40 {
                 let result = commits.submit("INSERT", "\(writer)-\(i)") { batch in
                     usleep(2000)  // as an fsync takes
@@ -195,6 +197,20 @@ import Glibc
         #expect(all.count == 320 && Set(all).count == 320)
         let sizes = batches.withLock { $0 }
         #expect(sizes.count < 320 && sizes.max()! > 1, "batches: \(sizes.count), largest \(sizes.max()!)")
+    }
+
+    /// Runs `body(0..<count)` on `count` threads at once and returns when all have finished.
+    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            let thread = Thread {
+                body(index)
+                group.leave()
+            }
+            thread.start()
+        }
+        group.wait()
     }
 
     @Test func aFailedTransactionFailsEveryChangeInIt() {
