@@ -17,16 +17,7 @@ struct AVIFPreviewRoutesTests {
     func withService(
         _ configure: (inout FlipbookSettings) -> Void = { _ in }, _ body: (TestService, String) throws -> Void
     ) async throws {
-        let service = try TestService(configure: configure)
-        let upload = try service.upload(Corpus.bytes(Self.path))
-        let id = try #require(upload.json["id"] as? String)
-        do {
-            try body(service, id)
-        } catch {
-            await service.stop()
-            throw error
-        }
-        await service.stop()
+        try await TestService.withUpload(of: Self.path, configure: configure, body)
     }
 
     /// The `ftyp` brands and the first track's sample durations of an AVIF sequence.

@@ -18,16 +18,7 @@ struct DerivedRoutesTests {
         dataDirectory: String? = nil, _ configure: (inout FlipbookSettings) -> Void = { _ in },
         _ body: (TestService, String) throws -> Void
     ) async throws {
-        let service = try TestService(dataDirectory: dataDirectory, configure: configure)
-        let upload = try service.upload(Corpus.bytes(Self.path))
-        let id = try #require(upload.json["id"] as? String)
-        do {
-            try body(service, id)
-        } catch {
-            await service.stop()
-            throw error
-        }
-        await service.stop()
+        try await TestService.withUpload(of: Self.path, dataDirectory: dataDirectory, configure: configure, body)
     }
 
     @Test func previewHasTheFramesDelaysAndLoopCountAndIsCached() async throws {

@@ -15,11 +15,7 @@ struct RenditionRoutesTests {
     func withService(
         _ configure: (inout FlipbookSettings) -> Void = { _ in }, _ body: (TestService, String) throws -> Void
     ) async throws {
-        let service = try TestService(configure: configure)
-        let upload = try service.upload(Corpus.bytes(Self.path))
-        let id = try #require(upload.json["id"] as? String)
-        try body(service, id)
-        await service.stop()
+        try await TestService.withUpload(of: Self.path, configure: configure, body)
     }
 
     @Test func noParametersServeTodaysFrameAndAFullSizeRenditionIsTheSame() async throws {

@@ -99,3 +99,26 @@ public final class TestService: @unchecked Sendable {
         try client.send("POST", "/images", headers: headers, body: bytes)
     }
 }
+
+extension TestService {
+    /// Runs `body` with a service holding one upload of the corpus file at `path` (and its id),
+    /// and stops the service afterwards, whether `body` threw or not.
+    public static func withUpload(
+        of path: String, dataDirectory: String? = nil,
+        configure: (inout FlipbookSettings) -> Void = { _ in },
+        _ body: (TestService, String) throws -> Void
+    ) async throws {
+        let service = try TestService(dataDirectory: dataDirectory, configure: configure)
+        do {
+            let upload = try service.upload(Corpus.bytes(path))
+            guard let id = upload.json["id"] as? String else {
+                throw TestFailure("uploading \(path) answered \(upload.status) without an id")
+            }
+            try body(service, id)
+        } catch {
+            await service.stop()
+            throw error
+        }
+        await service.stop()
+    }
+}

@@ -21,16 +21,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 out="$repo/bench-out/derived-avif"
 rm -rf "$out" && mkdir -p "$out"
 
-best() {
-  local best_s="" best_m=""
-  for _ in $(seq "$runs"); do
-    /usr/bin/time -f "%e %M" -o "$out/time.txt" "$@" >/dev/null 2>"$out/stderr.txt" || { cat "$out/stderr.txt" >&2; return 1; }
-    read -r s m < "$out/time.txt"
-    if [ -z "$best_s" ] || awk "BEGIN{exit !($s < $best_s)}"; then best_s=$s; best_m=$m; fi
-  done
-  echo "$best_s $best_m"
-}
-
 # ssim FILE REFDIR: decodes FILE's frames with libavif (avif_frames.c: the file's CICP honoured,
 # as browsers built on libavif decode it) and prints "frames mean-SSIM" (ffmpeg's ssim filter in
 # planar RGB, over R, G, B and every frame).

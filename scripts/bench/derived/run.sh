@@ -21,17 +21,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 out="$repo/bench-out/derived"
 rm -rf "$out" && mkdir -p "$out"
 
-# best RUNS: prints "seconds peak_kib" of the fastest run of the command.
-best() {
-  local best_s="" best_m=""
-  for _ in $(seq "$runs"); do
-    /usr/bin/time -f "%e %M" -o "$out/time.txt" "$@" >/dev/null 2>"$out/stderr.txt" || { cat "$out/stderr.txt" >&2; return 1; }
-    read -r s m < "$out/time.txt"
-    if [ -z "$best_s" ] || awk "BEGIN{exit !($s < $best_s)}"; then best_s=$s; best_m=$m; fi
-  done
-  echo "$best_s $best_m"
-}
-
 frames_of() { webpmux -info "$1" 2>/dev/null | awk '/Number of frames/ {print $4}' | grep . || echo 1; }
 
 {
