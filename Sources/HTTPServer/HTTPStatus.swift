@@ -26,6 +26,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let created = HTTPStatus(code: 201)
     public static let accepted = HTTPStatus(code: 202)
     public static let noContent = HTTPStatus(code: 204)
+    public static let partialContent = HTTPStatus(code: 206)
     public static let movedPermanently = HTTPStatus(code: 301)
     public static let found = HTTPStatus(code: 302)
     public static let seeOther = HTTPStatus(code: 303)

@@ -562,6 +562,22 @@ def rendition_checks(c, port, ids):
     c.conforms("GET preview?format=gif → 400", "GET", "/images/{id}/preview",
                request(port, "GET", f"/images/{digest}/preview?format=gif"), 400)
 
+    # Byte ranges on the kept preview: one range → 206, past the end → 416, If-Range another tag → 200.
+    whole = avif.body
+    part = request(port, "GET", f"/images/{digest}/preview?width=48&format=avif", headers={"Range": "bytes=4-11"})
+    if c.conforms("GET preview, Range bytes=4-11 → 206", "GET", "/images/{id}/preview", part, 206):
+        c.expect("preview Range bytes=4-11: those 8 bytes, Content-Range bytes 4-11/LENGTH",
+                 part.body == whole[4:12] and part.header("content-range") == f"bytes 4-11/{len(whole)}",
+                 (part.body, part.header("content-range")))
+    past = request(port, "GET", f"/images/{digest}/preview?width=48&format=avif", headers={"Range": f"bytes={len(whole)}-"})
+    if c.conforms("GET preview, Range past the end → 416", "GET", "/images/{id}/preview", past, 416):
+        c.expect("preview Range past the end: Content-Range bytes */LENGTH",
+                 past.header("content-range") == f"bytes */{len(whole)}", past.header("content-range"))
+    changed = request(port, "GET", f"/images/{digest}/preview?width=48&format=avif",
+                      headers={"Range": "bytes=4-11", "If-Range": '"other"'})
+    if c.conforms("GET preview, Range with another If-Range → 200", "GET", "/images/{id}/preview", changed, 200):
+        c.expect("preview If-Range another tag: the whole file", changed.body == whole, len(changed.body))
+
     # /stats: the renditions and the rows' `rendition` (a rendition was just played).
     stats = request(port, "GET", "/stats")
     if c.conforms("GET /stats after renditions → 200", "GET", "/stats", stats, 200):

@@ -8,7 +8,8 @@
 //   - a body range lies outside the buffer passed in;
 //   - a Content-Length body does not add up to its length before `.end`;
 //   - the two runs disagree (framing must not depend on how reads split the stream);
-//   - anything in the head (headers, target splitting, percent-decoding) crashes.
+//   - anything in the head (headers, target splitting, percent-decoding, Range and If-Range)
+//     crashes, or a byte range falls outside the file or is empty.
 
 @testable import HTTPParsing
 
@@ -47,10 +48,31 @@ func touch(_ head: HTTPRequestHead) -> [String] {
     if !head.headers.isEmpty { copy.remove(name: head.headers.name(at: 0)) }
     var serialized: [UInt8] = []
     copy.serialize(into: &serialized)
+    for length in [0, 1, 500, 1 << 40] {
+        checkRanges(head, length: length)
+    }
     let (path, query) = RequestTarget.split(head.target)
     _ = RequestTarget.percentDecode(path)
     if let query { _ = RequestTarget.queryItems(query) }
     return fields
+}
+
+/// `Range`/`If-Range` of `head` on a `length`-byte file: a part lies inside the file and is not
+/// empty, and HEAD always gets the whole file.
+func checkRanges(_ head: HTTPRequestHead, length: Int) {
+    let etag = "\"p-fuzz\""
+    switch ByteRanges.answer(method: head.method, headers: head.headers, length: length, etag: etag) {
+    case .part(let bytes):
+        check(!bytes.isEmpty && bytes.lowerBound >= 0 && bytes.upperBound <= length, "range \(bytes) of \(length)")
+    case .unsatisfiable, .whole: break
+    }
+    let asHead = ByteRanges.answer(method: .HEAD, headers: head.headers, length: length, etag: etag)
+    check(asHead == .whole, "HEAD got \(asHead)")
+    for value in head.headers.values(for: "Range") {
+        if case .part(let bytes) = ByteRanges.answer(range: value, length: length) {
+            check(!bytes.isEmpty && bytes.upperBound <= length, "range \(bytes) of \(length) from \(value)")
+        }
+    }
 }
 
 /// Parses `stream` fed in pieces of `pieceSize` bytes (0 = all at once).

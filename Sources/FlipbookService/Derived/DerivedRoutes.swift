@@ -9,8 +9,8 @@ import Glibc
 
 /// `GET /images/{id}/preview` (``preview(_:_:)``), `GET /images/{id}/storyboard`, `…/storyboard.vtt`
 /// and `GET /derived/{sha256}/{product}/{file}` (``storyboard(_:_:)``): products made once and
-/// kept (``DerivedProducts``). A kept product is sent as an original is (`sendfile(2)`, `ETag`,
-/// 304 on `If-None-Match`, caching as the image's frames); the wait for one being built is
+/// kept (``DerivedProducts``). A kept product is sent from its file (`sendfile(2)`, `ETag`,
+/// 304 on `If-None-Match`, byte ranges, caching as the image's frames); the wait for one being built is
 /// bounded by `derived.maxWaitSeconds` (then 503 with `Retry-After`; the build goes on).
 struct DerivedRoutes: Sendable {
     let lookup: RecordLookup
@@ -25,7 +25,10 @@ struct DerivedRoutes: Sendable {
         router.get("/derived/:sha/:product/:file") { derivedFile($0, $1) }
     }
 
-    /// The file at `path` as the body, or 404 when it is gone (removed meanwhile).
+    /// The file at `path` as the body, or 404 when it is gone (removed meanwhile). After
+    /// `If-None-Match` (304), one byte range is answered with 206 and `Content-Range`, a range
+    /// past the end with 416 (`Content-Range: bytes */LENGTH`), and an `If-Range` that is not
+    /// `etag` with the whole file (``ByteRanges``); every answer says `Accept-Ranges: bytes`.
     static func productFile(
         _ request: HTTPRequest, path: String, contentType: String, etag: String, cacheControl: String
     ) -> HTTPResponse {
@@ -34,11 +37,29 @@ struct DerivedRoutes: Sendable {
             return .problem(.notFound, detail: "The product was removed; ask for it again.")
         }
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: contentType)
-        headers.add(name: "ETag", value: etag)
-        headers.add(name: "Cache-Control", value: cacheControl)
-        return HTTPResponse(
-            headers: headers, fileBody: HTTPFileBody(descriptor: file.descriptor, offset: 0, count: file.size, owner: file))
+        headers.add(name: "Accept-Ranges", value: "bytes")
+        switch ByteRanges.answer(method: request.method, headers: request.headers, length: file.size, etag: etag) {
+        case .whole:
+            headers.add(name: "Content-Type", value: contentType)
+            headers.add(name: "ETag", value: etag)
+            headers.add(name: "Cache-Control", value: cacheControl)
+            return HTTPResponse(
+                headers: headers, fileBody: HTTPFileBody(descriptor: file.descriptor, offset: 0, count: file.size, owner: file))
+        case .part(let bytes):
+            headers.add(name: "Content-Type", value: contentType)
+            headers.add(name: "Content-Range", value: "bytes \(bytes.lowerBound)-\(bytes.upperBound - 1)/\(file.size)")
+            headers.add(name: "ETag", value: etag)
+            headers.add(name: "Cache-Control", value: cacheControl)
+            return HTTPResponse(
+                status: .partialContent, headers: headers,
+                fileBody: HTTPFileBody(descriptor: file.descriptor, offset: bytes.lowerBound, count: bytes.count, owner: file))
+        case .unsatisfiable:
+            headers.add(name: "Content-Range", value: "bytes */\(file.size)")
+            return .problem(
+                .rangeNotSatisfiable,
+                detail: "The Range names no byte of this \(file.size)-byte file; byte positions start at 0.",
+                headers: headers)
+        }
     }
 
     /// Calls `start` with a completion; answers with `ready()` at once when `start` says the
