@@ -48,13 +48,14 @@ struct DataLayout: Sendable {
 }
 
 extension DataLayout {
-    /// Makes the fan-out directories of `id` (durably) when missing.
-    func makeShards(of id: String) throws {
+    /// Makes the fan-out directories of `id` when missing: durably, or with `durably` false
+    /// for a caller that syncs the file system afterwards (``DurableFiles/syncFileSystem(of:)``).
+    func makeShards(of id: String, durably: Bool = true) throws {
         let shard = Self.shard(id)
         for parent in [images, records] {
             let directory = parent + "/" + shard
             if mkdir(directory, 0o755) == 0 {
-                try DurableFiles.syncDirectory(of: directory)
+                if durably { try DurableFiles.syncDirectory(of: directory) }
             } else if errno != EEXIST {
                 throw DurableFiles.failure("cannot create", directory)
             }

@@ -1,3 +1,4 @@
+import CLinux
 import Crypto
 import FoundationEssentials
 import SystemPackage
@@ -20,16 +21,38 @@ package enum DurableFiles {
     /// Writes `bytes` to `path` atomically, through a temporary file in `temporaryDirectory`
     /// (which must be on the same file system), locked until it is in place (``FileLocks``).
     package static func write(_ bytes: [UInt8], to path: String, temporaryDirectory: String) throws {
-        let (fd, temporary) = try FileLocks.createLocked { temporaryDirectory + "/." + UUID().uuidString + ".tmp" }
+        let (fd, temporary) = try writeTemporary(bytes, in: temporaryDirectory)
         defer { close(fd) }  // the lock goes with it, once the file is in place (or gone)
-        do {
-            try writeAll(fd, bytes, path: temporary)
-            guard fsync(fd) == 0 else { throw failure("cannot fsync", temporary) }
-        } catch {
+        guard fsync(fd) == 0 else {
+            let error = failure("cannot fsync", temporary)
             unlink(temporary)
             throw error
         }
         try moveIntoPlace(temporary, path)
+    }
+
+    /// Writes `bytes` to a new file in `temporaryDirectory`, not flushed yet, and returns it open
+    /// and locked (``FileLocks``): the lock lasts until `fd` is closed. Nothing is left behind
+    /// when it throws.
+    static func writeTemporary(_ bytes: [UInt8], in temporaryDirectory: String) throws -> (fd: Int32, path: String) {
+        let (fd, temporary) = try FileLocks.createLocked { temporaryDirectory + "/." + UUID().uuidString + ".tmp" }
+        do {
+            try writeAll(fd, bytes, path: temporary)
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        return (fd, temporary)
+    }
+
+    /// Makes every change to the file system holding `path` durable (`syncfs`): one flush for
+    /// the many files of a batch (a migration's, a bulk import's) instead of an `fsync` each.
+    static func syncFileSystem(of path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure("cannot open", path) }
+        defer { close(fd) }
+        guard flipbook_syncfs(fd) == 0 else { throw failure("cannot sync the file system of", path) }
     }
 
     /// Renames `from` to `to` (replacing it) and makes the rename durable.
@@ -139,10 +162,11 @@ public final class UploadFile: @unchecked Sendable {
         byteCount += chunk.count
     }
 
-    /// Flushes the file to disk and returns the hex SHA-256 of everything appended. The file
-    /// stays open, and locked, until ``discard()``.
-    func finish() throws -> String {
-        guard fsync(fd) == 0 else { throw DurableFiles.failure("cannot fsync", path) }
+    /// Flushes the file to disk (unless `durably` is false: a bulk import's batch is flushed
+    /// at once, ``DurableFiles/syncFileSystem(of:)``) and returns the hex SHA-256 of everything
+    /// appended. The file stays open, and locked, until ``discard()``.
+    func finish(durably: Bool = true) throws -> String {
+        guard !durably || fsync(fd) == 0 else { throw DurableFiles.failure("cannot fsync", path) }
         return ContentHash.hex(hasher.finalize())
     }
 

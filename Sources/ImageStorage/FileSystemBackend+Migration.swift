@@ -1,4 +1,3 @@
-import CLinux
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -80,13 +79,13 @@ extension FileSystemBackend {
             bytesMoved.append(id)
         }
         guard !bytesMoved.isEmpty else { return }
-        try syncFileSystem()
+        try DurableFiles.syncFileSystem(of: dataDirectory)
         for id in bytesMoved {
             try step()
             try Self.rename(layout.legacyRecordPath(id), layout.recordPath(id))
             result.moved += 1
         }
-        try syncFileSystem()
+        try DurableFiles.syncFileSystem(of: dataDirectory)
     }
 
     /// The same for one id, each move made durable at once: a write of this version does it
@@ -106,15 +105,7 @@ extension FileSystemBackend {
 
     /// Renames `from` to `to`, replacing it; unlike ``DurableFiles/moveIntoPlace(_:_:)`` never
     /// removes `from` when that fails.
-    private static func rename(_ from: String, _ to: String) throws {
+    static func rename(_ from: String, _ to: String) throws {
         guard Glibc.rename(from, to) == 0 else { throw DurableFiles.failure("cannot move \(from) to", to) }
-    }
-
-    /// Makes every change to the data directory's file system durable.
-    private func syncFileSystem() throws {
-        let fd = open(dataDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw DurableFiles.failure("cannot open", dataDirectory) }
-        defer { close(fd) }
-        guard flipbook_syncfs(fd) == 0 else { throw DurableFiles.failure("cannot sync the file system of", dataDirectory) }
     }
 }

@@ -10,18 +10,19 @@ import Synchronization
 /// tells every writer of the batch, then hands the lead to the first writer still queued (so no
 /// writer keeps committing others' changes while its own caller waits).
 final class GroupCommits<Failure: Error>: Sendable {
-    /// One writer's change; its fields are written before its semaphore is signalled and read
-    /// after it is waited on.
+    /// One writer's change: `sql` run once for each of `ids` (a bulk import's batch is one
+    /// change). Its fields are written before its semaphore is signalled and read after it is
+    /// waited on.
     final class Change: @unchecked Sendable {
         let sql: String
-        let id: String
+        let ids: [String]
         fileprivate var result: Result<Void, Failure>?
         fileprivate var leads = false
         fileprivate let done = DispatchSemaphore(value: 0)
 
-        init(sql: String, id: String) {
+        init(sql: String, ids: [String]) {
             self.sql = sql
-            self.id = id
+            self.ids = ids
         }
     }
 
@@ -32,10 +33,11 @@ final class GroupCommits<Failure: Error>: Sendable {
 
     private let state = Mutex(State())
 
-    /// Queues `sql` with `id` and returns once it is committed: by this thread (with the changes
-    /// queued meanwhile, through `commit`, which makes one transaction of a batch) or by another.
-    func submit(_ sql: String, _ id: String, commit: ([Change]) -> Result<Void, Failure>) -> Result<Void, Failure> {
-        let change = Change(sql: sql, id: id)
+    /// Queues `sql` with each of `ids` and returns once it is committed: by this thread (with the
+    /// changes queued meanwhile, through `commit`, which makes one transaction of a batch) or by
+    /// another.
+    func submit(_ sql: String, _ ids: [String], commit: ([Change]) -> Result<Void, Failure>) -> Result<Void, Failure> {
+        let change = Change(sql: sql, ids: ids)
         let leads = state.withLock { state -> Bool in
             state.queue.append(change)
             if state.busy { return false }

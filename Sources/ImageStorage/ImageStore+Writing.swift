@@ -34,28 +34,11 @@ extension ImageStore {
         )
     {
         defer { upload.discard() }
-        let sha256: String
-        do {
-            sha256 = try upload.finish()
-        } catch {
-            throw StoreError.io("\(error)")
+        let (id, sha256, image): (String, String, AnimatedImage)
+        switch try check(upload, name: name, durably: true, visit: visit) {
+        case .stored(let record): return (record, false)
+        case .new(let newID, let hash, let verified): (id, sha256, image) = (newID, hash, verified)
         }
-        let id = name ?? sha256
-        if let name, library.path(name) != nil {
-            throw StoreError.readOnly("\(name) is a library image and cannot be replaced")
-        }
-        if let existing = try storeResolve(id, reindexing: true), existing.record.sha256 == sha256 {
-            return (existing.record, false)
-        }
-        let bytes: ImageBytes
-        do {
-            bytes = try loaded.map(upload.path)
-        } catch let failure as MappedFile.Failure where failure.isEmpty {
-            bytes = ImageBytes([])  // nothing to map: rejected below like any non-image
-        } catch {
-            throw StoreError.io("\(error)")
-        }
-        let image = try verify(bytes, visit: visit)
         // (Replicas racing on shared storage may both answer 201; the outcome is the same image
         // either way.)
         return try commitLock.withLock { _ throws -> (StoredImage, created: Bool) in
@@ -80,11 +63,49 @@ extension ImageStore {
             logger.info(
                 "image stored",
                 metadata: [
-                    "id": "\(id)", "bytes": "\(bytes.count)",
+                    "id": "\(id)", "bytes": "\(upload.byteCount)",
                     "frames": "\(image.frameCount)", "replaced": "\(current != nil)",
                 ])
             return (record, current == nil)
         }
+    }
+
+    /// What ``check(_:name:durably:visit:)`` found an upload to be.
+    enum CheckedUpload {
+        /// Stored already, under the same id with the same bytes.
+        case stored(StoredImage)
+        /// New (or replacing other bytes under `id`), verified.
+        case new(id: String, sha256: String, image: AnimatedImage)
+    }
+
+    /// A finished upload's content id, then whether it is stored already, then (when it is not)
+    /// its verification (``verify(_:visit:)``). `durably` false leaves the upload's file to be
+    /// flushed with its batch (``ImageStore/commitAll(_:)``).
+    func check(
+        _ upload: UploadFile, name: String?, durably: Bool, visit: ((AnimatedImage, Int, Canvas) throws -> Void)?
+    ) throws -> CheckedUpload {
+        let sha256: String
+        do {
+            sha256 = try upload.finish(durably: durably)
+        } catch {
+            throw StoreError.io("\(error)")
+        }
+        let id = name ?? sha256
+        if let name, library.path(name) != nil {
+            throw StoreError.readOnly("\(name) is a library image and cannot be replaced")
+        }
+        if let existing = try storeResolve(id, reindexing: true), existing.record.sha256 == sha256 {
+            return .stored(existing.record)
+        }
+        let bytes: ImageBytes
+        do {
+            bytes = try loaded.map(upload.path)
+        } catch let failure as MappedFile.Failure where failure.isEmpty {
+            bytes = ImageBytes([])  // nothing to map: rejected below like any non-image
+        } catch {
+            throw StoreError.io("\(error)")
+        }
+        return .new(id: id, sha256: sha256, image: try verify(bytes, visit: visit))
     }
 
     /// Indexes an upload (refusing it if it breaks a limit, ``DecodeLimits/maxDecodeBytes``
@@ -137,7 +158,7 @@ extension ImageStore {
         return removed
     }
 
-    private func storeResolve(_ id: String, reindexing: Bool) throws(StoreError) -> Cached? {
+    func storeResolve(_ id: String, reindexing: Bool) throws(StoreError) -> Cached? {
         do {
             return try resolve(id, reindexing: reindexing)
         } catch {

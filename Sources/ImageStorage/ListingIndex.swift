@@ -156,22 +156,28 @@ final class ListingIndex: Sendable {
     /// Adds `id` (inside ``whileWriting(_:)``, before its record is written). When the index is
     /// unusable a rebuild is scheduled instead: it waits for this writer and reads its record.
     func add(_ id: String) throws {
-        try change("INSERT OR IGNORE INTO ids (id) VALUES (?)", id)
+        try change("INSERT OR IGNORE INTO ids (id) VALUES (?)", [id])
+    }
+
+    /// Adds every one of `ids` in one transaction (a bulk import's batch, inside
+    /// ``whileWriting(_:)``, before their records are written).
+    func addAll(_ ids: [String]) throws {
+        try change("INSERT OR IGNORE INTO ids (id) VALUES (?)", ids)
     }
 
     /// Removes `id` (inside ``whileWriting(_:)``, after its record is removed).
     func remove(_ id: String) throws {
-        try change("DELETE FROM ids WHERE id = ?", id)
+        try change("DELETE FROM ids WHERE id = ?", [id])
     }
 
     /// One change, committed with the other writers' of the moment (``GroupCommits``).
-    private func change(_ sql: String, _ id: String) throws {
-        let result = commits.submit(sql, id) { batch in
+    private func change(_ sql: String, _ ids: [String]) throws {
+        let result = commits.submit(sql, ids) { batch in
             Result { () throws(Unusable) in
                 try withGeneration(writer) { database throws(SQLiteDatabase.Failure) in
                     try database.execute("BEGIN IMMEDIATE")
                     do throws(SQLiteDatabase.Failure) {
-                        for change in batch { try database.run(change.sql, [change.id]) }
+                        for change in batch { for id in change.ids { try database.run(change.sql, [id]) } }
                         try database.execute("COMMIT")
                     } catch {
                         try? database.execute("ROLLBACK")

@@ -44,6 +44,13 @@ protocol StorageBackend: Sendable {
     func store(_ record: StoredImage, uploadPath: String, replacing previous: StoredImage?) throws(StorageFailure)
         -> RecordVersion
 
+    /// Stores every one of `batch` as ``store(_:uploadPath:replacing:)`` stores one (a bulk
+    /// import's), returning their versions in order. When it returns, all of them survive a crash;
+    /// a crash before leaves each either whole (its original, its record, listed) or invisible.
+    /// Backends that can make a batch durable at once (one `syncfs` instead of an `fsync` per
+    /// file) do; the others store one after another (the default).
+    func storeAll(_ batch: [PendingRecord]) throws(StorageFailure) -> [RecordVersion]
+
     /// Replaces the stored record of `record.id` with `record` (same original, metadata derived
     /// again) if it is still the one read at `version`; the version written, or nil (nothing
     /// written) when it was replaced or deleted meanwhile, by this or another replica.
@@ -72,6 +79,26 @@ protocol StorageBackend: Sendable {
     /// Where replicas that share no disk share their products through this storage; nil when
     /// they share it otherwise (replicas of one data directory share its products).
     var sharedProducts: (any SharedProducts)? { get }
+}
+
+extension StorageBackend {
+    /// ``storeAll(_:)`` as one ``store(_:uploadPath:replacing:)`` after another.
+    func storeAll(_ batch: [PendingRecord]) throws(StorageFailure) -> [RecordVersion] {
+        var versions: [RecordVersion] = []
+        for item in batch {
+            versions.append(try store(item.record, uploadPath: item.uploadPath, replacing: item.previous))
+        }
+        return versions
+    }
+}
+
+/// A record to store with its verified upload (``StorageBackend/storeAll(_:)``).
+struct PendingRecord: Sendable {
+    var record: StoredImage
+    /// The upload's temporary file: the backend's afterwards.
+    var uploadPath: String
+    /// The record now under the same id, if any.
+    var previous: StoredImage?
 }
 
 /// How a record was read, for rechecking it: the meta file's modification time and size (fs),

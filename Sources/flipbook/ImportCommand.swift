@@ -19,7 +19,9 @@ struct ImportCommand: AsyncParsableCommand {
             Each file is checked and recorded exactly as an upload of its bytes: refused when it is not \
             a GIF, PNG/APNG or WebP image, breaks a limit (limits.*) or is larger than \
             server.maxUploadBytes; stored under the SHA-256 of its bytes otherwise (already stored: \
-            counted, left as it is). Directories are read recursively; hidden files are skipped. \
+            counted, left as it is). Files are stored in batches, each made durable at once (a kill \
+            leaves every image stored whole or not at all; importing the same files again finishes \
+            the job). Directories are read recursively; hidden files are skipped. \
             Settings as for `flipbook serve` (Config/flipbook.json or --config, FLIPBOOK_* variables, \
             --data-dir, --set). Prints one line per refused file on stderr and a summary on stdout; \
             exits 1 when a file was refused, 2 when storage failed.
@@ -36,6 +38,9 @@ struct ImportCommand: AsyncParsableCommand {
 
     @Option(help: "Files stored at once (0: one per usable CPU).")
     var jobs = 0
+
+    @Option(help: "Files made durable together, per job (0: up to 256, within the open-file limit).")
+    var batch = 0
 
     @Flag(help: "The summary as one JSON object.")
     var json = false
@@ -62,7 +67,8 @@ struct ImportCommand: AsyncParsableCommand {
         let files = Self.files(in: paths)
         let importer = BulkImport(store: store)
         let started = Date()
-        importer.run(files, jobs: jobs > 0 ? jobs : max(1, CPULimit.usableCores))
+        let jobs = jobs > 0 ? jobs : max(1, CPULimit.usableCores)
+        importer.run(files, jobs: jobs, batch: batch > 0 ? batch : BulkImport.batchSize(jobs: jobs))
         let counts = importer.counts
         let seconds = Date().timeIntervalSince(started)
         if json {
@@ -105,7 +111,8 @@ struct ImportCommand: AsyncParsableCommand {
     }
 }
 
-/// The files of one `flipbook import`, stored by `jobs` threads, counted as they go.
+/// The files of one `flipbook import`, stored by `jobs` threads in batches (each batch made
+/// durable at once: ``ImageImport/importFiles(_:)``), counted as they go.
 final class BulkImport: Sendable {
     struct Counts {
         var stored = 0
@@ -113,6 +120,10 @@ final class BulkImport: Sendable {
         var refused = 0
         var failed = 0
     }
+
+    /// The most files of one batch: each holds two descriptors (its upload's temporary file and
+    /// its record's) until the batch is durable, so batches also fit the descriptor limit.
+    static let maxBatch = 256
 
     let store: ImageImport
     private let state = Mutex(Counts())
@@ -123,22 +134,53 @@ final class BulkImport: Sendable {
 
     var counts: Counts { state.withLock { $0 } }
 
-    func run(_ files: [String], jobs: Int) {
+    /// Files in a batch for `jobs` threads: at most ``maxBatch``, and all of them open at once
+    /// within half the soft limit of open files.
+    static func batchSize(jobs: Int) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return maxBatch }
+        return max(1, min(maxBatch, Int(clamping: limit.rlim_cur) / 4 / max(1, jobs)))
+    }
+
+    /// Stores `files` on `jobs` threads, `batch` files at a time.
+    func run(_ files: [String], jobs: Int, batch: Int) {
         let next = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, files.count))) { _ in
             while true {
-                let i = next.add(1, ordering: .relaxed).oldValue
-                guard i < files.count else { return }
-                importFile(files[i])
+                let start = next.add(batch, ordering: .relaxed).oldValue
+                guard start < files.count else { return }
+                importBatch(Array(files[start..<min(start + batch, files.count)]))
             }
         }
     }
 
-    private func importFile(_ path: String) {
+    /// Stores `paths`, trying again (once a second, for up to a minute) those refused while the
+    /// decode-memory budget was taken (the 429 the API answers with `Retry-After: 1`).
+    private func importBatch(_ paths: [String]) {
+        var pending = paths
+        var attempts = 0
+        while !pending.isEmpty {
+            var busy: [String] = []
+            for (path, outcome) in zip(pending, store.importFiles(pending)) {
+                if case .failure(let refusal) = outcome, refusal.status == 429, attempts < 60 {
+                    busy.append(path)
+                } else {
+                    count(path, outcome)
+                }
+            }
+            pending = busy
+            if !busy.isEmpty {
+                attempts += 1
+                sleep(1)
+            }
+        }
+    }
+
+    private func count(_ path: String, _ result: Result<Bool, ImageImport.Refusal>) {
         var outcome = Outcome.stored
-        do throws(ImageImport.Refusal) {
-            if try !storeRetryingWhenBusy(path) { outcome = .existing }
-        } catch {
+        switch result {
+        case .success(let created): if !created { outcome = .existing }
+        case .failure(let error):
             outcome = error.isTheFiles ? .refused : .failed
             let what = outcome == .refused ? "refused" : "not stored"
             StandardStreams.write("flipbook: \(path): \(what) (\(error.status)): \(error.detail)\n", to: STDERR_FILENO)
@@ -149,20 +191,6 @@ final class BulkImport: Sendable {
             case .existing: counts.existing += 1
             case .refused: counts.refused += 1
             case .failed: counts.failed += 1
-            }
-        }
-    }
-
-    /// Stores `path`, waiting and trying again (for up to a minute) while the decode-memory budget
-    /// is taken (the 429 the API answers with `Retry-After: 1`).
-    private func storeRetryingWhenBusy(_ path: String) throws(ImageImport.Refusal) -> Bool {
-        var attempts = 0
-        while true {
-            do throws(ImageImport.Refusal) {
-                return try store.importFile(path)
-            } catch  where error.status == 429 && attempts < 60 {
-                attempts += 1
-                sleep(1)
             }
         }
     }

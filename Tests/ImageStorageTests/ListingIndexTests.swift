@@ -183,9 +183,9 @@ import Glibc
         // cores, and with two, each change found the previous one's commit over and came alone.
         Self.onThreads(8) { writer in
             for i in 0..<40 {
-                let result = commits.submit("INSERT", "\(writer)-\(i)") { batch in
+                let result = commits.submit("INSERT", ["\(writer)-\(i)"]) { batch in
                     usleep(2000)  // as an fsync takes
-                    committed.withLock { $0 += batch.map(\.id) }
+                    committed.withLock { $0 += batch.flatMap(\.ids) }
                     batches.withLock { $0.append(batch.count) }
                     return .success(())
                 }
@@ -218,9 +218,9 @@ import Glibc
         let failures = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 4) { writer in
             for i in 0..<20 {
-                let result = commits.submit("INSERT", "\(writer)-\(i)") { batch in
+                let result = commits.submit("INSERT", ["\(writer)-\(i)"]) { batch in
                     usleep(1000)
-                    return batch.contains { $0.id == "2-7" } ? .failure(Failed()) : .success(())
+                    return batch.contains { $0.ids == ["2-7"] } ? .failure(Failed()) : .success(())
                 }
                 if case .failure = result { failures.withLock { $0 += 1 } }
             }

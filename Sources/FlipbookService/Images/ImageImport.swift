@@ -16,7 +16,7 @@ import Glibc
 /// status and detail. Seek anchors (``SeekAnchors``) are not made: they are frames of a serving
 /// process's cache, which an import has not.
 public final class ImageImport: Sendable {
-    /// A file ``importFile(_:)`` did not store: what `POST /images` answers for the same bytes.
+    /// A file ``importFiles(_:)`` did not store: what `POST /images` answers for the same bytes.
     public struct Refusal: Error, CustomStringConvertible {
         /// The status (413, 415, 422, 429, 409, 500, 503).
         public var status: Int
@@ -46,9 +46,30 @@ public final class ImageImport: Sendable {
         maxBytes = settings.server.maxUploadBytes
     }
 
-    /// Stores the image file at `path`; true when it is new, false when it was stored already.
-    /// Throws the API's refusal, or a 500 when the file cannot be read.
-    public func importFile(_ path: String) throws(Refusal) -> Bool {
+    /// Stores the image files at `paths` together (one flush of storage for all of them:
+    /// ``ImageStore/commitAll(_:)``) and returns for each, in order, true when it is new, false
+    /// when it was stored already, or the API's refusal (a 500 when the file cannot be read).
+    public func importFiles(_ paths: [String]) -> [Result<Bool, Refusal>] {
+        var outcomes = [Result<Bool, Refusal>?](repeating: nil, count: paths.count)
+        var uploads: [UploadFile] = []
+        var positions: [Int] = []
+        for (position, path) in paths.enumerated() {
+            do throws(Refusal) {
+                uploads.append(try receive(path))
+                positions.append(position)
+            } catch {
+                outcomes[position] = .failure(error)
+            }
+        }
+        for (position, outcome) in zip(positions, store.commitAll(uploads)) {
+            outcomes[position] = outcome.map(\.created).mapError { Refusal(ImageIngest.refusal($0)) }
+        }
+        return outcomes.map { $0 ?? .failure(Refusal(HTTPError(.internalServerError, detail: "Not stored."))) }
+    }
+
+    /// The file at `path` copied into an upload's temporary file (not flushed yet), within the
+    /// API's size limit.
+    private func receive(_ path: String) throws(Refusal) -> UploadFile {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Refusal(HTTPError(.internalServerError, detail: "Cannot open \(path).")) }
         defer { close(fd) }
@@ -58,7 +79,7 @@ public final class ImageImport: Sendable {
         } catch {
             throw Refusal(ImageIngest.cannotBegin(error))
         }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
@@ -71,12 +92,6 @@ public final class ImageImport: Sendable {
                 throw Refusal(HTTPError(.internalServerError, detail: "The image could not be stored."))
             }
         }
-        do {
-            return try store.commit(upload, visit: { _, _, _ in }).created
-        } catch let error as ImageStore.StoreError {
-            throw Refusal(ImageIngest.refusal(error))
-        } catch {
-            throw Refusal(HTTPError(.internalServerError, detail: "The image could not be stored."))
-        }
+        return upload
     }
 }
