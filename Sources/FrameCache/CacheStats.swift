@@ -53,7 +53,13 @@ public struct CacheStats: Sendable, Codable {
     /// The renditions held (every scaled or WebP version of an image is one, the full-size PNG
     /// too).
     public var renditions: Renditions
+    /// The most recently used entries first, at most the number asked for
+    /// (``FrameCache/stats(listing:)``; `/stats`: ``listedImages``).
     public var images: [Image]
+
+    /// The entries `/stats` lists: the most recently used thousand (``entries`` counts them all;
+    /// `GET /images/{id}/cache` tells one image's).
+    public static let listedImages = 1000
 
     /// How the cache's entries split into renditions decoded ahead and made on demand.
     public struct Renditions: Sendable, Codable {

@@ -4,11 +4,21 @@ import FoundationEssentials
 /// (`GET /images/{id}/cache`), and for tests what keeps it busy. Read under the lock; reading
 /// moves no playhead.
 extension FrameCache {
-    public func stats() -> CacheStats {
+    /// The cache's state, listing the `listing` most recently used entries in ``CacheStats/images``
+    /// (all by default; `/stats` lists ``CacheStats/listedImages``: every entry of a large cache
+    /// made a response of megabytes and its encoding tens of megabytes of heap). The totals count
+    /// every entry.
+    public func stats(listing: Int = .max) -> CacheStats {
         let now = clock.seconds()
         lock.lock()
         defer { lock.unlock() }
-        let images = state.entries.values.sorted { $1.usedBefore($0) }.map { entry in
+        var (frameBytes, decoderBytes, cachedFrames) = (0, 0, 0)
+        for entry in state.entries.values {
+            frameBytes += entry.frameBytes
+            decoderBytes += entry.source.entries.first === entry ? entry.rendererBytes : 0
+            cachedFrames += entry.cachedCount
+        }
+        let images = state.entries.values.sorted { $1.usedBefore($0) }.prefix(max(0, listing)).map { entry in
             CacheStats.Image(
                 id: entry.source.id, rendition: entry.isExact ? "full" : entry.rendition.key,
                 frameCount: entry.frameCount, cachedFrames: entry.cachedCount,
@@ -21,9 +31,8 @@ extension FrameCache {
         let c = state.counters
         return CacheStats(
             budgetBytes: state.budget, workingReserveBytes: state.budget - state.holdLimit, usedBytes: state.heldBytes,
-            frameBytes: images.reduce(0) { $0 + $1.frameBytes },
-            decoderBytes: images.reduce(0) { $0 + $1.decoderBytes }, entryBytes: state.entries.overheadBytes,
-            entries: images.count, cachedFrames: images.reduce(0) { $0 + $1.cachedFrames },
+            frameBytes: frameBytes, decoderBytes: decoderBytes, entryBytes: state.entries.overheadBytes,
+            entries: state.entries.count, cachedFrames: cachedFrames,
             hits: c.hits + hitTables.hits, misses: c.misses, waits: c.misses - c.refusedQueueFull, coalesced: c.coalesced,
             decodes: c.decodes, prefetches: c.prefetches, framesDecoded: c.framesDecoded, resumes: c.resumes,
             notKept: c.uncacheable,

@@ -136,8 +136,21 @@ public final class HTTPPreparedResponse: Sendable {
         self.head = head
     }
 
-    /// The bytes this response keeps besides its body (its encoded head and fields).
-    public var overheadBytes: Int { head.count + headers.storage.count + 64 }
+    /// The heap bytes this response keeps besides its body: this object, its encoded head and
+    /// its fields (their bytes and their offsets), each array at its capacity, each allocation as
+    /// glibc's allocator rounds it (``allocatedBytes(_:)``).
+    public var overheadBytes: Int {
+        let arrayHeader = 32
+        return Self.allocatedBytes(96) + Self.allocatedBytes(arrayHeader + head.capacity)
+            + Self.allocatedBytes(arrayHeader + headers.storage.capacity)
+            + Self.allocatedBytes(arrayHeader + headers.fields.capacity * MemoryLayout<HTTPHeaders.Field>.stride)
+    }
+
+    /// What an allocation of `bytes` takes from glibc's heap: an 8-byte header, rounded up to
+    /// 16 bytes, 32 at least.
+    public static func allocatedBytes(_ bytes: Int) -> Int {
+        max(32, (bytes + 8 + 15) & ~15)
+    }
 }
 
 /// A response body that lives in a file: `count` bytes of descriptor `descriptor` from `offset`,

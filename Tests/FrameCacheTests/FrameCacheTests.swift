@@ -74,6 +74,25 @@ struct FrameCacheTests {
         #expect(stats.images[0].cachedFrames == image.frameCount)
     }
 
+    /// `/stats` lists only the most recently used entries (``CacheStats/listedImages``); its
+    /// totals still count every entry.
+    @Test func statsListTheMostRecentlyUsedEntriesAndCountThemAll() throws {
+        let image = try TestImages.small()
+        let cache = cache(budget: 64 << 20)
+        defer { cache.shutdown() }
+        for id in ["a", "b", "c"] {
+            _ = cache.fetch(CacheableImage(id: id, image: image), 0)
+            cache.waitUntilIdle()
+        }
+        let all = cache.stats()
+        let listed = cache.stats(listing: 2)
+        #expect(all.images.map(\.id) == ["c", "b", "a"], "the most recently used first")
+        #expect(listed.images.map(\.id) == ["c", "b"])
+        #expect(listed.entries == 3 && listed.cachedFrames == all.cachedFrames && listed.cachedFrames == 3 * image.frameCount)
+        #expect(listed.frameBytes == all.images.reduce(0) { $0 + $1.frameBytes } && listed.frameBytes > 0)
+        #expect(listed.decoderBytes == all.images.reduce(0) { $0 + $1.decoderBytes })
+    }
+
     @Test func concurrentRequestsForOneColdFrameShareOneDecode() throws {
         let still = try TestImages.load("pygif/depth8.gif")
         #expect(still.frameCount == 1)

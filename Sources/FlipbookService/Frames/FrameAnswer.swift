@@ -171,8 +171,10 @@ struct FrameAnswer: Sendable {
     func response(_ result: Result<EncodedFrame, FrameCacheError>, logger: Logger) -> HTTPResponse {
         switch result {
         case .success(let frame):
-            if let prepared = frame.attachment as? FrameResponses, prepared.etag == etag, caching != .noStore {
-                return HTTPResponse(prepared.ok(caching), extraHeaders: extra)
+            if let prepared = frame.attachment as? FrameResponses, prepared.etag == etag,
+                let answers = prepared.answers(caching)
+            {
+                return HTTPResponse(answers.ok, extraHeaders: extra)
             }
             return ok(frame.bytes)
         case .failure(let error):

@@ -4,45 +4,49 @@ import HTTPServer
 
 /// A cached frame's answers, encoded once when the frame enters the frame cache (which keeps them
 /// with the frame and counts them in its budget): the `200` with the frame (PNG or WebP, as its
-/// rendition says) and the `304`, each for content ids (``CachePolicy/immutable``) and for named and
-/// library images (``CachePolicy/revalidate``) — two ids with the same bytes share one cache
-/// entry. Their fields are those of the frame's ``FrameAnswer``. Answering a hit then builds
-/// nothing: the server adds `Date`, `Server`, the response hook's lines and the request id.
+/// rendition says) and the `304`, kept as long as the image that made the frame says
+/// (``CachePolicy/immutable`` for content ids, ``CachePolicy/revalidate`` for named and library
+/// images). Two ids with the same bytes share one cache entry; a hit through the id of the other
+/// policy builds its answer instead (rare: the same bytes uploaded and named). Their fields are
+/// those of the frame's ``FrameAnswer``. Answering a hit then builds nothing: the server adds
+/// `Date`, `Server`, the response hook's lines and the request id.
 final class FrameResponses: FrameAttachment {
     let etag: String
-    private let immutable: (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse)
-    private let revalidated: (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse)
+    /// How long the prepared answers are kept.
+    let caching: CachePolicy
+    private let ok: HTTPPreparedResponse
+    private let notModified: HTTPPreparedResponse
+    /// What these answers keep on the heap (``HTTPPreparedResponse/overheadBytes``, the `ETag`,
+    /// this object and the file body): in one run of 30,000 cached two-frame images (heaptrack,
+    /// docs/benchmarks/scale.md) the answers of both policies took 2.7 KB a frame where 1.7 KB were
+    /// counted; now one policy's are kept, and counted from their arrays' capacities.
     let byteCount: Int
 
     /// The answers of `answer`'s frame, encoded as `bytes` (shared, not copied: sent with
-    /// `sendfile` from the cache's memory file when it is there).
+    /// `sendfile` from the cache's memory file when it is there), kept `answer.caching` long.
     init(_ answer: FrameAnswer, bytes: FrameBytes) {
         etag = answer.etag
-        func answers(_ caching: CachePolicy) -> (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse) {
-            let headers = answer.headers(caching: caching)
-            let ok =
-                if let file = Self.fileBody(bytes) {
-                    HTTPPreparedResponse(status: .ok, headers: headers, fileBody: file)
-                } else {
-                    HTTPPreparedResponse(status: .ok, headers: headers, body: bytes.array)
-                }
-            let etag = answer.etag
-            return (ok, HTTPPreparedResponse(status: .notModified, headers: ["ETag": etag, "Cache-Control": caching.header]))
-        }
-        immutable = answers(.immutable)
-        revalidated = answers(.revalidate)
-        byteCount = [immutable.ok, immutable.notModified, revalidated.ok, revalidated.notModified]
-            .reduce(etag.utf8.count + 64) { $0 + $1.overheadBytes }
+        caching = answer.caching
+        let headers = answer.headers()
+        let file = Self.fileBody(bytes)
+        ok =
+            if let file {
+                HTTPPreparedResponse(status: .ok, headers: headers, fileBody: file)
+            } else {
+                HTTPPreparedResponse(status: .ok, headers: headers, body: bytes.array)
+            }
+        notModified = HTTPPreparedResponse(
+            status: .notModified, headers: ["ETag": answer.etag, "Cache-Control": answer.caching.header])
+        let etagBytes = etag.utf8.count > 15 ? HTTPPreparedResponse.allocatedBytes(etag.utf8.count + 32) : 0
+        byteCount =
+            ok.overheadBytes + notModified.overheadBytes + etagBytes + HTTPPreparedResponse.allocatedBytes(64)
+            + (file == nil ? 0 : HTTPPreparedResponse.allocatedBytes(48))
     }
 
-    /// The `200` kept `caching` long (``CachePolicy/noStore`` is never prepared).
-    func ok(_ caching: CachePolicy) -> HTTPPreparedResponse {
-        caching == .immutable ? immutable.ok : revalidated.ok
-    }
-
-    /// The `304` kept `caching` long.
-    func notModified(_ caching: CachePolicy) -> HTTPPreparedResponse {
-        caching == .immutable ? immutable.notModified : revalidated.notModified
+    /// The `200` and the `304` kept `caching` long, when that is the policy they were prepared
+    /// for (nil otherwise, and for ``CachePolicy/noStore``, which is never prepared).
+    func answers(_ caching: CachePolicy) -> (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse)? {
+        caching == self.caching ? (ok, notModified) : nil
     }
 
     /// The frame's bytes as a body `sendfile` sends, when they are in the cache's memory file.

@@ -135,15 +135,16 @@ struct FrameRoutes: Sendable {
         let extra = FrameAnswer.extraHeaders(
             negotiated: resolved.negotiated,
             contentLocation: byTime ? FrameAnswer.contentLocation(request, id: record.id, index: index) : nil)
-        // A cached frame: its answers were encoded when it entered the cache; nothing is built.
+        // A cached frame: its answers were encoded when it entered the cache; nothing is built
+        // (unless they were prepared for the other policy: the same bytes under a name and a
+        // content id; the answer is then built below).
         if let hit = cache.cachedFrame(id: resolved.cacheKey, index: index, reader: request.loop),
-            let responses = hit.attachment as? FrameResponses
+            let responses = hit.attachment as? FrameResponses, let answers = responses.answers(.of(record))
         {
-            let caching = CachePolicy.of(record)
             if request.headers.ifNoneMatchMatches(responses.etag) {
-                return .now(HTTPResponse(responses.notModified(caching), extraHeaders: extra))
+                return .now(HTTPResponse(answers.notModified, extraHeaders: extra))
             }
-            return .now(HTTPResponse(responses.ok(caching), extraHeaders: extra))
+            return .now(HTTPResponse(answers.ok, extraHeaders: extra))
         }
         let answer = frames.answer(record, index: index, rendition: resolved.rendition, extra: extra)
         let image = frames.cacheable(record, resolved.rendition)

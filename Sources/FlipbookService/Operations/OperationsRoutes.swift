@@ -132,7 +132,7 @@ struct OperationsRoutes: Sendable {
         HTTPResponse.json(
             JSONBody.encode(
                 ServiceStats(
-                    cache: cache.stats(), files: store.fileStats, records: store.recordStats,
+                    cache: cache.stats(listing: CacheStats.listedImages), files: store.fileStats, records: store.recordStats,
                     accessLog: AccessLogStats(decorator.accessLog), derived: derived.stats())),
             headers: ["Cache-Control": "no-store"])
     }
