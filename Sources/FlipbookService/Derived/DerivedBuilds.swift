@@ -3,18 +3,24 @@ import Synchronization
 
 /// Runs builds of products, one per key at a time: a request for a product already being built
 /// waits for that build instead of starting another (coalescing). At most `concurrency` builds
-/// run at once, on a queue of their own (never on an event loop); each also reserves its memory
-/// from the decode-memory budget before it allocates. A failed build's answer is remembered for
+/// run at once, on a queue of their own (never on an event loop); the others wait in line here,
+/// not on a semaphore inside a queued block, where each would hold one of the few threads of
+/// Dispatch's shared pool (see ``RequestDeadlines``). Each also reserves its memory from the
+/// decode-memory budget before it allocates. A failed build's answer is remembered for
 /// a while (``failureSeconds``), so a product over a limit is not rebuilt by every request (not
 /// a busy budget's, nor a product the shared store did not have yet).
 final class DerivedBuilds: Sendable {
     typealias Completion = @Sendable (Result<Void, DerivedFailure>) -> Void
+    typealias Work = @Sendable () -> Result<Void, DerivedFailure>
 
     private struct State {
         var waiting: [String: [Completion]] = [:]
         var failures: [String: (failure: DerivedFailure, at: DispatchTime)] = [:]
         var started = 0
         var coalesced = 0
+        /// Builds running, at most `concurrency`; the builds started past it, in order.
+        var running = 0
+        var queued: [(key: String, work: Work)] = []
     }
 
     /// How long a failed build's answer is given again without building.
@@ -22,10 +28,10 @@ final class DerivedBuilds: Sendable {
 
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "flipbook.derived", attributes: .concurrent)
-    private let slots: DispatchSemaphore
+    private let concurrency: Int
 
     init(concurrency: Int) {
-        slots = DispatchSemaphore(value: max(1, concurrency))
+        self.concurrency = max(1, concurrency)
     }
 
     /// Builds started, and requests that joined a build already under way.
@@ -35,9 +41,9 @@ final class DerivedBuilds: Sendable {
 
     /// Calls `completion` when the product `key` has been made by `work` — by a build this call
     /// starts, or by the one already under way.
-    func run(_ key: String, work: @escaping @Sendable () -> Result<Void, DerivedFailure>, completion: @escaping Completion) {
+    func run(_ key: String, work: @escaping Work, completion: @escaping Completion) {
         enum Decision {
-            case start, join
+            case start, join, queue
             case failed(DerivedFailure)
         }
         let decision = state.withLock { state -> Decision in
@@ -54,19 +60,26 @@ final class DerivedBuilds: Sendable {
             }
             state.waiting[key] = [completion]
             state.started += 1
+            guard state.running < concurrency else {
+                state.queued.append((key, work))
+                return .queue
+            }
+            state.running += 1
             return .start
         }
         switch decision {
-        case .join: return
-        case .failed(let failure):
-            completion(.failure(failure))
-            return
-        case .start: break
+        case .join, .queue: return
+        case .failed(let failure): completion(.failure(failure))
+        case .start: queue.async { [self] in build(key, work) }
         }
-        queue.async { [self] in
-            slots.wait()
+    }
+
+    /// Runs the build of `key`, answers its waiters, then the builds queued meanwhile, in order,
+    /// until none is left (its slot is given back then).
+    private func build(_ key: String, _ work: @escaping Work) {
+        var next: (key: String, work: Work)? = (key, work)
+        while let (key, work) = next {
             let result = work()
-            slots.signal()
             let waiters = state.withLock { state -> [Completion] in
                 if case .failure(let failure) = result, failure != .busy, failure != .notShared {
                     if state.failures.count >= 1024 { state.failures.removeAll() }
@@ -75,6 +88,13 @@ final class DerivedBuilds: Sendable {
                 return state.waiting.removeValue(forKey: key) ?? []
             }
             for waiter in waiters { waiter(result) }
+            next = state.withLock { state in
+                guard !state.queued.isEmpty else {
+                    state.running -= 1
+                    return nil
+                }
+                return state.queued.removeFirst()
+            }
         }
     }
 

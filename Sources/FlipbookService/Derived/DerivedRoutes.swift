@@ -17,6 +17,8 @@ struct DerivedRoutes: Sendable {
     let renditions: RenditionResolver
     let derived: DerivedProducts
     let settings: FlipbookSettings
+    /// Where the waits that run out are answered 503 (never on the shared pool).
+    private let deadlines = RequestDeadlines(label: "flipbook.derived-waits")
 
     func register(in router: inout Router) {
         router.get("/images/:id/preview") { preview($0, $1) }
@@ -84,7 +86,7 @@ struct DerivedRoutes: Sendable {
         }
         if readyNow { return .now(ready()) }
         let wait = settings.derived.maxWaitSeconds
-        DispatchQueue.global().asyncAfter(deadline: .now() + wait) {
+        deadlines.after(wait) {
             guard claim() else { return }
             responder.respond(
                 .problem(

@@ -52,7 +52,7 @@ final class SourceRequestSink: HTTPBodySink, @unchecked Sendable {
                 sources.startFetchIntoSession(url, name: name, validators: nil, unchanged: nil, requestID: request.requestID))
         }
         let (sources, name, responder, requestID) = (self.sources, self.name, self.responder, request.requestID)
-        sources.services.queue.async {
+        sources.services.inBackground {
             responder.respond(sources.fetchAndCommit(url, name: name, requestID: requestID))
         }
         return .later
@@ -190,7 +190,7 @@ struct SourceRoutes: Sendable {
         let id = request.pathParameters["id"] ?? ""
         let requestID = request.requestID
         let respondAsync = appliesRespondAsync(request)
-        services.queue.async {
+        services.inBackground {
             responder.respond(refresh(id, requestID: requestID, respondAsync: respondAsync))
         }
         return .later
@@ -222,7 +222,7 @@ struct SourceRoutes: Sendable {
             services.claimRefresh(record.id)
         else { return }
         let id = record.id
-        services.queue.async {
+        services.inBackground {
             _ = refresh(id, requestID: .none)
             services.releaseRefresh(id)
         }

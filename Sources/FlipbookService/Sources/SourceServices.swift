@@ -4,9 +4,10 @@ import OutboundHTTP
 import Prometheus
 import SourceRules
 import Synchronization
+import SystemResources
 import URLSigning
 
-/// What the source routes and the signature check share: the fetcher, the queue fetches wait
+/// What the source routes and the signature check share: the fetcher, the threads fetches wait
 /// on (off the event loops and off the ingest queue), the signing policy, and the counters of
 /// `flipbook_source_fetches_total{result}` (`ok`, `not-modified`, or the refusal's rule).
 final class SourceServices: Sendable {
@@ -14,7 +15,6 @@ final class SourceServices: Sendable {
     /// nil when `security.urlKeys` is empty.
     let signing: SignedRequestPolicy?
     let refreshSeconds: Double
-    let queue = DispatchQueue(label: "flipbook.sources", attributes: .concurrent)
     private let factory: any MetricsFactory
     private let counters = Mutex<[String: Metrics.Counter]>([:])
     /// Fetches under way; beyond ``maxConcurrentFetches`` a registration is answered 429 at
@@ -48,6 +48,14 @@ final class SourceServices: Sendable {
 }
 
 extension SourceServices {
+    /// Runs a fetch (a registration, a refresh) on a thread of its own: it waits on the origin for
+    /// as long as the transfer takes, which on Dispatch's shared pool would hold one of its few
+    /// threads and leave the work queued behind it waiting (see ``RequestDeadlines``). Fetches
+    /// past ``maxConcurrentFetches`` are refused at once on theirs.
+    func inBackground(_ work: @escaping @Sendable () -> Void) {
+        DetachedThread.start(name: "flipbook-fetch", work)
+    }
+
     /// Takes a fetch slot; false when all are taken.
     func claimFetch() -> Bool {
         fetching.withLock { count in

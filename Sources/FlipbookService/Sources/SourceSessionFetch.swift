@@ -102,7 +102,7 @@ extension SourceRoutes {
             return .problem(UploadTracker.sessionsFull(settings.uploads))
         }
         _ = session.beginReceiving(path: upload.path)
-        services.queue.async {
+        services.inBackground {
             let result = fetch(
                 url, into: upload, session: session, name: name, validators: validators, requestID: requestID)
             let answer: HTTPResponse? = if case .notModified = result { nil } else { result.response }

@@ -18,6 +18,8 @@ struct UploadFrameRoutes: Sendable {
     let frames: ImageFrames
     let settings: FlipbookSettings
     let logger: Logger
+    /// Where the waits that run out are answered 503 (never on the shared pool).
+    private let deadlines = RequestDeadlines(label: "flipbook.upload-waits")
 
     private var sessions: UploadSessions { tracker.sessions }
 
@@ -70,7 +72,7 @@ struct UploadFrameRoutes: Sendable {
             waiter.answer(.ready(phase, progress))
             return .later
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + wait) {
+        deadlines.after(wait) {
             if session.withdraw(waiter) { waiter.answer(.timedOut) }
         }
         // Bytes may have arrived since the last index (nobody waited then).

@@ -99,7 +99,7 @@ struct UploadRoutes: Sendable {
         case .created, .receiving:
             break
         }
-        ingest.queue.async {
+        session.indexQueue.async {
             // Index what is in now, so frameCount counts every frame whose bytes have arrived
             // (unless an index runs already: then its result, a moment old, is the answer). The
             // bytes and the frames reported are those of one index, never of two moments.

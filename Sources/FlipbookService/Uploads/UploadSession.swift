@@ -1,4 +1,5 @@
 import AnimatedImage
+import Dispatch
 import FoundationEssentials
 import HTTPServer
 import Synchronization
@@ -6,8 +7,8 @@ import Synchronization
 /// One upload session (`POST /uploads`): created empty, then receiving its body (`PUT`), then
 /// either an alias of the stored image or a failure that later requests are told about.
 ///
-/// While the body arrives, the prefix received so far is indexed (on a background queue, one
-/// index at a time) with the ordinary indexers, which serve the complete frames of a cut file:
+/// While the body arrives, the prefix received so far is indexed (on the session's own serial
+/// queue, one index at a time) with the ordinary indexers, which serve the complete frames of a cut file:
 /// ``Progress`` holds the latest index — a prefix and the frames it holds, one state, so what
 /// `GET /uploads/{uploadId}` reports of the bytes and of the frames agree — and `frameCount`
 /// never goes down.
@@ -59,6 +60,10 @@ final class UploadSession: Sendable {
     let id: String
     /// Composites and encodes the frames served while the body arrives.
     let renderer: UploadRenderer
+    /// Where the prefix is indexed and progress polls are answered, in turn: a serial queue of
+    /// the session's own, so a waiting request never waits for Dispatch's shared pool (see
+    /// ``RequestDeadlines``), nor for another session's index.
+    let indexQueue = DispatchQueue(label: "flipbook.upload-index")
     private let state: Mutex<State>
 
     init(id: String, startDeadline: Int, renderer: UploadRenderer) {

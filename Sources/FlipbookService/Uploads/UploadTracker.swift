@@ -17,10 +17,10 @@ final class UploadTracker: Sendable {
         self.logger = logger
     }
 
-    /// Indexes an upload's prefix for its waiters, off the event loop (the caller claimed the
-    /// indexing).
+    /// Indexes an upload's prefix for its waiters on the session's own queue, off the event loop
+    /// (the caller claimed the indexing).
     func index(_ session: UploadSession) {
-        DispatchQueue.global(qos: .userInitiated).async { [self] in runIndexing(session) }
+        session.indexQueue.async { [self] in runIndexing(session) }
     }
 
     /// Indexes the prefix received so far, answers the waiters whose frame it holds, and again
