@@ -84,6 +84,11 @@ let package = Package(
         .systemLibrary(
             name: "CAVIF", path: "Sources/CAVIF",
             providers: [.apt(["libavif-dev"])]),
+        // libx264 (libx264-dev): the H.264 encoder of MP4 previews (GPL-2.0-or-later:
+        // docs/DEPLOYMENT.md, "Licences").
+        .systemLibrary(
+            name: "CX264", path: "Sources/CX264",
+            providers: [.apt(["libx264-dev"])]),
         // Linux system calls Glibc does not import: sched_getaffinity (the CPU limit), memfd_create
         // and hole punching (the frame cache's arena).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -104,10 +109,11 @@ let package = Package(
             dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate", "CResample", "SystemResources"],
             swiftSettings: strictSettings),
 
-        // The animation's frames in formats beyond WebP: AVIF image sequences (libavif, libaom).
+        // The animation's frames in formats beyond WebP: AVIF image sequences (libavif, libaom)
+        // and MP4 (H.264 by libx264, in Flipbook's own ISO-BMFF muxer).
         .target(
             name: "AnimationEncoding",
-            dependencies: ["AnimatedImage", "CAVIF"],
+            dependencies: ["AnimatedImage", "CAVIF", "CX264"],
             swiftSettings: strictSettings),
 
         // The shared frame cache: one byte budget, decode-ahead windows, background decoding,

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Flipbook needs that are missing, and only those.
 #   scripts/install-deps.sh build      libraries needed to compile and run (libcurl: the source fetcher;
-#                                        libavif with libaom: AVIF previews;
+#                                        libavif with libaom: AVIF previews; libx264: MP4 previews;
 #                                        libsqlite3: the listing index)
-#   scripts/install-deps.sh test       + the encoders the tests use to make inputs, and python3-venv
-#                                        for the S3 test tools (moto, boto3: mk/s3.mk)
+#   scripts/install-deps.sh test       + the encoders the tests use to make inputs, python3-venv
+#                                        for the S3 test tools (moto, boto3: mk/s3.mk), and ffprobe
+#                                        (ffmpeg), which reads MP4 previews' frame times back
 #   scripts/install-deps.sh bench      + the peer tools the benchmarks compare against (libvips-dev:
 #                                        make bench-resample calls libvips as a peer; Flipbook does not)
 #   scripts/install-deps.sh topology   + nginx and python3 for `make topology-test`
@@ -19,8 +20,8 @@
 #   scripts/install-deps.sh conformance + Chromium and every encoder `make conformance-matrix` runs
 set -euo pipefail
 
-build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libpixman-1-dev libcurl4-openssl-dev libsqlite3-dev libavif-dev pkg-config)
-test=(gifsicle webp imagemagick apngasm curl python3 python3-venv)
+build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libpixman-1-dev libcurl4-openssl-dev libsqlite3-dev libavif-dev libx264-dev pkg-config)
+test=(gifsicle webp imagemagick apngasm curl python3 python3-venv ffmpeg)
 bench=(ffmpeg libvips-tools libvips-dev webp python3-pil python3-numpy hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3 python3-venv iproute2)
 soak=(ffmpeg gifsicle webp apngasm python3 python3-matplotlib)

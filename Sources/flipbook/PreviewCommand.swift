@@ -5,12 +5,12 @@ import FlipbookService
 import FoundationEssentials
 import SystemResources
 
-/// `flipbook preview FILE --width … [--format avif] --output OUT`: the animated WebP (or AVIF)
-/// preview, the bytes `GET /images/{id}/preview?width=…&format=…` serves (same size rule,
-/// scaler, encoder and settings).
+/// `flipbook preview FILE --width … [--format avif|mp4] --output OUT`: the animated WebP (or
+/// AVIF, or MP4) preview, the bytes `GET /images/{id}/preview?width=…&format=…` serves (same
+/// size rule, scaler, encoder and settings).
 struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "preview", abstract: "Write the whole animation, scaled, as one animated WebP or AVIF.")
+        commandName: "preview", abstract: "Write the whole animation, scaled, as one animated WebP, AVIF or MP4.")
 
     @Argument(help: "A GIF, PNG/APNG or WebP file.")
     var file: String
@@ -18,7 +18,10 @@ struct PreviewCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Where to write the preview.")
     var output: String
 
-    @Option(help: "webp (default; lossless without --quality) or avif (lossy; --quality 1 to 100, default 44).")
+    @Option(
+        help:
+            "webp (default; lossless without --quality), avif (lossy; --quality 1 to 100, default 44) or mp4 (H.264; default 55)."
+    )
     var format = "webp"
 
     @OptionGroup var scaling: ScalingOptions
@@ -35,7 +38,7 @@ struct PreviewCommand: ParsableCommand {
     private func requested() throws -> (rendition: RequestedRendition, format: PreviewFormat) {
         let (items, policy) = (scaling.queryItems + [("format", format)], scaling.policy)
         let preview = try ScalingOptions.validated { () throws(RenditionParameterError) in try policy.preview(items) }
-        guard let chosen = preview.format else { throw ValidationError("--format must be webp or avif.") }
+        guard let chosen = preview.format else { throw ValidationError("--format must be webp, avif or mp4.") }
         return (preview.rendition, chosen)
     }
 
@@ -64,6 +67,9 @@ struct PreviewCommand: ParsableCommand {
             let settings = AVIFSettings(
                 quality: rendition.quality ?? AVIFSettings.defaultQuality, threads: CPULimit.usableCores)
             return try AVIFPreviewMaker.make(image, rendition: rendition, settings: settings)
+        case .mp4:
+            let settings = H264Settings(quality: rendition.quality ?? H264Settings.defaultQuality)
+            return try MP4PreviewMaker.make(image, rendition: rendition, settings: settings)
         }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 import ServiceTestSupport
 import Testing
 
-/// `flipbook preview` (WebP and AVIF) and `flipbook storyboard` write the bytes the service serves
+/// `flipbook preview` (WebP, AVIF and MP4) and `flipbook storyboard` write the bytes the service serves
 /// for the same parameters.
 @Suite("Derived products CLI", .serialized)
 struct DerivedCLITests {
@@ -30,6 +30,13 @@ struct DerivedCLITests {
         let servedAVIF = try service.client.get("/images/\(id)/preview?width=90&format=avif")
         #expect(servedAVIF.header("Content-Type") == "image/avif")
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.avif"))) == servedAVIF.body)
+        // An odd width: both make the even rendition (90 × 245/245 → 90, and 91 → 90).
+        let mp4 = try runProcess(
+            flipbook, ["preview", path, "--width", "91", "--format", "mp4", "--output", directory + "/p.mp4"])
+        #expect(mp4.status == 0, "\(mp4.stderr)")
+        let servedMP4 = try service.client.get("/images/\(id)/preview?width=91&format=mp4")
+        #expect(servedMP4.header("Content-Type") == "video/mp4")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.mp4"))) == servedMP4.body)
         let auto = try runProcess(flipbook, ["preview", path, "--format", "auto", "--output", directory + "/p.x"])
         #expect(auto.status != 0 && auto.stderr.contains("--format"), "\(auto.stderr)")
 

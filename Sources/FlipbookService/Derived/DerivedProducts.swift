@@ -52,6 +52,7 @@ final class DerivedProducts: Sendable {
         switch format {
         case .webp: "e\(PreviewMaker.revision)"
         case .avif: "a\(AVIFPreviewMaker.revision)"
+        case .mp4: "h\(MP4PreviewMaker.revision)"
         }
     }
 
@@ -86,6 +87,11 @@ final class DerivedProducts: Sendable {
                 case .avif:
                     let settings = AVIFSettings(quality: rendition.quality ?? AVIFSettings.defaultQuality, threads: threads)
                     bytes = try AVIFPreviewMaker.make(
+                        image, rendition: rendition, settings: settings, renderer: renderer.renderer,
+                        cachedFrame: frames.frame)
+                case .mp4:
+                    let settings = H264Settings(quality: rendition.quality ?? H264Settings.defaultQuality)
+                    bytes = try MP4PreviewMaker.make(
                         image, rendition: rendition, settings: settings, renderer: renderer.renderer,
                         cachedFrame: frames.frame)
                 }
@@ -139,6 +145,7 @@ final class DerivedProducts: Sendable {
         switch format {
         case .webp: PreviewMaker.workingBytes(image, rendition: rendition)
         case .avif: AVIFPreviewMaker.workingBytes(image, rendition: rendition)
+        case .mp4: MP4PreviewMaker.workingBytes(image, rendition: rendition)
         }
     }
 
@@ -220,6 +227,8 @@ final class DerivedProducts: Sendable {
         } catch let error as WebPEncodingError {
             return .failure(.undecodable("\(error)"))
         } catch let error as AVIFEncodingError {
+            return .failure(.undecodable("\(error)"))
+        } catch let error as H264EncodingError {
             return .failure(.undecodable("\(error)"))
         } catch let error as ResamplingError {
             return .failure(.undecodable("\(error)"))

@@ -1,11 +1,13 @@
 import AnimatedImage
+import AnimationEncoding
 import FoundationEssentials
 import HTTPServer
 
-/// `GET /images/{id}/preview`: the whole animation as one animated WebP or AVIF (`format=webp`,
-/// the default, `avif`, or `auto`: by `Accept`, with `Vary: Accept`), in the rendition the query
-/// asks for (`width`, `height`, `fit`, `dpr`, `enlarge`, `quality`, `r`; a WebP is lossless
-/// without `quality`, an AVIF always lossy), made once and kept (``DerivedProducts``).
+/// `GET /images/{id}/preview`: the whole animation as one animated WebP, AVIF or MP4
+/// (`format=webp`, the default, `avif`, `mp4`, or `auto`: WebP or AVIF by `Accept`, with
+/// `Vary: Accept`), in the rendition the query asks for (`width`, `height`, `fit`, `dpr`,
+/// `enlarge`, `quality`, `r`; a WebP is lossless without `quality`, AVIF and MP4 always lossy,
+/// an MP4's sides made even), made once and kept (``DerivedProducts``).
 extension DerivedRoutes {
     func preview(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
@@ -20,7 +22,7 @@ extension DerivedRoutes {
         let chosen =
             requested.format.map { AcceptNegotiation.accepts($0, accept) ? $0 : nil } ?? AcceptNegotiation.previewFormat(accept)
         guard let format = chosen else {
-            let asked = requested.format.map { "an \($0 == .avif ? "AVIF" : "animated WebP") (\($0.mimeType))" }
+            let asked = requested.format.map { "\($0 == .webp ? "an" : "a") \($0.title) (\($0.mimeType))" }
             return .now(
                 .problem(
                     .notAcceptable,
@@ -28,7 +30,9 @@ extension DerivedRoutes {
                         + "the request's Accept does not take it. Its frames are served as PNG at /frames/\(id)/{index}.",
                     headers: negotiated ? ["Vary": "Accept"] : [:]))
         }
-        return lookup.withRendition(id, responder, requested.rendition, renditions) { record, rendition in
+        return lookup.withRendition(id, responder, requested.rendition, renditions) { record, asked in
+            // An MP4's 4:2:0 frames have even sides: its name and ETag are the even rendition's.
+            let rendition = format == .mp4 ? MP4PreviewMaker.evenSized(asked) : asked
             let path = derived.store.path(record.sha256, DerivedProducts.previewName(rendition, format))
             let etag =
                 "\"p-\(record.sha256.prefix(32))-\(rendition.key)-r\(AnimatedImage.outputRevision)-\(DerivedProducts.previewRevision(format))\""

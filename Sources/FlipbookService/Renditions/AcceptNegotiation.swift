@@ -49,9 +49,14 @@ enum AcceptNegotiation {
     }
 
     /// The ranges of the comma-separated list `accept` that match `image/webp` (or, with
-    /// `format`, that format's media type).
+    /// `format`, that format's media type: `image/avif`, or `video/mp4` with `video/*`).
     static func ranges(_ accept: Substring, of format: PreviewFormat = .webp) -> WebPRanges {
-        let mediaType: StaticString = format == .avif ? "image/avif" : "image/webp"
+        let (mediaType, family): (StaticString, StaticString) =
+            switch format {
+            case .webp: ("image/webp", "image/*")
+            case .avif: ("image/avif", "image/*")
+            case .mp4: ("video/mp4", "video/*")
+            }
         var found = WebPRanges()
         let bytes = accept.utf8
         var index = bytes.startIndex
@@ -64,7 +69,7 @@ enum AcceptNegotiation {
             let kind: WritableKeyPath<WebPRanges, Double?>
             if equalsIgnoringCase(type, mediaType) {
                 kind = \.exact
-            } else if equalsIgnoringCase(type, "image/*") {
+            } else if equalsIgnoringCase(type, family) {
                 kind = \.image
             } else if equalsIgnoringCase(type, "*/*") {
                 kind = \.any

@@ -1,13 +1,29 @@
-/// The formats an animated preview is made in: animated WebP, or an AVIF image sequence.
+/// The formats an animated preview is made in: animated WebP, an AVIF image sequence, or an
+/// MP4 of H.264 video.
 public enum PreviewFormat: String, Sendable, Equatable, CaseIterable {
-    case webp, avif
+    case webp, avif, mp4
 
-    public var mimeType: String { "image/\(rawValue)" }
+    public var mimeType: String {
+        switch self {
+        case .webp, .avif: "image/\(rawValue)"
+        case .mp4: "video/mp4"
+        }
+    }
+
+    /// What the format is called in messages.
+    public var title: String {
+        switch self {
+        case .webp: "animated WebP"
+        case .avif: "AVIF"
+        case .mp4: "MP4 (H.264)"
+        }
+    }
 }
 
 /// What a preview request asks for: the rendition its frames are scaled to, and its format —
-/// given (`format=webp|avif`; WebP when absent, as before AVIF existed), or chosen by `Accept`
-/// (`format=auto`, ``AcceptNegotiation/previewFormat(_:)``).
+/// given (`format=webp|avif|mp4`; WebP when absent, as before AVIF existed), or chosen by `Accept`
+/// among the image formats (`format=auto`, ``AcceptNegotiation/previewFormat(_:)``: a video
+/// needs a `<video>` element, so it is only made when asked for).
 public struct RequestedPreview: Sendable, Equatable {
     /// The frames' rendition (its format is WebP's, which carries `quality`; the preview's own
     /// format is ``format``).
@@ -18,7 +34,7 @@ public struct RequestedPreview: Sendable, Equatable {
 
 extension RenditionPolicy {
     /// What a preview request asks for: the frame parameters (`width`, `height`, `fit`, `dpr`,
-    /// `enlarge`, `quality`, `r`) and `format` (webp, avif or auto).
+    /// `enlarge`, `quality`, `r`) and `format` (webp, avif, mp4 or auto).
     public func preview(_ query: [(name: String, value: String)]) throws(RenditionParameterError) -> RequestedPreview {
         var items = query.filter { $0.name != "format" }
         let formats = query.filter { $0.name == "format" }
@@ -34,8 +50,8 @@ extension RenditionPolicy {
             } else {
                 throw RenditionParameterError(
                     parameter: "format",
-                    detail: "format='\(RenditionQuery.shown(given))' is not webp, avif or auto: "
-                        + "previews are animated WebP or AVIF.")
+                    detail: "format='\(RenditionQuery.shown(given))' is not webp, avif, mp4 or auto: "
+                        + "previews are animated WebP, AVIF or MP4.")
             }
         }
         items.append(("format", "webp"))
