@@ -175,13 +175,13 @@ public final class H264SequenceEncoder: AnimationEncoding {
     }
 
     /// What an encoder of `width`×`height` frames may hold besides the output: x264's
-    /// look-ahead (40 frames at `medium`), its threads' frames and references, each a padded
+    /// look-ahead (60 frames at `slower`), its threads' frames and 8 references, each a padded
     /// 4:2:0 frame (32 pixels of border each side) with its quarter-size look-ahead copy and
-    /// per-macroblock data — rounded up to 64 frames of twice the padded frame — and the image
+    /// per-macroblock data — rounded up to 96 frames of twice the padded frame — and the image
     /// libavif converts into with a flattened copy of a frame.
     public static func workingBytes(width: Int, height: Int) -> Int {
         let frame = (width + 64) * (height + 64) * 3 / 2
-        return 64 * 2 * frame + width * height * 4 + width * height * 3 / 2
+        return 96 * 2 * frame + width * height * 4 + width * height * 3 / 2
     }
 }
 

@@ -1,8 +1,10 @@
 import CX264
 
-/// How libx264 encodes an MP4 preview: constant rate factor from `quality`, x264's `medium`
-/// preset (ffmpeg's default), no B-frames (each sample's decode time is its presentation time,
-/// so the sample table's durations are the delay table itself), and threads.
+/// How libx264 encodes an MP4 preview: constant rate factor from `quality`, x264's `slower`
+/// preset, no B-frames (each sample's decode time is its presentation time, so the sample
+/// table's durations are the delay table itself), and threads. Without B-frames, `slower` (8
+/// references, exhaustive partitions, trellis) is what brings the bytes at equal SSIM under
+/// ffmpeg's defaults (`medium` with 3 B-frames): BENCHMARKS.md, "Animated previews as MP4".
 public struct H264Settings: Sendable, Equatable {
     /// 1–100, higher is better: x264's `crf` is `(100 − quality) × 51 / 100`, rounded.
     public var quality: Int
@@ -16,11 +18,12 @@ public struct H264Settings: Sendable, Equatable {
     /// x264's tune name, or nil for none.
     public var tune: String?
 
-    /// The previews' default quality: 55, which is `crf` 23 — x264's and ffmpeg's default
-    /// (BENCHMARKS.md, "Animated previews as MP4").
-    public static let defaultQuality = 55
+    /// The previews' default quality: 53, which is `crf` 24 — at `slower` without B-frames,
+    /// a mean SSIM above ffmpeg's at its default `crf` 23 (BENCHMARKS.md, "Animated previews
+    /// as MP4").
+    public static let defaultQuality = 53
     /// The previews' preset.
-    public static let defaultPreset = "medium"
+    public static let defaultPreset = "slower"
     /// The previews' frame threads: 4, on any machine.
     public static let defaultThreads = 4
 

@@ -20,7 +20,7 @@ struct PreviewCommand: ParsableCommand {
 
     @Option(
         help:
-            "webp (default; lossless without --quality), avif (lossy; --quality 1 to 100, default 44) or mp4 (H.264; default 55)."
+            "webp (default; lossless without --quality), avif (lossy; --quality 1 to 100, default 44) or mp4 (H.264; default 53)."
     )
     var format = "webp"
 

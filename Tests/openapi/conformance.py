@@ -559,6 +559,13 @@ def rendition_checks(c, port, ids):
                  auto_webp.header("content-type") == "image/webp" and vary_lists_accept(auto_webp), auto_webp.headers)
     c.conforms("GET preview?format=avif, Accept image/avif;q=0 → 406", "GET", "/images/{id}/preview",
                request(port, "GET", f"/images/{digest}/preview?format=avif", headers={"Accept": "image/avif;q=0, */*"}), 406)
+    mp4 = request(port, "GET", f"/images/{digest}/preview?width=49&format=mp4")
+    if c.conforms("GET /images/{id}/preview?width=49&format=mp4 → 200", "GET", "/images/{id}/preview", mp4, 200):
+        c.expect("preview format=mp4: video/mp4, ftyp then moov, no Vary",
+                 mp4.header("content-type") == "video/mp4" and mp4.body[4:8] == b"ftyp"
+                 and b"moov" in mp4.body[:64] and not vary_lists_accept(mp4), (mp4.header("content-type"), mp4.body[:40]))
+    c.conforms("GET preview?format=mp4, Accept image/* → 406", "GET", "/images/{id}/preview",
+               request(port, "GET", f"/images/{digest}/preview?format=mp4", headers={"Accept": "image/*"}), 406)
     c.conforms("GET preview?format=gif → 400", "GET", "/images/{id}/preview",
                request(port, "GET", f"/images/{digest}/preview?format=gif"), 400)
 

@@ -4,10 +4,10 @@
 #
 #   reference frames: flipbook frames IN --width 320 --output REF      (the service's renditions)
 #   flipbook:           flipbook preview IN --width 320 --format mp4 --output x.mp4   (its defaults:
-#                       crf 23, preset medium, no B-frames, 4 frame threads)
+#                       crf 24, preset slower, no B-frames, 4 frame threads)
 #   ffmpeg, same frames: ffmpeg -i REF/frame_%04d.png -c:v libx264 -crf 23 -pix_fmt yuv420p x.mp4
 #                       (x264's defaults: preset medium, 3 B-frames, threads by core count)
-#   ffmpeg, same frames, no B-frames: the same with -bf 0 (Flipbook's settings, through ffmpeg)
+#   ffmpeg, same frames, Flipbook's settings: -crf 24 -preset slower -bf 0 -threads 4
 #   ffmpeg, from the GIF: ffmpeg -i IN -vf scale=320:-2:flags=lanczos -c:v libx264 -crf 23
 #                       -pix_fmt yuv420p x.mp4                           (build time only)
 #
@@ -41,12 +41,12 @@ for name in large.gif small.gif; do
   "$bin" frames "$in" --width 320 --output "$ref" >/dev/null
   frames=$(ls "$ref" | wc -l)
   rate=$("$bin" info "$in" --compact | python3 -c 'import json,sys; m=json.load(sys.stdin); print("1000/%d" % m["frames"][0]["delayMs"])')
-  for tool in flipbook ffmpeg-frames ffmpeg-frames-bf0 ffmpeg-gif; do
+  for tool in flipbook ffmpeg-frames ffmpeg-frames-same ffmpeg-gif; do
     x="$out/${name%.gif}-$tool.mp4"
     case $tool in
       flipbook) r=$(best "$bin" preview "$in" --width 320 --format mp4 --output "$x") ;;
       ffmpeg-frames) r=$(best ffmpeg -y -v error -framerate "$rate" -i "$ref/frame_%04d.png" -c:v libx264 -crf 23 -pix_fmt yuv420p "$x") ;;
-      ffmpeg-frames-bf0) r=$(best ffmpeg -y -v error -framerate "$rate" -i "$ref/frame_%04d.png" -c:v libx264 -crf 23 -bf 0 -pix_fmt yuv420p "$x") ;;
+      ffmpeg-frames-same) r=$(best ffmpeg -y -v error -framerate "$rate" -i "$ref/frame_%04d.png" -c:v libx264 -crf 24 -preset slower -bf 0 -threads 4 -pix_fmt yuv420p "$x") ;;
       ffmpeg-gif) r=$(best ffmpeg -y -v error -i "$in" -vf scale=320:-2:flags=lanczos -c:v libx264 -crf 23 -pix_fmt yuv420p "$x") ;;
     esac
     read -r s m <<< "$r"
