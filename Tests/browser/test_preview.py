@@ -97,3 +97,40 @@ def test_the_preview_plays_as_the_original_with_its_rendition_frames(page, flipb
         else:
             psnr = math.inf if frame["mse"] == 0 else 10 * math.log10(255 * 255 / frame["mse"])
             assert psnr >= 40, (index, psnr)
+
+
+# Plays an MP4 preview in a muted inline <video>: {duration (s), width, height, advanced (its
+# currentTime moved while playing), error}.
+PLAY_VIDEO = r"""
+const [url, done] = arguments;
+const video = document.createElement('video');
+video.muted = true;
+video.playsInline = true;
+video.loop = true;
+video.addEventListener('error', () => done({ error: video.error ? `${video.error.code} ${video.error.message}` : 'error' }));
+video.addEventListener('loadedmetadata', () => {
+  const duration = video.duration;
+  video.play().then(() => {
+    const started = video.currentTime;
+    setTimeout(() => done({ duration, width: video.videoWidth, height: video.videoHeight,
+                            advanced: video.currentTime !== started || video.currentTime > 0, paused: video.paused }),
+               400);
+  }, (error) => done({ error: String(error) }));
+});
+video.src = url;
+document.body.appendChild(video);
+"""
+
+
+@pytest.mark.parametrize("image", ["orbit.gif", "orbit.png", "orbit.webp"])
+def test_the_mp4_preview_plays_for_the_animations_duration(page, flipbook, host, image):
+    """`format=mp4` in a `<video>`: Chromium decodes it (H.264), plays it, and its `duration` is
+    the animation's `durationMs` to the millisecond; an odd width comes out even."""
+    quoted = urllib.parse.quote(image)
+    delays = flipbook.json(f"/images/{quoted}/delays")
+    open_host(page, host)
+    result = page.execute_async_script(PLAY_VIDEO, f"/images/{quoted}/preview?width=63&format=mp4")
+    assert "error" not in result, result
+    assert round(result["duration"] * 1000) == delays["durationMs"], (result, delays["durationMs"])
+    assert result["width"] == 62 and result["height"] % 2 == 0, result  # 63 px wide, made even
+    assert result["advanced"] and not result["paused"], result
