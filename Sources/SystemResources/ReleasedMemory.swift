@@ -100,12 +100,20 @@ public enum ReleasedMemory {
     /// PNGs the cache keeps, and the holes they leave stay resident. Costs a few page faults per
     /// frame (bench-playback: 2.1 instead of 2.0 ms of CPU per decode) and keeps peak RSS within
     /// the cache budget's 10% (34 MiB of heap over the baseline instead of 39 at a 28.9 MiB
-    /// budget). Call once, at start-up.
+    /// budget). And at most ``arenas`` heaps. Call once, at start-up, before threads allocate.
     public static func configureProcessAllocator() {
         #if canImport(Glibc)
         _ = mallopt(M_MMAP_THRESHOLD, ownMappingBytes)
+        _ = mallopt(M_ARENA_MAX, Int32(arenas))
         #endif
     }
+
+    /// The heaps (glibc arenas) malloc may keep: one per usable core, two at least — no more
+    /// threads than that allocate at once. glibc's default, eight per core, gives each event loop
+    /// and decode thread a heap of its own, and the holes frames leave when they are evicted stay
+    /// resident in each: with 30,000 cold two-frame images in a 256 MiB cache (2 cores,
+    /// docs/benchmarks/scale.md), heap held but free fell from 23 to 13 MB, RSS from 358 to 348 MB.
+    public static var arenas: Int { max(2, CPULimit.usableCores) }
 }
 
 extension Duration {
