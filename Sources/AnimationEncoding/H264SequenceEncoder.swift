@@ -13,7 +13,7 @@ import CX264
 /// even (4:2:0 chroma covers 2×2 pixels): ``MP4PreviewMaker`` makes the rendition so.
 ///
 /// Memory: x264's look-ahead and reference frames, a bounded number of frames of the output's
-/// size (``workingBytes(width:height:)``), and the coded samples (the output). One encoder is
+/// size (``workingBytes(width:height:frameCount:)``), and the coded samples (the output). One encoder is
 /// used by one thread (x264 runs its own).
 public final class H264SequenceEncoder: AnimationEncoding {
     /// Ticks per second of the samples' durations: milliseconds, so every delay is exact.
@@ -174,14 +174,18 @@ public final class H264SequenceEncoder: AnimationEncoding {
         return out
     }
 
-    /// What an encoder of `width`×`height` frames may hold besides the output: x264's
-    /// look-ahead (60 frames at `slower`), its threads' frames and 8 references, each a padded
+    /// What an encoder of `frameCount` frames of `width`×`height` may hold besides the output:
+    /// x264's look-ahead (60 frames at `slower`, fewer when the animation is shorter: x264
+    /// cannot hold frames it was not given), its threads' frames and 8 references, each a padded
     /// 4:2:0 frame (32 pixels of border each side) with its quarter-size look-ahead copy and
-    /// per-macroblock data — rounded up to 96 frames of twice the padded frame — and the image
-    /// libavif converts into with a flattened copy of a frame.
-    public static func workingBytes(width: Int, height: Int) -> Int {
+    /// per-macroblock data — counted as `min(frameCount, 60) + 36` frames of twice the padded
+    /// frame (96 for a long animation: a 1280×720 × 300 MP4 peaked at 318 MiB RSS for the whole
+    /// command, decoding included, against 303 MB reserved here) — and the image libavif
+    /// converts into with a flattened copy of a frame.
+    public static func workingBytes(width: Int, height: Int, frameCount: Int) -> Int {
         let frame = (width + 64) * (height + 64) * 3 / 2
-        return 96 * 2 * frame + width * height * 4 + width * height * 3 / 2
+        let frames = min(max(frameCount, 1), 60) + 36
+        return frames * 2 * frame + width * height * 4 + width * height * 3 / 2
     }
 }
 

@@ -59,6 +59,7 @@ public enum MP4PreviewMaker {
     public static func workingBytes(_ image: AnimatedImage, rendition: FrameRendition) -> Int {
         let rendition = evenSized(rendition)
         return PreviewMaker.streamingBytes(image, rendition: rendition)
-            + H264SequenceEncoder.workingBytes(width: rendition.outputWidth, height: rendition.outputHeight)
+            + H264SequenceEncoder.workingBytes(
+                width: rendition.outputWidth, height: rendition.outputHeight, frameCount: image.frameCount)
     }
 }

@@ -181,6 +181,19 @@ struct MP4PreviewTests {
         }
     }
 
+    /// x264's reservation grows with the frames its look-ahead can hold, up to 60, and no further.
+    @Test func theEncodersReservationFollowsTheLookAhead() {
+        let (few, sixty, many) = (
+            H264SequenceEncoder.workingBytes(width: 320, height: 180, frameCount: 4),
+            H264SequenceEncoder.workingBytes(width: 320, height: 180, frameCount: 60),
+            H264SequenceEncoder.workingBytes(width: 320, height: 180, frameCount: 300)
+        )
+        #expect(few < sixty && sixty == many)
+        let padded = (320 + 64) * (180 + 64) * 3 / 2
+        #expect(many - few == 56 * 2 * padded)
+        #expect(many >= 96 * 2 * padded)
+    }
+
     @Test func qualityMapsToX264RateFactors() {
         #expect(H264Settings().rateFactor == 24)
         #expect(H264Settings(quality: 55).rateFactor == 23)
