@@ -75,29 +75,25 @@ enum POSIX {
 
     /// The numeric address and port in a socket address.
     static func peerAddress(_ storage: sockaddr_storage) -> HTTPPeerAddress? {
-        var storage = storage
         switch Int32(storage.ss_family) {
-        case AF_INET:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer -> HTTPPeerAddress in
-                    var address = pointer.pointee.sin_addr
-                    var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-                    inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
-                    return HTTPPeerAddress(ip: cString(text), port: Int(UInt16(bigEndian: pointer.pointee.sin_port)))
-                }
-            }
+        case AF_INET: peerAddress(storage, as: sockaddr_in.self, textLength: INET_ADDRSTRLEN) { ($0.sin_addr, $0.sin_port) }
         case AF_INET6:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer -> HTTPPeerAddress in
-                    var address = pointer.pointee.sin6_addr
-                    var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-                    inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
-                    return HTTPPeerAddress(ip: cString(text), port: Int(UInt16(bigEndian: pointer.pointee.sin6_port)))
-                }
-            }
-        default:
-            return nil
+            peerAddress(storage, as: sockaddr_in6.self, textLength: INET6_ADDRSTRLEN) { ($0.sin6_addr, $0.sin6_port) }
+        default: nil
         }
+    }
+
+    /// The address (as `inet_ntop` writes it, in at most `textLength` bytes) and the port that
+    /// `parts` reads from `storage` seen as a `Socket` (`sockaddr_in` or `sockaddr_in6`).
+    private static func peerAddress<Socket, Address>(
+        _ storage: sockaddr_storage, as _: Socket.Type, textLength: Int32,
+        _ parts: (Socket) -> (address: Address, port: in_port_t)
+    ) -> HTTPPeerAddress {
+        let parsed = withUnsafeBytes(of: storage) { parts($0.loadUnaligned(as: Socket.self)) }
+        var address = parsed.address
+        var text = [CChar](repeating: 0, count: Int(textLength))
+        inet_ntop(Int32(storage.ss_family), &address, &text, socklen_t(text.count))
+        return HTTPPeerAddress(ip: cString(text), port: Int(UInt16(bigEndian: parsed.port)))
     }
 
     private static func cString(_ chars: [CChar]) -> String {

@@ -36,16 +36,27 @@ func writeFile(_ bytes: [UInt8], to path: String) {
     }
 }
 
-/// Opens an image or exits with status 1 and the reason.
-func openImage(_ path: String, limits: LimitOptions, verification: AnimatedImage.Verification) -> AnimatedImage {
-    let bytes = readFile(path)
-    do {
-        return try AnimatedImage(
-            bytes: bytes, limits: limits.decodeLimits, verification: verification, backgroundDecoding: true)
-    } catch let error as AnimatedImageError {
-        fail("\(path): \(error)", status: CLIExit.badImage)
-    } catch {
-        fail("\(path): \(error)", status: CLIExit.badImage)
+/// The image file a command reads, and the limits it is opened within (`--max-…`).
+struct ImageInput: ParsableArguments {
+    @Argument(help: "A GIF, PNG/APNG or WebP file.")
+    var file: String
+
+    @OptionGroup var limits: LimitOptions
+
+    /// The image, or exit with status 1 and the reason (2 when the file cannot be read).
+    func open(verification: AnimatedImage.Verification) -> AnimatedImage {
+        let bytes = readFile(file)
+        do {
+            return try AnimatedImage(
+                bytes: bytes, limits: limits.decodeLimits, verification: verification, backgroundDecoding: true)
+        } catch {
+            refuse(error)
+        }
+    }
+
+    /// Exits with status 1: the image cannot be served (`error` says why).
+    func refuse(_ error: any Error) -> Never {
+        fail("\(file): \(error)", status: CLIExit.badImage)
     }
 }
 

@@ -9,8 +9,7 @@ struct FrameCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "frame", abstract: "Write one composited frame as PNG, or scaled, or as WebP.")
 
-    @Argument(help: "A GIF, PNG/APNG or WebP file.")
-    var file: String
+    @OptionGroup var input: ImageInput
 
     @Argument(help: "The frame's index, from 0.")
     var index: Int
@@ -18,11 +17,10 @@ struct FrameCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Where to write the frame.")
     var output: String
 
-    @OptionGroup var limits: LimitOptions
     @OptionGroup var rendition: RenditionOptions
 
     func run() throws {
-        let (image, target) = try rendition.open(file, limits: limits)
+        let (image, target) = try rendition.open(input)
         // One frame from a cold start: checkpoints kept on the way would never be used.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
         // Decode the frames on the way on the other cores while this one composites them.
@@ -30,13 +28,11 @@ struct FrameCommand: ParsableCommand {
         do {
             let canvas = try renderer.render(index)
             writeFile(try rendition.encoder.encode(canvas, as: target, colorSpace: image.colorSpace), to: output)
-        } catch let error as AnimatedImageError {
-            if case .frameDecodeFailed(let broken, _) = error, broken <= index {
-                fail("\(file): frame \(index) is not shown: \(error)", status: CLIExit.badImage)
-            }
-            fail("\(file): \(error)", status: CLIExit.badImage)
         } catch {
-            fail("\(file): \(error)", status: CLIExit.badImage)
+            if case .frameDecodeFailed(let broken, _)? = error as? AnimatedImageError, broken <= index {
+                fail("\(input.file): frame \(index) is not shown: \(error)", status: CLIExit.badImage)
+            }
+            input.refuse(error)
         }
     }
 }

@@ -17,17 +17,15 @@ struct FramesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "frames", abstract: "Write every composited frame as PNG (or WebP) files.")
 
-    @Argument(help: "A GIF, PNG/APNG or WebP file.")
-    var file: String
+    @OptionGroup var input: ImageInput
 
     @Option(name: .shortAndLong, help: "The directory to write frame_0000.png, frame_0001.png, … into.")
     var output: String
 
-    @OptionGroup var limits: LimitOptions
     @OptionGroup var rendition: RenditionOptions
 
     func run() throws {
-        let (image, target) = try rendition.open(file, limits: limits)
+        let (image, target) = try rendition.open(input)
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         } catch {
@@ -48,10 +46,10 @@ struct FramesCommand: ParsableCommand {
             } catch let error as AnimatedImageError {
                 // Like a browser, stop at the first frame that does not decode.
                 if case .frameDecodeFailed = error, i > 0 {
-                    StandardStreams.write("flipbook: \(file): \(error); stopping after \(i) frames\n", to: STDERR_FILENO)
+                    StandardStreams.write("flipbook: \(input.file): \(error); stopping after \(i) frames\n", to: STDERR_FILENO)
                     break
                 }
-                fail("\(file): \(error)", status: CLIExit.badImage)
+                input.refuse(error)
             }
             let digits = String(i)  // frame_0000.png …
             let name = "frame_" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "." + target.format.rawValue

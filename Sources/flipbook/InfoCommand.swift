@@ -9,16 +9,13 @@ struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info", abstract: "Print an image's metadata and delay table as JSON.")
 
-    @Argument(help: "A GIF, PNG/APNG or WebP file.")
-    var file: String
+    @OptionGroup var input: ImageInput
 
     @Flag(help: "One line instead of indented JSON.")
     var compact = false
 
-    @OptionGroup var limits: LimitOptions
-
     func run() throws {
-        let image = openImage(file, limits: limits, verification: .full)
+        let image = input.open(verification: .full)
         let encoder = JSONEncoder()
         encoder.outputFormatting =
             compact ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -12,8 +12,7 @@ struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "preview", abstract: "Write the whole animation, scaled, as one animated WebP, AVIF or MP4.")
 
-    @Argument(help: "A GIF, PNG/APNG or WebP file.")
-    var file: String
+    @OptionGroup var input: ImageInput
 
     @Option(name: .shortAndLong, help: "Where to write the preview.")
     var output: String
@@ -25,7 +24,6 @@ struct PreviewCommand: ParsableCommand {
     var format = "webp"
 
     @OptionGroup var scaling: ScalingOptions
-    @OptionGroup var limits: LimitOptions
 
     /// The preview decodes every frame in order, which checks each as a full verification
     /// would; so the file is only indexed first. A frame that does not decode is then handled
@@ -43,17 +41,17 @@ struct PreviewCommand: ParsableCommand {
     }
 
     func run() throws {
-        let indexed = openImage(file, limits: limits, verification: .structural)
+        let indexed = input.open(verification: .structural)
         do {
             writeFile(try preview(of: indexed), to: output)
         } catch AnimatedImageError.frameDecodeFailed {
             do {
-                writeFile(try preview(of: openImage(file, limits: limits, verification: .full)), to: output)
+                writeFile(try preview(of: input.open(verification: .full)), to: output)
             } catch {
-                fail("\(file): \(error)", status: CLIExit.badImage)
+                input.refuse(error)
             }
         } catch {
-            fail("\(file): \(error)", status: CLIExit.badImage)
+            input.refuse(error)
         }
     }
 

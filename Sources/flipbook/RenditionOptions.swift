@@ -23,10 +23,10 @@ struct RenditionOptions: ParsableArguments {
         }
     }
 
-    /// `file` opened (exit 1 when it cannot be served) with the rendition the flags make of it.
-    func open(_ file: String, limits: LimitOptions) throws -> (AnimatedImage, FrameRendition) {
+    /// `input` opened (exit 1 when it cannot be served) with the rendition the flags make of it.
+    func open(_ input: ImageInput) throws -> (AnimatedImage, FrameRendition) {
         let requested = try requested()
-        let image = openImage(file, limits: limits, verification: .structural)
+        let image = input.open(verification: .structural)
         return (image, scaling.rendition(requested, of: image))
     }
 

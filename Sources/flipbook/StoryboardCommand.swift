@@ -10,8 +10,7 @@ struct StoryboardCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storyboard", abstract: "Write a storyboard: sprite sheets, storyboard.json and storyboard.vtt.")
 
-    @Argument(help: "A GIF, PNG/APNG or WebP file.")
-    var file: String
+    @OptionGroup var input: ImageInput
 
     @Option(name: .shortAndLong, help: "The directory to write into (created if need be).")
     var output: String
@@ -33,8 +32,6 @@ struct StoryboardCommand: ParsableCommand {
     @Option(help: "Largest tile side in pixels (the service's limits.maxOutputDimension).")
     var maxOutputDimension = 4096
 
-    @OptionGroup var limits: LimitOptions
-
     func run() throws {
         var query: [(name: String, value: String)] = [
             ("tile", String(tile)), ("columns", String(columns)), ("frames", frames), ("format", format),
@@ -47,12 +44,12 @@ struct StoryboardCommand: ParsableCommand {
         } catch {
             throw ValidationError(error.detail)
         }
-        let image = openImage(file, limits: limits, verification: .full)
+        let image = input.open(verification: .full)
         let layout: StoryboardLayout
         do throws(StoryboardError) {
             layout = try StoryboardLayout(
                 spec, canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight, timeline: image.timeline,
-                maxSheetPixels: maxSheetPixels, maxTiles: limits.maxFrames, maxOutputDimension: maxOutputDimension)
+                maxSheetPixels: maxSheetPixels, maxTiles: input.limits.maxFrames, maxOutputDimension: maxOutputDimension)
         } catch {
             fail(error.detail, status: CLIExit.badImage)
         }
@@ -67,9 +64,9 @@ struct StoryboardCommand: ParsableCommand {
                 writeFile(bytes, to: output + "/" + name(number))
             }
         } catch {
-            fail("\(file): \(error)", status: CLIExit.badImage)
+            input.refuse(error)
         }
-        let id = URL(fileURLWithPath: file).lastPathComponent
+        let id = URL(fileURLWithPath: input.file).lastPathComponent
         writeFile(StoryboardDocuments.manifest(id: id, layout: layout, sheetURL: name), to: output + "/storyboard.json")
         writeFile(StoryboardDocuments.vtt(layout: layout, sheetURL: name), to: output + "/storyboard.vtt")
     }

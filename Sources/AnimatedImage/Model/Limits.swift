@@ -1,42 +1,30 @@
 /// The checks of ``DecodeLimits`` made while indexing, each naming the limit it enforces.
 enum Limits {
     static func checkFileSize(_ size: Int, limits: DecodeLimits) throws {
-        if size > limits.maxFileBytes {
-            throw AnimatedImageError.limitExceeded(.maxFileBytes, value: size, limit: limits.maxFileBytes)
-        }
+        try check(size, .maxFileBytes, limits.maxFileBytes)
     }
 
     static func checkCanvas(width: Int, height: Int, limits: DecodeLimits) throws {
-        let side = max(width, height)
-        if side > limits.maxDimension {
-            throw AnimatedImageError.limitExceeded(.maxDimension, value: side, limit: limits.maxDimension)
-        }
-        let pixels = width * height
-        if pixels > limits.maxFramePixels {
-            throw AnimatedImageError.limitExceeded(.maxFramePixels, value: pixels, limit: limits.maxFramePixels)
-        }
+        try check(max(width, height), .maxDimension, limits.maxDimension)
+        try check(width * height, .maxFramePixels, limits.maxFramePixels)
     }
 
     static func checkFrame(_ rect: PixelRect, limits: DecodeLimits) throws {
-        let pixels = rect.width * rect.height
-        if pixels > limits.maxFramePixels {
-            throw AnimatedImageError.limitExceeded(.maxFramePixels, value: pixels, limit: limits.maxFramePixels)
-        }
+        try check(rect.width * rect.height, .maxFramePixels, limits.maxFramePixels)
     }
 
     static func checkFrameCount(_ count: Int, canvasPixels: Int, limits: DecodeLimits) throws {
-        if count > limits.maxFrames {
-            throw AnimatedImageError.limitExceeded(.maxFrames, value: count, limit: limits.maxFrames)
-        }
-        let total = count * canvasPixels
-        if total > limits.maxTotalPixels {
-            throw AnimatedImageError.limitExceeded(.maxTotalPixels, value: total, limit: limits.maxTotalPixels)
-        }
+        try check(count, .maxFrames, limits.maxFrames)
+        try check(count * canvasPixels, .maxTotalPixels, limits.maxTotalPixels)
     }
 
     static func checkDecodeMemory(_ bytes: Int, limits: DecodeLimits) throws {
-        if bytes > limits.maxDecodeBytes {
-            throw AnimatedImageError.limitExceeded(.maxDecodeBytes, value: bytes, limit: limits.maxDecodeBytes)
-        }
+        try check(bytes, .maxDecodeBytes, limits.maxDecodeBytes)
+    }
+
+    /// Throws ``AnimatedImageError/limitExceeded(_:value:limit:)`` naming `which` when `value`
+    /// is over `limit`.
+    private static func check(_ value: Int, _ which: DecodeLimit, _ limit: Int) throws {
+        if value > limit { throw AnimatedImageError.limitExceeded(which, value: value, limit: limit) }
     }
 }

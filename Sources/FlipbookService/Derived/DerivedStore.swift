@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ImageStorage
 import Synchronization
 
 #if canImport(Glibc)
@@ -15,28 +16,10 @@ import Glibc
 /// the data directory made is found on lookup. Products are kept within ``maxBytes``, the least
 /// recently used removed first (each replica counts what it has seen).
 final class DerivedStore: Sendable {
-    /// One kept product: its size and when it was last used (a counter).
-    private struct Entry {
-        var bytes: Int
-        var lastUse: UInt64
-    }
-
+    /// The products kept (by path) and how many were removed to stay within ``maxBytes``.
     private struct Index {
-        var entries: [String: Entry] = [:]
-        var totalBytes = 0
-        var clock: UInt64 = 0
+        var products = KeptFiles<String>()
         var evictions = 0
-
-        mutating func touch(_ path: String, bytes: Int) {
-            clock += 1
-            if let old = entries[path] { totalBytes -= old.bytes }
-            entries[path] = Entry(bytes: bytes, lastUse: clock)
-            totalBytes += bytes
-        }
-
-        mutating func remove(_ path: String) {
-            if let old = entries.removeValue(forKey: path) { totalBytes -= old.bytes }
-        }
     }
 
     let root: String
@@ -63,17 +46,12 @@ final class DerivedStore: Sendable {
         let path = path(sha256, name)
         var status = stat()
         guard stat(path, &status) == 0 else {
-            index.withLock { $0.remove(path) }
+            index.withLock { $0.products.remove(path) }
             return false
         }
-        let known = index.withLock { index -> Bool in
-            guard let entry = index.entries[path] else { return false }
-            index.touch(path, bytes: entry.bytes)
-            return true
-        }
-        if !known {
+        if !index.withLock({ $0.products.use(path) }) {
             let bytes = Self.size(path)
-            index.withLock { $0.touch(path, bytes: bytes) }
+            index.withLock { $0.products.insert(path, bytes: bytes) }
         }
         return true
     }
@@ -99,7 +77,7 @@ final class DerivedStore: Sendable {
             }
         }
         let bytes = Self.size(target)
-        index.withLock { $0.touch(target, bytes: bytes) }
+        index.withLock { $0.products.insert(target, bytes: bytes) }
         evict(keeping: target)
     }
 
@@ -107,27 +85,20 @@ final class DerivedStore: Sendable {
     func removeAll(of sha256: String) {
         let directory = root + "/" + sha256 + "/"
         index.withLock { index in
-            for path in index.entries.keys where path.hasPrefix(directory) { index.remove(path) }
+            for path in index.products.keys(where: { $0.hasPrefix(directory) }) { index.products.remove(path) }
         }
         try? FileManager.default.removeItem(atPath: root + "/" + sha256)
     }
 
     /// Bytes kept, products kept, and products removed to stay within ``maxBytes``.
     func usage() -> (bytes: Int, products: Int, evictions: Int) {
-        index.withLock { ($0.totalBytes, $0.entries.count, $0.evictions) }
+        index.withLock { ($0.products.totalBytes, $0.products.count, $0.evictions) }
     }
 
     private func evict(keeping kept: String) {
-        let victims = index.withLock { index -> [String] in
-            var victims: [String] = []
-            while index.totalBytes > maxBytes {
-                guard
-                    let oldest = index.entries.filter({ $0.key != kept }).min(by: { $0.value.lastUse < $1.value.lastUse })
-                else { break }
-                index.remove(oldest.key)
-                index.evictions += 1
-                victims.append(oldest.key)
-            }
+        let victims = index.withLock { index in
+            let victims = index.products.evict(toFit: maxBytes, keeping: kept)
+            index.evictions += victims.count
             return victims
         }
         for victim in victims { try? FileManager.default.removeItem(atPath: victim) }
@@ -161,7 +132,7 @@ final class DerivedStore: Sendable {
         }
         index.withLock { index in
             for product in found.sorted(by: { $0.modified < $1.modified }) {
-                index.touch(product.path, bytes: product.bytes)
+                index.products.insert(product.path, bytes: product.bytes)
             }
         }
     }

@@ -147,20 +147,23 @@ final class HTTPMetrics: Sendable {
             var count = 0
             for (bound, inBucket) in zip(Self.bucketBounds, histogram.buckets) {
                 count += inBucket
-                buffer.append(contentsOf: "\(name)_bucket{".utf8)
-                buffer.append(contentsOf: label)
-                buffer.append(contentsOf: ",le=\"\(Duration.nanoseconds(bound).bucketRepresentation)\"} \(count)\n".utf8)
+                let le = Duration.nanoseconds(bound).bucketRepresentation
+                Self.appendSample(name + "_bucket", label, more: ",le=\"\(le)\"", value: "\(count)", to: &buffer)
             }
-            buffer.append(contentsOf: "\(name)_bucket{".utf8)
-            buffer.append(contentsOf: label)
-            buffer.append(contentsOf: ",le=\"+Inf\"} \(histogram.count)\n".utf8)
-            buffer.append(contentsOf: "\(name)_sum{".utf8)
-            buffer.append(contentsOf: label)
-            buffer.append(contentsOf: "} \(Duration.nanoseconds(histogram.sumNanoseconds).bucketRepresentation)\n".utf8)
-            buffer.append(contentsOf: "\(name)_count{".utf8)
-            buffer.append(contentsOf: label)
-            buffer.append(contentsOf: "} \(histogram.count)\n".utf8)
+            Self.appendSample(name + "_bucket", label, more: ",le=\"+Inf\"", value: "\(histogram.count)", to: &buffer)
+            let sum = Duration.nanoseconds(histogram.sumNanoseconds).bucketRepresentation
+            Self.appendSample(name + "_sum", label, value: sum, to: &buffer)
+            Self.appendSample(name + "_count", label, value: "\(histogram.count)", to: &buffer)
         }
+    }
+
+    /// One sample line: `SERIES{LABEL MORE} VALUE`, `label` already escaped.
+    private static func appendSample(
+        _ series: String, _ label: [UInt8], more: String = "", value: String, to buffer: inout [UInt8]
+    ) {
+        buffer.append(contentsOf: "\(series){".utf8)
+        buffer.append(contentsOf: label)
+        buffer.append(contentsOf: "\(more)} \(value)\n".utf8)
     }
 
     /// A label value with `\`, `"` and newlines escaped, as the text format requires.

@@ -20,15 +20,9 @@ final class OriginalsCache: Sendable {
     let temporaryDirectory: String
     let capacity: Int
 
-    private struct Entry {
-        var size: Int
-        var lastUse: UInt64
-    }
-
     private struct State {
-        var entries: [String: Entry] = [:]
-        var bytes = 0
-        var tick: UInt64 = 0
+        /// The originals cached, by SHA-256.
+        var files = KeptFiles<String>()
         /// Downloads under way, by SHA-256; waiters share the outcome.
         var filling: [String: Once<Result<String, StorageFailure>>] = [:]
     }
@@ -68,11 +62,7 @@ final class OriginalsCache: Sendable {
             found.append((name, stamp.size, stamp.modified))
         }
         state.withLock { state in
-            for file in found.sorted(by: { $0.modified < $1.modified }) {
-                state.tick += 1
-                state.entries[file.sha] = Entry(size: file.size, lastUse: state.tick)
-                state.bytes += file.size
-            }
+            for file in found.sorted(by: { $0.modified < $1.modified }) { state.files.insert(file.sha, bytes: file.size) }
         }
         evictIfNeeded()
     }
@@ -81,17 +71,11 @@ final class OriginalsCache: Sendable {
 
     /// The local file of `sha256`, marked used; nil when it is not cached.
     func lookup(_ sha256: String) -> String? {
-        let present = state.withLock { state -> Bool in
-            guard state.entries[sha256] != nil else { return false }
-            state.tick += 1
-            state.entries[sha256]!.lastUse = state.tick
-            return true
-        }
-        return present ? path(sha256) : nil
+        state.withLock { $0.files.use(sha256) } ? path(sha256) : nil
     }
 
     func contains(_ sha256: String) -> Bool {
-        state.withLock { $0.entries[sha256] != nil }
+        state.withLock { $0.files.contains(sha256) }
     }
 
     /// Moves a verified file (an upload whose SHA-256 is `sha256`, on the same file system)
@@ -149,42 +133,23 @@ final class OriginalsCache: Sendable {
 
     /// Drops `sha256` (a deleted image).
     func remove(_ sha256: String) {
-        let removed = state.withLock { state -> Bool in
-            guard let entry = state.entries.removeValue(forKey: sha256) else { return false }
-            state.bytes -= entry.size
-            return true
-        }
-        if removed { unlink(path(sha256)) }
+        if state.withLock({ $0.files.remove(sha256) }) { unlink(path(sha256)) }
         publish()
     }
 
     var usage: (files: Int, bytes: Int) {
-        state.withLock { ($0.entries.count, $0.bytes) }
+        state.withLock { ($0.files.count, $0.files.totalBytes) }
     }
 
     private func insert(_ sha256: String, size: Int) {
-        state.withLock { state in
-            state.tick += 1
-            if let old = state.entries[sha256] { state.bytes -= old.size }
-            state.entries[sha256] = Entry(size: size, lastUse: state.tick)
-            state.bytes += size
-        }
-        evictIfNeeded()
+        state.withLock { $0.files.insert(sha256, bytes: size) }
+        evictIfNeeded(keeping: sha256)
     }
 
-    /// Least recently used first, until the total fits (the newest file always stays).
-    private func evictIfNeeded() {
-        let victims = state.withLock { state -> [String] in
-            var victims: [String] = []
-            guard state.bytes > capacity else { return victims }
-            let order = state.entries.sorted { $0.value.lastUse < $1.value.lastUse }
-            for (sha, entry) in order.dropLast() where state.bytes > capacity {
-                state.entries[sha] = nil
-                state.bytes -= entry.size
-                victims.append(sha)
-            }
-            return victims
-        }
+    /// Least recently used first, until the total fits (`kept`, the file just added, or else the
+    /// newest, always stays).
+    private func evictIfNeeded(keeping kept: String? = nil) {
+        let victims = state.withLock { $0.files.evict(toFit: capacity, keeping: kept) }
         for sha in victims {
             unlink(path(sha))
             evictions.increment()
