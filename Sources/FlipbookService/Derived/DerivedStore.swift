@@ -46,7 +46,7 @@ final class DerivedStore: Sendable {
         let path = path(sha256, name)
         var status = stat()
         guard stat(path, &status) == 0 else {
-            index.withLock { $0.products.remove(path) }
+            _ = index.withLock { $0.products.remove(path) }
             return false
         }
         if !index.withLock({ $0.products.use(path) }) {
