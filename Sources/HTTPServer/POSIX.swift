@@ -90,9 +90,10 @@ enum POSIX {
         _ parts: (Socket) -> (address: Address, port: in_port_t)
     ) -> HTTPPeerAddress {
         let parsed = withUnsafeBytes(of: storage) { parts($0.loadUnaligned(as: Socket.self)) }
-        var address = parsed.address
         var text = [CChar](repeating: 0, count: Int(textLength))
-        inet_ntop(Int32(storage.ss_family), &address, &text, socklen_t(text.count))
+        _ = withUnsafeBytes(of: parsed.address) {
+            inet_ntop(Int32(storage.ss_family), $0.baseAddress, &text, socklen_t(text.count))
+        }
         return HTTPPeerAddress(ip: cString(text), port: Int(UInt16(bigEndian: parsed.port)))
     }
 
