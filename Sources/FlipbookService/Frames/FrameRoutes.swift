@@ -35,20 +35,7 @@ struct FrameRoutes: Sendable {
         {
             return serveFrame(request, responder, record: record, index: index, resolved: resolved, byTime: false)
         }
-        let requested: RequestedRendition
-        switch renditions.requested(request) {
-        case .success(let value): requested = value
-        case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
-        }
-        if let answer = uploads.frame(id, request, responder, target: .index(index), requested: requested) {
-            return answer
-        }
-        if let record = quickRecord {
-            return serveFrame(request, responder, record: record, index: index, requested: requested, byTime: false)
-        }
-        return lookup.withKnownRecord(id, responder, needsOriginal: true) { record, _ in
-            serveFrame(request, responder, record: record, index: index, requested: requested, byTime: false)
-        }
+        return serveFrame(request, responder, id: id, target: .index(index), quickRecord: quickRecord)
     }
 
     func frameAtTime(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
@@ -59,23 +46,39 @@ struct FrameRoutes: Sendable {
         guard let time = PlaybackTime(decimal: text) else {
             return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
         }
+        return serveFrame(
+            request, responder, id: id, target: .time(time), quickRecord: lookup.recordAtOnce(id, loop: request.loop))
+    }
+
+    /// The frame `target` names of image or upload session `id`, in the rendition the request
+    /// asks for: an upload session's (``UploadFrameRoutes``), else the image's, from the record at
+    /// hand (`quickRecord`) or from storage.
+    private func serveFrame(
+        _ request: HTTPRequest, _ responder: HTTPResponder, id: String, target: FrameWaiter.Target,
+        quickRecord: StoredImage?
+    ) -> HTTPHandlerResult {
         let requested: RequestedRendition
         switch renditions.requested(request) {
         case .success(let value): requested = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
-        if let answer = uploads.frame(id, request, responder, target: .time(time), requested: requested) {
+        if let answer = uploads.frame(id, request, responder, target: target, requested: requested) {
             return answer
         }
-        if let record = lookup.recordAtOnce(id, loop: request.loop) {
-            return serveFrame(
-                request, responder, record: record, index: Self.frameIndex(record, at: time), requested: requested,
-                byTime: true)
+        if let record = quickRecord {
+            return serveFrame(request, responder, record: record, target: target, requested: requested)
         }
         return lookup.withKnownRecord(id, responder, needsOriginal: true) { record, _ in
-            serveFrame(
-                request, responder, record: record, index: Self.frameIndex(record, at: time), requested: requested,
-                byTime: true)
+            serveFrame(request, responder, record: record, target: target, requested: requested)
+        }
+    }
+
+    /// The index of the frame `target` names in `record`: the index itself, or the frame shown at
+    /// that time of its playback.
+    static func frameIndex(_ record: StoredImage, of target: FrameWaiter.Target) -> Int {
+        switch target {
+        case .index(let index): index
+        case .time(let time): frameIndex(record, at: time)
         }
     }
 
@@ -104,12 +107,15 @@ struct FrameRoutes: Sendable {
         }
     }
 
-    /// Frame `index` of `record` in the rendition `requested` makes of it (remembered for the
-    /// request's query, ``ResolvedRenditions``).
+    /// The frame `target` names of `record` in the rendition `requested` makes of it (remembered
+    /// for the request's query, ``ResolvedRenditions``, when asked for by index).
     private func serveFrame(
-        _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
-        requested: RequestedRendition, byTime: Bool
+        _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, target: FrameWaiter.Target,
+        requested: RequestedRendition
     ) -> HTTPHandlerResult {
+        let index = Self.frameIndex(record, of: target)
+        let byTime: Bool
+        if case .time = target { byTime = true } else { byTime = false }
         if let missing = Self.noSuchFrame(record, index) { return .now(missing) }
         let rendition: FrameRendition
         switch renditions.rendition(requested, of: record) {

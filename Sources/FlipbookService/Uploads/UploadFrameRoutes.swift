@@ -163,11 +163,7 @@ struct UploadFrameRoutes: Sendable {
     ) {
         let result = lookup.withKnownRecord(imageID, responder, needsOriginal: true) { record, _ in
             let count = record.metadata.frameCount
-            let index =
-                switch target {
-                case .index(let index): index
-                case .time(let time): FrameRoutes.frameIndex(record, at: time)
-                }
+            let index = FrameRoutes.frameIndex(record, of: target)
             guard index < count else {
                 return .now(
                     .problem(
