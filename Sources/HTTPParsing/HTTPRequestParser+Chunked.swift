@@ -1,5 +1,6 @@
 /// The chunked transfer coding (RFC 9112 §7.1) of ``HTTPRequestParser``: chunk-size lines with
-/// their extensions, and the trailer section, byte by byte, inside the parser's limits.
+/// their extensions (runs of allowed bytes skipped eight at a time), and the trailer section, inside
+/// the parser's limits.
 extension HTTPRequestParser {
     package mutating func beginChunkLine() {
         state = .chunkSize
@@ -8,6 +9,55 @@ extension HTTPRequestParser {
         chunkLineBytes = 0
         chunkExtensionStarted = false
     }
+
+    /// Consumes the chunk-size line from `input[start...]` in one pass: until the line ends, the
+    /// input does, or a byte is refused — never past the byte that breaks the line's limit
+    /// (``HTTPParserLimits/maxChunkLineBytes``), so an over-long line is refused after at most
+    /// that many bytes, whatever the client keeps sending. An extension's run of allowed bytes is
+    /// skipped eight bytes at a time. Returns where it stopped and the error, if any.
+    package mutating func consumeChunkLine(_ input: UnsafeRawBufferPointer, from start: Int)
+        -> (next: Int, error: HTTPParseError?)
+    {
+        let end = min(input.count, start + max(0, limits.maxChunkLineBytes - chunkLineBytes) + 1)
+        var position = start
+        while position < end {
+            if case .chunkSize = state, chunkSizeValue == 0 {
+                // Leading zeros add nothing to the size: skipped eight at a time.
+                var skipped = 0
+                while position + skipped + 8 <= end,
+                    input.loadUnaligned(fromByteOffset: position + skipped, as: UInt64.self) == Self.eightZeros
+                {
+                    skipped += 8
+                }
+                chunkLineBytes += skipped
+                chunkSizeDigits += skipped
+                position += skipped
+                if chunkLineBytes > limits.maxChunkLineBytes { return (position, .invalidChunk) }
+                if position == end { break }
+            }
+            if case .chunkExtension = state, chunkExtensionStarted {
+                // Every byte up to the CR must be a field-value byte: find the first control
+                // byte (CR, a tab, or one refused) without looking at each byte alone.
+                let run = UnsafeRawBufferPointer(rebasing: input[position..<end])
+                let skipped = ByteSearch.firstControlByte(in: run) ?? run.count
+                chunkLineBytes += skipped
+                position += skipped
+                if chunkLineBytes > limits.maxChunkLineBytes { return (position, .invalidChunk) }
+                if position == end { break }
+            }
+            let byte = input[position]
+            position += 1
+            if let error = chunkLineByte(byte) { return (position, error) }
+            switch state {
+            case .chunkSize, .chunkExtension, .chunkSizeLF: continue
+            default: return (position, nil)
+            }
+        }
+        return (position, nil)
+    }
+
+    /// Eight ASCII `0` digits, as one load of them reads.
+    private static let eightZeros: UInt64 = 0x3030_3030_3030_3030
 
     /// One byte of `chunk-size [ chunk-ext ] CRLF`.
     package mutating func chunkLineByte(_ byte: UInt8) -> HTTPParseError? {

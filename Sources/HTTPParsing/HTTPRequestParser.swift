@@ -123,9 +123,9 @@ public struct HTTPRequestParser: Sendable {
 
             case .chunkSize, .chunkExtension, .chunkSizeLF:
                 guard position < count else { return (position, nil) }
-                let byte = input[position]
-                position += 1
-                if let error = chunkLineByte(byte) { return fail(error, consumed: position) }
+                let (next, error) = consumeChunkLine(input, from: position)
+                position = next
+                if let error { return fail(error, consumed: position) }
 
             case .chunkData(let remaining):
                 guard position < count else { return (position, nil) }
