@@ -194,6 +194,18 @@ public final class ImageStore: Sendable {
         return .needsStorage
     }
 
+    /// The record of content id `id` when the record cache's view of `reader` (an event loop's
+    /// index) holds it and it may be served as it is: of this build's output revision, checked
+    /// within ``recheckSeconds`` (local storage) or three quarters of it (remote storage, which
+    /// refreshes a record in the background after that) — when ``quickLookup(_:reader:)`` would
+    /// answer it as it is, and nothing else. nil: ask ``quickLookup(_:reader:)``. The hot path of
+    /// frames: one copy of the record, neither its metadata document nor the shared table touched.
+    package func freshRecord(contentID id: String, reader: Int) -> StoredImage? {
+        guard ImageID.isContentID(id) else { return nil }
+        let trusted = backend.lookupsAreLocal ? recheckSeconds : recheckSeconds * 0.75
+        return records.freshRecord(id, reader: reader, checkedAfter: clock.seconds() - trusted)
+    }
+
     /// The record of `id`, asking storage when the cached one is missing or due for a recheck.
     /// May wait on the network, and with `reindexing` (the default) re-indexes a record of
     /// another output revision (decoding the image): call it off the event loops. Throws when

@@ -99,6 +99,21 @@ final class RecordCache: Sendable {
         }
     }
 
+    /// The record alone (not its metadata document) of `id` as `reader`'s view holds it, when it
+    /// was checked after `checkedAfter` and needs no re-indexing; nil otherwise, counting nothing
+    /// (then ask ``value(_:reader:)``). A hit is counted and noted as ``value(_:reader:)`` notes
+    /// it, but only the record is copied out of its box.
+    func freshRecord(_ id: String, reader: Int, checkedAfter: Double) -> StoredImage? {
+        guard hasViews else { return nil }
+        return views.withLock(reader) { view -> StoredImage? in
+            guard let box = view.records[id], box.cached.checkedAt > checkedAfter, !box.cached.needsReindex
+            else { return nil }
+            view.hits += 1
+            if view.touched.count < Self.touchLimit { view.touched.append(id) }
+            return box.cached.record
+        }
+    }
+
     /// Whether a record of `id` is held (not counted as a lookup, recency untouched).
     func contains(_ id: String) -> Bool {
         shared.withLock { $0.records.peek(id) != nil }

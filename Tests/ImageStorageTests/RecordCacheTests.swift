@@ -69,6 +69,47 @@ import Testing
         #expect(cache.stats.entries == 1 && cache.stats.evictions == 2)
     }
 
+    /// The frames' hot path: a loop's view answers with the record alone while it is fresh, and
+    /// with nil — counting nothing — when it is not in that view, was checked too long ago or
+    /// needs re-indexing (the full lookup then decides).
+    @Test func aFreshRecordIsTakenFromTheLoopsViewAlone() {
+        let cache = RecordCache(readers: 2, maxBytes: 1 << 20)
+        cache.store("a", Self.cached("a", checkedAt: 10), reader: 0)
+        #expect(cache.freshRecord("a", reader: 0, checkedAfter: 9.5)?.id == "a")
+        #expect(cache.stats.hits == 1)
+        #expect(cache.freshRecord("a", reader: 0, checkedAfter: 10) == nil, "checked too long ago")
+        #expect(cache.freshRecord("a", reader: 1, checkedAfter: 0) == nil, "not in loop 1's view yet")
+        #expect(cache.freshRecord("b", reader: 0, checkedAfter: 0) == nil)
+        #expect(cache.stats.hits == 1 && cache.stats.misses == 0, "a refusal counts nothing")
+        var stale = Self.cached("c", checkedAt: 10)
+        stale.needsReindex = true
+        cache.store("c", stale, reader: 0)
+        #expect(cache.freshRecord("c", reader: 0, checkedAfter: 0) == nil, "needs re-indexing first")
+        // A recheck or a newer record reaches the view's answer.
+        _ = cache.update("a") { $0?.checkedAt = 20 }
+        #expect(cache.freshRecord("a", reader: 0, checkedAfter: 19)?.id == "a")
+        _ = cache.remove("a")
+        #expect(cache.freshRecord("a", reader: 0, checkedAfter: 0) == nil)
+        #expect(RecordCache(readers: 0, maxBytes: 1 << 20).freshRecord("a", reader: 0, checkedAfter: 0) == nil)
+    }
+
+    /// The store's hot path says what its full lookup says of a content id an event loop has
+    /// looked up, and nothing of other ids.
+    @Test func theStoresFreshRecordAgreesWithItsQuickLookup() throws {
+        let directory = ScratchDirectory.make("store")
+        // A long recheck period: however slow the machine, the record stays fresh between the two.
+        let store = try ImageStore(dataDirectory: directory, recheckSeconds: 3600, readers: 2)
+        let record = try Self.commitTiny(store, seeds: 200..<201)[0]
+        guard case .found(let quick, _) = store.quickLookup(record.id, reader: 1) else {
+            Issue.record("not found")
+            return
+        }
+        let fresh = try #require(store.freshRecord(contentID: record.id, reader: 1))
+        #expect(fresh == quick)
+        #expect(store.freshRecord(contentID: "some-name", reader: 1) == nil)
+        #expect(store.freshRecord(contentID: String(repeating: "0", count: 64), reader: 1) == nil)
+    }
+
     @Test func aRecordLargerThanTheCacheIsNotKept() {
         let cache = RecordCache(readers: 1, maxBytes: RecordCache.estimatedBytes(Self.cached("a"), views: 1) - 1)
         cache.store("a", Self.cached("a"), reader: 0)

@@ -65,6 +65,9 @@ final class RecordLookup: Sendable {
     /// The record of `id` when the store knows it without waiting and the original is local: the
     /// hot path of frames, looked up in the event loop's own copy of the records.
     func recordAtOnce(_ id: String, loop: Int) -> StoredImage? {
+        if let record = store.freshRecord(contentID: id, reader: loop) {
+            return store.hasLocalOriginal(record) ? record : nil
+        }
         guard case .found(let record, _) = store.quickLookup(id, reader: loop), store.hasLocalOriginal(record)
         else { return nil }
         return record
