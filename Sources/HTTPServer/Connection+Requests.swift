@@ -238,10 +238,18 @@ extension Connection {
         let connectionHeader: ResponseSerializer.ConnectionHeader =
             closes ? .close : (exchange.isHTTP10 ? .keepAlive : .none)
         let sendsBody = !exchange.isHead && !response.status.forbidsBody
-        // The record is made only for a hook, and not as an optional: binding an optional record
-        // copies it (a retain of each of its fields).
+        // The head is written in place into the output's staging buffer, not by a closure: a
+        // closure holding the response and the access record copied both (a retain of each of
+        // their fields, and as many releases). The record is made only for a hook, and not as
+        // an optional: binding an optional record copies it.
+        var head = output.takeStaging()
+        let start = head.count
+        ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)
+        loop.appendCommonLines(requestID: exchange.requestID, to: &head)
         guard let hook = loop.shared.hook else {
-            queue(response, of: exchange, sendsBody: sendsBody, connectionHeader, closes: closes) { _ in }
+            ResponseSerializer.appendEnd(connectionHeader, to: &head)
+            output.restoreStaging(consume head, queueingFrom: start)
+            queueBody(of: response, sendsBody: sendsBody, closes: closes)
             return
         }
         let record = HTTPAccessRecord(
@@ -250,29 +258,17 @@ extension Connection {
             requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
             status: response.status.code, bodyBytes: sendsBody ? response.bodyCount : 0,
             durationNanoseconds: Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds))
-        if loop.shared.hookAppendsHeaderLines {
-            queue(response, of: exchange, sendsBody: sendsBody, connectionHeader, closes: closes) { head in
-                hook.appendHeaderLines(for: record, to: &head)
-            }
-        } else {
-            // No closure holds the record: it is handed to the hook below without a copy.
-            queue(response, of: exchange, sendsBody: sendsBody, connectionHeader, closes: closes) { _ in }
-        }
+        if loop.shared.hookAppendsHeaderLines { hook.appendHeaderLines(for: record, to: &head) }
+        ResponseSerializer.appendEnd(connectionHeader, to: &head)
+        output.restoreStaging(consume head, queueingFrom: start)
+        queueBody(of: response, sendsBody: sendsBody, closes: closes)
         hook.responseQueued(record)
     }
 
-    /// Queues the head (with `hookLines` after the lines every response carries) and the body.
-    private func queue(
-        _ response: HTTPResponse, of exchange: Exchange, sendsBody: Bool,
-        _ connectionHeader: ResponseSerializer.ConnectionHeader, closes: Bool,
-        hookLines: (inout [UInt8]) -> Void
-    ) {
-        enqueueStaged { head in
-            ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)
-            loop.appendCommonLines(requestID: exchange.requestID, to: &head)
-            hookLines(&head)
-            ResponseSerializer.appendEnd(connectionHeader, to: &head)
-        }
+    /// Queues the body of `response` after its head (queued just before), and closes after it
+    /// when `closes`.
+    private func queueBody(of response: HTTPResponse, sendsBody: Bool, closes: Bool) {
+        notePeak()
         if sendsBody {
             if let file = response.fileBody { enqueue(file) } else { enqueue(response.body) }
         }

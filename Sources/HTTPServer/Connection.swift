@@ -276,7 +276,7 @@ final class Connection {
         notePeak()
     }
 
-    private func notePeak() {
+    func notePeak() {
         if output.byteCount > peakQueued {
             peakQueued = output.byteCount
             loop.shared.queuedOutputPeak(peakQueued)

@@ -67,6 +67,27 @@ struct OutputQueue {
     mutating func appendStaged(_ write: (inout [UInt8]) -> Void) {
         let start = staging.count
         write(&staging)
+        queueStaged(from: start)
+    }
+
+    /// The staging buffer, handed out (the queue holds an empty one meanwhile) so that a head is
+    /// written into it in place, with neither a closure nor an access to the queue per field;
+    /// give it back with ``restoreStaging(_:queueingFrom:)``.
+    mutating func takeStaging() -> [UInt8] {
+        var taken: [UInt8] = []
+        swap(&taken, &staging)
+        return taken
+    }
+
+    /// Takes back the buffer ``takeStaging()`` handed out and queues its bytes from `start` (its
+    /// count when it was taken) on.
+    mutating func restoreStaging(_ buffer: consuming [UInt8], queueingFrom start: Int) {
+        staging = buffer
+        queueStaged(from: start)
+    }
+
+    /// Queues `staging[start...]`, the bytes just written after what was queued before.
+    private mutating func queueStaged(from start: Int) {
         let end = staging.count
         guard end > start else { return }
         byteCount += end - start
