@@ -72,14 +72,18 @@ extension CachePolicy {
     func continuation(of run: Run, in state: CacheState, now: Double) -> Job? {
         let held = run.held
         let renditions = held.source.entries.filter { state.entries[$0.id] === $0 && held.source.besideJob !== $0 }
-        // The next frame to make ahead, found only when it is asked about.
+        // The next frame to make ahead, found only when it is asked about. A plain loop: a lazy
+        // `compactMap(…).first` runs its closure twice for the element it returns (to filter,
+        // then to read), and a hit on an event loop may move the playhead — and so
+        // `nextPrefetch` — in between, making the second run nil (a crash in the force unwrap).
         func ahead() -> (ImageEntry, Int)? {
-            renditions.lazy.compactMap({ entry -> (ImageEntry, Int)? in
+            for entry in renditions {
                 guard !entry.prefetchStalled, entry.window > 0, isActive(entry, in: state, now: now),
                     let index = entry.nextPrefetch
-                else { return nil }
+                else { continue }
                 return (entry, index)
-            }).first
+            }
+            return nil
         }
         if let waiting = renditions.filter({ !$0.waitOrder.isEmpty }).min(by: { $0.waitsBefore($1) }),
             let waited = waiting.nextWaitingFrame
