@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Instructions the server spends on one hostile connection that sends an over-long chunk-size
+line (issue 34's hostile-clients phase: 100 KB chunk-size lines), counted by valgrind's callgrind
+the way `callgrind_requests.py` counts cached requests.
+
+Starts `flipbook serve` under `valgrind --tool=callgrind --instr-atstart=no`; each connection sends
+`POST /images` with `Transfer-Encoding: chunked`, then one chunk-size line of LINE_BYTES bytes
+(KIND=zeros: leading zeros before `1`; KIND=extension: `1;x=aaa…`), reads the answer (a 400) until
+the server closes. After 5 connections to warm up, CONNECTIONS more with instrumentation on;
+reports user-space instructions per connection (every thread of the process).
+
+  FLIPBOOK_BIN=.build/release/flipbook CONNECTIONS=50 KIND=zeros \
+      PYTHONPATH=scripts python3 -m bench.serve.callgrind_chunk_lines
+
+KEEP=1 keeps the dump for callgrind_annotate.
+"""
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+from benchlib import REPO, log
+from benchlib.ports import free_port
+from benchlib.server import BINARY
+from bench.serve.callgrind_requests import SIGSUSPEND_SHIM, callgrind, stop_under_callgrind, total_instructions
+
+CONNECTIONS = int(os.environ.get("CONNECTIONS", "50"))
+LINE_BYTES = int(os.environ.get("LINE_BYTES", "100000"))
+KIND = os.environ.get("KIND", "zeros")
+HEAD = b"POST /images HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nContent-Type: image/gif\r\n\r\n"
+
+
+def line():
+    if KIND == "zeros":
+        return b"0" * (LINE_BYTES - 3) + b"1\r\n"
+    if KIND == "extension":
+        return b"1;x=" + b"a" * (LINE_BYTES - 6) + b"\r\n"
+    raise SystemExit(f"KIND={KIND}: zeros or extension")
+
+
+def hostile_connection(port, payload):
+    """One connection: the head, the long line; the status line of the answer."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    answer = b""
+    try:
+        sock.sendall(HEAD + payload)
+    except OSError:
+        pass  # the server may close before taking all of it
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    except OSError:
+        pass
+    sock.close()
+    return answer.split(b"\r\n", 1)[0].decode(errors="replace")
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="flipbook-chunk-lines.")
+    binary = os.path.join(work, "flipbook")
+    shutil.copy(BINARY, binary)
+    subprocess.run(["strip", "--strip-debug", binary], check=True)  # see callgrind_requests.py
+    shim = os.path.join(work, "sigsuspend_shim.so")
+    with open(shim + ".c", "w") as f:
+        f.write(SIGSUSPEND_SHIM)
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", shim, shim + ".c"], check=True)
+    port = free_port()
+    out_dir = os.path.join(work, "cg")
+    os.makedirs(out_dir)
+    args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_dir}/callgrind.out.%p.%n",
+            binary, "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", os.path.join(work, "data")]
+    server_log = open(os.path.join(work, "server.log"), "wb")
+    proc = subprocess.Popen(args, stdout=server_log, stderr=subprocess.STDOUT, cwd=REPO,
+                            env=dict(os.environ, LD_PRELOAD=shim))
+    try:
+        deadline = time.time() + 300
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("server did not start; see " + server_log.name)
+                time.sleep(0.5)
+        payload = line()
+        for _ in range(5):
+            hostile_connection(port, payload)
+        before = set(glob.glob(os.path.join(out_dir, "callgrind.out.*")))
+        callgrind(proc.pid, "--zero")
+        callgrind(proc.pid, "--instr=on")
+        statuses = {}
+        for _ in range(CONNECTIONS):
+            status = hostile_connection(port, payload)
+            statuses[status] = statuses.get(status, 0) + 1
+        callgrind(proc.pid, "--instr=off")
+        callgrind(proc.pid, "--dump")
+        time.sleep(1)
+        total, _ = total_instructions(out_dir, before)
+        log(f"callgrind chunk lines: {total / CONNECTIONS:,.0f} instructions per connection")
+        print(f"binary {BINARY}, {CONNECTIONS} connections, a {LINE_BYTES}-byte chunk-size line of {KIND} each:")
+        print(f"  {total / CONNECTIONS:,.0f} instructions per connection  {statuses}")
+    finally:
+        stop_under_callgrind(proc, server_log, work, "callgrind chunk lines", timeout=120)
+
+
+if __name__ == "__main__":
+    main()
