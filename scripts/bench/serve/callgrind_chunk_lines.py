@@ -23,7 +23,7 @@ import tempfile
 import time
 
 from benchlib import REPO, log
-from benchlib.ports import free_port
+from benchlib.ports import free_port, wait_until_listening
 from benchlib.server import BINARY
 from bench.serve.callgrind_requests import SIGSUSPEND_SHIM, callgrind, stop_under_callgrind, total_instructions
 
@@ -79,15 +79,7 @@ def main():
     proc = subprocess.Popen(args, stdout=server_log, stderr=subprocess.STDOUT, cwd=REPO,
                             env=dict(os.environ, LD_PRELOAD=shim))
     try:
-        deadline = time.time() + 300
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("server did not start; see " + server_log.name)
-                time.sleep(0.5)
+        wait_until_listening(proc, port, 300, "server", server_log.name)
         payload = line()
         for _ in range(5):
             hostile_connection(port, payload)

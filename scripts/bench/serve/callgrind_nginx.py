@@ -26,7 +26,7 @@ import time
 
 from benchlib import REPO, log
 from benchlib.nginx import binary as nginx_binary, config as nginx_config
-from benchlib.ports import free_port
+from benchlib.ports import free_port, wait_until_listening
 from benchlib.server import Server
 from bench.serve.cached_frames import warm
 from bench.serve.callgrind_requests import callgrind, run_requests, stop_under_callgrind, total_instructions
@@ -84,15 +84,7 @@ def main():
     server_log = open(os.path.join(work, "nginx.valgrind.log"), "wb")
     proc = subprocess.Popen(args, stdout=server_log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("nginx did not start under valgrind; see " + server_log.name)
-                time.sleep(0.5)
+        wait_until_listening(proc, port, 120, "nginx under valgrind", server_log.name)
         etags = etags_of(port, paths)
         results = {}
         for label, method, tags in (("GET 200", "GET", None), ("GET 304", "GET", etags), ("HEAD", "HEAD", None)):

@@ -30,7 +30,7 @@ import tempfile
 import time
 
 from benchlib import REPO, log
-from benchlib.ports import free_port
+from benchlib.ports import free_port, wait_until_listening
 from benchlib.server import BINARY, Server
 from bench.serve.cached_frames import warm
 
@@ -142,15 +142,7 @@ def main():
                             # its plain C paths instead (hits scale nothing; only warming does).
                             env=dict(os.environ, LD_PRELOAD=shim, VIPS_NOVECTOR="1"))
     try:
-        deadline = time.time() + 300
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("server did not start; see " + server_log.name)
-                time.sleep(0.5)
+        wait_until_listening(proc, port, 300, "server", server_log.name)
         server = Server.__new__(Server)
         server.port = port
         etags = {}
