@@ -21,39 +21,22 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 out="$repo/bench-out/derived-mp4"
 rm -rf "$out" && mkdir -p "$out"
 
-# ssim FILE REFDIR: prints "frames mean-SSIM".
+# ssim FILE REFDIR: decodes FILE's frames with ffmpeg (one picture per sample) and prints
+# "frames mean-SSIM" (mean_ssim, setup.sh).
 ssim() {
   local dec="$out/decoded" && rm -rf "$dec" && mkdir -p "$dec"
   ffmpeg -v error -i "$1" -fps_mode passthrough -start_number 0 "$dec/frame_%04d.png"
-  local n && n=$(ls "$dec" | wc -l)
-  local all && all=$(ffmpeg -v info -start_number 0 -i "$dec/frame_%04d.png" -start_number 0 -i "$2/frame_%04d.png" \
-    -frames:v "$n" -lavfi "[0]format=gbrp[a];[1]format=gbrp[b];[a][b]ssim" -f null - 2>&1 | sed -n 's/.*SSIM R:.* All:\([0-9.]*\).*/\1/p')
-  echo "$n $all"
+  mean_ssim "$dec" "frame_%04d.png" 0 "$2"
 }
 
-{
-echo "| input | tool | seconds (best of $runs) | peak RSS MiB | bytes | × input | frames | mean SSIM (RGB) |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|"
-for name in large.gif small.gif; do
-  in="$inputs/$name"
-  size=$(stat -c %s "$in")
-  ref="$out/${name%.gif}-ref"
-  "$bin" frames "$in" --width 320 --output "$ref" >/dev/null
-  frames=$(ls "$ref" | wc -l)
-  rate=$("$bin" info "$in" --compact | python3 -c 'import json,sys; m=json.load(sys.stdin); print("1000/%d" % m["frames"][0]["delayMs"])')
-  for tool in flipbook ffmpeg-frames ffmpeg-frames-same ffmpeg-gif; do
-    x="$out/${name%.gif}-$tool.mp4"
-    case $tool in
-      flipbook) r=$(best "$bin" preview "$in" --width 320 --format mp4 --output "$x") ;;
-      ffmpeg-frames) r=$(best ffmpeg -y -v error -framerate "$rate" -i "$ref/frame_%04d.png" -c:v libx264 -crf 23 -pix_fmt yuv420p "$x") ;;
-      ffmpeg-frames-same) r=$(best ffmpeg -y -v error -framerate "$rate" -i "$ref/frame_%04d.png" -c:v libx264 -crf 24 -preset slower -bf 0 -threads 4 -pix_fmt yuv420p "$x") ;;
-      ffmpeg-gif) r=$(best ffmpeg -y -v error -i "$in" -vf scale=320:-2:flags=lanczos -c:v libx264 -crf 23 -pix_fmt yuv420p "$x") ;;
-    esac
-    read -r s m <<< "$r"
-    b=$(stat -c %s "$x")
-    read -r n q <<< "$(ssim "$x" "$ref")"
-    echo "| $name | $tool | $s | $((m / 1024)) | $b | $(awk "BEGIN{printf \"%.3f\", $b / $size}") | $n of $frames | $q |"
-  done
-done
-} | tee "$out/result.md"
-echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); flipbook $(git rev-parse --short HEAD) ($bin); $(ffmpeg -version | head -1)" | tee -a "$out/result.md"
+# encode TOOL IN REF RATE OUT: makes OUT with TOOL (compare_encoders, setup.sh).
+encode() {
+  case $1 in
+    flipbook) best "$bin" preview "$2" --width 320 --format mp4 --output "$5" ;;
+    ffmpeg-frames) best ffmpeg -y -v error -framerate "$4" -i "$3/frame_%04d.png" -c:v libx264 -crf 23 -pix_fmt yuv420p "$5" ;;
+    ffmpeg-frames-same) best ffmpeg -y -v error -framerate "$4" -i "$3/frame_%04d.png" -c:v libx264 -crf 24 -preset slower -bf 0 -threads 4 -pix_fmt yuv420p "$5" ;;
+    ffmpeg-gif) best ffmpeg -y -v error -i "$2" -vf scale=320:-2:flags=lanczos -c:v libx264 -crf 23 -pix_fmt yuv420p "$5" ;;
+  esac
+}
+
+compare_encoders mp4 flipbook ffmpeg-frames ffmpeg-frames-same ffmpeg-gif
