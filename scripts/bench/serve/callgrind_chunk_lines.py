@@ -16,7 +16,6 @@ KEEP=1 keeps the dump for callgrind_annotate.
 """
 import glob
 import os
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -25,7 +24,7 @@ import time
 from benchlib import REPO, log
 from benchlib.ports import free_port, wait_until_listening
 from benchlib.server import BINARY
-from bench.serve.callgrind_requests import SIGSUSPEND_SHIM, callgrind, stop_under_callgrind, total_instructions
+from bench.serve.callgrind_requests import callgrind, stop_under_callgrind, total_instructions, under_callgrind
 
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "50"))
 LINE_BYTES = int(os.environ.get("LINE_BYTES", "100000"))
@@ -63,18 +62,9 @@ def hostile_connection(port, payload):
 
 def main():
     work = tempfile.mkdtemp(prefix="flipbook-chunk-lines.")
-    binary = os.path.join(work, "flipbook")
-    shutil.copy(BINARY, binary)
-    subprocess.run(["strip", "--strip-debug", binary], check=True)  # see callgrind_requests.py
-    shim = os.path.join(work, "sigsuspend_shim.so")
-    with open(shim + ".c", "w") as f:
-        f.write(SIGSUSPEND_SHIM)
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", shim, shim + ".c"], check=True)
+    valgrind, shim, out_dir = under_callgrind(work)
     port = free_port()
-    out_dir = os.path.join(work, "cg")
-    os.makedirs(out_dir)
-    args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_dir}/callgrind.out.%p.%n",
-            binary, "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", os.path.join(work, "data")]
+    args = valgrind + ["serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", os.path.join(work, "data")]
     server_log = open(os.path.join(work, "server.log"), "wb")
     proc = subprocess.Popen(args, stdout=server_log, stderr=subprocess.STDOUT, cwd=REPO,
                             env=dict(os.environ, LD_PRELOAD=shim))

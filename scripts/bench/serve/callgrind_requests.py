@@ -119,8 +119,10 @@ def stop_under_callgrind(proc, server_log, work, name, timeout):
         log(f"{name}: kept {work}")
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="flipbook-callgrind.")
+def under_callgrind(work):
+    """(the command that starts the flipbook binary under callgrind, instrumentation off until
+    `callgrind_control --instr=on`; the SIGSUSPEND shim to preload; the directory its counts go
+    to), all made in `work`."""
     # Debian 12's valgrind (3.19) cannot read the DWARF 5 debug information Swift 6 writes: count
     # instructions on a copy without it (symbols stay, so callgrind_annotate still names functions).
     binary = os.path.join(work, "flipbook")
@@ -130,11 +132,18 @@ def main():
     with open(shim + ".c", "w") as f:
         f.write(SIGSUSPEND_SHIM)
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", shim, shim + ".c"], check=True)
-    port = free_port()
     out_dir = os.path.join(work, "cg")
     os.makedirs(out_dir)
-    args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_dir}/callgrind.out.%p.%n",
-            binary, "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", os.path.join(work, "data"),
+    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+               f"--callgrind-out-file={out_dir}/callgrind.out.%p.%n", binary]
+    return command, shim, out_dir
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="flipbook-callgrind.")
+    valgrind, shim, out_dir = under_callgrind(work)
+    port = free_port()
+    args = valgrind + ["serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", os.path.join(work, "data"),
             "--cache-max-bytes", str(1 << 30), "--set", f"log.accessLog={'true' if ACCESS_LOG else 'false'}"]
     server_log = open(os.path.join(work, "server.log"), "wb")
     proc = subprocess.Popen(args, stdout=server_log, stderr=subprocess.STDOUT, cwd=REPO,
