@@ -44,7 +44,8 @@ function sizePoster(poster) {
   const preview = poster.parentElement?.querySelector('source');
   if (preview) {
     const path = `/images/${encodeURIComponent(image.id)}/preview`;
-    preview.srcset = full ? `${path}?quality=${POSTER_QUALITY}` : `${path}?width=${width}&quality=${POSTER_QUALITY}`;
+    const query = `format=webp&quality=${POSTER_QUALITY}`;  // the source says image/webp
+    preview.srcset = full ? `${path}?${query}` : `${path}?width=${width}&${query}`;
   }
   poster.src = full ? frame : `${frame}?width=${width}&format=auto&quality=${POSTER_QUALITY}`;
 }

@@ -8,7 +8,7 @@ import Testing
 
 /// `GET /images/{id}/preview?format=avif|auto` through the HTTP API: an AV1 image sequence whose
 /// sample table holds the delay table, kept and revalidated like a WebP preview, chosen by
-/// `Accept` under `format=auto` (with `Vary: Accept`), and refused before encoding when making it
+/// `Accept` under `format=auto` or without `format` (with `Vary: Accept`), and refused before encoding when making it
 /// would need more than the decode-memory budget.
 @Suite("AVIF previews over HTTP", .serialized)
 struct AVIFPreviewRoutesTests {
@@ -72,10 +72,27 @@ struct AVIFPreviewRoutesTests {
         ] as [(String, String?)])
     func autoNegotiatesByAccept(accept: String, expected: String?) async throws {
         try await withService { service, id in
-            let response = try service.client.get("/images/\(id)/preview?width=48&format=auto", headers: ["Accept": accept])
-            #expect(response.status == (expected == nil ? 406 : 200), "\(accept): \(response.text)")
+            // `format=auto` and no `format` are one rule, and one product per format chosen.
+            for query in ["width=48&format=auto", "width=48"] {
+                let response = try service.client.get("/images/\(id)/preview?\(query)", headers: ["Accept": accept])
+                #expect(response.status == (expected == nil ? 406 : 200), "\(query), \(accept): \(response.text)")
+                #expect(response.header("Vary") == "Accept", "\(query), \(accept)")
+                if let expected { #expect(response.header("Content-Type") == expected, "\(query), \(accept)") }
+            }
+            #expect(service.server.derived.builds.counts().started == (expected == nil ? 0 : 1))
+        }
+    }
+
+    /// Without `Accept` (which takes anything) and without `format`, a preview is the animated
+    /// WebP previews were before AVIF, still negotiated (`Vary: Accept`); a video is never chosen.
+    @Test func noFormatAndNoAcceptIsWebPWithVary() async throws {
+        try await withService { service, id in
+            let response = try service.client.get("/images/\(id)/preview?width=48")
+            #expect(response.status == 200 && response.header("Content-Type") == "image/webp", "\(response.text)")
             #expect(response.header("Vary") == "Accept")
-            if let expected { #expect(response.header("Content-Type") == expected, "\(accept)") }
+            let videoOnly = try service.client.get("/images/\(id)/preview?width=48", headers: ["Accept": "video/mp4"])
+            #expect(videoOnly.status == 406 && videoOnly.header("Vary") == "Accept", "\(videoOnly.text)")
+            #expect(videoOnly.text.contains("image/avif") && videoOnly.text.contains("image/webp"))
         }
     }
 

@@ -82,7 +82,7 @@ def test_the_preview_plays_as_the_original_with_its_rendition_frames(page, flipb
     quoted = urllib.parse.quote(image_id)
     metadata = flipbook.json(f"/images/{quoted}")
     delays = [frame["delayMs"] for frame in metadata["frames"]]
-    query = "width=320" + (f"&quality={quality}" if quality else "")
+    query = "width=320&format=webp" + (f"&quality={quality}" if quality else "")
     open_host(page, host)
     result = page.execute_async_script(
         COMPARE, f"/images/{quoted}/preview?{query}", f"/frames/{quoted}/INDEX?width=320&format=png")

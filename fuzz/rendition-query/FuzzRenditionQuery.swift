@@ -12,7 +12,7 @@
 //   - `rendition=NAME` (the cache route's) is accepted with a rendition parameter, or names a key
 //     that is not written back exactly as given;
 //   - the same query read as a preview's is accepted with a format other than webp, avif, mp4 or
-//     auto given, or with `format` given twice; `format=auto` is not left to `Accept`; or auto's
+//     auto given, or with `format` given twice; `format=auto` or no `format` is not left to `Accept`; or auto's
 //     choice is a format `Accept` refuses, a video, or none while `Accept` takes WebP;
 //   - the same query read as a storyboard's (`tile`, `tileHeight`, `columns`, `frames`, …) crashes,
 //     or makes a layout with a sheet beyond WebP's 16383 px or a tile outside its sheet.
@@ -103,7 +103,7 @@ func preview(_ items: [(name: String, value: String)], accept: Substring, query:
     if let requested = try? policy.preview(items) {
         check(formats.count <= 1, "format given twice accepted: \(query)")
         check(formats.allSatisfy { ["webp", "avif", "mp4", "auto"].contains($0) }, "preview format accepted: \(query)")
-        check((requested.format == nil) == (formats.first == "auto"), "auto not left to Accept: \(query)")
+        check((requested.format == nil) == (formats.first ?? "auto" == "auto"), "auto not left to Accept: \(query)")
         check(requested.rendition.request.format == .webp, "a preview's frames not in WebP's rendition: \(query)")
     }
     let chosen = AcceptNegotiation.previewFormat(accept)

@@ -21,14 +21,14 @@ public enum PreviewFormat: String, Sendable, Equatable, CaseIterable {
 }
 
 /// What a preview request asks for: the rendition its frames are scaled to, and its format —
-/// given (`format=webp|avif|mp4`; WebP when absent, as before AVIF existed), or chosen by `Accept`
-/// among the image formats (`format=auto`, ``AcceptNegotiation/previewFormat(_:)``: a video
-/// needs a `<video>` element, so it is only made when asked for).
+/// given (`format=webp|avif|mp4`), or chosen by `Accept` among the image formats (`format=auto`
+/// or no `format`, ``AcceptNegotiation/previewFormat(_:)``: a video needs a `<video>` element, so
+/// it is only made when asked for).
 public struct RequestedPreview: Sendable, Equatable {
     /// The frames' rendition (its format is WebP's, which carries `quality`; the preview's own
     /// format is ``format``).
     public var rendition: RequestedRendition
-    /// The format asked for; nil when `format=auto` leaves it to `Accept`.
+    /// The format asked for; nil when `format=auto`, or no `format`, leaves it to `Accept`.
     public var format: PreviewFormat?
 }
 
@@ -38,7 +38,7 @@ extension RenditionPolicy {
     public func preview(_ query: [(name: String, value: String)]) throws(RenditionParameterError) -> RequestedPreview {
         var items = query.filter { $0.name != "format" }
         let formats = query.filter { $0.name == "format" }
-        var format: PreviewFormat? = .webp
+        var format: PreviewFormat? = nil
         if formats.count > 1 {
             throw RenditionParameterError(parameter: "format", detail: "format is given more than once.")
         }
