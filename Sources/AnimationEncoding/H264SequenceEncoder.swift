@@ -8,8 +8,9 @@ import CX264
 /// BT.601 YUV by libavif (as AVIF previews are, in their full range) and tagged sRGB (CICP
 /// 1/13/6).
 ///
-/// H.264 has no alpha: a frame with transparency is composited onto ``background`` first (its
-/// colour where the frame is transparent, blended where it is partly so). Both sides must be
+/// H.264 has no alpha: a frame with transparency is composited onto the settings' `background`
+/// first (its colour where the frame is transparent, blended where it is partly so), in RGB,
+/// before the conversion to 4:2:0. Both sides must be
 /// even (4:2:0 chroma covers 2×2 pixels): ``MP4PreviewMaker`` makes the rendition so.
 ///
 /// Memory: x264's look-ahead and reference frames, a bounded number of frames of the output's
@@ -18,8 +19,6 @@ import CX264
 public final class H264SequenceEncoder: AnimationEncoding {
     /// Ticks per second of the samples' durations: milliseconds, so every delay is exact.
     public static let timescale = 1000
-    /// The colour under transparent pixels, RGB: white.
-    public static let background: (red: UInt8, green: UInt8, blue: UInt8) = (255, 255, 255)
     /// H.264's largest frame side at level 6.2 is far below this; x264 refuses larger.
     public static let maxDimension = 16384
 
@@ -27,6 +26,7 @@ public final class H264SequenceEncoder: AnimationEncoding {
     public let height: Int
     private let encoder: OpaquePointer
     private let image: UnsafeMutablePointer<avifImage>
+    private let background: OpaqueBackground
     private var track: H264Track
     private var presentationMs = 0
     /// The durations of the frames given to x264 and not yet out of it, in order.
@@ -56,6 +56,7 @@ public final class H264SequenceEncoder: AnimationEncoding {
         self.height = height
         self.encoder = encoder
         self.image = image
+        background = settings.background
         track = H264Track(width: width, height: height, sps: [], pps: [], timescale: Self.timescale)
         try readHeaders()
     }
@@ -72,7 +73,7 @@ public final class H264SequenceEncoder: AnimationEncoding {
             throw H264EncodingError(message: "a \(frame.width)×\(frame.height) frame in a \(width)×\(height) video")
         }
         let duration = max(1, durationMs)
-        try convert(frame.isOpaque ? frame.pixels : Self.flattened(frame.pixels))
+        try convert(frame.isOpaque ? frame.pixels : background.flattened(frame.pixels))
         var picture = x264_picture_t()
         x264_picture_init(&picture)
         picture.img.i_csp = X264_CSP_I420
@@ -153,25 +154,6 @@ public final class H264SequenceEncoder: AnimationEncoding {
         guard result == AVIF_RESULT_OK else {
             throw H264EncodingError(message: "converting a frame to YUV: \(String(cString: avifResultToString(result)))")
         }
-    }
-
-    /// `pixels` (RGBA, not premultiplied) over ``background``, opaque.
-    static func flattened(_ pixels: [UInt8]) -> [UInt8] {
-        var out = pixels
-        let back = [UInt32(background.red), UInt32(background.green), UInt32(background.blue)]
-        var at = 0
-        while at < out.count {
-            let alpha = UInt32(out[at + 3])
-            if alpha != 255 {
-                for channel in 0..<3 {
-                    let blended = UInt32(out[at + channel]) * alpha + back[channel] * (255 - alpha)
-                    out[at + channel] = UInt8((blended + 127) / 255)
-                }
-                out[at + 3] = 255
-            }
-            at += 4
-        }
-        return out
     }
 
     /// What an encoder of `frameCount` frames of `width`×`height` may hold besides the output:

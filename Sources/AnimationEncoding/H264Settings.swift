@@ -1,3 +1,4 @@
+import AnimatedImage
 import CX264
 
 /// How libx264 encodes an MP4 preview: constant rate factor from `quality`, x264's `slower`
@@ -17,6 +18,8 @@ public struct H264Settings: Sendable, Equatable {
     public var preset: String
     /// x264's tune name, or nil for none.
     public var tune: String?
+    /// The colour transparent pixels are composited onto (H.264 has no alpha): white unless asked.
+    public var background: OpaqueBackground
 
     /// The previews' default quality: 53, which is `crf` 24 — at `slower` without B-frames,
     /// a mean SSIM above ffmpeg's at its default `crf` 23 (BENCHMARKS.md, "Animated previews
@@ -30,12 +33,13 @@ public struct H264Settings: Sendable, Equatable {
     public init(
         quality: Int = H264Settings.defaultQuality, threads: Int = H264Settings.defaultThreads,
         preset: String = H264Settings.defaultPreset,
-        tune: String? = nil
+        tune: String? = nil, background: OpaqueBackground = .white
     ) {
         self.quality = min(100, max(1, quality))
         self.threads = max(1, threads)
         self.preset = preset
         self.tune = tune
+        self.background = background
     }
 
     /// x264's constant rate factor for ``quality``.

@@ -5,8 +5,8 @@ import FlipbookService
 import FoundationEssentials
 import SystemResources
 
-/// `flipbook preview FILE --width … [--format avif|mp4] --output OUT`: the animated WebP (or
-/// AVIF, or MP4) preview, the bytes `GET /images/{id}/preview?width=…&format=…` serves (same
+/// `flipbook preview FILE --width … [--format avif|mp4] [--background RRGGBB] --output OUT`: the
+/// animated WebP (or AVIF, or MP4) preview, the bytes `GET /images/{id}/preview?width=…&format=…` serves (same
 /// size rule, scaler, encoder and settings).
 struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,6 +23,10 @@ struct PreviewCommand: ParsableCommand {
     )
     var format = "webp"
 
+    @Option(
+        help: "mp4 only: the colour transparency is composited onto, RRGGBB or RGB hex (default ffffff, white).")
+    var background: String?
+
     @OptionGroup var scaling: ScalingOptions
 
     /// The preview decodes every frame in order, which checks each as a full verification
@@ -33,11 +37,12 @@ struct PreviewCommand: ParsableCommand {
 
     /// What the flags ask for, read as the preview route reads its query (`auto` needs an
     /// `Accept` field, which a command has not).
-    private func requested() throws -> (rendition: RequestedRendition, format: PreviewFormat) {
-        let (items, policy) = (scaling.queryItems + [("format", format)], scaling.policy)
+    private func requested() throws -> (rendition: RequestedRendition, format: PreviewFormat, background: OpaqueBackground) {
+        let given = background.map { [("background", $0)] } ?? []
+        let (items, policy) = (scaling.queryItems + [("format", format)] + given, scaling.policy)
         let preview = try ScalingOptions.validated { () throws(RenditionParameterError) in try policy.preview(items) }
         guard let chosen = preview.format else { throw ValidationError("--format must be webp, avif or mp4.") }
-        return (preview.rendition, chosen)
+        return (preview.rendition, chosen, preview.background)
     }
 
     func run() throws {
@@ -56,7 +61,7 @@ struct PreviewCommand: ParsableCommand {
     }
 
     private func preview(of image: AnimatedImage) throws -> [UInt8] {
-        let (requested, format) = try requested()
+        let (requested, format, background) = try requested()
         let rendition = scaling.rendition(requested, of: image)
         switch format {
         case .webp:
@@ -66,7 +71,7 @@ struct PreviewCommand: ParsableCommand {
                 quality: rendition.quality ?? AVIFSettings.defaultQuality, threads: CPULimit.usableCores)
             return try AVIFPreviewMaker.make(image, rendition: rendition, settings: settings)
         case .mp4:
-            let settings = H264Settings(quality: rendition.quality ?? H264Settings.defaultQuality)
+            let settings = H264Settings(quality: rendition.quality ?? H264Settings.defaultQuality, background: background)
             return try MP4PreviewMaker.make(image, rendition: rendition, settings: settings)
         }
     }

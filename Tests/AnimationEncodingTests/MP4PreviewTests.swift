@@ -93,7 +93,7 @@ struct MP4PreviewTests {
         #expect(frames.count == image.frameCount)
         let renderer = FrameRenderer(image: image)
         for k in 0..<min(frames.count, image.frameCount) {
-            let expected = H264SequenceEncoder.flattened(try RenditionEncoder.pixels(renderer.render(k), as: rendition).pixels)
+            let expected = OpaqueBackground.white.flattened(try RenditionEncoder.pixels(renderer.render(k), as: rendition).pixels)
             let psnr = Self.psnr(frames[k], expected)
             #expect(psnr > minimumDB, "frame \(k) of \(path): \(psnr) dB")
         }
@@ -121,22 +121,27 @@ struct MP4PreviewTests {
         return sum == 0 ? 99 : 10 * log10(255 * 255 / (sum / Double(count)))
     }
 
-    /// A frame that clears part of the canvas: the cleared pixels are white in the video.
-    @Test func transparencyIsCompositedOntoWhite() throws {
+    /// A frame that clears part of the canvas: the cleared pixels are the background in the video
+    /// (white by default), composited in RGB before 4:2:0; the opaque pixels are as they were.
+    @Test(
+        arguments: [
+            (H264Settings(), (255, 255, 255)), (H264Settings(background: OpaqueBackground(hex: "000")!), (0, 0, 0)),
+            (H264Settings(background: OpaqueBackground(hex: "20C040")!), (0x20, 0xc0, 0x40)),
+        ] as [(H264Settings, (Int, Int, Int))])
+    func transparencyIsCompositedOntoTheBackground(settings: H264Settings, colour: (Int, Int, Int)) throws {
         var gif = GIFBuilder(width: 16, height: 16)
         gif.frames = [
             GIFBuilder.Frame(rect: (0, 0, 16, 16), indices: [UInt8](repeating: 3, count: 256), delayCentiseconds: 7, disposal: 2),
             GIFBuilder.Frame(rect: (0, 0, 8, 8), indices: [UInt8](repeating: 2, count: 64), delayCentiseconds: 13),
         ]
         let image = try AnimatedImage(bytes: gif.build())
-        let preview = try MP4PreviewMaker.make(image, rendition: Self.rendition(image, width: 16), settings: H264Settings())
+        let preview = try MP4PreviewMaker.make(image, rendition: Self.rendition(image, width: 16), settings: settings)
         let frames = try Self.decoded(preview, width: 16, height: 16)
         #expect(frames.count == 2)
         let corner = (15 * 16 + 15) * 4
         #expect(frames[0][corner] < 40 && frames[0][corner + 2] > 200, "frame 0 is blue: \(frames[0][corner..<corner + 3])")
-        #expect(
-            frames[1][corner..<corner + 3].allSatisfy { $0 > 235 },
-            "the cleared corner is white: \(frames[1][corner..<corner + 3])")
+        let cleared = frames[1][corner..<corner + 3].map(Int.init)
+        #expect(zip(cleared, [colour.0, colour.1, colour.2]).allSatisfy { abs($0 - $1) <= 6 }, "the cleared corner: \(cleared)")
         #expect(frames[1][0] > 200 && frames[1][1] < 50, "the red square")
     }
 

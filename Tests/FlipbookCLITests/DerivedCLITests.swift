@@ -37,6 +37,15 @@ struct DerivedCLITests {
         let servedMP4 = try service.client.get("/images/\(id)/preview?width=91&format=mp4")
         #expect(servedMP4.header("Content-Type") == "video/mp4")
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.mp4"))) == servedMP4.body)
+        let onBlack = try runProcess(
+            flipbook,
+            ["preview", path, "--width", "90", "--format", "mp4", "--background", "000", "--output", directory + "/b.mp4"])
+        #expect(onBlack.status == 0, "\(onBlack.stderr)")
+        let servedOnBlack = try service.client.get("/images/\(id)/preview?width=90&format=mp4&background=000000")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/b.mp4"))) == servedOnBlack.body)
+        let badBackground = try runProcess(
+            flipbook, ["preview", path, "--format", "webp", "--background", "000", "--output", directory + "/b.webp"])
+        #expect(badBackground.status != 0 && badBackground.stderr.contains("background"), "\(badBackground.stderr)")
         let auto = try runProcess(flipbook, ["preview", path, "--format", "auto", "--output", directory + "/p.x"])
         #expect(auto.status != 0 && auto.stderr.contains("--format"), "\(auto.stderr)")
 

@@ -68,6 +68,45 @@ struct MP4PreviewRoutesTests {
         }
     }
 
+    /// `background=` names the colour transparency is composited onto: its own product and ETag
+    /// (white, given or not, is one product), and a 400 naming it for a bad value, a second
+    /// one, or a format that keeps transparency (the pixels: MP4PreviewTests).
+    @Test func theBackgroundIsItsOwnProductAndValidated() async throws {
+        try await TestService.withUpload(of: "pillow/gif/dispose_bgnd.gif") { service, id in
+            let white = try service.client.get("/images/\(id)/preview?width=48&format=mp4")
+            #expect(white.status == 200, "\(white.text.prefix(300))")
+            let etag = try #require(white.header("ETag"))
+            #expect(!etag.contains("-bg"), "\(etag)")
+            for given in ["ffffff", "FFF"] {
+                let same = try service.client.get("/images/\(id)/preview?width=48&format=mp4&background=\(given)")
+                #expect(same.header("ETag") == etag && same.body == white.body, "\(given)")
+            }
+            let black = try service.client.get("/images/\(id)/preview?width=48&format=mp4&background=000000")
+            #expect(black.status == 200 && black.header("Content-Type") == "video/mp4")
+            let blackTag = try #require(black.header("ETag"))
+            #expect(blackTag.contains("-bg000000") && black.body != white.body, "\(blackTag)")
+            let short = try service.client.get("/images/\(id)/preview?width=48&format=mp4&background=000")
+            #expect(short.header("ETag") == blackTag && short.body == black.body)
+            #expect(service.server.derived.builds.counts().started == 2, "one build per background")
+            #expect(
+                try service.client.get(
+                    "/images/\(id)/preview?width=48&format=mp4&background=000", headers: ["If-None-Match": blackTag]
+                ).status == 304)
+            for (query, says) in [
+                ("format=mp4&background=%23000000", "without '#'"), ("format=mp4&background=black", "six hex digits"),
+                ("format=mp4&background=00000", "six hex digits"), ("format=mp4&background=", "six hex digits"),
+                ("format=mp4&background=000&background=fff", "more than once"),
+                ("format=webp&background=000", "format=webp keeps transparency"),
+                ("format=avif&background=000", "format=avif keeps transparency"),
+                ("background=000", "negotiated image format"), ("format=auto&background=000", "negotiated image format"),
+            ] {
+                let refused = try service.client.get("/images/\(id)/preview?width=48&\(query)")
+                #expect(refused.status == 400 && refused.text.contains("background"), "\(query): \(refused.text)")
+                #expect(refused.text.contains(says), "\(query): \(refused.text)")
+            }
+        }
+    }
+
     @Test func aPreviewAboveTheDecodeBudgetIsRefusedBeforeEncoding() async throws {
         try await withService({ $0.limits.maxDecodeBytes = 48 << 20 }) { service, id in
             let refused = try service.client.get("/images/\(id)/preview?width=4000&enlarge=true&format=mp4")

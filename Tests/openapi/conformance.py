@@ -568,6 +568,18 @@ def rendition_checks(c, port, ids):
                request(port, "GET", f"/images/{digest}/preview?format=mp4", headers={"Accept": "image/*"}), 406)
     c.conforms("GET preview?format=gif → 400", "GET", "/images/{id}/preview",
                request(port, "GET", f"/images/{digest}/preview?format=gif"), 400)
+    plain = request(port, "GET", f"/images/{digest}/preview?width=48", headers={"Accept": chromium})
+    if c.conforms("GET preview (no format), Chromium's Accept → 200", "GET", "/images/{id}/preview", plain, 200):
+        c.expect("preview without format, Chromium's Accept: the AVIF, with Vary: Accept",
+                 plain.body == avif.body and vary_lists_accept(plain), plain.headers.get("vary"))
+    dark = request(port, "GET", f"/images/{digest}/preview?width=48&format=mp4&background=000")
+    if c.conforms("GET preview?format=mp4&background=000 → 200", "GET", "/images/{id}/preview", dark, 200):
+        c.expect("preview background=000: its own ETag (-bg000000)",
+                 "-bg000000" in (dark.header("etag") or ""), dark.header("etag"))
+    for query in ["format=mp4&background=black", "format=webp&background=000"]:
+        refused = request(port, "GET", f"/images/{digest}/preview?{query}")
+        if c.conforms(f"GET preview?{query} → 400", "GET", "/images/{id}/preview", refused, 400):
+            c.expect(f"preview?{query}: the 400 names background", b"background" in refused.body, refused.body[:200])
 
     # Byte ranges on the kept preview: one range → 206, past the end → 416, If-Range another tag → 200.
     whole = avif.body

@@ -14,6 +14,7 @@
 //   - the same query read as a preview's is accepted with a format other than webp, avif, mp4 or
 //     auto given, or with `format` given twice; `format=auto` or no `format` is not left to `Accept`; or auto's
 //     choice is a format `Accept` refuses, a video, or none while `Accept` takes WebP;
+//   - `background` is accepted twice, with a format other than mp4, or read as another colour;
 //   - the same query read as a storyboard's (`tile`, `tileHeight`, `columns`, `frames`, …) crashes,
 //     or makes a layout with a sheet beyond WebP's 16383 px or a tile outside its sheet.
 
@@ -105,6 +106,14 @@ func preview(_ items: [(name: String, value: String)], accept: Substring, query:
         check(formats.allSatisfy { ["webp", "avif", "mp4", "auto"].contains($0) }, "preview format accepted: \(query)")
         check((requested.format == nil) == (formats.first ?? "auto" == "auto"), "auto not left to Accept: \(query)")
         check(requested.rendition.request.format == .webp, "a preview's frames not in WebP's rendition: \(query)")
+        let backgrounds = items.filter { $0.name == "background" }.map(\.value)
+        check(backgrounds.count <= 1, "background given twice accepted: \(query)")
+        if let given = backgrounds.first {
+            check(requested.format == .mp4, "background accepted for a format with alpha: \(query)")
+            check(OpaqueBackground(hex: given) == requested.background, "background read as another colour: \(query)")
+        } else {
+            check(requested.background == .white, "a background without background=: \(query)")
+        }
     }
     let chosen = AcceptNegotiation.previewFormat(accept)
     if let chosen { check(AcceptNegotiation.accepts(chosen, accept), "auto chose \(chosen), which Accept refuses: \(accept)") }

@@ -42,9 +42,19 @@ final class DerivedProducts: Sendable {
         self.logger = logger
     }
 
-    /// The file name of `rendition`'s preview in `format` (its encoder's revision in it).
-    static func previewName(_ rendition: FrameRendition, _ format: PreviewFormat = .webp) -> String {
-        "preview-\(rendition.key)-r\(AnimatedImage.outputRevision)-\(previewRevision(format)).\(format.rawValue)"
+    /// The file name of `rendition`'s preview in `format` (its encoder's revision in it), with
+    /// `background` when it is not the default white (`-bg000000`).
+    static func previewName(
+        _ rendition: FrameRendition, _ format: PreviewFormat = .webp, background: OpaqueBackground = .white
+    ) -> String {
+        "preview-\(rendition.key)\(backgroundTag(background))-r\(AnimatedImage.outputRevision)-\(previewRevision(format))"
+            + ".\(format.rawValue)"
+    }
+
+    /// How names and ETags carry a preview's background: nothing for white (the names of
+    /// previews made before `background` existed), else `-bgRRGGBB`.
+    static func backgroundTag(_ background: OpaqueBackground) -> String {
+        background == .white ? "" : "-bg\(background.hex)"
     }
 
     /// The revision of `format`'s preview encoding, as names and ETags carry it (`e4`, `a1`).
@@ -64,17 +74,18 @@ final class DerivedProducts: Sendable {
     /// The file name of sheet `number` in `format`.
     static func sheetName(_ number: Int, _ format: FrameFormat) -> String { "\(number).\(format.rawValue)" }
 
-    /// True when the preview in `format` is on disk now; else makes it and calls `completion`.
+    /// True when the preview in `format` (transparency composited onto `background` when the
+    /// format has no alpha) is on disk now; else makes it and calls `completion`.
     func preview(
         _ record: StoredImage, _ rendition: FrameRendition, _ format: PreviewFormat = .webp,
-        completion: @escaping DerivedBuilds.Completion
+        background: OpaqueBackground = .white, completion: @escaping DerivedBuilds.Completion
     ) -> Bool {
         let maxOutput = settings.maxOutputBytes
         let cache = self.cache
         // libaom on every core the process may use, as the WebP previews' parallel encoder.
         let threads = CPULimit.usableCores
         return ensure(
-            record, Self.previewName(rendition, format), .preview,
+            record, Self.previewName(rendition, format, background: background), .preview,
             reserve: { Self.previewWorkingBytes($0, rendition, format) + $0.decodeMemory.canvasBytes },
             make: { image, staging, renderer in
                 let frames = CachedRenditionFrames(cache: cache, record: record, rendition: rendition)
@@ -90,7 +101,8 @@ final class DerivedProducts: Sendable {
                         image, rendition: rendition, settings: settings, renderer: renderer.renderer,
                         cachedFrame: frames.frame)
                 case .mp4:
-                    let settings = H264Settings(quality: rendition.quality ?? H264Settings.defaultQuality)
+                    let settings = H264Settings(
+                        quality: rendition.quality ?? H264Settings.defaultQuality, background: background)
                     bytes = try MP4PreviewMaker.make(
                         image, rendition: rendition, settings: settings, renderer: renderer.renderer,
                         cachedFrame: frames.frame)

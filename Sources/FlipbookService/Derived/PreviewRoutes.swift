@@ -4,10 +4,11 @@ import FoundationEssentials
 import HTTPServer
 
 /// `GET /images/{id}/preview`: the whole animation as one animated WebP, AVIF or MP4
-/// (`format=webp`, the default, `avif`, `mp4`, or `auto`: WebP or AVIF by `Accept`, with
+/// (`format=webp`, `avif`, `mp4`, or `auto`, the default: WebP or AVIF by `Accept`, with
 /// `Vary: Accept`), in the rendition the query asks for (`width`, `height`, `fit`, `dpr`,
 /// `enlarge`, `quality`, `r`; a WebP is lossless without `quality`, AVIF and MP4 always lossy,
-/// an MP4's sides made even), made once and kept (``DerivedProducts``).
+/// an MP4's sides made even, its transparency composited onto `background`), made once and
+/// kept (``DerivedProducts``).
 extension DerivedRoutes {
     func preview(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
         let id = request.pathParameters["id"] ?? ""
@@ -33,12 +34,15 @@ extension DerivedRoutes {
         return lookup.withRendition(id, responder, requested.rendition, renditions) { record, asked in
             // An MP4's 4:2:0 frames have even sides: its name and ETag are the even rendition's.
             let rendition = format == .mp4 ? MP4PreviewMaker.evenSized(asked) : asked
-            let path = derived.store.path(record.sha256, DerivedProducts.previewName(rendition, format))
+            let background = requested.background
+            let path = derived.store.path(
+                record.sha256, DerivedProducts.previewName(rendition, format, background: background))
             let etag =
-                "\"p-\(record.sha256.prefix(32))-\(rendition.key)-r\(AnimatedImage.outputRevision)-\(DerivedProducts.previewRevision(format))\""
+                "\"p-\(record.sha256.prefix(32))-\(rendition.key)\(DerivedProducts.backgroundTag(background))"
+                + "-r\(AnimatedImage.outputRevision)-\(DerivedProducts.previewRevision(format))\""
             let cacheControl = CachePolicy.of(record).header
             return whenProductReady(
-                responder, start: { derived.preview(record, rendition, format, completion: $0) },
+                responder, start: { derived.preview(record, rendition, format, background: background, completion: $0) },
                 ready: {
                     var response = Self.productFile(
                         request, path: path, contentType: format.mimeType, etag: etag, cacheControl: cacheControl)
