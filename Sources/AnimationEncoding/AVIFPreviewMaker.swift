@@ -8,12 +8,12 @@ import AnimatedImage
 /// Whether there is transparency is known only once every frame is composited: the encoder
 /// starts with an alpha plane when the first frame has transparency, without one otherwise,
 /// and when a later frame brings transparency the preview is encoded again, with alpha, from
-/// the first frame. The loop count is not written: libavif 0.11 (Debian 12) writes no edit
-/// list, and players loop an AVIF sequence without one forever.
+/// the first frame. The sequence plays the image's `playCount` times (0: forever), written as
+/// an edit list (``AVIFLoopCount``: libavif 0.11 writes none).
 public enum AVIFPreviewMaker {
     /// Changes whenever the same frames come out as other AVIF bytes (encoder settings, library
     /// behaviour): a kept preview's name and ETag carry it.
-    public static let revision = 1
+    public static let revision = 2
 
     /// The preview of `image` in `rendition` at `settings`. `cachedFrame` gives a frame's
     /// rendition pixels when they are at hand already (a frame cache), else nil; the others are
@@ -25,17 +25,19 @@ public enum AVIFPreviewMaker {
     ) throws -> [UInt8] {
         let renderer = renderer ?? FrameRenderer(image: image, checkpointBudget: 0)
         let (width, height) = (rendition.outputWidth, rendition.outputHeight)
+        let playCount = image.timeline.playCount
         do {
             return try PreviewMaker.encode(
                 image, rendition: rendition, renderer: renderer, cachedFrame: cachedFrame, afterFrame: afterFrame
             ) { first in
-                try AVIFSequenceEncoder(width: width, height: height, alpha: !first.isOpaque, settings: settings)
+                try AVIFSequenceEncoder(
+                    width: width, height: height, alpha: !first.isOpaque, playCount: playCount, settings: settings)
             }
         } catch let error as AVIFEncodingError where error == .alphaNeeded {
             return try PreviewMaker.encode(
                 image, rendition: rendition, renderer: renderer, cachedFrame: cachedFrame, afterFrame: afterFrame
             ) { _ in
-                try AVIFSequenceEncoder(width: width, height: height, alpha: true, settings: settings)
+                try AVIFSequenceEncoder(width: width, height: height, alpha: true, playCount: playCount, settings: settings)
             }
         }
     }

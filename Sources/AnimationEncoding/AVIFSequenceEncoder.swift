@@ -6,7 +6,8 @@ import CAVIF
 /// lasts exactly the milliseconds it is added with (the track's timescale is 1000 Hz, so every
 /// whole-millisecond delay is held exactly). Colour is 8-bit YUV 4:2:0, full range, converted
 /// by libavif (BT.601 matrix) and tagged sRGB (CICP 1/13/6), as the frames are shown unconverted.
-/// The same frames always give the same bytes (``MovieTimestamps``).
+/// The same frames always give the same bytes (``MovieTimestamps``). A sequence plays
+/// `playCount` times (0: forever), written as an edit list (``AVIFLoopCount``).
 ///
 /// With `alpha`, every frame also goes into a lossless AV1 alpha plane (transparency exactly
 /// as composited). Without it, a frame that is not opaque is refused
@@ -19,6 +20,8 @@ public final class AVIFSequenceEncoder: AnimationEncoding {
     public let width: Int
     public let height: Int
     public let alpha: Bool
+    /// How many times a sequence plays; 0 for forever.
+    public let playCount: Int
     private let settings: AVIFSettings
     private let encoder: UnsafeMutablePointer<avifEncoder>
     private let image: UnsafeMutablePointer<avifImage>
@@ -31,7 +34,7 @@ public final class AVIFSequenceEncoder: AnimationEncoding {
     /// AV1's largest frame side in libavif (and far above any rendition's).
     public static let maxDimension = 1 << 16
 
-    public init(width: Int, height: Int, alpha: Bool, settings: AVIFSettings) throws {
+    public init(width: Int, height: Int, alpha: Bool, playCount: Int = 0, settings: AVIFSettings) throws {
         guard width > 0, height > 0, width <= Self.maxDimension, height <= Self.maxDimension else {
             throw AVIFEncodingError(message: "an AVIF cannot be \(width)×\(height) pixels")
         }
@@ -43,6 +46,7 @@ public final class AVIFSequenceEncoder: AnimationEncoding {
         self.width = width
         self.height = height
         self.alpha = alpha
+        self.playCount = max(0, playCount)
         self.settings = settings
         self.encoder = encoder
         self.image = image
@@ -81,7 +85,8 @@ public final class AVIFSequenceEncoder: AnimationEncoding {
         defer { avifRWDataFree(&output) }
         try check(avifEncoderFinish(encoder, &output), "finishing the file")
         guard let data = output.data else { throw AVIFEncodingError(message: "libavif wrote nothing") }
-        return MovieTimestamps.cleared(Array(UnsafeBufferPointer(start: data, count: output.size)))
+        let file = MovieTimestamps.cleared(Array(UnsafeBufferPointer(start: data, count: output.size)))
+        return frameCount == 1 ? file : try AVIFLoopCount.written(file, playCount: playCount)
     }
 
     /// Converts `frame` to YUV (and alpha) in the one image this encoder reuses, and encodes it.

@@ -16,39 +16,17 @@ enum MovieTimestamps {
     private static let headers: Set<String> = ["mvhd", "tkhd", "mdhd"]
 
     private static func clear(_ file: inout [UInt8], in range: Range<Int>) {
-        var at = range.lowerBound
-        while at + 8 <= range.upperBound {
-            var size = Int(u32(file, at))
-            var header = 8
-            if size == 1 {
-                guard at + 16 <= range.upperBound else { return }
-                size = Int(clamping: u64(file, at + 8))
-                header = 16
-            } else if size == 0 {
-                size = range.upperBound - at
-            }
-            guard size >= header, size <= range.upperBound - at else { return }
-            let type = String(decoding: file[at + 4..<at + 8], as: UTF8.self)
-            let payload = at + header..<at + size
-            if containers.contains(type) {
-                clear(&file, in: payload)
-            } else if headers.contains(type) {
+        for box in ISOBoxes.children(file, range) ?? [] {
+            if containers.contains(box.type) {
+                clear(&file, in: box.payload)
+            } else if headers.contains(box.type), !box.payload.isEmpty {
                 // FullBox: version, 3 bytes of flags; then the two times, 32 or 64 bits each.
-                let width = file[payload.lowerBound] == 1 ? 8 : 4
-                let times = payload.lowerBound + 4..<payload.lowerBound + 4 + 2 * width
-                if times.upperBound <= payload.upperBound {
+                let width = file[box.payload.lowerBound] == 1 ? 8 : 4
+                let times = box.payload.lowerBound + 4..<box.payload.lowerBound + 4 + 2 * width
+                if times.upperBound <= box.payload.upperBound {
                     for index in times { file[index] = 0 }
                 }
             }
-            at += size
         }
-    }
-
-    private static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
-        bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) }
-    }
-
-    private static func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 {
-        bytes[at..<at + 8].reduce(0) { $0 << 8 | UInt64($1) }
     }
 }

@@ -74,6 +74,28 @@ struct ISOBMFFReader {
         }
     }
 
+    /// How many times each track of `moov` repeats, read as ISO/IEC 23008-12 §9.6.1 says (and
+    /// libavif ≥ 1.0 and Chromium's decoder read it): no edit list → nil (unknown: players loop
+    /// forever); an edit list without flag 1 → 0; with it, the track's duration (`tkhd`) filled
+    /// by its one segment, minus the first play — `Int.max` for an all-ones duration (forever).
+    func repetitions() throws -> [Int?] {
+        guard let moov = try boxes(in: 0..<bytes.count).first(where: { $0.type == "moov" }) else { return [] }
+        return try boxes(in: moov.payload).filter { $0.type == "trak" }.map { trak -> Int? in
+            guard let edts = try boxes(in: trak.payload).first(where: { $0.type == "edts" }) else { return nil }
+            let elst = try box("elst", in: edts.payload)
+            let wide = bytes[elst.lowerBound] == 1
+            guard u32(elst.lowerBound + 4) == 1 else { throw Malformed(description: "an edit list of other than one entry") }
+            let segment = wide ? u64(elst.lowerBound + 8) : UInt64(u32(elst.lowerBound + 8))
+            guard bytes[elst.lowerBound + 3] & 1 == 1 else { return 0 }
+            let tkhd = try box("tkhd", in: trak.payload)
+            let tkhdWide = bytes[tkhd.lowerBound] == 1
+            let duration = tkhdWide ? u64(tkhd.lowerBound + 28) : UInt64(u32(tkhd.lowerBound + 20))
+            if duration == (tkhdWide ? UInt64.max : UInt64(UInt32.max)) { return Int.max }
+            guard segment > 0 else { throw Malformed(description: "an edit of duration 0") }
+            return Int((duration + segment - 1) / segment) - 1
+        }
+    }
+
     private func u32(_ at: Int) -> UInt32 {
         bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) }
     }

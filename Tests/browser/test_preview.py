@@ -134,3 +134,55 @@ def test_the_mp4_preview_plays_for_the_animations_duration(page, flipbook, host,
     assert round(result["duration"] * 1000) == delays["durationMs"], (result, delays["durationMs"])
     assert result["width"] == 62 and result["height"] % 2 == 0, result  # 63 px wide, made even
     assert result["advanced"] and not result["paused"], result
+
+
+# Decodes an AVIF preview with ImageDecoder: {frameCount, repetitionCount, durations (µs)}.
+READ_AVIF = r"""
+const [url, done] = arguments;
+(async () => {
+  const response = await fetch(url);
+  const data = await response.arrayBuffer();
+  const decoder = new ImageDecoder({ data, type: 'image/avif' });
+  await decoder.tracks.ready;
+  await decoder.completed;
+  const track = decoder.tracks.selectedTrack;
+  const durations = [];
+  for (let i = 0; i < track.frameCount; i++) {
+    const { image } = await decoder.decode({ frameIndex: i });
+    durations.push(image.duration);
+    image.close();
+  }
+  const repetition = track.repetitionCount;
+  decoder.close();
+  return { type: response.headers.get('content-type'), frameCount: track.frameCount, durations,
+           repetitionCount: Number.isFinite(repetition) ? repetition : 'infinite' };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+
+@pytest.fixture(scope="module")
+def thrice(flipbook):
+    """orbit.gif with its NETSCAPE loop field set to 2: it plays three times."""
+    with open(os.path.join(REPO, "Samples", "orbit.gif"), "rb") as file:
+        data = file.read()
+    at = data.index(b"NETSCAPE2.0\x03\x01") + 13
+    return flipbook.upload(data[:at] + (2).to_bytes(2, "little") + data[at + 2:])["id"]
+
+
+@pytest.mark.parametrize("image", ["orbit.gif", "orbit.webp", "thrice", "once"])
+def test_the_avif_preview_keeps_frames_delays_and_loop_count(page, flipbook, host, once, thrice, image):
+    """`format=avif` decoded by Chromium's ImageDecoder: the animation's frame count, each frame
+    its `delayMs`, and its `repetitionCount` (the edit list Flipbook writes: forever, twice
+    more, none)."""
+    image_id = {"once": once, "thrice": thrice}.get(image, image)
+    quoted = urllib.parse.quote(image_id)
+    metadata = flipbook.json(f"/images/{quoted}")
+    open_host(page, host)
+    result = page.execute_async_script(READ_AVIF, f"/images/{quoted}/preview?width=64&format=avif")
+    assert "error" not in result, result
+    assert result["type"] == "image/avif"
+    assert result["frameCount"] == metadata["frameCount"] > 1
+    assert result["durations"] == [frame["delayMs"] * 1000 for frame in metadata["frames"]]
+    assert result["repetitionCount"] == metadata["repetitionCount"], (result, metadata["repetitionCount"])
+    if image == "thrice":
+        assert metadata["repetitionCount"] == 2
