@@ -7,9 +7,11 @@
 // devicePixelRatio, rounded up to a multiple of 40 px as the player rounds), as lossy WebP
 // where the browser takes it (`format=auto`); at the image's own width or wider, the full-size
 // frame itself. A card that grows gets a larger poster, one that shrinks keeps the one it has.
-// An animated image's card shows its animated preview (GET /images/{id}/preview, animated WebP
-// at the poster's size) instead, through a <picture> source that applies only without
-// `prefers-reduced-motion` (then the poster stays); a preview that cannot be had (still being
+// An animated image's card shows its animated preview (GET /images/{id}/preview at the poster's
+// size) instead, in the cheapest format the browser plays: a <picture> whose sources are the
+// AVIF sequence (`format=avif`, about a third of lossy WebP's bytes) then the animated WebP
+// (`format=webp`), each applying only without `prefers-reduced-motion` (then the poster stays);
+// the browser takes the first whose type it decodes. A preview that cannot be had (still being
 // made) leaves the poster.
 import { fillFacts, formatBytes, formatDuration, formatPlays, problemDetail } from './format.js';
 import './flipbook-player.js';
@@ -17,6 +19,9 @@ import './flipbook-player.js';
 const PAGE_SIZE = 60;
 const POSTER_STEP = 40;       // device pixels, as <flipbook-player> steps its frame widths
 const POSTER_QUALITY = 75;
+// The animated previews, in the order a <picture> offers them: the smallest first. AVIF at its
+// default quality (44: libaom's level 35); WebP lossy at the posters' quality.
+const PREVIEW_QUERIES = { 'image/avif': 'format=avif', 'image/webp': `format=webp&quality=${POSTER_QUALITY}` };
 const list = document.getElementById('images');
 const listStatus = document.getElementById('list-status');
 const more = document.getElementById('more');
@@ -41,24 +46,27 @@ function sizePoster(poster) {
   if (poster.getAttribute('src') && (current === 0 || (!full && width <= current))) return;
   poster.dataset.width = full ? '0' : String(width);
   const frame = `/frames/${encodeURIComponent(image.id)}/0`;
-  const preview = poster.parentElement?.querySelector('source');
-  if (preview) {
+  for (const preview of poster.parentElement?.querySelectorAll('source') ?? []) {
     const path = `/images/${encodeURIComponent(image.id)}/preview`;
-    const query = `format=webp&quality=${POSTER_QUALITY}`;  // the source says image/webp
+    const query = PREVIEW_QUERIES[preview.type];
     preview.srcset = full ? `${path}?${query}` : `${path}?width=${width}&${query}`;
   }
   poster.src = full ? frame : `${frame}?width=${width}&format=auto&quality=${POSTER_QUALITY}`;
 }
 
-/** `poster` inside a <picture> whose source is the animated preview (set by sizePoster). */
+/** `poster` inside a <picture> whose sources are the animated preview, AVIF first (set by sizePoster). */
 function withPreview(poster) {
   const picture = document.createElement('picture');
-  const preview = document.createElement('source');
-  preview.type = 'image/webp';
-  preview.media = '(prefers-reduced-motion: no-preference)';
-  picture.append(preview, poster);
+  const previews = Object.keys(PREVIEW_QUERIES).map((type) => {
+    const preview = document.createElement('source');
+    preview.type = type;
+    preview.media = '(prefers-reduced-motion: no-preference)';
+    return preview;
+  });
+  picture.append(...previews, poster);
   poster.addEventListener('error', () => {
-    if (preview.isConnected && poster.currentSrc.includes('/preview')) preview.remove();  // back to the poster
+    if (!poster.currentSrc.includes('/preview')) return;
+    for (const preview of previews) preview.remove();  // back to the poster
   });
   return picture;
 }

@@ -5,6 +5,10 @@ import hashlib
 import json
 import os
 import tempfile
+import time
+
+import pytest
+from selenium.webdriver.common.by import By
 
 from benchlib import gifgen
 
@@ -115,7 +119,8 @@ return img && img.complete && img.naturalWidth > 0 && { src: img.getAttribute('s
 def test_animated_cards_show_the_preview_and_reduced_motion_the_poster(page, flipbook):
     page.get(flipbook.base + "/")
     shown = wait_until(page, "return (() => { " + CARD_IMAGE + " })()", 30, "the card", "orbit.gif")
-    assert "/images/orbit.gif/preview?" in shown["current"], shown
+    # The <picture> offers AVIF, then WebP: both engines play animated AVIF, the smaller one.
+    assert "/images/orbit.gif/preview?" in shown["current"] and "format=avif" in shown["current"], shown
     assert shown["src"] == "/frames/orbit.gif/0"
     page.engine.reduced_motion(page, True)
     try:
@@ -124,3 +129,48 @@ def test_animated_cards_show_the_preview_and_reduced_motion_the_poster(page, fli
         assert shown["current"].endswith("/frames/orbit.gif/0"), shown
     finally:
         page.engine.reduced_motion(page, False)
+
+
+# Decodes the file the card's <img> shows with ImageDecoder: {durationMs, frameCount, type, current}.
+CARD_FILE = r"""
+const [id, done] = arguments;
+const img = document.querySelector(`#images li[data-id='${id}'] img`);
+(async () => {
+  const response = await fetch(img.currentSrc);
+  const decoder = new ImageDecoder({ data: await response.arrayBuffer(), type: response.headers.get('content-type') });
+  await decoder.tracks.ready;
+  await decoder.completed;
+  let total = 0;
+  for (let i = 0; i < decoder.tracks.selectedTrack.frameCount; i++) {
+    const { image } = await decoder.decode({ frameIndex: i });
+    total += image.duration;
+    image.close();
+  }
+  return { durationMs: total / 1000, frameCount: decoder.tracks.selectedTrack.frameCount,
+           type: response.headers.get('content-type'), current: img.currentSrc };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+
+@pytest.mark.chromium_only("ImageDecoder reads the played file's frame durations; Chromium is the brief's reference")
+def test_the_cards_avif_preview_plays_for_the_animations_duration(page, flipbook):
+    """The grid's animated card in Chromium: the <img> shows the AVIF preview, it plays (its
+    rendered picture changes over a second), and the file it plays lasts the animation's
+    `durationMs` over its frame count."""
+    metadata = flipbook.json("/images/orbit.gif")
+    page.get(flipbook.base + "/")
+    shown = "const shown = (() => { " + CARD_IMAGE + " })(); return shown && shown.current.includes('format=avif')"
+    wait_until(page, shown, 60, "the card's AVIF preview", "orbit.gif")
+    # It plays: the card's picture, as rendered (element screenshots over about a second), changes.
+    card = page.find_element(By.CSS_SELECTOR, "#images li[data-id='orbit.gif'] img")
+    page.execute_script("arguments[0].scrollIntoView({block: 'center'})", card)
+    seen = set()
+    for _ in range(12):
+        seen.add(hashlib.sha256(card.screenshot_as_png).hexdigest())
+        time.sleep(0.09)
+    assert len(seen) >= 3, f"the card's picture changed {len(seen) - 1} times in 12 screenshots"
+    result = page.execute_async_script(CARD_FILE, "orbit.gif")
+    assert "error" not in result, result
+    assert result["type"] == "image/avif" and "format=avif" in result["current"], result
+    assert result["frameCount"] == metadata["frameCount"], result
+    assert result["durationMs"] == metadata["durationMs"], (result, metadata["durationMs"])
