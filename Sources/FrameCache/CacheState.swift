@@ -40,6 +40,8 @@ struct CacheState {
     private(set) var purgeGeneration = 0
 
     let budget: Int
+    /// What a mapped file held by a decoder counts (``ImageSource/mappingBytes(budget:)``).
+    var mappingBytes: Int { ImageSource.mappingBytes(budget: budget) }
     /// Decides what the cache does with this state (``CachePolicy``).
     var policy: CachePolicy
     /// What the decode threads need while they work, set aside from the budget
@@ -152,7 +154,7 @@ struct CacheState {
     /// (``ImageSource/residentBytes(of:)``) — and accounts the difference.
     mutating func updateRendererBytes(_ entry: ImageEntry) {
         let source = entry.source
-        let image = source.renderer.map { ImageSource.residentBytes(of: $0.image) } ?? 0
+        let image = source.renderer.map { ImageSource.residentBytes(of: $0.image, mappingBytes: mappingBytes) } ?? 0
         let now = source.renderer.map { $0.image.index.bytesPerFrame + $0.checkpointBytes + image } ?? 0
         let canvases = (source.rendererBytes - source.imageBytes) - (now - image)
         freed.note(heapBytes: FreedMemory.heapBytes(ofCanvases: canvases, canvasBytes: entry.decodedFrameBytes))

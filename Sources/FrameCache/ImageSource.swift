@@ -86,14 +86,28 @@ final class ImageSource: @unchecked Sendable {
         durationMs = timeline.durationMs
     }
 
-    /// What holding `image` costs the process: its file's bytes — a whole number of pages when
-    /// they are mapped (a 237-byte file still takes a 4 KiB page), the bytes themselves on the
-    /// heap — and its index (a descriptor per frame, the timeline, the format's tables).
-    static func residentBytes(of image: AnimatedImage) -> Int {
-        let page = 4096
-        let file = image.bytes.storage == .external ? (image.bytes.count + page - 1) / page * page : image.bytes.count
+    /// What holding `image` costs against the budget: its index (a descriptor per frame, the
+    /// timeline, the format's tables) and its file — the bytes themselves when they are on the
+    /// heap (anonymous memory, freed with the decoder), `mappingBytes` when they are mapped. A
+    /// mapped file's pages are not counted: they are the kernel's page cache, reclaimable under
+    /// pressure (a container's limit included) and shared with other replicas, and the store keeps
+    /// its most recent images mapped whether a decoder holds them or not (`ImageStore`'s loaded
+    /// images) — counting them made windows give way to files and players wait (issue 37's
+    /// playback regression: 99.90% of frames served without waiting fell to 27.65%).
+    static func residentBytes(of image: AnimatedImage, mappingBytes: Int) -> Int {
+        let file = image.bytes.storage == .external ? mappingBytes : image.bytes.count
         return file + indexOverheadBytes + image.frameCount * perFrameIndexBytes
     }
+
+    /// What one mapped file held by a decoder counts against a budget of `budget` bytes: a page
+    /// (what a mapping keeps resident once read), and at least `budget / maxMappedFiles`, so that
+    /// the budget bounds the mappings the cache's decoders hold to ``maxMappedFiles`` whatever
+    /// its size.
+    static func mappingBytes(budget: Int) -> Int { max(4096, budget / maxMappedFiles) }
+
+    /// The most files the cache's decoders keep mapped: a quarter of the kernel's default
+    /// `vm.max_map_count` (65,530), which the allocator and the store's loaded images share.
+    static let maxMappedFiles = 16_384
 
     /// An image's index beside its file: the fixed part and each frame's (descriptor, timestamp,
     /// dependencies). An estimate from the types' sizes, not measured by a test.

@@ -62,7 +62,9 @@ struct EvictionOrderTests {
         var (state, a, b, c) = try makeState()
         let decoder = c.rendererBytes
         let image = c.renderer!.image
-        #expect(decoder == image.index.bytesPerFrame + ImageSource.residentBytes(of: image), "canvas and image")
+        #expect(
+            decoder == image.index.bytesPerFrame + ImageSource.residentBytes(of: image, mappingBytes: state.mappingBytes),
+            "canvas and image")
         // Room for B's two frames, its decoder, and three of A's frames behind.
         let needed = 2 * Self.frameBytes + b.rendererBytes + 3 * Self.frameBytes
         let made1 = state.makeRoom(

@@ -282,7 +282,7 @@ struct ResumeTests {
         // (besides the decode thread's working reserve): every switch of image evicts the other
         // image's decoder.
         let reserve = CachePolicy.Tuning().workingCanvasesPerThread * canvas
-        let decoder = canvas + ImageSource.residentBytes(of: image)
+        let decoder = canvas + ImageSource.residentBytes(of: image, mappingBytes: ImageSource.mappingBytes(budget: 0))
         let entries = 2 * ImageEntry.overheadBytes(frameCount: image.frameCount, hitTables: 1)
         let cache = FrameCache(
             configuration: FrameCacheConfiguration(
@@ -319,7 +319,7 @@ struct ResumeTests {
         // Windows of one frame (a memory warning, on a clock that does not move): nothing is
         // decoded ahead, every request waits, and the two players' decoders do not fit together.
         let reserve = CachePolicy.Tuning().workingCanvasesPerThread * canvas
-        let decoder = canvas + ImageSource.residentBytes(of: image)
+        let decoder = canvas + ImageSource.residentBytes(of: image, mappingBytes: ImageSource.mappingBytes(budget: 0))
         let entries = 2 * ImageEntry.overheadBytes(frameCount: image.frameCount, hitTables: 1)
         let cache = FrameCache(
             configuration: FrameCacheConfiguration(

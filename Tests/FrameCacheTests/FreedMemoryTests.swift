@@ -49,7 +49,9 @@ struct FreedMemoryTests {
             state.updateRendererBytes(entry)
         }
         // The decoders count their images too, which are not canvases.
-        let images = ImageSource.residentBytes(of: large) + ImageSource.residentBytes(of: small)
+        let images =
+            ImageSource.residentBytes(of: large, mappingBytes: state.mappingBytes)
+            + ImageSource.residentBytes(of: small, mappingBytes: state.mappingBytes)
         #expect(state.decoderBytes == large.index.bytesPerFrame + small.index.bytesPerFrame + images)
         #expect(state.freed.heapBytesFreed == 0)
 

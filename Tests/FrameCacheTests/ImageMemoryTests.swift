@@ -1,9 +1,10 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
-import FrameCache
 import Synchronization
 import Testing
+
+@testable import FrameCache
 
 /// Image files as a store hands them out: bytes the cache's images borrow (as a mapping is), each
 /// counted from its load until its last copy is released.
@@ -24,11 +25,22 @@ final class OpenFiles: Sendable {
     /// Files opened so far.
     var opened: Int { loads.load(ordering: .relaxed) }
 
-    /// The tiny animation of `seed` (8×8, two frames), read from a "file" each time it is loaded.
-    func image(seed: UInt64) -> CacheableImage {
-        CacheableImage(
+    /// The tiny animation of `seed` (8×8, two frames), read from a "file" each time it is loaded;
+    /// with `padding`, a comment extension of that many bytes makes its file large.
+    func image(seed: UInt64, padding: Int = 0) -> CacheableImage {
+        let tiny = TinyAnimations.gif(seed: seed)
+        let bytes = padding > 0 ? Self.padded(tiny, by: padding) : tiny
+        return CacheableImage(
             id: "tiny-\(seed)", frameCount: 2, canvasWidth: 8, canvasHeight: 8,
-            load: { [self] in try AnimatedImage(bytes: self.borrowed(TinyAnimations.gif(seed: seed))) })
+            load: { [self] in try AnimatedImage(bytes: self.borrowed(bytes)) })
+    }
+
+    /// `gif` with a comment extension of about `count` bytes before its trailer.
+    static func padded(_ gif: [UInt8], by count: Int) -> [UInt8] {
+        precondition(gif.last == 0x3B, "a GIF ends with its trailer")
+        var out = Array(gif.dropLast()) + [0x21, 0xFE]
+        for _ in 0..<(count / 255) { out += [255] + [UInt8](repeating: 0x20, count: 255) }
+        return out + [0, 0x3B]
     }
 
     private func borrowed(_ bytes: [UInt8]) -> ImageBytes {
@@ -87,6 +99,36 @@ final class OpenFiles: Sendable {
         #expect(cache.fetch(files.image(seed: 7), 1).frame != nil)
         cache.waitUntilIdle()
         #expect(files.opened == before + 1)
+    }
+
+    @Test func aMappedFileCountsAMappingNotItsPages() {
+        // An 8×8 animation in an 8 MiB file, borrowed as a mapping is, in a 4 MiB budget: its pages
+        // are the kernel's page cache, so its decoder is kept, counted a mapping's share, and the
+        // next frame does not load the file again. (Counted in whole pages, the file outweighed
+        // the budget: the decoder went after every job and each frame re-loaded the file.)
+        let files = OpenFiles()
+        let cache = cache(budget: 4 << 20)
+        defer { cache.shutdown() }
+        let image = files.image(seed: 1, padding: 8 << 20)
+        #expect(cache.fetch(image, 0).frame != nil)
+        cache.waitUntilIdle()
+        let stats = cache.stats()
+        let mapping = ImageSource.mappingBytes(budget: 4 << 20)
+        #expect(stats.decoderBytes >= mapping && stats.decoderBytes < mapping + 16 << 10, "\(stats.decoderBytes)")
+        #expect(files.settled(atMost: 1) == 1, "the decoder holds its file")
+        #expect(cache.fetch(image, 1).frame != nil)
+        cache.waitUntilIdle()
+        #expect(files.opened == 1, "loaded \(files.opened) times")
+    }
+
+    @Test func mappingsHeldByDecodersAreBoundedWhateverTheBudget() {
+        // A mapping counts at least budget / maxMappedFiles: a budget of any size holds at most
+        // that many mappings (the kernel's vm.max_map_count is 65,530 by default).
+        for budget in [1 << 20, 256 << 20, 4 << 30, 64 << 30] {
+            let mapping = ImageSource.mappingBytes(budget: budget)
+            #expect(mapping >= Self.page)
+            #expect(budget / mapping <= ImageSource.maxMappedFiles, "\(budget): \(mapping)")
+        }
     }
 
     @Test func manyImagesAskedForOnceStayWithinTheBudgetEntriesCounted() {
