@@ -9,8 +9,8 @@ import Glibc
 /// file system instead of an `fsync` per file and per directory (a small image's store cost five
 /// `fsync`s, about 6 ms each on the benchmark machine).
 ///
-/// Crash-safety is the single store's: the ids are committed to the index first (one
-/// transaction); the originals are renamed into place and the records written to temporary files;
+/// Crash-safety is the single store's: the ids are committed to the index first, their summaries
+/// unknown (one transaction), and their summaries set once the records are durable; the originals are renamed into place and the records written to temporary files;
 /// one `syncfs` makes all of that durable; only then are the records renamed into place, and a
 /// second `syncfs` makes them durable before this returns. So a record under its final name
 /// always has its whole original, after a kill or a power cut alike; what a crash leaves — ids
@@ -24,12 +24,13 @@ extension FileSystemBackend {
             try withRecordLocks(ids) {
                 try index.whileWriting {
                     for id in ids { try migrateLegacyFiles(of: id) }
-                    try index.addAll(ids)
+                    try index.markChanging(ids)
                     for item in batch {
                         try layout.makeShards(of: item.record.id, durably: false)
                         try Self.rename(item.uploadPath, layout.imagePath(item.record.id))
                     }
                     try writeRecords(batch.map(\.record))
+                    try? index.setSummaries(batch.map { ImageSummary($0.record) })
                 }
             }
         } catch {

@@ -9,7 +9,8 @@ import Glibc
 /// be cut short by a crash and is done again, or found done, by the next run:
 ///
 /// 1. the id is added to the listing index when it is not in it (a replica of an earlier version
-///    wrote it after the index was built);
+///    wrote it after the index was built), its summary marked unknown (that replica may have
+///    rewritten the record; the summary is filled in again from the record);
 /// 2. its bytes move, `objects/<id>` → `images/<p>/<id>`, replacing what is there;
 /// 3. its record moves, `meta/<id>.json` → `records/<p>/<id>.json`, replacing what is there.
 ///
@@ -64,13 +65,17 @@ extension FileSystemBackend {
 
     /// Steps 1 and 2 for every id of `group` (they share a lock, held), a `syncfs`, then step 3.
     private func migrateGroup(_ group: [String], _ result: inout Migration, _ step: () throws -> Void) throws {
+        let legacy = group.filter { access(layout.legacyRecordPath($0), F_OK) == 0 }
+        guard !legacy.isEmpty else { return }
+        for id in legacy where try !index.contains(id) {
+            try step()
+            result.indexed += 1
+        }
+        // In the index, their summaries unknown: a replica of the earlier version may have
+        // rewritten a record since its summary was taken.
+        try index.markChanging(legacy)
         var bytesMoved: [String] = []
-        for id in group where access(layout.legacyRecordPath(id), F_OK) == 0 {
-            if try !index.contains(id) {
-                try step()
-                try index.add(id)
-                result.indexed += 1
-            }
+        for id in legacy {
             try layout.makeShards(of: id)
             if access(layout.legacyObjectPath(id), F_OK) == 0 {
                 try step()
@@ -78,7 +83,6 @@ extension FileSystemBackend {
             }
             bytesMoved.append(id)
         }
-        guard !bytesMoved.isEmpty else { return }
         try DurableFiles.syncFileSystem(of: dataDirectory)
         for id in bytesMoved {
             try step()
@@ -92,7 +96,7 @@ extension FileSystemBackend {
     /// (holding the id's lock and the listing fence) before it changes the id.
     func migrateLegacyFiles(of id: String) throws {
         guard access(layout.legacyRecordPath(id), F_OK) == 0 else { return }
-        if try !index.contains(id) { try index.add(id) }
+        try index.markChanging([id])
         try layout.makeShards(of: id)
         if access(layout.legacyObjectPath(id), F_OK) == 0 {
             try Self.rename(layout.legacyObjectPath(id), layout.imagePath(id))

@@ -86,6 +86,7 @@ extension FileSystemBackend {
             let migration = try migrateLegacyLayout()
             if migration.moved > 0 {
                 logger.notice("images of the earlier layout moved", metadata: ["migration": "\(migration)"])
+                scheduleSummaryFill()
             }
         } catch {
             logger.error("images of the earlier layout not moved; retried in a minute", metadata: ["error": "\(error)"])

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Logging
+import Synchronization
 import SystemResources
 
 #if canImport(Glibc)
@@ -16,8 +17,9 @@ import Glibc
 /// - `objects/<id>`, `meta/<id>.json` — the flat layout of earlier versions, moved into the one
 ///   above in the background (``migrateLegacyLayout(crashAfter:)``) and read until then;
 /// - `tmp/` — uploads in progress and files being replaced;
-/// - `index/` — the ids in byte order (``ListingIndex``), for listing: an id is added before its
-///   record is written and removed after its record is removed;
+/// - `index/` — the ids in byte order with their listing summaries (``ListingIndex``), for
+///   listing: an id is added (its summary unknown) before its record is written and removed after
+///   its record is removed;
 /// - `locks/` — 64 lock files; a record is written, moved or removed only under its id's lock
 ///   (``withRecordLock(_:_:)``), so a conditional rewrite (``rewrite(_:over:)``) sees every other
 ///   writer's change, across the replicas sharing the directory; and the listing index's two.
@@ -38,6 +40,12 @@ final class FileSystemBackend: StorageBackend {
     let indexAtStartup: String
     /// Start-up's reconciliation and migration of the earlier layout, in the background.
     let maintenance = DispatchQueue(label: "flipbook.storage.maintenance", qos: .utility)
+    /// Whether leftovers are removed and summaries filled in the background (tests run both
+    /// themselves).
+    let maintainsInBackground: Bool
+    /// Filling the listing index's unknown summaries (``fillSummaries(batch:crashAfter:)``).
+    let summaryFills = DispatchQueue(label: "flipbook.storage.summaries", qos: .utility)
+    let summaryFillPending = Mutex(false)
 
     var lookupsAreLocal: Bool { true }
     var uploadDirectory: String { temporaryDirectory }
@@ -51,6 +59,7 @@ final class FileSystemBackend: StorageBackend {
     ) throws(StorageFailure) {
         self.dataDirectory = dataDirectory
         self.logger = logger
+        maintainsInBackground = maintainInBackground
         layout = DataLayout(dataDirectory: dataDirectory)
         temporaryDirectory = dataDirectory + "/tmp"
         locksDirectory = dataDirectory + "/locks"
@@ -70,7 +79,10 @@ final class FileSystemBackend: StorageBackend {
         } catch {
             throw .failed("cannot open or rebuild the listing index in \(dataDirectory)/index: \(error)")
         }
-        if maintainInBackground { startMaintenance() }
+        if maintainInBackground {
+            startMaintenance()
+            scheduleSummaryFill()
+        }
     }
 
     /// Records in the data directory (for the start-up log line; nil when the index cannot say).
@@ -123,28 +135,41 @@ final class FileSystemBackend: StorageBackend {
 
     func prefetchOriginal(_ sha256: String) {}
 
-    /// From the listing index: `limit + 1` ids after `cursor`, each checked to have a record (an
-    /// id whose writer crashed before writing its record is skipped, and removed from the index).
-    func listIDs(after cursor: String?, limit: Int) throws(StorageFailure) -> (ids: [String], more: Bool) {
-        var ids: [String] = []
+    /// From the listing index: `limit + 1` images after `cursor`, each with the summary the index
+    /// holds; an id whose summary is unknown (``ListingIndex``) is listed from its record, or, when
+    /// it has none (its writer crashed before writing it), skipped and removed from the index, and
+    /// the summaries are filled in the background.
+    func listImages(after cursor: String?, limit: Int) throws(StorageFailure) -> (entries: [ListedEntry], more: Bool) {
+        var entries: [ListedEntry] = []
         var after = cursor
         var dangling: [String] = []
-        while ids.count <= limit {
-            let wanted = limit + 1 - ids.count
-            let batch: [String]
+        var unknown = false
+        while entries.count <= limit {
+            let wanted = limit + 1 - entries.count
+            let batch: [ListedEntry]
             do throws(ListingIndex.Unusable) {
                 batch = try index.page(after: after, limit: wanted)
             } catch {
                 throw error.needsRebuild ? .unavailable(error.description) : .failed(error.description)
             }
-            for id in batch {
-                if hasRecord(id) { ids.append(id) } else { dangling.append(id) }
+            for entry in batch {
+                guard entry.summary == nil else {
+                    entries.append(entry)
+                    continue
+                }
+                unknown = true
+                if let fetched = try? fetch(entry.id) {
+                    entries.append(ListedEntry(id: entry.id, summary: ImageSummary(fetched.record)))
+                } else if !hasRecord(entry.id) {
+                    dangling.append(entry.id)
+                }
             }
             guard batch.count == wanted, let last = batch.last else { break }
-            after = last
+            after = last.id
         }
         if !dangling.isEmpty { removeDangling(dangling) }
-        return (Array(ids.prefix(limit)), ids.count > limit)
+        if unknown, maintainsInBackground { scheduleSummaryFill() }
+        return (Array(entries.prefix(limit)), entries.count > limit)
     }
 
     func hasRecord(_ id: String) -> Bool {
@@ -157,7 +182,7 @@ final class FileSystemBackend: StorageBackend {
         for id in ids {
             _ = try? withRecordLock(id) {
                 try index.whileWriting {
-                    if !hasRecord(id) { try index.remove(id) }
+                    if !hasRecord(id) { try index.remove([id]) }
                 }
             }
         }
@@ -174,11 +199,13 @@ final class FileSystemBackend: StorageBackend {
             try withRecordLock(record.id) {
                 try index.whileWriting {
                     try migrateLegacyFiles(of: record.id)
-                    // The id in the index, the bytes, then the record that makes them an image.
-                    try index.add(record.id)
+                    // The id in the index (its summary unknown), the bytes, then the record that
+                    // makes them an image, then its summary.
+                    try index.markChanging([record.id])
                     try layout.makeShards(of: record.id)
                     try DurableFiles.moveIntoPlace(uploadPath, layout.imagePath(record.id))
                     try DurableFiles.write(Array(record.encoded()), to: path, temporaryDirectory: temporaryDirectory)
+                    try? index.setSummaries([ImageSummary(record)])
                 }
             }
         } catch {
@@ -195,7 +222,9 @@ final class FileSystemBackend: StorageBackend {
                 try index.whileWriting {
                     try migrateLegacyFiles(of: record.id)
                     guard let stamp = FileStamp(path: path), version == .file(stamp) else { return nil }
+                    try index.markChanging([record.id])
                     try DurableFiles.write(Array(record.encoded()), to: path, temporaryDirectory: temporaryDirectory)
+                    try? index.setSummaries([ImageSummary(record)])
                     return FileStamp(path: path).map { .file($0) }
                 }
             }
@@ -209,12 +238,14 @@ final class FileSystemBackend: StorageBackend {
             return try withRecordLock(record.id) {
                 try index.whileWriting {
                     try migrateLegacyFiles(of: record.id)
-                    // The record first: without it the image is invisible, whatever happens next;
-                    // the id leaves the index last.
+                    // Its summary unknown first (a listing then looks for the record), the record
+                    // next: without it the image is invisible, whatever happens next; the id
+                    // leaves the index last.
+                    try index.markChanging([record.id], adding: false)
                     let removed = try DurableFiles.remove(layout.recordPath(record.id))
                     try DurableFiles.remove(layout.imagePath(record.id))
                     // Should this fail, the id is skipped by listing and removed then.
-                    try? index.remove(record.id)
+                    try? index.remove([record.id])
                     return removed
                 }
             }

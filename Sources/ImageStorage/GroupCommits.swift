@@ -9,20 +9,18 @@ import Synchronization
 /// The first writer to find no commit under way leads: it takes the whole queue, commits it,
 /// tells every writer of the batch, then hands the lead to the first writer still queued (so no
 /// writer keeps committing others' changes while its own caller waits).
-final class GroupCommits<Failure: Error>: Sendable {
-    /// One writer's change: `sql` run once for each of `ids` (a bulk import's batch is one
+final class GroupCommits<Payload: Sendable, Failure: Error>: Sendable {
+    /// One writer's change (`payload`: what the commit applies; a bulk import's batch is one
     /// change). Its fields are written before its semaphore is signalled and read after it is
     /// waited on.
     final class Change: @unchecked Sendable {
-        let sql: String
-        let ids: [String]
+        let payload: Payload
         fileprivate var result: Result<Void, Failure>?
         fileprivate var leads = false
         fileprivate let done = DispatchSemaphore(value: 0)
 
-        init(sql: String, ids: [String]) {
-            self.sql = sql
-            self.ids = ids
+        init(_ payload: Payload) {
+            self.payload = payload
         }
     }
 
@@ -33,11 +31,10 @@ final class GroupCommits<Failure: Error>: Sendable {
 
     private let state = Mutex(State())
 
-    /// Queues `sql` with each of `ids` and returns once it is committed: by this thread (with the
-    /// changes queued meanwhile, through `commit`, which makes one transaction of a batch) or by
-    /// another.
-    func submit(_ sql: String, _ ids: [String], commit: ([Change]) -> Result<Void, Failure>) -> Result<Void, Failure> {
-        let change = Change(sql: sql, ids: ids)
+    /// Queues `payload` and returns once it is committed: by this thread (with the changes queued
+    /// meanwhile, through `commit`, which makes one transaction of a batch) or by another.
+    func submit(_ payload: Payload, commit: ([Payload]) -> Result<Void, Failure>) -> Result<Void, Failure> {
+        let change = Change(payload)
         let leads = state.withLock { state -> Bool in
             state.queue.append(change)
             if state.busy { return false }
@@ -53,7 +50,7 @@ final class GroupCommits<Failure: Error>: Sendable {
             defer { state.queue.removeAll() }
             return state.queue
         }
-        let result = commit(batch)
+        let result = commit(batch.map(\.payload))
         for other in batch where other !== change {
             other.result = result
             other.done.signal()

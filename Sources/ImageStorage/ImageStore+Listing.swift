@@ -2,33 +2,39 @@ import Dispatch
 import Synchronization
 
 /// Listing: `GET /images` pages, in id byte order, stored and library images merged. A page
-/// costs its own size: the backend answers ids after the cursor from an ordered index (fs) or
-/// ListObjectsV2 (s3), and each record is read through the record cache without filling it —
-/// listing the whole library leaves the cache holding what it held.
+/// costs its own size: the backend answers the images after the cursor from an ordered index
+/// that holds each image's summary (fs: no record is read) or from ListObjectsV2 (s3: each record
+/// is then read through the record cache without filling it — listing the whole library leaves
+/// the cache holding what it held).
 extension ImageStore {
-    /// Ids in order, from after `cursor`, at most `limit`, and the cursor of the next page.
-    package func list(after cursor: String?, limit: Int) throws(StorageFailure) -> (images: [StoredImage], next: String?) {
-        let stored = try backend.listIDs(after: cursor, limit: limit)
-        let merged = Array(Set(stored.ids + library.ids(after: cursor, limit: limit + 1)).sorted())
+    /// Summaries in id order, from after `cursor`, at most `limit`, and the cursor of the next page.
+    package func list(after cursor: String?, limit: Int) throws(StorageFailure) -> (images: [ImageSummary], next: String?) {
+        let stored = try backend.listImages(after: cursor, limit: limit)
+        var known: [String: ImageSummary] = [:]
+        for entry in stored.entries { if let summary = entry.summary { known[entry.id] = summary } }
+        let merged = Array(Set(stored.entries.map(\.id) + library.ids(after: cursor, limit: limit + 1)).sorted())
         let page = Array(merged.prefix(limit))
         let more = stored.more || merged.count > limit
         // A page is not held up by re-indexing: records of another output revision are listed as
         // stored and re-indexed in the background.
-        var found = [StoredImage?](repeating: nil, count: page.count)
+        var found = page.map { id in library.cached(id).map { ImageSummary($0.record) } ?? known[id] }
+        let unknown = found.indices.filter { found[$0] == nil }
         if backend.lookupsAreLocal {
-            for (i, id) in page.enumerated() { found[i] = listedRecord(id) }
-        } else {
+            for i in unknown { found[i] = listedRecord(page[i]).map(ImageSummary.init) }
+        } else if !unknown.isEmpty {
             let results = Mutex(found)
-            DispatchQueue.concurrentPerform(iterations: page.count) { i in
-                let record = self.listedRecord(page[i])
-                results.withLock { $0[i] = record }
+            DispatchQueue.concurrentPerform(iterations: unknown.count) { n in
+                let i = unknown[n]
+                let summary = self.listedRecord(page[i]).map(ImageSummary.init)
+                results.withLock { $0[i] = summary }
             }
             found = results.withLock { $0 }
         }
-        for record in found.compactMap({ $0 }) where record.source != .library && !record.isCurrentRevision {
-            reindexInBackground(record.id)
+        let images = found.compactMap { $0 }
+        for image in images where image.source != .library && !image.isCurrentRevision {
+            reindexInBackground(image.id)
         }
-        return (found.compactMap { $0 }, more ? page.last : nil)
+        return (images, more ? page.last : nil)
     }
 
     /// The record of `id` for a listing: the cached one (rechecked when due), else what storage

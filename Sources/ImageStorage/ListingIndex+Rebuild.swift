@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// Rebuilding the listing index from the records: a new generation, filled in one transaction
-/// while the fence keeps writers out, then named by `CURRENT`; generations nobody uses removed.
+/// while the fence keeps writers out (ids only, their summaries unknown until filled in), then
+/// named by `CURRENT`; generations nobody uses removed.
 extension ListingIndex {
     /// Rebuilds unless another process did while this one waited for the fence: when `replacing`
     /// is nil, unless `CURRENT` names a usable generation; else unless it names another one than
@@ -74,7 +75,12 @@ extension ListingIndex {
             """
             PRAGMA journal_mode = WAL;
             PRAGMA synchronous = FULL;
-            CREATE TABLE ids (id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+            CREATE TABLE ids (
+                id TEXT PRIMARY KEY NOT NULL, sha256 TEXT, source TEXT, name TEXT, format TEXT, mimeType TEXT,
+                width INTEGER, height INTEGER, frameCount INTEGER, animated INTEGER, playCount INTEGER,
+                durationMs INTEGER, fileBytes INTEGER, revision INTEGER
+            ) WITHOUT ROWID;
+            CREATE INDEX unsummarised ON ids (id) WHERE sha256 IS NULL;
             CREATE TABLE state (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
             CREATE TRIGGER ids_added AFTER INSERT ON ids
                 BEGIN UPDATE state SET value = value + 1 WHERE key = 'count'; END;

@@ -36,7 +36,7 @@ package struct RecordMetadata: Sendable, Equatable, Codable {
         var c = encoder.container(keyedBy: Field.self)
         try c.encodeIfPresent(id, forKey: .id)
         try c.encodeIfPresent(name, forKey: .name)
-        try Self.encodeHeadline(of: metadata, into: &c)
+        try Self.encodeHeadline(of: ImageHeadline(metadata), into: &c)
         try c.encode(RepetitionCountJSON(metadata.repetitionCount), forKey: .repetitionCount)
         try c.encode(metadata.delayGcdMs, forKey: .delayGcdMs)
         try c.encode(metadata.truncated, forKey: .truncated)
@@ -92,16 +92,16 @@ package struct RecordMetadata: Sendable, Equatable, Codable {
     }
 
     /// The fields an image list's entry shares with the metadata document.
-    package static func encodeHeadline(of metadata: ImageMetadata, into c: inout KeyedEncodingContainer<Field>) throws {
-        try c.encode(metadata.format, forKey: .format)
-        try c.encode(metadata.mimeType, forKey: .mimeType)
-        try c.encode(metadata.width, forKey: .width)
-        try c.encode(metadata.height, forKey: .height)
-        try c.encode(metadata.frameCount, forKey: .frameCount)
-        try c.encode(metadata.animated, forKey: .animated)
-        try c.encode(metadata.playCount, forKey: .playCount)
-        try c.encode(metadata.durationMs, forKey: .durationMs)
-        try c.encode(metadata.fileBytes, forKey: .fileBytes)
+    package static func encodeHeadline(of headline: ImageHeadline, into c: inout KeyedEncodingContainer<Field>) throws {
+        try c.encode(headline.format, forKey: .format)
+        try c.encode(headline.mimeType, forKey: .mimeType)
+        try c.encode(headline.width, forKey: .width)
+        try c.encode(headline.height, forKey: .height)
+        try c.encode(headline.frameCount, forKey: .frameCount)
+        try c.encode(headline.animated, forKey: .animated)
+        try c.encode(headline.playCount, forKey: .playCount)
+        try c.encode(headline.durationMs, forKey: .durationMs)
+        try c.encode(headline.fileBytes, forKey: .fileBytes)
     }
 
     private static func decodeRawValue<Value: RawRepresentable>(

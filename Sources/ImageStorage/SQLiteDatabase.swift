@@ -1,8 +1,8 @@
 import CSQLite
 
 /// One connection to an SQLite database file, with the few calls the listing index makes:
-/// statements run with text parameters, rows read as text or integers. Not thread-safe: its
-/// owner locks. Closed when released.
+/// statements run with text, integer or null parameters, rows read as text or integers. Not
+/// thread-safe: its owner locks. Closed when released.
 final class SQLiteDatabase {
     /// An SQLite result code other than OK, ROW or DONE, with its message.
     struct Failure: Error, CustomStringConvertible {
@@ -16,6 +16,13 @@ final class SQLiteDatabase {
         }
 
         var description: String { "SQLite error \(code): \(message)" }
+    }
+
+    /// A parameter's value.
+    enum Value: Sendable, Equatable {
+        case text(String)
+        case integer(Int)
+        case null
     }
 
     let path: String
@@ -60,19 +67,23 @@ final class SQLiteDatabase {
     func run(_ sql: String, _ texts: [String] = [], integers: [Int] = [], row: (Row) -> Void = { _ in })
         throws(Failure)
     {
+        try run(sql, values: texts.map(Value.text) + integers.map(Value.integer), row: row)
+    }
+
+    /// Runs `sql` with `values` bound to its parameters in order, as ``run(_:_:integers:row:)``.
+    func run(_ sql: String, values: [Value], row: (Row) -> Void = { _ in }) throws(Failure) {
         let statement = try prepared(sql)
         defer {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
         }
-        var index: Int32 = 1
-        for text in texts {
-            try check(sqlite3_bind_text(statement, index, text, -1, Self.transient))
-            index += 1
-        }
-        for integer in integers {
-            try check(sqlite3_bind_int64(statement, index, Int64(integer)))
-            index += 1
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            switch value {
+            case .text(let text): try check(sqlite3_bind_text(statement, index, text, -1, Self.transient))
+            case .integer(let integer): try check(sqlite3_bind_int64(statement, index, Int64(integer)))
+            case .null: try check(sqlite3_bind_null(statement, index))
+            }
         }
         while true {
             let code = sqlite3_step(statement)
@@ -97,6 +108,10 @@ final class SQLiteDatabase {
 
         func integer(_ column: Int32) -> Int {
             Int(sqlite3_column_int64(statement, column))
+        }
+
+        func isNull(_ column: Int32) -> Bool {
+            sqlite3_column_type(statement, column) == SQLITE_NULL
         }
     }
 

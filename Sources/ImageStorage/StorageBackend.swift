@@ -60,8 +60,10 @@ protocol StorageBackend: Sendable {
     /// was already gone.
     func delete(_ record: StoredImage) throws(StorageFailure) -> Bool
 
-    /// Stored ids in byte order, after `cursor`, at most `limit`, and whether more follow.
-    func listIDs(after cursor: String?, limit: Int) throws(StorageFailure) -> (ids: [String], more: Bool)
+    /// Stored images in byte order of their ids, after `cursor`, at most `limit`, and whether
+    /// more follow: each with its listing summary when the backend keeps them (fs), else the id
+    /// alone (s3: the store reads the records).
+    func listImages(after cursor: String?, limit: Int) throws(StorageFailure) -> (entries: [ListedEntry], more: Bool)
 
     /// Whether storage takes writes and serves reads right now (readiness), without waiting on
     /// the network (a local probe is fine).
@@ -90,6 +92,12 @@ extension StorageBackend {
         }
         return versions
     }
+}
+
+/// One image of a page of the listing: its id, and its summary when the backend has it at hand.
+struct ListedEntry: Sendable, Equatable {
+    var id: String
+    var summary: ImageSummary?
 }
 
 /// A record to store with its verified upload (``StorageBackend/storeAll(_:)``).

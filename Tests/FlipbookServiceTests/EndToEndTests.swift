@@ -526,11 +526,27 @@ struct EndToEndTests {
             let images = try #require(page["images"] as? [[String: Any]])
             #expect(images.count <= 2)
             seen += images.compactMap { $0["id"] as? String }
+            for entry in images { try Self.expectEntryIsTheDocument(entry, service) }
             cursor = page["next"] as? String
         } while cursor != nil
         #expect(seen == ids.sorted())
         #expect(try service.client.get("/images?limit=0").status == 400)
         await service.stop()
+    }
+
+    /// A listing entry shows what the image's metadata document says (its headline fields), its
+    /// content hash and how it was stored, and nothing else.
+    static func expectEntryIsTheDocument(_ entry: [String: Any], _ service: TestService) throws {
+        let id = try #require(entry["id"] as? String)
+        let document = try service.client.get("/images/\(id)").json
+        let headline = [
+            "format", "mimeType", "width", "height", "frameCount", "animated", "playCount", "durationMs", "fileBytes",
+        ]
+        #expect(Set(entry.keys) == Set(headline + ["id", "sha256", "source"]))
+        for key in headline {
+            #expect("\(entry[key] ?? "absent")" == "\(document[key] ?? "absent")", "\(id): \(key)")
+        }
+        #expect(entry["source"] as? String == "upload" && entry["sha256"] as? String == id)
     }
 }
 

@@ -124,7 +124,7 @@ import Glibc
         let backend = try Self.backend(store)
         // A writer that added its id and was killed before writing the record.
         let orphan = String(repeating: "0", count: 64)
-        try backend.index.whileWriting { try backend.index.add(orphan) }
+        try backend.index.whileWriting { try backend.index.markChanging([orphan]) }
         #expect(try backend.index.count() == 5)
         let page = try store.list(after: nil, limit: 4)
         #expect(page.images.map(\.id) == ids, "the page is full despite the id without a record")
@@ -176,16 +176,16 @@ import Glibc
     struct Failed: Error {}
 
     @Test func concurrentChangesShareTransactionsAndEachIsCommittedOnce() {
-        let commits = GroupCommits<Failed>()
+        let commits = GroupCommits<String, Failed>()
         let committed = Mutex<[String]>([])
         let batches = Mutex<[Int]>([])
         // Eight threads of their own: concurrentPerform runs only as many at once as there are
         // cores, and with two, each change found the previous one's commit over and came alone.
         Self.onThreads(8) { writer in
             for i in 0..<40 {
-                let result = commits.submit("INSERT", ["\(writer)-\(i)"]) { batch in
+                let result = commits.submit("\(writer)-\(i)") { batch in
                     usleep(2000)  // as an fsync takes
-                    committed.withLock { $0 += batch.flatMap(\.ids) }
+                    committed.withLock { $0 += batch }
                     batches.withLock { $0.append(batch.count) }
                     return .success(())
                 }
@@ -214,13 +214,13 @@ import Glibc
     }
 
     @Test func aFailedTransactionFailsEveryChangeInIt() {
-        let commits = GroupCommits<Failed>()
+        let commits = GroupCommits<String, Failed>()
         let failures = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 4) { writer in
             for i in 0..<20 {
-                let result = commits.submit("INSERT", ["\(writer)-\(i)"]) { batch in
+                let result = commits.submit("\(writer)-\(i)") { batch in
                     usleep(1000)
-                    return batch.contains { $0.ids == ["2-7"] } ? .failure(Failed()) : .success(())
+                    return batch.contains("2-7") ? .failure(Failed()) : .success(())
                 }
                 if case .failure = result { failures.withLock { $0 += 1 } }
             }

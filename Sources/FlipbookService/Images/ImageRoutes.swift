@@ -78,7 +78,7 @@ struct ImageRoutes: Sendable {
         let cursor = request.query("after").flatMap { $0.isEmpty ? nil : $0 }
         let (store, logger, pageLimit) = (self.store, self.logger, limit)
         return lookup.offLoop(responder) {
-            let page: (images: [StoredImage], next: String?)
+            let page: (images: [ImageSummary], next: String?)
             do throws(StorageFailure) {
                 page = try store.list(after: cursor, limit: pageLimit)
             } catch {
@@ -87,7 +87,7 @@ struct ImageRoutes: Sendable {
             var headers = HTTPHeaders()
             headers.add(name: "Cache-Control", value: "no-store")
             return .json(
-                JSONBody.encode(ImagePage(images: page.images.map(ImageSummaryDocument.init), next: page.next)),
+                JSONBody.encode(ImagePage(images: page.images.map(ImageSummaryDocument.init(summary:)), next: page.next)),
                 headers: headers)
         }
     }

@@ -28,14 +28,18 @@ public struct MetadataDocument: Sendable, Equatable, Codable {
 /// One entry of `GET /images` (`ImageSummary` in openapi.yaml): a record's id, source and
 /// content hash with its metadata's headline fields.
 struct ImageSummaryDocument: Encodable {
-    var record: StoredImage
+    var summary: ImageSummary
+
+    init(summary: ImageSummary) { self.summary = summary }
+
+    init(record: StoredImage) { summary = ImageSummary(record) }
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: RecordMetadata.Field.self)
-        try c.encode(record.id, forKey: .id)
-        try RecordMetadata.encodeHeadline(of: record.metadata, into: &c)
-        try c.encode(record.source.rawValue, forKey: .source)
-        try c.encode(record.sha256, forKey: .sha256)
-        try c.encodeIfPresent(record.name, forKey: .name)
+        try c.encode(summary.id, forKey: .id)
+        try RecordMetadata.encodeHeadline(of: summary.headline, into: &c)
+        try c.encode(summary.source.rawValue, forKey: .source)
+        try c.encode(summary.sha256, forKey: .sha256)
+        try c.encodeIfPresent(summary.name, forKey: .name)
     }
 }

@@ -164,7 +164,8 @@ final class S3Backend: StorageBackend {
         }
     }
 
-    func listIDs(after cursor: String?, limit: Int) throws(StorageFailure) -> (ids: [String], more: Bool) {
+    /// Ids alone, from ListObjectsV2 (records and names): the store reads each record.
+    func listImages(after cursor: String?, limit: Int) throws(StorageFailure) -> (entries: [ListedEntry], more: Bool) {
         let contentIDs = try listKeys(
             prefix: layout.metaPrefix, startAfter: cursor.map { layout.meta($0) },
             count: limit + 1
@@ -174,7 +175,7 @@ final class S3Backend: StorageBackend {
             count: limit + 1
         ).compactMap { layout.imageName(ofNameKey: $0) }
         let ids = (contentIDs + names).filter { cursor == nil || $0 > cursor! }.sorted()
-        return (Array(ids.prefix(limit)), ids.count > limit)
+        return (ids.prefix(limit).map { ListedEntry(id: $0, summary: nil) }, ids.count > limit)
     }
 
     /// Up to `count` keys under `prefix` after `startAfter`, in order (ListObjectsV2, following
