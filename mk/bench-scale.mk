@@ -6,8 +6,10 @@
 # about 9 GB of disk under bench-out/scale (removed at the end; KEEP=1 keeps it).
 #   make bench-scale SIZES=1000,100000 JOBS=2 BENCH_WRITE=1
 # SKIP_BUILD=1 reuses .build-playback/release/flipbook; COLD=N asks frame 0 of N images (default
-# 100,000); KEEP=1 then REUSE=N measures again the N images an earlier run kept. Not part of `make test`.
+# 100,000); KEEP=1 then REUSE=N measures again the N images an earlier run kept; DATA=DIR uses
+# another data directory than bench-out/scale/data (removed first unless REUSE). Not part of `make test`.
 .PHONY: bench-scale
 bench-scale:
 	$(SCRIPTS_PATH) python3 -m bench.scale --sizes $(or $(SIZES),1000,100000,1000000) --jobs $(or $(JOBS),2) \
-	  $(if $(COLD),--cold $(COLD)) $(if $(REUSE),--reuse $(REUSE)) $(if $(filter 1,$(KEEP)),--keep)
+	  $(if $(COLD),--cold $(COLD)) $(if $(REUSE),--reuse $(REUSE)) $(if $(filter 1,$(KEEP)),--keep) \
+	  $(if $(DATA),--data $(DATA))

@@ -13,7 +13,7 @@ the same records) — and at each size (1,000, 100,000 and 1,000,000 by default)
    ("~100,000 cached"), with `/stats` at those points;
 5. RSS before 3 and after 4, against the goal baseline + 1.1 × budget + 64 MB.
 
-  PYTHONPATH=scripts python3 -m bench.scale [--sizes 1000,100000,1000000] [--jobs 2] [--keep]
+  PYTHONPATH=scripts python3 -m bench.scale [--sizes 1000,100000,1000000] [--jobs 2] [--keep] [--data DIR]
   (FLIPBOOK_BIN=… or SKIP_BUILD=1 to skip the build; BENCH_WRITE=1 writes the "A million images"
   section of docs/benchmarks/scale.md)
 
@@ -214,6 +214,8 @@ def main():
     parser.add_argument("--cold", type=int, default=100_000, help="images whose frame 0 is asked for")
     parser.add_argument("--jobs", type=int, default=2, help="flipbook import's threads")
     parser.add_argument("--keep", action="store_true", help="keep the data directory")
+    parser.add_argument("--data", default=os.path.join(REPO, "bench-out", "scale", "data"),
+                        help="the data directory (removed first unless --reuse)")
     parser.add_argument("--reuse", type=int, default=0,
                         help="the data directory kept (--keep) by an earlier run holds seeds 0 … N-1: store only beyond")
     args = parser.parse_args()
@@ -221,7 +223,7 @@ def main():
     build()
     out = os.path.join(REPO, "bench-out", "scale")
     os.makedirs(out, exist_ok=True)
-    data_dir = os.path.join(out, "data")
+    data_dir = os.path.abspath(args.data)
     if not args.reuse:
         shutil.rmtree(data_dir, ignore_errors=True)
     need = sizes[-1] * 9000 * 1.2
@@ -231,7 +233,8 @@ def main():
     scratch = tempfile.mkdtemp(prefix="flipbook-bench-scale-", dir=out)
     result = {"machine": machine(), "commit": head_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "command": "make bench-scale" + (f" SIZES={args.sizes}" if args.sizes != "1000,100000,1000000" else "")
-              + (f" COLD={args.cold}" if args.cold != 100_000 else "") + (f" REUSE={args.reuse}" if args.reuse else ""),
+              + (f" COLD={args.cold}" if args.cold != 100_000 else "") + (f" REUSE={args.reuse}" if args.reuse else "")
+              + (f" DATA={os.path.relpath(data_dir, REPO)}" if data_dir != os.path.join(out, "data") else ""),
               "uploads": [], "imports": [], "sizes": []}
     stored = args.reuse
     if args.reuse:
