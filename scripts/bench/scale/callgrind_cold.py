@@ -5,7 +5,9 @@ valgrind's callgrind: repeatable on a shared, noisy machine where times are not.
 Starts `flipbook serve` under callgrind (instrumentation off) over a data directory holding at
 least N images (a kept `make bench-scale` directory: `KEEP=1`), with a cache budget that holds N
 images' frames (`BUDGET`, default 2 GiB: no eviction, so "cached" means cached), lists the first N
-ids, then asks frame 0 of each, one request at a time on one connection, in listing order: the
+ids, then asks frame 0 of each, one request at a time on one connection, in listing order (waiting,
+before each counted block, until the server is idle: start-up's reconciliation walks every image's
+file once, minutes under valgrind at a million): the
 server's instructions (every thread: the request, the record read, the decode, the PNG, the
 decode-ahead of frame 1 it starts) are counted over requests 50–150 and over the last 1,000, each
 divided by its number of requests.
@@ -24,6 +26,7 @@ from benchlib import REPO, log
 from benchlib.machine import loadavg
 from benchlib.ports import free_port, wait_until_listening
 from benchlib.server import Server
+from bench.scale.__main__ import wait_until_idle
 from bench.serve.callgrind_requests import (callgrind, run_requests, stop_under_callgrind, total_instructions,
                                             under_callgrind)
 
@@ -80,12 +83,14 @@ def main():
             raise SystemExit(f"{DATA} holds {len(ids)} images, fewer than {IMAGES}")
         paths = [f"/frames/{i}/0" for i in ids[:IMAGES]]
         run_requests(port, paths[:50], 50)
+        wait_until_idle(proc.pid)
         result["first"] = counted(proc, out_dir, port, paths[50:150])
         result["first"]["entries"] = server.json("/stats")["entries"]
         log(f"callgrind_cold: ~100 cached: {result['first']}")
         for start in range(150, IMAGES - 1000, 5000):
             run_requests(port, paths[start:min(start + 5000, IMAGES - 1000)], min(5000, IMAGES - 1000 - start))
             log(f"callgrind_cold: {min(start + 5000, IMAGES - 1000):,} asked for")
+        wait_until_idle(proc.pid)
         result["last"] = counted(proc, out_dir, port, paths[-1000:])
         result["last"]["entries"] = server.json("/stats")["entries"]
         result["ratio"] = round(result["last"]["instructionsPerRequest"] / result["first"]["instructionsPerRequest"], 3)
