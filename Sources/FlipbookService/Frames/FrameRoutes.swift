@@ -28,14 +28,16 @@ struct FrameRoutes: Sendable {
             return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
         }
         let id = request.pathParameters["id"] ?? ""
-        // Looked up once: the memo of resolved queries and the full path both need it.
-        let quickRecord = lookup.recordAtOnce(id, loop: request.loop)
-        if let record = quickRecord, let query = request.rawQuery, !query.isEmpty,
-            let resolved = resolvedBefore(query, request, record)
-        {
+        // Looked up once (the memo of resolved queries and the full path both need it) and bound at
+        // once: an optional record kept across both was copied at each binding and destroyed
+        // through the generic value witnesses.
+        guard let record = lookup.recordAtOnce(id, loop: request.loop) else {
+            return serveFrame(request, responder, id: id, target: .index(index))
+        }
+        if let query = request.rawQuery, !query.isEmpty, let resolved = resolvedBefore(query, request, record) {
             return serveFrame(request, responder, record: record, index: index, resolved: resolved, byTime: false)
         }
-        return serveFrame(request, responder, id: id, target: .index(index), quickRecord: quickRecord)
+        return serveFrame(request, responder, id: id, target: .index(index), record: record)
     }
 
     func frameAtTime(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
@@ -46,31 +48,61 @@ struct FrameRoutes: Sendable {
         guard let time = PlaybackTime(decimal: text) else {
             return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
         }
-        return serveFrame(
-            request, responder, id: id, target: .time(time), quickRecord: lookup.recordAtOnce(id, loop: request.loop))
+        guard let record = lookup.recordAtOnce(id, loop: request.loop) else {
+            return serveFrame(request, responder, id: id, target: .time(time))
+        }
+        return serveFrame(request, responder, id: id, target: .time(time), record: record)
     }
 
-    /// The frame `target` names of image or upload session `id`, in the rendition the request
-    /// asks for: an upload session's (``UploadFrameRoutes``), else the image's, from the record at
-    /// hand (`quickRecord`) or from storage.
+    /// The frame `target` names of image `id`, whose record is at hand, in the rendition the
+    /// request asks for (an upload session of that id is asked first, ``UploadFrameRoutes``).
     private func serveFrame(
         _ request: HTTPRequest, _ responder: HTTPResponder, id: String, target: FrameWaiter.Target,
-        quickRecord: StoredImage?
+        record: StoredImage
     ) -> HTTPHandlerResult {
+        switch asked(request, responder, id: id, target: target) {
+        case .answered(let answer): return answer
+        case .rendition(let requested):
+            return serveFrame(request, responder, record: record, target: target, requested: requested)
+        }
+    }
+
+    /// The frame `target` names of image or upload session `id`, whose record is not at hand: an
+    /// upload session's (``UploadFrameRoutes``), else the image's from storage.
+    private func serveFrame(
+        _ request: HTTPRequest, _ responder: HTTPResponder, id: String, target: FrameWaiter.Target
+    ) -> HTTPHandlerResult {
+        switch asked(request, responder, id: id, target: target) {
+        case .answered(let answer): return answer
+        case .rendition(let requested):
+            return lookup.withKnownRecord(id, responder, needsOriginal: true) { record, _ in
+                serveFrame(request, responder, record: record, target: target, requested: requested)
+            }
+        }
+    }
+
+    /// What a frame request asks for before its image is looked at.
+    private enum Asked {
+        /// The rendition the query asks for.
+        case rendition(RequestedRendition)
+        /// The answer already: a query that is not a rendition (400), or an upload session's frame.
+        case answered(HTTPHandlerResult)
+    }
+
+    /// The rendition `request` asks for of `id`'s frame `target`, or its answer when the query is
+    /// not a rendition or `id` is an upload session's.
+    private func asked(_ request: HTTPRequest, _ responder: HTTPResponder, id: String, target: FrameWaiter.Target)
+        -> Asked
+    {
         let requested: RequestedRendition
         switch renditions.requested(request) {
         case .success(let value): requested = value
-        case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
+        case .failure(let error): return .answered(.now(.problem(.badRequest, detail: error.detail)))
         }
         if let answer = uploads.frame(id, request, responder, target: target, requested: requested) {
-            return answer
+            return .answered(answer)
         }
-        if let record = quickRecord {
-            return serveFrame(request, responder, record: record, target: target, requested: requested)
-        }
-        return lookup.withKnownRecord(id, responder, needsOriginal: true) { record, _ in
-            serveFrame(request, responder, record: record, target: target, requested: requested)
-        }
+        return .rendition(requested)
     }
 
     /// The index of the frame `target` names in `record`: the index itself, or the frame shown at
