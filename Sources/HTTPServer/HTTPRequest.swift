@@ -76,6 +76,28 @@ public struct HTTPPathParameters: Sendable, Sequence {
         }
     }
 
+    /// Calls `body` with the UTF-8 bytes of the parameter called `name` as the path holds them,
+    /// when they need no decoding (no `%`) — read in place, no `String` made: for a handler that
+    /// looks the value up by its bytes. Returns false, without calling `body`, when there is no
+    /// such parameter or it has a `%` (then ask ``subscript(_:)``). For parameters given as
+    /// pairs, `body` gets the value's bytes.
+    public func withUndecodedValue(_ name: String, _ body: (UnsafeRawBufferPointer) -> Void) -> Bool {
+        guard case .bound(let names, let path, let first, let second, let rest) = storage else {
+            guard var value = self[name] else { return false }
+            value.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+            return true
+        }
+        guard let position = Self.position(of: name, in: names) else { return false }
+        let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
+        var text = path
+        return text.withUTF8 { utf8 in
+            let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[range])
+            guard ByteSearch.firstOffset(of: 0x25, in: bytes) == nil else { return false }
+            body(bytes)
+            return true
+        }
+    }
+
     private static func nonNegativeInteger(_ text: String) -> Int? {
         var text = text
         return text.withUTF8 { nonNegativeInteger(UnsafeRawBufferPointer($0)) }

@@ -48,6 +48,15 @@ public final class ImageStore: Sendable {
         var needsReindex = false
     }
 
+    /// A record as the record cache holds it, under the id it was stored for: shared by
+    /// reference between the cache's table and its event loops' views, and handed out as it is
+    /// by ``freshRecord(contentID:reader:)`` (a reference, not a copy of the record's fields).
+    package final class HeldRecord: Sendable {
+        package let id: String
+        package let cached: Cached
+        init(id: String, _ cached: Cached) { (self.id, self.cached) = (id, cached) }
+    }
+
     /// What can be said about an id without waiting on storage.
     package enum QuickLookup: Sendable {
         case found(StoredImage, metadataJSON: [UInt8])
@@ -201,7 +210,15 @@ public final class ImageStore: Sendable {
     /// answer it as it is, and nothing else. nil: ask ``quickLookup(_:reader:)``. The hot path of
     /// frames: one copy of the record, neither its metadata document nor the shared table touched.
     package func freshRecord(contentID id: String, reader: Int) -> StoredImage? {
-        guard ImageID.isContentID(id) else { return nil }
+        var id = id
+        return id.withUTF8 { freshRecord(contentID: UnsafeRawBufferPointer($0), reader: reader)?.cached.record }
+    }
+
+    /// ``freshRecord(contentID:reader:)`` of the id whose UTF-8 bytes are `id` — a request path's,
+    /// looked up without making a `String` of it — handed out as the record cache holds it, by
+    /// reference: nothing of the record copied.
+    package func freshRecord(contentID id: UnsafeRawBufferPointer, reader: Int) -> HeldRecord? {
+        guard ImageID.isContentID(id.assumingMemoryBound(to: UInt8.self)) else { return nil }
         let trusted = backend.lookupsAreLocal ? recheckSeconds : recheckSeconds * 0.75
         return records.freshRecord(id, reader: reader, checkedAfter: clock.seconds() - trusted)
     }

@@ -29,15 +29,10 @@ public struct RecordCacheStats: Sendable, Codable, Equatable {
 /// a record read from storage, a recheck, a delete: rare next to lookups — take the shared lock,
 /// then each view's, so every view always says what the shared table says.
 final class RecordCache: Sendable {
-    /// A record, shared by reference between the table and the views (a view's slot is a
-    /// pointer, not a copy of the record's few hundred bytes of fields).
-    private final class Box: Sendable {
-        let cached: ImageStore.Cached
-        init(_ cached: ImageStore.Cached) { self.cached = cached }
-    }
-
     private struct Entry {
-        var box: Box
+        /// Shared by reference with the views (a view's slot is a pointer, not a copy of the
+        /// record's few hundred bytes of fields).
+        var box: ImageStore.HeldRecord
         var bytes: Int
     }
 
@@ -50,7 +45,7 @@ final class RecordCache: Sendable {
     }
 
     private struct View {
-        var records: [String: Box] = [:]
+        var records = RecordIDTable<ImageStore.HeldRecord>()
         /// Ids hit in this view since room was last made, oldest first (at most ``touchLimit``).
         var touched: [String] = []
         var hits = 0
@@ -104,13 +99,20 @@ final class RecordCache: Sendable {
     /// (then ask ``value(_:reader:)``). A hit is counted and noted as ``value(_:reader:)`` notes
     /// it, but only the record is copied out of its box.
     func freshRecord(_ id: String, reader: Int, checkedAfter: Double) -> StoredImage? {
+        var id = id
+        return id.withUTF8 { freshRecord(UnsafeRawBufferPointer($0), reader: reader, checkedAfter: checkedAfter)?.cached.record }
+    }
+
+    /// ``freshRecord(_:reader:checkedAfter:)`` of the id whose UTF-8 bytes are `id` (a request
+    /// path's: no `String` made, no SipHash), handed out as held: nothing of it copied.
+    func freshRecord(_ id: UnsafeRawBufferPointer, reader: Int, checkedAfter: Double) -> ImageStore.HeldRecord? {
         guard hasViews else { return nil }
-        return views.withLock(reader) { view -> StoredImage? in
-            guard let box = view.records[id], box.cached.checkedAt > checkedAfter, !box.cached.needsReindex
+        return views.withLock(reader) { view -> ImageStore.HeldRecord? in
+            guard let held = view.records.find(id), held.cached.checkedAt > checkedAfter, !held.cached.needsReindex
             else { return nil }
             view.hits += 1
-            if view.touched.count < Self.touchLimit { view.touched.append(id) }
-            return box.cached.record
+            if view.touched.count < Self.touchLimit { view.touched.append(held.id) }
+            return held
         }
     }
 
@@ -139,11 +141,11 @@ final class RecordCache: Sendable {
                     victims.append(oldest.key)
                 }
             }
-            let box = Box(cached)
+            let box = ImageStore.HeldRecord(id: id, cached)
             state.records.insert(Entry(box: box, bytes: bytes), for: id)
             state.bytes += bytes
             views.withEachLock { view in
-                for victim in victims { view.records.removeValue(forKey: victim) }
+                for victim in victims { view.records.removeValue(for: victim) }
                 if view.records[id] != nil { view.records[id] = box }
             }
             if let reader, hasViews { views.withLock(reader) { $0.records[id] = box } }
@@ -159,11 +161,11 @@ final class RecordCache: Sendable {
             guard let cached else {
                 state.records.removeValue(for: id)
                 state.bytes -= entry.bytes
-                views.withEachLock { $0.records.removeValue(forKey: id) }
+                views.withEachLock { $0.records.removeValue(for: id) }
                 return nil
             }
             let bytes = Self.estimatedBytes(cached, views: viewCount)
-            let box = Box(cached)
+            let box = ImageStore.HeldRecord(id: id, cached)
             state.records.replace(Entry(box: box, bytes: bytes), for: id)
             state.bytes += bytes - entry.bytes
             views.withEachLock { view in
@@ -179,7 +181,7 @@ final class RecordCache: Sendable {
         shared.withLock { state -> ImageStore.Cached? in
             guard let entry = state.records.removeValue(for: id) else { return nil }
             state.bytes -= entry.bytes
-            views.withEachLock { $0.records.removeValue(forKey: id) }
+            views.withEachLock { $0.records.removeValue(for: id) }
             return entry.box.cached
         }
     }

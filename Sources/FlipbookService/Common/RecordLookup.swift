@@ -62,6 +62,33 @@ final class RecordLookup: Sendable {
         }
     }
 
+    /// The id the request's `:id` parameter names, with its record when the store knows it without
+    /// waiting and the original is local (``recordAtOnce(_:loop:)``). The hot path of frames: a
+    /// content id is looked up by the path's bytes in the event loop's own view of the records —
+    /// no `String` made for it — and its record handed over as the view holds it, not copied.
+    func recordAtOnce(named request: HTTPRequest) -> RecordAtOnce {
+        var held: ImageStore.HeldRecord?
+        let read = request.pathParameters.withUndecodedValue("id") { bytes in
+            held = store.freshRecord(contentID: bytes, reader: request.loop)
+        }
+        if read, let held {
+            // Local storage first: asking about the record would copy it out of its box.
+            return store.lookupsAreLocal || store.hasLocalOriginal(held.cached.record) ? .held(held) : .notAtHand(id: held.id)
+        }
+        let id = request.pathParameters["id"] ?? ""
+        guard let record = recordAtOnce(id, loop: request.loop) else { return .notAtHand(id: id) }
+        return .found(id: id, record)
+    }
+
+    /// An id a request names, with its record when it is at hand (``recordAtOnce(named:)``).
+    enum RecordAtOnce {
+        /// As the event loop's view of the record cache holds it.
+        case held(ImageStore.HeldRecord)
+        /// A copy, from the store's shared table.
+        case found(id: String, StoredImage)
+        case notAtHand(id: String)
+    }
+
     /// The record of `id` when the store knows it without waiting and the original is local: the
     /// hot path of frames, looked up in the event loop's own copy of the records.
     func recordAtOnce(_ id: String, loop: Int) -> StoredImage? {

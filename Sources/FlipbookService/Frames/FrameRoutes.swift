@@ -27,13 +27,20 @@ struct FrameRoutes: Sendable {
             let text = request.pathParameters["index"] ?? ""
             return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
         }
-        let id = request.pathParameters["id"] ?? ""
-        // Looked up once (the memo of resolved queries and the full path both need it) and bound at
-        // once: an optional record kept across both was copied at each binding and destroyed
-        // through the generic value witnesses.
-        guard let record = lookup.recordAtOnce(id, loop: request.loop) else {
-            return serveFrame(request, responder, id: id, target: .index(index))
+        switch lookup.recordAtOnce(named: request) {
+        case .held(let held): return frame(request, responder, id: held.id, index: index, record: held.cached.record)
+        case .found(let id, let record): return frame(request, responder, id: id, index: index, record: record)
+        case .notAtHand(let id): return serveFrame(request, responder, id: id, target: .index(index))
         }
+    }
+
+    /// Frame `index` of image `id`, whose record is at hand: from the memo of resolved queries
+    /// when the query is in it, else by the full path. The record is bound once and borrowed all
+    /// the way (an optional record kept across both was copied at each binding and destroyed
+    /// through the generic value witnesses).
+    private func frame(
+        _ request: HTTPRequest, _ responder: HTTPResponder, id: String, index: Int, record: StoredImage
+    ) -> HTTPHandlerResult {
         if let query = request.rawQuery, !query.isEmpty, let resolved = resolvedBefore(query, request, record) {
             return serveFrame(request, responder, record: record, index: index, resolved: resolved, byTime: false)
         }
@@ -41,17 +48,19 @@ struct FrameRoutes: Sendable {
     }
 
     func frameAtTime(_ request: HTTPRequest, _ responder: HTTPResponder) -> HTTPHandlerResult {
-        let id = request.pathParameters["id"] ?? ""
         guard let text = request.query("t") else {
+            let id = request.pathParameters["id"] ?? ""
             return .now(.problem(.badRequest, detail: "Ask for /frames/\(id)/{index} or /frames/\(id)?t={milliseconds}."))
         }
         guard let time = PlaybackTime(decimal: text) else {
             return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
         }
-        guard let record = lookup.recordAtOnce(id, loop: request.loop) else {
-            return serveFrame(request, responder, id: id, target: .time(time))
+        switch lookup.recordAtOnce(named: request) {
+        case .held(let held):
+            return serveFrame(request, responder, id: held.id, target: .time(time), record: held.cached.record)
+        case .found(let id, let record): return serveFrame(request, responder, id: id, target: .time(time), record: record)
+        case .notAtHand(let id): return serveFrame(request, responder, id: id, target: .time(time))
         }
-        return serveFrame(request, responder, id: id, target: .time(time), record: record)
     }
 
     /// The frame `target` names of image `id`, whose record is at hand, in the rendition the

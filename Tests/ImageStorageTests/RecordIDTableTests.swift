@@ -1,0 +1,62 @@
+import Testing
+
+@testable import ImageStorage
+
+/// The event loop's table of records by id answers exactly what a dictionary would, by `String`
+/// and by the id's bytes, through growth, replacement and removals that shift runs back.
+@Suite struct RecordIDTableTests {
+    private static func find(_ table: RecordIDTable<Int>, _ id: String) -> Int? {
+        Array(id.utf8).withUnsafeBytes { table.find($0) }
+    }
+
+    @Test func answersAsADictionaryDoesThroughInsertsReplacementsAndRemovals() {
+        var table = RecordIDTable<Int>()
+        var expected: [String: Int] = [:]
+        var generator = SystemRandomNumberGenerator()
+        // Short ids collide in their low hash bits often enough to build long runs: removals
+        // must shift the run back, not break it.
+        let ids = (0..<600).map { index in
+            index % 3 == 0 ? String(index) : String(repeating: "a", count: index % 70) + "-\(index)"
+        }
+        for step in 0..<6000 {
+            let id = ids[Int.random(in: 0..<ids.count, using: &generator)]
+            if step % 3 == 2 {
+                #expect(table.removeValue(for: id) == expected.removeValue(forKey: id))
+            } else {
+                table[id] = step
+                expected[id] = step
+            }
+            #expect(table.count == expected.count)
+        }
+        for id in ids {
+            #expect(table[id] == expected[id])
+            #expect(Self.find(table, id) == expected[id])
+        }
+    }
+
+    @Test func findsAContentIDByItsBytesAndNothingForAnotherOrAPrefix() {
+        let id = String(repeating: "0123456789abcdef", count: 4)
+        var table = RecordIDTable<Int>()
+        table[id] = 7
+        #expect(Self.find(table, id) == 7)
+        #expect(Self.find(table, String(id.dropLast())) == nil)
+        #expect(Self.find(table, String(id.dropLast()) + "0") == nil)
+        #expect(Self.find(table, id + "0") == nil)
+        #expect(Self.find(table, "") == nil)
+        table[id] = nil
+        #expect(Self.find(table, id) == nil)
+        #expect(table.count == 0)
+    }
+
+    @Test func hashesEveryByteOfAnIdIntoItsHash() {
+        let id = Array(String(repeating: "0123456789abcdef", count: 4).utf8) + [0x7a, 0x7a, 0x7a]
+        let seed: UInt64 = 0x1234_5678
+        let whole = id.withUnsafeBytes { RecordIDTable<Int>.hash($0, seed: seed) }
+        for index in id.indices {
+            var changed = id
+            changed[index] ^= 1
+            #expect(changed.withUnsafeBytes { RecordIDTable<Int>.hash($0, seed: seed) } != whole)
+        }
+        #expect(id.withUnsafeBytes { RecordIDTable<Int>.hash($0, seed: seed + 1) } != whole)
+    }
+}
