@@ -32,7 +32,8 @@ extension SettingKeys {
                 document plus its frame table, strings and table slots, measured against RSS); the least recently \
                 used go first and are read from storage again when next needed; `0` keeps none. Counted in \
                 `/stats` (`records`: `entries`, `bytes`, `maxBytes`, `hits`, `misses`, `evictions`) and \
-                `/metrics` (`flipbook_record_cache_*`); listing pages read records without keeping them
+                `/metrics` (`flipbook_record_cache_*`); listing pages read no records on `fs` (the listing \
+                index holds what an entry shows) and read them without keeping them on `s3`
                 """),
         Key(
             name: "storage.s3.endpoint", kind: .string(\.storage.s3.endpoint),
