@@ -106,7 +106,7 @@ let package = Package(
         // renditions (the size rule, scaling).
         .target(
             name: "AnimatedImage",
-            dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate", "CResample", "SystemResources"],
+            dependencies: ["CGIF", "CWebP", "CPNG", "CZlib", "CDeflate", "CResample", "CAVIF", "SystemResources"],
             swiftSettings: strictSettings),
 
         // The animation's frames in formats beyond WebP: AVIF image sequences (libavif, libaom)

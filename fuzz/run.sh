@@ -36,9 +36,9 @@ CORPUS_ROOT="${FLIPBOOK_CORPUS:-../shared/corpus}"
 # -package-name: the libraries' `package` declarations (HTTPParsing's, for HTTPServer) reach the targets.
 SWIFT_FLAGS=(-O -g -swift-version 6 -parse-as-library -package-name flipbook -sanitize=fuzzer,address)
 C_MODULES=(-I Sources/CGIF -I Sources/CWebP -I Sources/CPNG -I Sources/CZlib -I Sources/CDeflate
-  -I Sources/CLinux -I Sources/CMalloc -I Sources/CResample/include)
+  -I Sources/CLinux -I Sources/CMalloc -I Sources/CResample/include -I Sources/CAVIF)
 # CResample (the resampler; pixman enlarges) is C: compiled by cc into libCResample.a.
-C_LIBRARIES=(-lgif -lwebp -lwebpdemux -lwebpmux -lpng16 -lz -ldeflate -lCResample -lpixman-1 -lm)
+C_LIBRARIES=(-lgif -lwebp -lwebpdemux -lwebpmux -lpng16 -lz -ldeflate -lCResample -lpixman-1 -lavif -lm)
 
 die() { echo "fuzz: $*" >&2; exit 2; }
 

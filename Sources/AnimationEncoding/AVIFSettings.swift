@@ -1,3 +1,4 @@
+import AnimatedImage
 import CAVIF
 
 /// How libavif drives libaom for a preview: constant quality (libaom's `end-usage=q`) at a
@@ -25,7 +26,7 @@ public struct AVIFSettings: Sendable, Equatable {
     }
 
     /// libaom's quantizer level for ``quality``.
-    public var quantizerLevel: Int { ((100 - quality) * 63 + 50) / 100 }
+    public var quantizerLevel: Int { AVIFFrameEncoder.quantizerLevel(quality) }
 
     /// Sets these on a libavif encoder (before its first frame).
     func configure(_ encoder: UnsafeMutablePointer<avifEncoder>) {

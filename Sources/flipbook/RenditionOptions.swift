@@ -7,7 +7,7 @@ import FlipbookService
 /// `Accept` to negotiate with.)
 struct RenditionOptions: ParsableArguments {
     @OptionGroup var scaling: ScalingOptions
-    @Option(help: "png (default) or webp.")
+    @Option(help: "png (default), webp, or avif (lossy; --quality 1 to 100, default 44).")
     var format: String = "png"
     @Option(help: "Deflate compression level of PNG output, 0 (stored) to 9 (smallest).")
     var compressionLevel = 1
@@ -19,7 +19,7 @@ struct RenditionOptions: ParsableArguments {
         let items = scaling.queryItems + [("format", format)]
         let policy = scaling.policy
         return try ScalingOptions.validated { () throws(RenditionParameterError) in
-            try policy.requested(items, accept: nil, formats: [.png, .webp])
+            try policy.requested(items, accept: nil, formats: [.png, .webp, .avif])
         }
     }
 

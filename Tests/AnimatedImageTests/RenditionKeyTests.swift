@@ -17,6 +17,10 @@ struct RenditionKeyTests {
             quality: 80),
         FrameRendition(
             scaledWidth: 400, scaledHeight: 300, crop: PixelRect(x: 0, y: 0, width: 400, height: 300), format: .png),
+        FrameRendition(scaledWidth: 320, scaledHeight: 180, format: .avif, quality: 44),
+        FrameRendition(
+            scaledWidth: 356, scaledHeight: 200, crop: PixelRect(x: 78, y: 0, width: 200, height: 200), format: .avif,
+            quality: 100),
     ]
 
     @Test(arguments: renditions)
@@ -29,7 +33,7 @@ struct RenditionKeyTests {
         "480x270-webp-q055", "480x270-webp-q+5", "480x270-webp-ll-", "0480x270-png", "0x270-png", "480x0-png",
         "-480x270-png", "480X270-png", "480x270-PNG", "480x270+0+0-0x270-png", "480x270+1+0-480x270-png",
         "480x270+0+1-480x270-png", "480x270+0-480x270-png", "1234567890x1-png", "480x270-png ", " 480x270-png",
-        "４８０x270-png",
+        "４８０x270-png", "480x270-avif", "480x270-avif-ll", "480x270-avif-q0", "480x270-avif-q101", "480x270-avif-q044",
     ])
     func anythingElseIsNotAKey(_ text: String) {
         #expect(FrameRendition(key: Substring(text)) == nil, "\(text)")

@@ -43,6 +43,13 @@ struct DerivedCLITests {
         #expect(onBlack.status == 0, "\(onBlack.stderr)")
         let servedOnBlack = try service.client.get("/images/\(id)/preview?width=90&format=mp4&background=000000")
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/b.mp4"))) == servedOnBlack.body)
+        // An AVIF frame: the command writes the bytes the frame route serves.
+        let frame = try runProcess(
+            flipbook, ["frame", path, "3", "--width", "90", "--format", "avif", "--output", directory + "/f.avif"])
+        #expect(frame.status == 0, "\(frame.stderr)")
+        let servedFrame = try service.client.get("/frames/\(id)/3?width=90&format=avif")
+        #expect(servedFrame.header("Content-Type") == "image/avif")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/f.avif"))) == servedFrame.body)
         let badBackground = try runProcess(
             flipbook, ["preview", path, "--format", "webp", "--background", "000", "--output", directory + "/b.webp"])
         #expect(badBackground.status != 0 && badBackground.stderr.contains("background"), "\(badBackground.stderr)")

@@ -58,6 +58,34 @@ struct RenditionRoutesTests {
         }
     }
 
+    /// `format=avif` on the frame routes: a still AVIF (lossy; `quality` or 44) whose key names
+    /// the quality, kept and revalidated like any rendition; never what `format=auto` chooses,
+    /// even for an `Accept` that lists only `image/avif`; and refused as a default format.
+    @Test func avifFramesOnlyWhenAskedFor() async throws {
+        try await withService { service, id in
+            let avif = try service.client.get("/frames/\(id)/3?width=100&format=avif")
+            #expect(avif.status == 200, "\(avif.text.prefix(200))")
+            #expect(avif.header("Content-Type") == "image/avif" && avif.header("Vary") == nil)
+            #expect(String(decoding: avif.body[4..<12], as: UTF8.self) == "ftypavif")
+            let etag = try #require(avif.header("ETag"))
+            #expect(etag.contains("-100x100-avif-q44-"), "\(etag)")
+            let named = try service.client.get("/frames/\(id)/3?width=100&format=avif&quality=44")
+            #expect(named.header("ETag") == etag && named.body == avif.body)
+            let better = try service.client.get("/frames/\(id)/3?width=100&format=avif&quality=90")
+            #expect(better.header("ETag")?.contains("-avif-q90-") == true && better.body.count > avif.body.count)
+            #expect(
+                try service.client.get("/frames/\(id)/3?width=100&format=avif", headers: ["If-None-Match": etag]).status == 304)
+            let auto = try service.client.get("/frames/\(id)/3?width=100&format=auto", headers: ["Accept": "image/avif"])
+            #expect(auto.header("Content-Type") == "image/png", "auto never answers AVIF for a frame")
+            let chromium = try service.client.get(
+                "/frames/\(id)/3?width=100&format=auto", headers: ["Accept": "image/avif,image/webp,*/*"])
+            #expect(chromium.header("Content-Type") == "image/webp")
+        }
+        #expect(throws: RenditionParameterError.self) {
+            try RenditionPolicy(defaultFormat: "avif", presets: [], allowArbitrary: true, maxOutputDimension: 4096)
+        }
+    }
+
     @Test func varyOnlyWhenTheFormatWasNegotiated() async throws {
         try await withService { service, id in
             let webp = try service.client.get("/frames/\(id)/1?width=80&format=auto", headers: ["Accept": "image/webp,*/*"])

@@ -5,7 +5,8 @@
 //   - parsing, negotiation or the size rule crashes, on any bytes;
 //   - a request is accepted whose served frame is empty, above the output limit on a side, or
 //     whose crop does not lie inside the scaled frame;
-//   - `quality` survives on a PNG, or `format=auto` does not say it was negotiated;
+//   - `quality` survives on a PNG, an AVIF frame has none, or `format=auto` does not say it was
+//     negotiated or chooses AVIF;
 //   - a rendition that changes nothing is not the full-size frame, or two renditions with one key
 //     differ (the key is the cache's and the ETag's name for the frame), or a key read back
 //     (`FrameRendition(key:)`) is not its rendition;
@@ -42,8 +43,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     named(items, query: query)
     guard let requested = try? policy.requested(items, accept: Substring(accept)) else { return 0 }
     if requested.request.format == .png { check(requested.request.quality == nil, "quality on a PNG: \(query)") }
+    if requested.request.format == .avif { check(requested.request.quality != nil, "an AVIF without quality: \(query)") }
     if items.contains(where: { $0.name == "format" && $0.value == "auto" }) {
         check(requested.negotiated, "auto not negotiated: \(query)")
+        check(requested.request.format != .avif, "auto chose AVIF for a frame: \(query)")
     }
     guard let rendition = try? policy.rendition(requested, canvasWidth: w, canvasHeight: h) else { return 0 }
     let (ow, oh) = (rendition.outputWidth, rendition.outputHeight)

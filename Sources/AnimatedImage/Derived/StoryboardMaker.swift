@@ -46,6 +46,9 @@ public enum StoryboardMaker {
             switch layout.spec.format {
             case .png: bytes = try png.encode(canvas, colorSpace: image.colorSpace)
             case .webp: bytes = try webp.encode(canvas, quality: layout.spec.quality, colorSpace: image.colorSpace)
+            case .avif:
+                bytes = try AVIFFrameEncoder().encode(
+                    canvas, quality: layout.spec.quality ?? AVIFFrameEncoder.defaultQuality, colorSpace: image.colorSpace)
             }
             try sheet(number, bytes)
         }

@@ -18,7 +18,7 @@ public struct StoryboardSpec: Sendable, Hashable {
     public var columns: Int
     public var frames: Frames
     public var format: FrameFormat
-    /// Lossy WebP quality 1–100; nil = lossless (and always nil for PNG).
+    /// Lossy quality 1–100: WebP's (nil = lossless), AVIF's (nil = its default); always nil for PNG.
     public var quality: Int?
 
     public init(
@@ -31,7 +31,7 @@ public struct StoryboardSpec: Sendable, Hashable {
         self.columns = columns
         self.frames = frames
         self.format = format
-        self.quality = format == .webp ? quality : nil
+        self.quality = format == .png ? nil : quality
     }
 
     /// A short name of the storyboard for a given tile height: `t160x90-c10-all-webp-ll`,
@@ -46,6 +46,7 @@ public struct StoryboardSpec: Sendable, Hashable {
         case (.png, _): key += "-png"
         case (.webp, nil): key += "-webp-ll"
         case (.webp, let q?): key += "-webp-q\(q)"
+        case (.avif, let q): key += "-avif-q\(q ?? AVIFFrameEncoder.defaultQuality)"
         }
         return key
     }

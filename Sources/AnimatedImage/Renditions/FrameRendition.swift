@@ -10,7 +10,8 @@ public struct FrameRendition: Sendable, Hashable {
     /// The part of the scaled frame served (nil: all of it).
     public var crop: PixelRect?
     public var format: FrameFormat
-    /// Lossy WebP quality, 1–100; nil = lossless.
+    /// Lossy quality, 1–100: WebP's (nil = lossless), AVIF's (always given: AVIF frames are
+    /// lossy); nil for PNG.
     public var quality: Int?
 
     public init(scaledWidth: Int, scaledHeight: Int, crop: PixelRect? = nil, format: FrameFormat, quality: Int? = nil) {
@@ -18,7 +19,7 @@ public struct FrameRendition: Sendable, Hashable {
         self.scaledHeight = scaledHeight
         self.crop = crop
         self.format = format
-        self.quality = format == .webp ? quality : nil
+        self.quality = format == .png ? nil : quality
     }
 
     /// Today's frame: full size, PNG. `exact(width:height:)` with the canvas's size.
@@ -40,7 +41,7 @@ public struct FrameRendition: Sendable, Hashable {
     }
 
     /// A short name of the rendition, unique per canvas: `320x180-png`, `320x180-webp-ll`
-    /// (lossless), `320x180-webp-q80`, and with a crop `400x300+40+0-320x300-webp-q80` (scaled
+    /// (lossless), `320x180-webp-q80`, `320x180-avif-q44`, and with a crop `400x300+40+0-320x300-webp-q80` (scaled
     /// size, crop origin, crop size). Part of cache keys and ETags.
     public var key: String {
         var key = "\(scaledWidth)x\(scaledHeight)"
@@ -49,6 +50,7 @@ public struct FrameRendition: Sendable, Hashable {
         case (.png, _): key += "-png"
         case (.webp, nil): key += "-webp-ll"
         case (.webp, let q?): key += "-webp-q\(q)"
+        case (.avif, let q): key += "-avif-q\(q ?? 0)"
         }
         return key
     }
@@ -79,6 +81,8 @@ public struct FrameRendition: Sendable, Hashable {
             format = .webp
         } else if encoding.hasPrefix("webp-q"), let q = Int(encoding.dropFirst(6)), (1...100).contains(q) {
             (format, quality) = (.webp, q)
+        } else if encoding.hasPrefix("avif-q"), let q = Int(encoding.dropFirst(6)), (1...100).contains(q) {
+            (format, quality) = (.avif, q)
         } else {
             return nil
         }
@@ -107,15 +111,18 @@ private struct KeyScanner {
     }
 }
 
-/// The encodings frames are served in.
+/// The encodings frames are served in: PNG, WebP (lossless or lossy), AVIF (lossy, only when
+/// asked for by name).
 public enum FrameFormat: String, Sendable, Hashable, CaseIterable {
     case png
     case webp
+    case avif
 
     public var mimeType: String {
         switch self {
         case .png: return "image/png"
         case .webp: return "image/webp"
+        case .avif: return "image/avif"
         }
     }
 }

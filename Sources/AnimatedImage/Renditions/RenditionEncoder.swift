@@ -1,14 +1,16 @@
 /// Turns a composited canvas into the bytes of one rendition: scaled (``Resampler``), cropped,
-/// then encoded as PNG or WebP with the source's colour information. The one place every served
+/// then encoded as PNG, WebP or AVIF with the source's colour information. The one place every served
 /// frame is encoded — the cache's decode threads and the CLI both call it, so they make the same
 /// bytes.
 public struct RenditionEncoder: Sendable {
     public var png: PNGEncoder
     public var webp: WebPEncoder
+    public var avif: AVIFFrameEncoder
 
-    public init(png: PNGEncoder = PNGEncoder(), webp: WebPEncoder = WebPEncoder()) {
+    public init(png: PNGEncoder = PNGEncoder(), webp: WebPEncoder = WebPEncoder(), avif: AVIFFrameEncoder = AVIFFrameEncoder()) {
         self.png = png
         self.webp = webp
+        self.avif = avif
     }
 
     /// `canvas` (a full composited frame) as `rendition`'s bytes.
@@ -17,6 +19,8 @@ public struct RenditionEncoder: Sendable {
         switch rendition.format {
         case .png: return try png.encode(frame, colorSpace: colorSpace)
         case .webp: return try webp.encode(frame, quality: rendition.quality, colorSpace: colorSpace)
+        case .avif:
+            return try avif.encode(frame, quality: rendition.quality ?? AVIFFrameEncoder.defaultQuality, colorSpace: colorSpace)
         }
     }
 
@@ -34,11 +38,17 @@ public struct RenditionEncoder: Sendable {
 
     /// What making one frame of `rendition` from a `width`×`height` canvas may allocate beyond
     /// what rendering and PNG-encoding the canvas itself takes (``DecodeMemory/renderBytes``):
-    /// the scaler's work and the scaled frame, and libwebp's buffers (a few times the output).
+    /// the scaler's work and the scaled frame, and libwebp's buffers (a few times the output) or
+    /// libaom's (``AVIFFrameEncoder/workingBytes(width:height:)``).
     public static func workingBytes(_ rendition: FrameRendition, width: Int, height: Int) -> Int {
         let output = rendition.scaledWidth * rendition.scaledHeight * 4
         let scaling =
             rendition.scales(width: width, height: height) ? Resampler.workingBytes(width: width, height: height) + output : 0
-        return scaling + (rendition.format == .webp ? 3 * output : 0)
+        switch rendition.format {
+        case .png: return scaling
+        case .webp: return scaling + 3 * output
+        case .avif:
+            return scaling + AVIFFrameEncoder.workingBytes(width: rendition.outputWidth, height: rendition.outputHeight)
+        }
     }
 }

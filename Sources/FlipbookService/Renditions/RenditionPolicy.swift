@@ -22,7 +22,7 @@ public struct RenditionPolicy: Sendable {
     public init(defaultFormat: String, presets entries: [String], allowArbitrary: Bool, maxOutputDimension: Int)
         throws(RenditionParameterError)
     {
-        guard let format = RenditionQuery.Format(rawValue: defaultFormat) else {
+        guard let format = RenditionQuery.Format(rawValue: defaultFormat), format != .avif else {
             throw RenditionParameterError(
                 parameter: "renditions.defaultFormat",
                 detail: "renditions.defaultFormat must be png, webp or auto (got '\(defaultFormat)')")
@@ -104,11 +104,18 @@ public struct RenditionPolicy: Sendable {
             switch format {
             case .png: .png
             case .webp: .webp
+            case .avif: .avif
             case .auto: AcceptNegotiation.acceptsWebP(accept()) ? .webp : .png
+            }
+        let quality: Int? =
+            switch frameFormat {
+            case .png: nil
+            case .webp: given.quality
+            case .avif: given.quality ?? AVIFFrameEncoder.defaultQuality
             }
         let request = RenditionRequest(
             width: given.width, height: given.height, dpr: given.dpr ?? .one, fit: fit,
-            enlarge: given.enlarge ?? false, format: frameFormat, quality: frameFormat == .webp ? given.quality : nil)
+            enlarge: given.enlarge ?? false, format: frameFormat, quality: quality)
         do {
             _ = try request.targetBox(maxOutputDimension: maxOutputDimension)
         } catch {

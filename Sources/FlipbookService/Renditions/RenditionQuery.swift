@@ -7,9 +7,9 @@ import AnimatedImage
 /// error, is written once. A preset is one of these too. Parsing is strict: a malformed or
 /// out-of-range value, or a parameter given twice, is a ``RenditionParameterError`` naming it.
 public struct RenditionQuery: Sendable, Equatable {
-    /// `format`: a frame format, or `auto` (negotiated by `Accept`).
+    /// `format`: a frame format, or `auto` (negotiated by `Accept`: PNG or WebP, never AVIF).
     public enum Format: String, Sendable, Equatable, CaseIterable {
-        case png, webp, auto
+        case png, webp, avif, auto
     }
 
     var width: Int?
@@ -88,8 +88,8 @@ public struct RenditionQuery: Sendable, Equatable {
         }
     }
 
-    /// The rule of `quality` wherever it is given: it sets lossy WebP's quality, so it cannot go
-    /// with PNG (`what` names the output in the error: frames, or a storyboard's sheets).
+    /// The rule of `quality` wherever it is given: it sets lossy WebP's (or AVIF's) quality, so it
+    /// cannot go with PNG (`what` names the output in the error: frames, or a storyboard's sheets).
     static func checkQuality(_ quality: Int?, format: Format, of what: String = "lossy WebP") throws(RenditionParameterError) {
         if quality != nil && format == .png {
             throw RenditionParameterError(
