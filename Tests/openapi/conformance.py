@@ -372,6 +372,15 @@ def rendition_checks(c, port, ids):
             ("width=1&height=1&fit=fill&format=webp", dict(width=1, height=1, fit="fill"), "webp", None),
             ("width=2048&dpr=2", dict(width=2048, dpr="2"), "png", None),
         ]
+        avif = request(port, "GET", f"{base}?width=48&format=avif", headers={"Accept": "image/avif"})
+        if c.conforms(f"GET frame ?width=48&format=avif ({name}) → 200 image/avif", "GET", "/frames/{id}/{index}", avif, 200):
+            c.expect(f"frame format=avif ({name}): a still AVIF, key avif-q44, no Vary",
+                     avif.header("content-type") == "image/avif" and avif.body[4:12] == b"ftypavif"
+                     and "-avif-q44-" in (avif.header("etag") or "") and not vary_lists_accept(avif),
+                     (avif.header("content-type"), avif.header("etag"), avif.body[:12]))
+        auto_avif = request(port, "GET", f"{base}?width=48&format=auto", headers={"Accept": "image/avif"})
+        c.expect(f"frame format=auto, Accept image/avif ({name}): PNG, never AVIF",
+                 auto_avif.status == 200 and auto_avif.header("content-type") == "image/png", auto_avif.header("content-type"))
         etags = []  # of the renditions that are not the full-size frame
         for query, parameters, fmt, quality in cases:
             got = request(port, "GET", f"{base}?{query}")
