@@ -1,5 +1,5 @@
-import Dispatch
 import Synchronization
+import SystemResources
 
 /// Listing: `GET /images` pages, in id byte order, stored and library images merged. A page
 /// costs its own size: the backend answers the images after the cursor from an ordered index
@@ -23,7 +23,7 @@ extension ImageStore {
             for i in unknown { found[i] = listedRecord(page[i]).map(ImageSummary.init) }
         } else if !unknown.isEmpty {
             let results = Mutex(found)
-            DispatchQueue.concurrentPerform(iterations: unknown.count) { n in
+            remoteReads.perform(iterations: unknown.count) { n in
                 let i = unknown[n]
                 let summary = self.listedRecord(page[i]).map(ImageSummary.init)
                 results.withLock { $0[i] = summary }

@@ -94,7 +94,9 @@ public final class ImageStore: Sendable {
     let commitLock = Mutex(())
     /// Ids being rechecked in the background (at most one recheck per id at a time).
     private let refreshing = Mutex<Set<String>>([])
-    private let refreshQueue = DispatchQueue(label: "flipbook.storage.refresh", attributes: .concurrent)
+    /// Background rechecks and a listing's record reads run here: they wait on remote storage,
+    /// so not on Dispatch's shared pool (see ``WorkerThreads``).
+    let remoteReads = WorkerThreads(name: "storage-read", limit: 16)
     /// Re-indexes records of other output revisions that a listing came across, one at a time.
     private let reindexQueue = DispatchQueue(label: "flipbook.storage.reindex")
     /// Ids being re-indexed: a second lookup waits for the first instead of decoding again.
@@ -337,7 +339,7 @@ public final class ImageStore: Sendable {
     /// Rechecks `id` on a background queue unless a recheck is already under way.
     private func refreshInBackground(_ id: String) {
         guard refreshing.withLock({ $0.insert(id).inserted }) else { return }
-        refreshQueue.async { [self] in
+        remoteReads.submit { [self] in
             defer { _ = refreshing.withLock { $0.remove(id) } }
             _ = records.update(id) { $0?.checkedAt -= recheckSeconds }  // due now
             _ = try? resolve(id)

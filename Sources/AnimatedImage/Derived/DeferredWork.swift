@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import SystemResources
 
 /// A piece of work run once, by whichever thread comes first: a worker it was handed to, or a
 /// thread that needs its result (``result()``) or has nothing better to do

@@ -42,7 +42,7 @@ public final class ParallelAnimatedWebPEncoder: AnimationEncoding {
     /// The first frame as added, until a second frame is kept (for ``singleFrame()``).
     private var firstFrame: Canvas?
     /// Where the candidates are encoded: threads of their own, one per core.
-    private let workers = WorkerThreads(count: CPULimit.usableCores)
+    private let workers = WorkerThreads(name: "webp-encode", limit: CPULimit.usableCores)
 
     private struct Candidate {
         var rect: PixelRect

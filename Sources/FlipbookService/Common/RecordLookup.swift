@@ -1,17 +1,18 @@
-import Dispatch
 import HTTPServer
 import ImageStorage
 import Logging
+import SystemResources
 
 /// How a route gets the record of an image id without blocking an event loop: at once when the
-/// store knows it without waiting on storage, else on a queue of its own (lookups that wait on
+/// store knows it without waiting on storage, else on threads of its own (lookups that wait on
 /// remote storage), answering through the request's responder. Every route that names an image
 /// goes through it.
 final class RecordLookup: Sendable {
     let store: ImageStore
     private let logger: Logger
-    /// Lookups that wait on remote storage run here, off the event loops.
-    private let queue = DispatchQueue(label: "flipbook.storage", attributes: .concurrent)
+    /// Lookups that wait on remote storage run here, off the event loops and off Dispatch's
+    /// shared pool (they spend their time waiting on the network).
+    private let workers = WorkerThreads(name: "storage-lookup", limit: 32)
 
     init(store: ImageStore, logger: Logger) {
         self.store = store
@@ -20,7 +21,7 @@ final class RecordLookup: Sendable {
 
     /// Calls `body` with the record of `id` and its metadata document (nil when there is no such
     /// image): at once when the store knows it without waiting on storage, else from the storage
-    /// queue, answering through `responder`. With `needsOriginal`, the image's original is made
+    /// workers, answering through `responder`. With `needsOriginal`, the image's original is made
     /// local first, so the frame cache never waits on the network. Storage that cannot be reached
     /// gets a 503 with `Retry-After`.
     func withRecord(
@@ -37,7 +38,7 @@ final class RecordLookup: Sendable {
         }
         let (store, logger) = (self.store, self.logger)
         if needsOriginal { store.prefetchOriginal(ofContentID: id) }
-        queue.async {
+        workers.submit {
             let result: HTTPHandlerResult
             do throws(StorageFailure) {
                 let cached = try store.resolve(id)
@@ -100,11 +101,11 @@ final class RecordLookup: Sendable {
         return record
     }
 
-    /// Runs `work` at once when storage is local, else on the storage queue (its answer goes
+    /// Runs `work` at once when storage is local, else on the storage workers (its answer goes
     /// through `responder`).
     func offLoop(_ responder: HTTPResponder, _ work: @escaping @Sendable () -> HTTPResponse) -> HTTPHandlerResult {
         if store.lookupsAreLocal { return .now(work()) }
-        queue.async { responder.respond(work()) }
+        workers.submit { responder.respond(work()) }
         return .later
     }
 }

@@ -1,11 +1,12 @@
 import Dispatch
 import Synchronization
+import SystemResources
 
 /// Runs builds of products, one per key at a time: a request for a product already being built
 /// waits for that build instead of starting another (coalescing). At most `concurrency` builds
-/// run at once, on a queue of their own (never on an event loop); the others wait in line here,
-/// not on a semaphore inside a queued block, where each would hold one of the few threads of
-/// Dispatch's shared pool (see ``RequestDeadlines``). Each also reserves its memory from the
+/// run at once, on threads of their own (never on an event loop, nor on Dispatch's shared pool:
+/// see ``WorkerThreads``); the others wait in line here, not on a semaphore inside a queued
+/// block, where each would hold a thread. Each also reserves its memory from the
 /// decode-memory budget before it allocates. A failed build's answer is remembered for
 /// a while (``failureSeconds``), so a product over a limit is not rebuilt by every request (not
 /// a busy budget's, nor a product the shared store did not have yet).
@@ -27,11 +28,12 @@ final class DerivedBuilds: Sendable {
     static let failureSeconds = 30.0
 
     private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "flipbook.derived", attributes: .concurrent)
+    private let workers: WorkerThreads
     private let concurrency: Int
 
     init(concurrency: Int) {
         self.concurrency = max(1, concurrency)
+        workers = WorkerThreads(name: "derived-build", limit: self.concurrency)
     }
 
     /// Builds started, and requests that joined a build already under way.
@@ -70,7 +72,7 @@ final class DerivedBuilds: Sendable {
         switch decision {
         case .join, .queue: return
         case .failed(let failure): completion(.failure(failure))
-        case .start: queue.async { [self] in build(key, work) }
+        case .start: workers.submit { [self] in build(key, work) }
         }
     }
 

@@ -1,20 +1,21 @@
-import Dispatch
 import FrameCache
 import HTTPServer
 import ImageStorage
 import Logging
+import SystemResources
 
 /// Takes images in: opens the temporary file an upload is streamed into, and verifies and stores
-/// a finished one (on a queue of its own, off the event loops) — the body of `POST /images`,
-/// `PUT /images/{name}`, `PUT /uploads/{uploadId}` and of a source fetched by URL. Verifying makes
-/// the image's seek anchors (``SeekAnchors``), which become its first cached frames and are kept
-/// on disk.
+/// a finished one (on threads of its own, off the event loops and Dispatch's shared pool) — the
+/// body of `POST /images`, `PUT /images/{name}`, `PUT /uploads/{uploadId}` and of a source
+/// fetched by URL. Verifying makes the image's seek anchors (``SeekAnchors``), which become its
+/// first cached frames and are kept on disk.
 final class ImageIngest: Sendable {
     let store: ImageStore
     let frames: ImageFrames
     let logger: Logger
-    /// Uploads are verified (every frame decoded once) and committed here, off the event loops.
-    let queue = DispatchQueue(label: "flipbook.ingest", attributes: .concurrent)
+    /// Uploads are verified (every frame decoded once) and committed here, off the event loops:
+    /// a few per core, as verifying computes and committing waits on the disk or S3.
+    let workers = WorkerThreads(name: "ingest", limit: max(4, 2 * CPULimit.usableCores))
 
     init(store: ImageStore, frames: ImageFrames, logger: Logger) {
         self.store = store
@@ -44,7 +45,7 @@ final class ImageIngest: Sendable {
             .serviceUnavailable, detail: detail, headers: ["Retry-After": String(HTTPResponse.storageRetryAfterSeconds)])
     }
 
-    /// Verifies and stores a finished upload (on the ingest queue) and says how it went: 201/200
+    /// Verifies and stores a finished upload (on the ingest workers) and says how it went: 201/200
     /// with the metadata, or the problem that refused it.
     func commit(
         _ upload: UploadFile, name: String?, requestID: HTTPRequestID, origin: SourceOrigin? = nil, displayName: String? = nil

@@ -5,7 +5,7 @@ import HTTPServer
 import ImageStorage
 
 /// Receives an upload's body straight into a temporary file of the store (hashing it on the
-/// way), then hands the file to the ingest queue to be verified and committed; the client gets
+/// way), then hands the file to the ingest workers to be verified and committed; the client gets
 /// 201/200 with the metadata, or a problem document saying why the image was refused.
 ///
 /// The body of `POST /images` and `PUT /images/{name}`, and of an upload session's
@@ -59,7 +59,7 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
         }
         let (ingest, upload, name, session) = (self.ingest, self.upload, self.name, self.session)
         let (displayName, responder, requestID) = (self.displayName, self.responder, self.requestID)
-        ingest.queue.async {
+        ingest.workers.submit {
             let response = ingest.commit(upload, name: name, requestID: requestID, displayName: displayName)
             if case (let session, let tracker)? = session {
                 tracker.end(session, UploadTracker.phase(after: response), answering: response)

@@ -8,7 +8,7 @@ import SystemResources
 import URLSigning
 
 /// What the source routes and the signature check share: the fetcher, the threads fetches wait
-/// on (off the event loops and off the ingest queue), the signing policy, and the counters of
+/// on (off the event loops and off the ingest workers), the signing policy, and the counters of
 /// `flipbook_source_fetches_total{result}` (`ok`, `not-modified`, or the refusal's rule).
 final class SourceServices: Sendable {
     let fetcher: SourceFetcher

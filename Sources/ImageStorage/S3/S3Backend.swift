@@ -4,6 +4,7 @@ import FoundationEssentials
 import Logging
 import Metrics
 import Synchronization
+import SystemResources
 
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,9 @@ final class S3Backend: StorageBackend {
     let partBytes: Int
     private let uploads: String
     private let logger: Logger
-    private let prefetchQueue = DispatchQueue(label: "flipbook.s3.prefetch", attributes: .concurrent)
+    /// Originals fetched ahead and unused ones forgotten, in the background: they wait on S3, so
+    /// not on Dispatch's shared pool (see ``WorkerThreads``).
+    private let background = WorkerThreads(name: "s3-background", limit: 8)
     /// Set when the backend goes away: the reachability probe stops.
     private let stopped = Flag()
 
@@ -153,7 +156,7 @@ final class S3Backend: StorageBackend {
 
     func prefetchOriginal(_ sha256: String) {
         guard !cache.contains(sha256) else { return }
-        prefetchQueue.async { [self] in _ = try? originalPath(sha256: sha256) }
+        background.submit { [self] in _ = try? originalPath(sha256: sha256) }
     }
 
     private func originalPath(sha256: String) throws(StorageFailure) -> String {
@@ -294,7 +297,7 @@ final class S3Backend: StorageBackend {
     /// Another replica deleted an image of this content: the local copy goes once the bucket says
     /// nothing uses it any more (asked in the background; the records in memory are only some).
     func forgetOriginal(_ sha256: String) {
-        prefetchQueue.async { [self] in
+        background.submit { [self] in
             if (try? isUnused(sha256)) == true { cache.remove(sha256) }
         }
     }
