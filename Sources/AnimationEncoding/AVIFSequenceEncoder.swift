@@ -24,7 +24,7 @@ public final class AVIFSequenceEncoder: AnimationEncoding {
     public let playCount: Int
     private let settings: AVIFSettings
     private let encoder: UnsafeMutablePointer<avifEncoder>
-    private let image: UnsafeMutablePointer<avifImage>
+    private let yuv: YUVFrame
     /// Frames and their durations, held back by one so the last one added can be written as a
     /// still image when it is the only one.
     private var pending: (frame: Canvas, durationMs: Int)?
@@ -39,7 +39,7 @@ public final class AVIFSequenceEncoder: AnimationEncoding {
             throw AVIFEncodingError(message: "an AVIF cannot be \(width)×\(height) pixels")
         }
         guard let encoder = avifEncoderCreate() else { throw AVIFEncodingError(message: "libavif out of memory") }
-        guard let image = avifImageCreate(UInt32(width), UInt32(height), 8, AVIF_PIXEL_FORMAT_YUV420) else {
+        guard let yuv = YUVFrame(width: width, height: height, range: AVIF_RANGE_FULL) else {
             avifEncoderDestroy(encoder)
             throw AVIFEncodingError(message: "libavif out of memory")
         }
@@ -49,18 +49,11 @@ public final class AVIFSequenceEncoder: AnimationEncoding {
         self.playCount = max(0, playCount)
         self.settings = settings
         self.encoder = encoder
-        self.image = image
-        image.pointee.yuvRange = AVIF_RANGE_FULL
-        image.pointee.colorPrimaries = UInt16(AVIF_COLOR_PRIMARIES_BT709)
-        image.pointee.transferCharacteristics = UInt16(AVIF_TRANSFER_CHARACTERISTICS_SRGB)
-        image.pointee.matrixCoefficients = UInt16(AVIF_MATRIX_COEFFICIENTS_BT601)
+        self.yuv = yuv
         settings.configure(encoder)
     }
 
-    deinit {
-        avifImageDestroy(image)
-        avifEncoderDestroy(encoder)
-    }
+    deinit { avifEncoderDestroy(encoder) }
 
     /// Adds the next frame, shown for `durationMs` milliseconds (at least 1).
     public func add(_ frame: Canvas, durationMs: Int) throws {
@@ -91,18 +84,10 @@ public final class AVIFSequenceEncoder: AnimationEncoding {
 
     /// Converts `frame` to YUV (and alpha) in the one image this encoder reuses, and encodes it.
     private func write(_ frame: Canvas, durationMs: Int, single: Bool) throws {
-        var rgb = avifRGBImage()
-        avifRGBImageSetDefaults(&rgb, image)
-        rgb.format = AVIF_RGB_FORMAT_RGBA
-        rgb.depth = 8
-        rgb.ignoreAlpha = alpha ? 0 : 1
-        rgb.rowBytes = UInt32(width * 4)
-        try frame.pixels.withUnsafeBufferPointer { pixels in
-            rgb.pixels = UnsafeMutablePointer(mutating: pixels.baseAddress)
-            try check(avifImageRGBToYUV(image, &rgb), "converting a frame to YUV")
-        }
+        try check(yuv.convert(frame.pixels, alpha: alpha), "converting a frame to YUV")
         let flags = single ? AVIF_ADD_IMAGE_FLAG_SINGLE : AVIF_ADD_IMAGE_FLAG_NONE
-        try check(avifEncoderAddImage(encoder, image, UInt64(durationMs), avifAddImageFlags(flags.rawValue)), "encoding a frame")
+        try check(
+            avifEncoderAddImage(encoder, yuv.image, UInt64(durationMs), avifAddImageFlags(flags.rawValue)), "encoding a frame")
     }
 
     private func check(_ result: avifResult, _ what: String) throws {

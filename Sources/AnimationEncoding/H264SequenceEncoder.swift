@@ -25,7 +25,7 @@ public final class H264SequenceEncoder: AnimationEncoding {
     public let width: Int
     public let height: Int
     private let encoder: OpaquePointer
-    private let image: UnsafeMutablePointer<avifImage>
+    private let yuv: YUVFrame
     private let background: OpaqueBackground
     private var track: H264Track
     private var presentationMs = 0
@@ -46,25 +46,20 @@ public final class H264SequenceEncoder: AnimationEncoding {
         guard let encoder = flipbook_x264_encoder_open(&param) else {
             throw H264EncodingError(message: "x264 could not open an encoder for \(width)×\(height)")
         }
-        guard let image = avifImageCreate(UInt32(width), UInt32(height), 8, AVIF_PIXEL_FORMAT_YUV420) else {
+        guard let yuv = YUVFrame(width: width, height: height, range: AVIF_RANGE_LIMITED) else {
             x264_encoder_close(encoder)
             throw H264EncodingError(message: "out of memory")
         }
-        image.pointee.yuvRange = AVIF_RANGE_LIMITED
-        image.pointee.matrixCoefficients = UInt16(AVIF_MATRIX_COEFFICIENTS_BT601)
         self.width = width
         self.height = height
         self.encoder = encoder
-        self.image = image
+        self.yuv = yuv
         background = settings.background
         track = H264Track(width: width, height: height, sps: [], pps: [], timescale: Self.timescale)
         try readHeaders()
     }
 
-    deinit {
-        avifImageDestroy(image)
-        x264_encoder_close(encoder)
-    }
+    deinit { x264_encoder_close(encoder) }
 
     /// Adds the next frame, shown for `durationMs` milliseconds (at least 1).
     public func add(_ frame: Canvas, durationMs: Int) throws {
@@ -73,13 +68,16 @@ public final class H264SequenceEncoder: AnimationEncoding {
             throw H264EncodingError(message: "a \(frame.width)×\(frame.height) frame in a \(width)×\(height) video")
         }
         let duration = max(1, durationMs)
-        try convert(frame.isOpaque ? frame.pixels : background.flattened(frame.pixels))
+        let converted = yuv.convert(frame.isOpaque ? frame.pixels : background.flattened(frame.pixels), alpha: false)
+        guard converted == AVIF_RESULT_OK else {
+            throw H264EncodingError(message: "converting a frame to YUV: \(String(cString: avifResultToString(converted)))")
+        }
         var picture = x264_picture_t()
         x264_picture_init(&picture)
         picture.img.i_csp = X264_CSP_I420
         picture.img.i_plane = 3
         // x264 copies the planes into frames of its own before x264_encoder_encode returns.
-        let (planes, strides) = (image.pointee.yuvPlanes, image.pointee.yuvRowBytes)
+        let (planes, strides) = (yuv.image.pointee.yuvPlanes, yuv.image.pointee.yuvRowBytes)
         picture.img.plane = (planes.0, planes.1, planes.2, nil)
         picture.img.i_stride = (Int32(strides.0), Int32(strides.1), Int32(strides.2), 0)
         picture.i_pts = Int64(presentationMs)
@@ -137,23 +135,6 @@ public final class H264SequenceEncoder: AnimationEncoding {
             }
         }
         guard !track.sps.isEmpty, !track.pps.isEmpty else { throw H264EncodingError(message: "x264 gave no SPS or PPS") }
-    }
-
-    /// `pixels` (RGBA) converted into the encoder's YUV image by libavif.
-    private func convert(_ pixels: [UInt8]) throws {
-        var rgb = avifRGBImage()
-        avifRGBImageSetDefaults(&rgb, image)
-        rgb.format = AVIF_RGB_FORMAT_RGBA
-        rgb.depth = 8
-        rgb.ignoreAlpha = 1
-        rgb.rowBytes = UInt32(width * 4)
-        let result = pixels.withUnsafeBufferPointer { buffer in
-            rgb.pixels = UnsafeMutablePointer(mutating: buffer.baseAddress)
-            return avifImageRGBToYUV(image, &rgb)
-        }
-        guard result == AVIF_RESULT_OK else {
-            throw H264EncodingError(message: "converting a frame to YUV: \(String(cString: avifResultToString(result)))")
-        }
     }
 
     /// What an encoder of `frameCount` frames of `width`×`height` may hold besides the output:
