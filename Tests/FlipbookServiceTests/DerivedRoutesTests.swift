@@ -16,7 +16,7 @@ struct DerivedRoutesTests {
 
     func withService(
         dataDirectory: String? = nil, _ configure: (inout FlipbookSettings) -> Void = { _ in },
-        _ body: (TestService, String) throws -> Void
+        _ body: (TestService, String) async throws -> Void
     ) async throws {
         try await TestService.withUpload(of: Self.path, dataDirectory: dataDirectory, configure: configure, body)
     }
@@ -163,7 +163,7 @@ struct DerivedRoutesTests {
             #expect(first.status == 503 && first.header("Retry-After") == "1")
             var status = first.status
             for _ in 0..<100 where status != 200 {
-                Thread.sleep(forTimeInterval: 0.1)
+                try await Task.sleep(for: .milliseconds(100))
                 status = try service.client.get("/images/\(id)/preview?width=200").status
             }
             #expect(status == 200)

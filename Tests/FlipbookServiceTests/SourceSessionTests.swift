@@ -33,44 +33,40 @@ struct SourceSessionTests {
         return id
     }
 
-    // The helpers below block on threads of their own and poll with Thread.sleep, never
-    // suspending: with every suite running at once the few threads of the cooperative pool are
-    // often all busy in other tests, and a task started or resumed there can wait for seconds.
+    // The helpers below poll with `Task.sleep`, which gives the test's thread back between
+    // polls (a `Thread.sleep` would hold one of the cooperative pool's two threads, and every
+    // other test would wait for it). Counted in polls, not wall time, as in
+    // ``UploadSessionTests/waitForWaiters(_:_:)``: a resumption that comes late does not spend
+    // the budget.
 
     /// `GET /uploads/{id}` once the session has ended (anything but the 200 of a session in
     /// progress).
-    static func ending(_ service: TestService, _ id: String) throws -> HTTPTestResponse {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
+    static func ending(_ service: TestService, _ id: String) async throws -> HTTPTestResponse {
+        for _ in 0..<1500 {
             let status = try service.client.get("/uploads/\(id)")
             if status.status != 200 { return status }
-            Thread.sleep(forTimeInterval: 0.02)
+            try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestFailure("session \(id) did not end")
+        throw TestFailure("session \(id) did not end after 1500 polls 20 ms apart")
     }
 
     /// Waits until the session has `bytes` bytes and more than `moreThan` frames (the count
     /// follows the bytes once the prefix is indexed again); returns its frame count then.
-    static func frames(_ service: TestService, _ id: String, whenItHas bytes: Int, moreThan: Int = 0) throws -> Int {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
+    static func frames(_ service: TestService, _ id: String, whenItHas bytes: Int, moreThan: Int = 0) async throws -> Int {
+        for _ in 0..<3000 {
             let status = try service.client.get("/uploads/\(id)")
             guard status.status == 200 else { throw TestFailure("session \(id) ended: \(status.status) \(status.text)") }
             #expect(status.header("Cache-Control") == "no-store" && status.json["complete"] as? Bool == false)
             let frames = status.json["frameCount"] as? Int ?? -1
             if status.json["bytesReceived"] as? Int == bytes && frames > moreThan { return frames }
-            Thread.sleep(forTimeInterval: 0.01)
+            try await Task.sleep(for: .milliseconds(10))
         }
-        throw TestFailure("session \(id) did not reach \(bytes) bytes")
+        throw TestFailure("session \(id) did not reach \(bytes) bytes after 3000 polls 10 ms apart")
     }
 
     /// Waits until `count` frame requests wait on sessions.
-    static func waiting(_ service: TestService, _ count: Int) {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, service.server.uploads.waiting.load(ordering: .relaxed) < count {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        #expect(service.server.uploads.waiting.load(ordering: .relaxed) >= count)
+    static func waiting(_ service: TestService, _ count: Int) async throws {
+        try await Sessions.waitForWaiters(service, count)
     }
 
     @Test func framesAreServedWhileTheOriginStillSends() async throws {
@@ -84,7 +80,7 @@ struct SourceSessionTests {
         defer { Task { await service.stop() } }
         let id = try Self.sessionID(try Self.registerAsync(service, origin.base + "/slow.gif"))
         var served: [Int: [UInt8]] = [:]
-        let first = try Self.frames(service, id, whenItHas: cuts[0])
+        let first = try await Self.frames(service, id, whenItHas: cuts[0])
         #expect(first > 0)
         for index in 0..<first {
             let frame = try service.client.get("/frames/\(id)/\(index)")
@@ -93,9 +89,9 @@ struct SourceSessionTests {
         }
         // A reader waiting on the next frame is answered when the origin's next slice lands.
         let next = BackgroundRequest(service, "/frames/\(id)/\(first)", headers: ["Prefer": "wait=10"])
-        Self.waiting(service, 1)
+        try await Self.waiting(service, 1)
         gate.signal()
-        let second = try Self.frames(service, id, whenItHas: cuts[1], moreThan: first)
+        let second = try await Self.frames(service, id, whenItHas: cuts[1], moreThan: first)
         #expect(second > first)
         let answered = try await next.answer()
         #expect(answered.status == 200 && answered.header("X-Frame-Index") == "\(first)")
@@ -103,7 +99,7 @@ struct SourceSessionTests {
         served[second - 1] = try service.client.get("/frames/\(id)/\(second - 1)").body
         #expect(origin.bytesSent < bytes.count, "the origin has not sent the rest")
         gate.signal()
-        let end = try Self.ending(service, id)
+        let end = try await Self.ending(service, id)
         let imageID = SourceFetchTests.sha256(bytes)
         #expect(end.status == 303 && end.header("Location") == "/images/\(imageID)", "\(end.status) \(end.text)")
         for (index, body) in served {
@@ -138,7 +134,7 @@ struct SourceSessionTests {
         ] {
             let id = try Self.sessionID(try Self.registerAsync(service, path))
             let waiter = BackgroundRequest(service, "/frames/\(id)/0", headers: ["Prefer": "wait=10"])
-            let end = try Self.ending(service, id)
+            let end = try await Self.ending(service, id)
             #expect(end.status == sessionStatus && end.text.contains(rule), "\(path): \(end.status) \(end.text)")
             #expect(!end.text.contains("10.0.0.1"), "the detail names the rule, not the address")
             let waited = try await waiter.answer()
@@ -148,9 +144,9 @@ struct SourceSessionTests {
         // A body that is no image: the waiter gets the uploader's 415, the session 422.
         let id = try Self.sessionID(try Self.registerAsync(service, origin.base + "/text.gif"))
         let waiter = BackgroundRequest(service, "/frames/\(id)/0", headers: ["Prefer": "wait=10"])
-        Self.waiting(service, 1)
+        try await Self.waiting(service, 1)
         gate.signal()
-        #expect(try Self.ending(service, id).status == 422)
+        #expect(try await Self.ending(service, id).status == 422)
         #expect(try await waiter.answer().status == 415)
     }
 
@@ -164,12 +160,12 @@ struct SourceSessionTests {
         let service = try SourceFetchTests.service()
         defer { Task { await service.stop() } }
         let id = try Self.sessionID(try Self.registerAsync(service, origin.base + "/cut.gif"))
-        #expect(try Self.frames(service, id, whenItHas: bytes.count / 2) > 0)
+        #expect(try await Self.frames(service, id, whenItHas: bytes.count / 2) > 0)
         #expect(try service.client.get("/frames/\(id)/0").status == 200)
         let waiter = BackgroundRequest(service, "/frames/\(id)/14", headers: ["Prefer": "wait=10"])
-        Self.waiting(service, 1)
+        try await Self.waiting(service, 1)
         gate.signal()  // the origin closes the connection instead of sending the rest
-        let end = try Self.ending(service, id)
+        let end = try await Self.ending(service, id)
         #expect(end.status == 502, "\(end.text)")
         #expect(try await waiter.answer().status == 502)
         #expect(service.server.store.record(SourceFetchTests.sha256(bytes)) == nil)
@@ -185,17 +181,17 @@ struct SourceSessionTests {
         let service = try SourceFetchTests.service()
         defer { Task { await service.stop() } }
         let named = try Self.sessionID(try Self.registerAsync(service, origin.base + "/clip", name: "clip"))
-        let stored = try Self.ending(service, named)
+        let stored = try await Self.ending(service, named)
         #expect(stored.status == 303 && stored.header("Location") == "/images/clip", "\(stored.text)")
         // Unchanged at the origin: the session is an alias of the image refreshed.
         origin.set("/clip", .answer(status: 304, headers: ["ETag: \"v1\""], body: []))
         let unchanged = try service.client.send("POST", "/images/clip/refresh", headers: ["Prefer": "respond-async"])
-        let same = try Self.ending(service, try Self.sessionID(unchanged))
+        let same = try await Self.ending(service, try Self.sessionID(unchanged))
         #expect(same.status == 303 && same.header("Location") == "/images/clip")
         // New bytes: the name moves to them.
         origin.set("/clip", .answer(status: 200, headers: ["ETag: \"v2\""], body: SourceFetchTests.webp))
         let changed = try service.client.send("POST", "/images/clip/refresh", headers: ["Prefer": "respond-async"])
-        #expect(try Self.ending(service, try Self.sessionID(changed)).status == 303)
+        #expect(try await Self.ending(service, try Self.sessionID(changed)).status == 303)
         #expect(SourceFetchTests.json(try service.client.get("/images/clip"))["format"] as? String == "webp")
         #expect(try service.client.send("POST", "/images/none/refresh", headers: ["Prefer": "respond-async"]).status == 404)
     }

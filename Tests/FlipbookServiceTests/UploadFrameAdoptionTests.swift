@@ -23,7 +23,7 @@ struct UploadFrameAdoptionTests {
         let id = try Sessions.createSession(service)
         let connection = try Sessions.startPut(service, id, length: bytes.count)
         let cut = 6000
-        try Sessions.sendSlice(service, connection, id, bytes[0..<cut], total: cut)
+        try await Sessions.sendSlice(service, connection, id, bytes[0..<cut], total: cut)
         let arrived = try Sessions.progress(service, id).frames
         #expect(arrived >= 3)
         var served: [String: [UInt8]] = [:]

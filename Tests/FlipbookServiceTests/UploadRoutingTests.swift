@@ -38,7 +38,7 @@ struct UploadRoutingTests {
         let initial = try UploadSessionTests.progress(owner, id)
         #expect(initial.frames == 0 && initial.bytes == 0)
         let connection = try UploadSessionTests.startPut(owner, id, length: bytes.count)
-        try UploadSessionTests.sendSlice(owner, connection, id, bytes[0..<4000], total: 4000)
+        try await UploadSessionTests.sendSlice(owner, connection, id, bytes[0..<4000], total: 4000)
         let frames = try UploadSessionTests.progress(owner, id).frames
         #expect(frames > 1)
         let during = try owner.client.get("/frames/\(id)/1")

@@ -28,7 +28,7 @@ struct UploadSessionPoolTests {
         let bytes = try Corpus.bytes(UploadSessionTests.gif)
         let id = try UploadSessionTests.createSession(service)
         let connection = try UploadSessionTests.startPut(service, id, length: bytes.count)
-        try UploadSessionTests.sendSlice(service, connection, id, bytes[0..<3000], total: 3000)
+        try await UploadSessionTests.sendSlice(service, connection, id, bytes[0..<3000], total: 3000)
         let frames = try UploadSessionTests.progress(service, id).frames
         try #require(frames >= 1 && frames < 14)
 

@@ -78,15 +78,13 @@ struct UploadSessionTests {
     /// Sends `count` bytes and waits until the server has them all.
     static func sendSlice(
         _ service: TestService, _ connection: RawHTTPClient, _ id: String, _ bytes: ArraySlice<UInt8>, total: Int
-    )
-        throws
-    {
+    ) async throws {
         try connection.send(Array(bytes))
         for _ in 0..<200 {
             if try progress(service, id).bytes == total { return }
-            Thread.sleep(forTimeInterval: 0.01)
+            try await Task.sleep(for: .milliseconds(10))
         }
-        Issue.record("the server did not receive \(total) bytes")
+        Issue.record("the server did not receive \(total) bytes after 200 polls 10 ms apart")
     }
 
     @Test func framesArriveWithTheBytesAndMatchTheFinishedImage() async throws {
@@ -100,7 +98,7 @@ struct UploadSessionTests {
         var served: [Int: [UInt8]] = [:]
         var sent = 0
         for cut in stride(from: 600, to: bytes.count, by: 600) + [bytes.count - 1] {
-            try Self.sendSlice(service, connection, id, bytes[sent..<cut], total: cut)
+            try await Self.sendSlice(service, connection, id, bytes[sent..<cut], total: cut)
             sent = cut
             let frames = try Self.progress(service, id).frames
             #expect(frames >= (counts.last ?? 0), "frameCount never goes down")
@@ -143,7 +141,7 @@ struct UploadSessionTests {
         try #require(completeFrames(first) < completeFrames(second))
         let id = try Self.createSession(service)
         let connection = try Self.startPut(service, id, length: bytes.count)
-        try Self.sendSlice(service, connection, id, bytes[0..<first], total: first)
+        try await Self.sendSlice(service, connection, id, bytes[0..<first], total: first)
         let session = try #require(service.server.uploads.existing(id))
         // An index is under way (claimed here, and held) while the rest of the bytes land.
         #expect(session.claimIndexing())
@@ -171,7 +169,7 @@ struct UploadSessionTests {
         let early = BackgroundRequest(service, "/frames/\(id)/2")
         let byTime = BackgroundRequest(service, "/frames/\(id)?t=0")
         let connection = try Self.startPut(service, id, length: bytes.count)
-        try Self.sendSlice(service, connection, id, bytes[0..<4000], total: 4000)
+        try await Self.sendSlice(service, connection, id, bytes[0..<4000], total: 4000)
         let frames = try Self.progress(service, id).frames
         #expect(frames > 2)
         let answered = try await early.answer()
@@ -206,7 +204,7 @@ struct UploadSessionTests {
         let bytes = try Corpus.bytes(Self.gif)
         let id = try Self.createSession(service)
         let connection = try Self.startPut(service, id, length: bytes.count)
-        try Self.sendSlice(service, connection, id, bytes[0..<3000], total: 3000)
+        try await Self.sendSlice(service, connection, id, bytes[0..<3000], total: 3000)
         #expect(try Self.progress(service, id).frames >= 1)
         #expect(try service.client.get("/frames/\(id)/0").status == 200)  // staged in the frame cache
         #expect(try service.client.get("/stats").json["stagedFrames"] as? Int == 1)

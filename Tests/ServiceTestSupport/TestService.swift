@@ -106,7 +106,7 @@ extension TestService {
     public static func withUpload(
         of path: String, dataDirectory: String? = nil,
         configure: (inout FlipbookSettings) -> Void = { _ in },
-        _ body: (TestService, String) throws -> Void
+        _ body: (TestService, String) async throws -> Void
     ) async throws {
         let service = try TestService(dataDirectory: dataDirectory, configure: configure)
         do {
@@ -114,7 +114,7 @@ extension TestService {
             guard let id = upload.json["id"] as? String else {
                 throw TestFailure("uploading \(path) answered \(upload.status) without an id")
             }
-            try body(service, id)
+            try await body(service, id)
         } catch {
             await service.stop()
             throw error
