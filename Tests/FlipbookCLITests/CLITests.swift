@@ -6,7 +6,7 @@ import Testing
 /// `flipbook info` and `flipbook frame` as a user runs them (the built executable): what they
 /// print and write, and their exit statuses (0; 1 an image that cannot be served; 2 a file that
 /// cannot be read or written).
-@Suite("Command line")
+@Suite("Command line", .ownThreads)
 struct CLITests {
     @Test func infoPrintsTheMetadataOfTheFile() throws {
         let path = Corpus.root.appendingPathComponent("wuffs/muybridge.gif").path

@@ -6,7 +6,7 @@ import Testing
 
 /// `flipbook preview` (WebP, AVIF and MP4) and `flipbook storyboard` write the bytes the service serves
 /// for the same parameters.
-@Suite("Derived products CLI", .serialized)
+@Suite("Derived products CLI", .serialized, .ownThreads)
 struct DerivedCLITests {
     /// The image DerivedRoutesTests serves: 245×245, 42 frames.
     static let path = "pillow/gif/iss634.gif"

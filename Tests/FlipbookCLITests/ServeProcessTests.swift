@@ -12,7 +12,7 @@ import Glibc
 
 /// `flipbook serve` as a process: SIGKILL in the middle of uploads loses no acknowledged upload,
 /// and SIGUSR1 raises memory pressure. Waits are bounded only to fail instead of hang.
-@Suite("Serve process", .serialized)
+@Suite("Serve process", .serialized, .ownThreads)
 struct ServeProcessTests {
     @Test func everyAcknowledgedUploadSurvivesSIGKILL() async throws {
         let data = NSTemporaryDirectory() + "flipbook-kill-" + UUID().uuidString

@@ -4,7 +4,7 @@ import Testing
 import URLSigning
 
 /// `flipbook sign` as an operator runs it: the URL it prints verifies with the same key.
-@Suite("flipbook sign")
+@Suite("flipbook sign", .ownThreads)
 struct SignCommandTests {
     static let key = "736563726574:68656c6c6f"
 

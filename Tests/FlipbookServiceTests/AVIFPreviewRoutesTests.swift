@@ -10,7 +10,7 @@ import Testing
 /// sample table holds the delay table, kept and revalidated like a WebP preview, chosen by
 /// `Accept` under `format=auto` or without `format` (with `Vary: Accept`), and refused before encoding when making it
 /// would need more than the decode-memory budget.
-@Suite("AVIF previews over HTTP", .serialized)
+@Suite("AVIF previews over HTTP", .serialized, .ownThreads)
 struct AVIFPreviewRoutesTests {
     static let path = "pillow/gif/iss634.gif"  // 245×245, 42 frames
 

@@ -10,7 +10,7 @@ import Testing
 
 /// The access log: every line of a graceful stop is written exactly once; a stalled writer makes
 /// lines drop (counted), never a request wait; the formats are swift-log's.
-@Suite("Access log")
+@Suite("Access log", .ownThreads)
 struct AccessLogTests {
     static func record(id: String, loop: Int = 0, status: Int = 200, path: String = "/frames/abc/1") -> HTTPAccessRecord {
         var headers = HTTPHeaders()

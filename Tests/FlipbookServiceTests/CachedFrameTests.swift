@@ -8,7 +8,7 @@ import Testing
 /// Cached frames are answered from the responses encoded when they entered the cache: the same
 /// bytes and headers as the first answer, 304 and HEAD alike, and the caching headers of the id
 /// asked for even when two ids share one cache entry.
-@Suite("Cached frames")
+@Suite("Cached frames", .ownThreads)
 struct CachedFrameTests {
     static let frameFields = [
         "Content-Type", "ETag", "Cache-Control", "X-Frame-Index", "X-Frame-Count",

@@ -1,4 +1,5 @@
 import AnimatedImage
+import FlipbookTestSupport
 import Foundation
 import FrameCache
 import ServiceTestSupport
@@ -10,7 +11,7 @@ import Testing
 /// would need more than the whole budget is refused at upload with 422 naming the limit; an
 /// upload whose verification must wait for memory waits, and beyond the waiting limit is
 /// answered 429 with `Retry-After`; `/stats` and `/metrics` show the budget.
-@Suite struct DecodeBudgetServiceTests {
+@Suite(.ownThreads) struct DecodeBudgetServiceTests {
     /// A still PNG of `width`×`height` (Flipbook's own encoder).
     static func png(width: Int, height: Int) throws -> [UInt8] {
         try PNGEncoder().encode(Canvas(width: width, height: height))

@@ -8,7 +8,7 @@ import Testing
 
 /// Builds past the concurrency limit wait in line without holding a thread, and all run, each
 /// key once (coalescing).
-@Suite("Derived builds")
+@Suite("Derived builds", .ownThreads)
 struct DerivedBuildsTests {
     @Test func buildsPastTheLimitWaitInLineAndAllRun() async {
         // In a process of its own: on the old design the waiting builds held the shared pool.

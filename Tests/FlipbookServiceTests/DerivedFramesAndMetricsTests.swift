@@ -8,7 +8,7 @@ import Testing
 
 /// Where a build's frames come from — the frame cache's lossless frames of the same rendition
 /// when it holds them, decoded otherwise — and the products' lines in `/metrics`.
-@Suite("Derived products: frames and metrics", .serialized)
+@Suite("Derived products: frames and metrics", .serialized, .ownThreads)
 struct DerivedFramesAndMetricsTests {
     static let path = "pillow/gif/iss634.gif"  // 245×245, 42 frames
 

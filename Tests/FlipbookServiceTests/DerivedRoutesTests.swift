@@ -10,7 +10,7 @@ import Testing
 /// Previews and storyboards through the HTTP API: what they hold, how they are cached and
 /// revalidated, one build for concurrent requests, kept across a restart, deleted with their
 /// image, and the limits and 400s.
-@Suite("Derived products", .serialized)
+@Suite("Derived products", .serialized, .ownThreads)
 struct DerivedRoutesTests {
     static let path = "pillow/gif/iss634.gif"  // 245×245, 42 frames
 

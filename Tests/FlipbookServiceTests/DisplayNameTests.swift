@@ -8,7 +8,7 @@ import Testing
 /// File names from `Content-Disposition` (RFC 6266, `filename*` per RFC 8187): parsed, made safe
 /// display names, kept in the record as `"name"` and shown in metadata and the listing; the same
 /// bytes uploaded under another name keep the first.
-@Suite("Display names")
+@Suite("Display names", .ownThreads)
 struct DisplayNameTests {
     @Test(arguments: [
         ("attachment; filename=\"cat.gif\"", "cat.gif"),

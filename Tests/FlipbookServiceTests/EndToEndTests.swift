@@ -10,7 +10,7 @@ import Testing
 
 /// The service over loopback, as a client sees it: the API contract, on both storage backends
 /// (`fs`: a data directory; `s3`: a bucket of moto's S3 server, see ``MotoServer``).
-@Suite("End to end", .serialized)
+@Suite("End to end", .serialized, .ownThreads)
 struct EndToEndTests {
     /// Every corpus file goes up over HTTP; its metadata says what Chromium's reference says of the
     /// file (canvas, frames, raw delays, repetition count) and what follows from those by the

@@ -10,7 +10,7 @@ import Testing
 /// Whatever happens to the image while its frames are cached — replaced, deleted, purged,
 /// re-indexed — the next request never gets the old record or frame; ids that were never
 /// stored are 404; percent-encoded ids name the same image as plain ones.
-@Suite("Frame requests for ids replaced, deleted, purged, re-indexed, unknown or encoded")
+@Suite("Frame requests for ids replaced, deleted, purged, re-indexed, unknown or encoded", .ownThreads)
 struct FrameIDLookupTests {
     /// Every byte of `id` percent-encoded, alternately in upper and lower case.
     static func percentEncoded(_ id: String) -> String {

@@ -14,7 +14,7 @@ import Glibc
 /// for the same bytes and adds them to the listing index, refuses what the API refuses with the
 /// API's status and detail, skips what is stored already, and a kill at any moment leaves every
 /// stored image whole and listed (the next import finishes the job).
-@Suite("Import command")
+@Suite("Import command", .ownThreads)
 struct ImportCommandTests {
     /// The record of `id` in `directory`, as JSON with its time of storing left out.
     static func record(_ directory: String, _ id: String) throws -> NSDictionary {

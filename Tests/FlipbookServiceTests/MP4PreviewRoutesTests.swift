@@ -8,7 +8,7 @@ import Testing
 /// `GET /images/{id}/preview?format=mp4` through the HTTP API: an H.264 MP4 with even sides,
 /// kept, revalidated and ranged like any preview, never chosen by `format=auto`, refused by an
 /// `Accept` that does not take `video/mp4`, and refused before encoding above the decode budget.
-@Suite("MP4 previews over HTTP", .serialized)
+@Suite("MP4 previews over HTTP", .serialized, .ownThreads)
 struct MP4PreviewRoutesTests {
     static let path = "pillow/gif/iss634.gif"  // 245×245, 42 frames
 

@@ -7,7 +7,7 @@ import Testing
 /// storyboard sheet answer one range with 206 and the very bytes of the whole file, a range past
 /// the end with 416, an `If-Range` other than the `ETag` and several ranges with the whole file,
 /// and HEAD ignores `Range`.
-@Suite("Byte ranges on previews", .serialized)
+@Suite("Byte ranges on previews", .serialized, .ownThreads)
 struct PreviewRangeTests {
     static let path = "pillow/gif/iss634.gif"  // 245×245, 42 frames
 

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Foundation
 import FrameCache
 import Logging
@@ -11,7 +12,7 @@ import Testing
 @testable import ImageStorage
 
 /// Behaviour behind a proxy: client addresses, readiness while draining, errors of the cache.
-@Suite("Proxy and readiness")
+@Suite("Proxy and readiness", .ownThreads)
 struct ProxyAndReadinessTests {
     func decorator(trusting proxies: [String]) -> ResponseDecorator {
         ResponseDecorator(

@@ -10,7 +10,7 @@ import Testing
 /// Records written by a build of another output revision: re-derived from the stored original
 /// when loaded, written back, and served with this build's metadata; records of this revision are
 /// served as stored, never re-read. On both storage backends.
-@Suite("Re-indexing records of another output revision", .serialized)
+@Suite("Re-indexing records of another output revision", .serialized, .ownThreads)
 struct ReindexingTests {
     /// Uploads a file through a first service and stops it; returns the id, the metadata document
     /// and ETag that service served, and the data directory and bucket to start the next one on.

@@ -8,7 +8,7 @@ import Testing
 
 /// Renditions through the HTTP API, as a client sees them: bytes, types, ETags, `Vary`,
 /// `Content-Location`, 304, 400s, and the CLI writing the same bytes.
-@Suite("Rendition routes", .serialized)
+@Suite("Rendition routes", .serialized, .ownThreads)
 struct RenditionRoutesTests {
     static let path = "pillow/gif/iss634.gif"  // 245×245, 42 frames
 

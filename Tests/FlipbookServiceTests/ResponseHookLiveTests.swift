@@ -9,7 +9,7 @@ import Testing
 /// 400/408/413/414/431/501/505 and the 503 at the connection limit — carries `X-Served-By` and
 /// `X-Request-ID`, appears in the access log and is counted in the metrics (raw sockets, so the
 /// malformed requests reach the server as sent).
-@Suite("Every response decorated")
+@Suite("Every response decorated", .ownThreads)
 struct ResponseHookLiveTests {
     static let cases: [(request: String, status: Int, id: String?)] = [
         ("GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-ID: id-200\r\nConnection: close\r\n\r\n", 200, "id-200"),

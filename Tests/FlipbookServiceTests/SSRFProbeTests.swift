@@ -10,7 +10,7 @@ import Testing
 /// Server-side request forgery probes against a service whose `sources.allowedNetworks` is empty
 /// (the default): every probe is refused with 422 naming the rule, and the origin servers on
 /// loopback see no connection at all.
-@Suite(.serialized)
+@Suite(.serialized, .ownThreads)
 struct SSRFProbeTests {
     /// Hosts that are 127.0.0.1 (or another refused address) however they are written.
     static func probes(port: Int) -> [String] {

@@ -10,7 +10,7 @@ import Testing
 /// An upload's verification leaves full-size frames to seek from in the frame cache (every
 /// ``SeekAnchors/interval``-th frame), so the first request far into a new image replays a few
 /// frames, not all before it — and every frame served is the same bytes as without them.
-@Suite("Seek anchors made while an upload is verified")
+@Suite("Seek anchors made while an upload is verified", .ownThreads)
 struct SeekAnchorTests {
     /// 128 frames, 128×64 (the only corpus input with more than 40 frames).
     static let input = "pillow/apng/blend_op_over_near_transparent.png"
@@ -78,7 +78,7 @@ struct SeekAnchorTests {
 
 /// The anchors are kept on disk with the image's products: after a restart the cache holds
 /// none, and the first request far into the image resumes from the nearest one on disk.
-@Suite("Seek anchors kept across a restart")
+@Suite("Seek anchors kept across a restart", .ownThreads)
 struct KeptSeekAnchorTests {
     @Test func aRestartedServiceResumesFromTheAnchorsOnDisk() async throws {
         let bytes = try Corpus.bytes(SeekAnchorTests.input)
@@ -109,7 +109,7 @@ struct KeptSeekAnchorTests {
 
 /// What one upload's anchors may cost is bounded: none for huge canvases, and no more than
 /// ``SeekAnchors/maxBytes`` held until the upload is stored.
-@Suite("Seek anchors are bounded")
+@Suite("Seek anchors are bounded", .ownThreads)
 struct SeekAnchorBoundTests {
     static func visitAll(_ anchors: SeekAnchors) throws {
         let image = try AnimatedImage(bytes: Corpus.bytes(SeekAnchorTests.input), verification: .structural)

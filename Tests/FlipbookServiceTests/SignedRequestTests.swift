@@ -9,7 +9,7 @@ import URLSigning
 @testable import FlipbookService
 
 /// `security.urlKeys` over HTTP: which requests need a signature, and the 403s.
-@Suite(.serialized)
+@Suite(.serialized, .ownThreads)
 struct SignedRequestTests {
     static let keys = ["736563726574:68656c6c6f", "6f74686572:73616c74"]
     static let signer = URLSignature(keys: [URLSigningKey(keys[0])!])

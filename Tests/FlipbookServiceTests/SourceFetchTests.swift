@@ -10,7 +10,7 @@ import Testing
 
 /// Images registered by URL, live: origin servers on loopback (allowed through
 /// `sources.allowedNetworks`), redirects, sizes, slowness, encodings, refresh.
-@Suite(.serialized)
+@Suite(.serialized, .ownThreads)
 struct SourceFetchTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

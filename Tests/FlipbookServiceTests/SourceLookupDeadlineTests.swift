@@ -8,7 +8,7 @@ import Testing
 @testable import OutboundHTTP
 
 /// The name lookup counts against `sources.timeoutSeconds` (the fetcher alone: `SourceFetcherTests`).
-@Suite("Source name lookups", .serialized)
+@Suite("Source name lookups", .serialized, .ownThreads)
 struct SourceLookupDeadlineTests {
     @Test func aHangingLookupIs504AndTheLateAnswerIsNotUsed() async throws {
         let origin = try OriginServer(routes: ["/a.gif": .answer(status: 200, headers: [], body: SourceFetchTests.gif)])

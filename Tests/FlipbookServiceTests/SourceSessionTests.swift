@@ -11,7 +11,7 @@ import Testing
 /// Registration by URL with `Prefer: respond-async`: the fetch feeds an upload session, so frames
 /// are served while a slow origin (on loopback, sending a GIF in slices) still sends; the
 /// refusals reach the session and its waiters; a body cut off mid-way stores nothing.
-@Suite("Sources into upload sessions", .serialized)
+@Suite("Sources into upload sessions", .serialized, .ownThreads)
 struct SourceSessionTests {
     typealias Sessions = UploadSessionTests
     static let async = ["Content-Type": "application/json", "Prefer": "respond-async"]

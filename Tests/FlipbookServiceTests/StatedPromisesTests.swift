@@ -10,7 +10,7 @@ import Testing
 /// a page of `GET /images` never exceeds `storage.maxPageSize` (docs/configuration.md), and
 /// `/readyz` says 503 while the data directory cannot take a file, and 200 again once it can
 /// (docs/getting-started.md, docs/storage.md).
-@Suite("Stated promises")
+@Suite("Stated promises", .ownThreads)
 struct StatedPromisesTests {
     @Test func libraryImagesCannotBeReplacedOrDeleted() async throws {
         let library = TestService.temporaryDirectory()

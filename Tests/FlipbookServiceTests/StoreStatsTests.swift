@@ -8,7 +8,7 @@ import Testing
 
 /// What `/stats` and `/metrics` say of the image store: the files beside the frame cache and the
 /// records kept in memory (the store itself: ImageStorageTests).
-@Suite struct StoreStatsTests {
+@Suite(.ownThreads) struct StoreStatsTests {
     @Test func statsReportTheFilesBesideTheCache() async throws {
         let service = try TestService()
         let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)

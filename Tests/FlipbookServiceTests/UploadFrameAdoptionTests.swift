@@ -9,7 +9,7 @@ import Testing
 /// session) and become the stored image's frames: its first readers find them cached, with the
 /// same bytes, and nothing is decoded for them again. (A session cut off leaves nothing staged:
 /// UploadSessionTests.)
-@Suite("Upload frames adopted by the frame cache")
+@Suite("Upload frames adopted by the frame cache", .ownThreads)
 struct UploadFrameAdoptionTests {
     typealias Sessions = UploadSessionTests
 

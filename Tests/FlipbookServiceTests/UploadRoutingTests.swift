@@ -8,7 +8,7 @@ import Testing
 /// Upload sessions behind several replicas: an id minted by one replica is taken up by another
 /// that shares `uploads.key` (the session lives where the proxy routes its id), and refused by
 /// one with another key.
-@Suite("Upload sessions across replicas")
+@Suite("Upload sessions across replicas", .ownThreads)
 struct UploadRoutingTests {
     static let sharedKey = String(repeating: "3c", count: 32)
 

@@ -9,7 +9,7 @@ import Testing
 /// Upload sessions with other bodies and endings: an APNG and a WebP sent chunked whose frames, as
 /// renditions too, are those of the finished image; a body that stalls past the idle timeout;
 /// a body over the size limit; opening a session on a server that signs uploads; `Prefer`.
-@Suite("Upload session endings")
+@Suite("Upload session endings", .ownThreads)
 struct UploadSessionEndingsTests {
     typealias Sessions = UploadSessionTests
 

@@ -13,7 +13,7 @@ import Testing
 /// bound ingests and builds, a blocked storage call. Under load, upload waits queued there went
 /// unanswered for minutes. Run in a process of its own (an exit test): holding the pool stalls
 /// every task of the process, so it must not stall the other suites.
-@Suite("Upload sessions beside a busy Dispatch pool")
+@Suite("Upload sessions beside a busy Dispatch pool", .ownThreads)
 struct UploadSessionPoolTests {
     @Test func waitsProgressAndIndexingDoNotWaitForTheSharedPool() async {
         await #expect(processExitsWith: .success) {

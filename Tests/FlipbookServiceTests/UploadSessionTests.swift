@@ -10,7 +10,7 @@ import Testing
 /// count, frames byte-identical to the finished image's, waits answered when the bytes land,
 /// `Prefer: wait` running out), the alias, and the endings with waiters: past the end, cut off,
 /// malformed; the limits.
-@Suite("Upload sessions")
+@Suite("Upload sessions", .ownThreads)
 struct UploadSessionTests {
     static let gif = "wuffs/muybridge.gif"
 

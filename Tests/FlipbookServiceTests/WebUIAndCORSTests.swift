@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Foundation
 import ServiceTestSupport
 import Testing
@@ -7,7 +8,7 @@ import Testing
 
 /// The browser pages and their files (`/`, `/player/{id}`, `/ui/{file}`), the cache-residency
 /// route the player page polls, and cross-origin access (`server.corsOrigins`).
-@Suite("Web UI and CORS", .serialized)
+@Suite("Web UI and CORS", .serialized, .ownThreads)
 struct WebUIAndCORSTests {
     static func sample(_ name: String) throws -> [UInt8] {
         let url = URL(fileURLWithPath: TestService.webDirectory).deletingLastPathComponent()

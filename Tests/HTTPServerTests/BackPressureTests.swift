@@ -14,7 +14,7 @@ import Glibc
 /// stops parsing (and reading) its requests while its queued output is above the high-water mark,
 /// serves everyone else meanwhile, and resumes when the client reads. One busy connection cannot
 /// keep its loop from the others either: it gets a bounded share of each turn.
-@Suite(.serialized) struct BackPressureTests {
+@Suite(.serialized, .ownThreads) struct BackPressureTests {
     /// 64 KiB, the same array for every answer (what a cached frame is).
     static let bigBody = pseudoRandomBytes(64 * 1024, seed: 7)
 

@@ -12,7 +12,7 @@ import Glibc
 /// process itself keeps its own) must back off instead of spinning on the ready listening socket
 /// (it says so in its log), and resume accepting once descriptors are free again. The server is `http-bench-server`, which
 /// `swift build` puts next to the test bundle.
-@Suite(.serialized) struct DescriptorExhaustionTests {
+@Suite(.serialized, .ownThreads) struct DescriptorExhaustionTests {
     @Test func acceptBacksOffWhenOutOfDescriptorsAndRecovers() throws {
         guard let server = builtProduct("http-bench-server") else {
             Issue.record("http-bench-server not found next to \(CommandLine.arguments[0]); run `swift build` first")

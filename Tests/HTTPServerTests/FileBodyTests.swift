@@ -10,7 +10,7 @@ import Glibc
 
 /// Bodies in files, sent with `sendfile`: whole, after a head sent with `MSG_MORE`, pipelined,
 /// larger than the socket's buffer (so the send stops and resumes), and not at all for HEAD.
-@Suite("File bodies")
+@Suite("File bodies", .ownThreads)
 struct FileBodyTests {
     /// A temporary file holding `bytes`, open for reading; the owner closes it.
     final class TempFile: @unchecked Sendable {

@@ -13,7 +13,7 @@ import Glibc
 /// A real server on an ephemeral loopback port, talked to with a raw socket client and `curl`.
 /// Serialized: the machine may have two cores, and timing-sensitive cases (timeouts, drain)
 /// should not compete with each other.
-@Suite(.serialized) struct LiveServerTests {
+@Suite(.serialized, .ownThreads) struct LiveServerTests {
     // MARK: - Keep-alive, pipelining, HEAD, HTTP/1.0
 
     @Test func keepAliveReusesOneConnection() async throws {

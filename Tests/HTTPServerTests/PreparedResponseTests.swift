@@ -5,7 +5,7 @@ import Testing
 @testable import HTTPServer
 
 /// Responses encoded once (``HTTPPreparedResponse``) and `If-None-Match` read on the header bytes.
-@Suite("Prepared responses")
+@Suite("Prepared responses", .ownThreads)
 struct PreparedResponseTests {
     static let prepared = HTTPPreparedResponse(
         status: .ok, headers: ["Content-Type": "image/png", "ETag": "\"f-1\"", "Content-Length": "999"],

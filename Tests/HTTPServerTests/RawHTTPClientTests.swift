@@ -11,7 +11,7 @@ import Glibc
 /// a server listens fail to connect many times while other tests of the same process hold files
 /// and sockets, and a descriptor closed twice closes one of those (a log file that then loses its
 /// lines, a connection that ends without an answer).
-@Suite("Raw HTTP test client")
+@Suite("Raw HTTP test client", .ownThreads)
 struct RawHTTPClientTests {
     /// A loopback port that refuses connections (bound, never listening) for as long as `body` runs.
     static func withRefusingPort(_ body: (Int) throws -> Void) throws {

@@ -11,7 +11,7 @@ import Glibc
 /// The one response hook: every response — a handler's, the router's, the parser's, a timeout,
 /// the 503 at the connection limit — carries the hook's lines and a request id, and is reported
 /// to the hook exactly once.
-@Suite("Response hook")
+@Suite("Response hook", .ownThreads)
 struct ResponseHookTests {
     /// One raw exchange on a fresh connection: the response, read whole.
     func exchange(_ port: Int, _ request: String) throws -> HTTPTestResponse {

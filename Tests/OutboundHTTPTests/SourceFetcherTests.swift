@@ -7,7 +7,7 @@ import Testing
 
 /// The fetcher alone, against an origin on loopback (allowed here by `127.0.0.1/32`): what it
 /// hands back, what it refuses, and that its checks hold below any route of the service.
-@Suite(.serialized)
+@Suite(.serialized, .ownThreads)
 struct SourceFetcherTests {
     static let body = Array("GIF89a and some bytes".utf8)
 

@@ -40,6 +40,10 @@ public final class TestService: @unchecked Sendable {
         settings.storage.libraryDirs = []
         settings.cache.maxBytes = 64 << 20
         settings.cache.decodeThreads = 2
+        // A debug build on a loaded machine can take longer than the default 10 s to make a
+        // preview (answered 503 then, as the 10 s were up): long, as `make openapi-check` and the
+        // browser tests set it. The tests of that 503 set their own.
+        settings.derived.maxWaitSeconds = 120
         settings.log.accessLog = false
         settings.ui.dir = Self.webDirectory
         self.backend = backend

@@ -1,4 +1,5 @@
 import Dispatch
+import FlipbookTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -85,5 +86,22 @@ import Testing
         workers.submit { tally.run(1, holding: 0) }
         #expect(tally.done.wait(timeout: .now() + 0.2) == .timedOut)
         #expect(tally.state.withLock { $0.ran } == [0])
+    }
+}
+
+/// `.ownThreads` (FlipbookTestSupport) runs a suite's tests on the worker pool's threads, not the
+/// cooperative pool's, before and after an `await`.
+@Suite(.ownThreads) struct OwnThreadsTests {
+    static func threadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
+            .trimmingCharacters(in: .newlines)
+    }
+
+    @Test func aTestRunsOnAThreadOfItsOwnAcrossAwaits() async throws {
+        #expect(Self.threadName() == "test-body")
+        try await Task.sleep(for: .milliseconds(10))
+        #expect(Self.threadName() == "test-body")
+        async let child = Self.threadName()
+        #expect(await child == "test-body", "child tasks inherit the threads")
     }
 }

@@ -12,7 +12,7 @@ import Testing
 /// `storage.backend = s3` beyond the shared API contract (which ``EndToEndTests`` runs on both
 /// backends): what lands in the bucket, read back with boto3; multipart uploads; the local cache
 /// of originals and the S3 calls a frame costs; replicas without a shared disk; an S3 outage.
-@Suite("S3 backend", .serialized)
+@Suite("S3 backend", .serialized, .ownThreads)
 struct S3BackendTests {
     static func sha(_ bytes: [UInt8]) -> String { ContentHash.sha256Hex(bytes) }
 

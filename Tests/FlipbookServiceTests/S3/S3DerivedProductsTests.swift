@@ -9,7 +9,7 @@ import Testing
 /// Previews and storyboards on `storage.backend = s3`: a product one replica built is kept in the
 /// bucket under `derived/`, and a replica with an empty data directory serves it from there
 /// without building it; deleting the image removes them from the bucket.
-@Suite("S3 derived products", .serialized)
+@Suite("S3 derived products", .serialized, .ownThreads)
 struct S3DerivedProductsTests {
     static func derivedKeys(_ service: TestService, _ sha256: String) throws -> [String] {
         let backend = try #require(service.server.store.backend as? S3Backend)
