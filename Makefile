@@ -5,7 +5,7 @@ BUILD_LIMIT  ?= 40m
 TEST_LIMIT   ?= 40m
 CONFIG       ?= debug
 SWIFT_FLAGS  ?=
-# Test cases run at once. Swift Testing otherwise starts every case together (1,100 here), all
+# Test cases run at once. Swift Testing otherwise starts every case together (~2,100 here), all
 # sharing the cooperative pool's one thread per core: each case then waits behind all the others
 # at every suspension, and a wait of one test that spans one (an origin's gate, a request held
 # until bytes land) outlasts its deadline under load. See docs/development.md.
