@@ -24,6 +24,7 @@ import socket
 import time
 
 from benchlib import REPO, animations, head_commit
+from benchlib.keepalive import normal_client
 from benchlib.machine import loadavg, machine
 from benchlib.sampler import busy_processes
 from benchlib.server import Server, build
@@ -44,32 +45,6 @@ def pick_input():
         if item["format"] == "gif" and item.get("width") == 640:
             return os.path.join(INPUTS, item["name"])
     return os.path.join(INPUTS, manifest[0]["name"])
-
-
-def normal_client(port, image_id, frames, count):
-    """Latencies (ms) of `count` sequential keep-alive GETs of cached frames."""
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    reader = sock.makefile("rb")
-    latencies = []
-    for k in range(count):
-        request = f"GET /frames/{image_id}/{k % frames} HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
-        t = time.perf_counter()
-        sock.sendall(request)
-        status = reader.readline()
-        length = 0
-        while True:
-            line = reader.readline()
-            if line in (b"\r\n", b""):
-                break
-            if line[:15].lower() == b"content-length:":
-                length = int(line[15:])
-        body = reader.read(length)
-        latencies.append((time.perf_counter() - t) * 1000)
-        if b" 200 " not in status or len(body) != length:
-            raise RuntimeError(f"frame {k}: {status!r}")
-    sock.close()
-    return latencies
 
 
 def metric(server, name):
@@ -120,9 +95,10 @@ def main():
     try:
         meta, _ = server.upload(path)
         frames = meta["frameCount"]
-        normal_client(server.port, meta["id"], frames, frames)  # every frame made and cached
+        paths = [f"/frames/{meta['id']}/{k}" for k in range(frames)]
+        normal_client(server.port, paths, frames)  # every frame made and cached
         time.sleep(1)
-        unloaded = normal_client(server.port, meta["id"], frames, REQUESTS)
+        unloaded = normal_client(server.port, paths, REQUESTS)
         rss_before = server.memory()["VmRSS"]
         socks, sent = non_readers(server.port, meta["id"], frames, CLIENTS)
         deadline = time.monotonic() + 30
@@ -134,7 +110,7 @@ def main():
             time.sleep(0.2)
         time.sleep(1)
         rss_loaded = server.memory()["VmRSS"]
-        loaded = normal_client(server.port, meta["id"], frames, REQUESTS)
+        loaded = normal_client(server.port, paths, REQUESTS)
         still_paused = metric(server, "flipbook_http_connections_paused") or 0
         pauses = metric(server, "flipbook_http_backpressure_pauses_total") or 0
         for s in socks:

@@ -41,6 +41,7 @@ import threading
 import time
 
 from benchlib import REPO, head_commit, log
+from benchlib.keepalive import normal_client
 from benchlib.machine import loadavg, machine
 from benchlib.server import BINARY, Server
 from benchlib.stats import percentile
@@ -55,32 +56,6 @@ RATE = float(os.environ.get("RATE", "4"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 LINE = 100_000
 CHUNKED = b"POST /images HTTP/1.1\r\nHost: bench\r\nTransfer-Encoding: chunked\r\nContent-Type: image/gif\r\n\r\n"
-
-
-def normal_client(port, paths, count):
-    """Latencies (ms) of `count` sequential keep-alive GETs of the cached frames `paths`."""
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    reader = sock.makefile("rb")
-    latencies = []
-    for k in range(count):
-        request = f"GET {paths[k % len(paths)]} HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
-        start = time.perf_counter()
-        sock.sendall(request)
-        status = reader.readline()
-        length = 0
-        while True:
-            line = reader.readline()
-            if line in (b"\r\n", b""):
-                break
-            if line[:15].lower() == b"content-length:":
-                length = int(line[15:])
-        body = reader.read(length)
-        latencies.append((time.perf_counter() - start) * 1000)
-        if b" 200 " not in status or len(body) != length:
-            raise RuntimeError(f"request {k}: {status!r}")
-    sock.close()
-    return latencies
 
 
 def send_and_drain(port, payload):
