@@ -11,6 +11,11 @@ struct DerivedCLITests {
     /// The image DerivedRoutesTests serves: 245×245, 42 frames.
     static let path = "pillow/gif/iss634.gif"
 
+    /// A response's status and the start of its body, for an expectation's message.
+    static func described(_ response: HTTPTestResponse) -> Comment {
+        "\(response.status) \(String(decoding: response.body.prefix(300), as: UTF8.self))"
+    }
+
     @Test func previewAndStoryboardSheetsAreTheServicesBytes() async throws {
         let flipbook = try #require(builtProduct("flipbook"), "build the flipbook product first")
         let path = Corpus.root.appendingPathComponent(Self.path).path
@@ -23,11 +28,13 @@ struct DerivedCLITests {
             flipbook, ["preview", path, "--width", "90", "--quality", "70", "--output", directory + "/p.webp"])
         #expect(preview.status == 0, "\(preview.stderr)")
         let served = try service.client.get("/images/\(id)/preview?width=90&quality=70")
+        #expect(served.status == 200, Self.described(served))
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.webp"))) == served.body)
         let avif = try runProcess(
             flipbook, ["preview", path, "--width", "90", "--format", "avif", "--output", directory + "/p.avif"])
         #expect(avif.status == 0, "\(avif.stderr)")
         let servedAVIF = try service.client.get("/images/\(id)/preview?width=90&format=avif")
+        #expect(servedAVIF.status == 200, Self.described(servedAVIF))
         #expect(servedAVIF.header("Content-Type") == "image/avif")
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.avif"))) == servedAVIF.body)
         // An odd width: both make the even rendition (90 × 245/245 → 90, and 91 → 90).
@@ -35,6 +42,7 @@ struct DerivedCLITests {
             flipbook, ["preview", path, "--width", "91", "--format", "mp4", "--output", directory + "/p.mp4"])
         #expect(mp4.status == 0, "\(mp4.stderr)")
         let servedMP4 = try service.client.get("/images/\(id)/preview?width=91&format=mp4")
+        #expect(servedMP4.status == 200, Self.described(servedMP4))
         #expect(servedMP4.header("Content-Type") == "video/mp4")
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.mp4"))) == servedMP4.body)
         let onBlack = try runProcess(
@@ -42,12 +50,14 @@ struct DerivedCLITests {
             ["preview", path, "--width", "90", "--format", "mp4", "--background", "000", "--output", directory + "/b.mp4"])
         #expect(onBlack.status == 0, "\(onBlack.stderr)")
         let servedOnBlack = try service.client.get("/images/\(id)/preview?width=90&format=mp4&background=000000")
+        #expect(servedOnBlack.status == 200, Self.described(servedOnBlack))
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/b.mp4"))) == servedOnBlack.body)
         // An AVIF frame: the command writes the bytes the frame route serves.
         let frame = try runProcess(
             flipbook, ["frame", path, "3", "--width", "90", "--format", "avif", "--output", directory + "/f.avif"])
         #expect(frame.status == 0, "\(frame.stderr)")
         let servedFrame = try service.client.get("/frames/\(id)/3?width=90&format=avif")
+        #expect(servedFrame.status == 200, Self.described(servedFrame))
         #expect(servedFrame.header("Content-Type") == "image/avif")
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/f.avif"))) == servedFrame.body)
         let badBackground = try runProcess(

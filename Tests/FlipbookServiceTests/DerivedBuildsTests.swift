@@ -20,6 +20,7 @@ struct DerivedBuildsTests {
     static func buildsWaitWithoutAThread() throws {
         let builds = DerivedBuilds(concurrency: 2)
         let gate = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0)
         let answered = DispatchSemaphore(value: 0)
         let running = Mutex((now: 0, most: 0))
         let ran = Mutex<[Int]>([])
@@ -27,7 +28,10 @@ struct DerivedBuildsTests {
         for n in 0..<count {
             let work: DerivedBuilds.Work = {
                 running.withLock { $0 = (now: $0.now + 1, most: max($0.most, $0.now + 1)) }
-                if n < 2 { gate.wait() }  // the first two hold their slots until let go
+                if n < 2 {  // the first two hold their slots until let go
+                    holding.signal()
+                    gate.wait()
+                }
                 running.withLock { $0.now -= 1 }
                 ran.withLock { $0.append(n) }
                 return .success(())
@@ -35,6 +39,11 @@ struct DerivedBuildsTests {
             builds.run("key-\(n)", work: work) { _ in answered.signal() }
         }
         builds.run("key-39", work: { .failure(.busy) }) { _ in answered.signal() }  // joins key-39's build
+        // Both slots held (a loaded machine may not have started the first two yet; let go
+        // before they wait, they would not overlap and the most running would read 1).
+        for _ in 0..<2 {
+            guard holding.wait(timeout: .now() + 20) == .success else { throw TestFailure("a build never started") }
+        }
         // The 38 builds in line hold no thread of the shared pool: an item queued there runs.
         let probe = DispatchSemaphore(value: 0)
         DispatchQueue.global().async { probe.signal() }
