@@ -2,6 +2,7 @@ import CLinux
 import Crypto
 import FoundationEssentials
 import SystemPackage
+import SystemResources
 
 #if canImport(Glibc)
 import Glibc
@@ -96,6 +97,17 @@ package enum DurableFiles {
             _ = try FileDescriptor(rawValue: fd).writeAll(buffer)
         } catch let error as Errno {
             throw IOFailure(description: "cannot write \(path): \(error)")
+        }
+    }
+
+    /// Makes each directory of `paths` that is missing, with its parents.
+    static func makeDirectories(_ paths: [String]) throws(StorageFailure) {
+        for path in paths {
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw .failed("cannot create \(path): \(ErrorText.of(error))")
+            }
         }
     }
 

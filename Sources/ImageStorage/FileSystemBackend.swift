@@ -63,13 +63,9 @@ final class FileSystemBackend: StorageBackend {
         layout = DataLayout(dataDirectory: dataDirectory)
         temporaryDirectory = dataDirectory + "/tmp"
         locksDirectory = dataDirectory + "/locks"
-        for directory in [dataDirectory, layout.images, layout.records, temporaryDirectory, locksDirectory] {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw .failed("cannot create \(directory): \(ErrorText.of(error))")
-            }
-        }
+        try DurableFiles.makeDirectories([
+            dataDirectory, layout.images, layout.records, temporaryDirectory, locksDirectory,
+        ])
         let layout = self.layout
         index = ListingIndex(
             directory: dataDirectory + "/index", locks: locksDirectory, temporaryDirectory: temporaryDirectory,

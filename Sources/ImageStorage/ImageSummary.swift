@@ -12,19 +12,10 @@ package struct ImageSummary: Sendable, Equatable {
     package var headline: ImageHeadline
     /// The record's ``StoredImage/outputRevision``.
     package var outputRevision: Int?
+}
 
-    package init(
-        id: String, sha256: String, source: StoredImage.Source, name: String?, headline: ImageHeadline,
-        outputRevision: Int?
-    ) {
-        self.id = id
-        self.sha256 = sha256
-        self.source = source
-        self.name = name
-        self.headline = headline
-        self.outputRevision = outputRevision
-    }
-
+// Its other initialisers are in extensions, so that the memberwise one is synthesised.
+extension ImageSummary {
     /// The summary of `record`.
     package init(_ record: StoredImage) {
         self.init(
@@ -47,22 +38,10 @@ package struct ImageHeadline: Sendable, Equatable {
     package var playCount: Int
     package var durationMs: Int
     package var fileBytes: Int
+}
 
-    package init(
-        format: String, mimeType: String, width: Int, height: Int, frameCount: Int, animated: Bool, playCount: Int,
-        durationMs: Int, fileBytes: Int
-    ) {
-        self.format = format
-        self.mimeType = mimeType
-        self.width = width
-        self.height = height
-        self.frameCount = frameCount
-        self.animated = animated
-        self.playCount = playCount
-        self.durationMs = durationMs
-        self.fileBytes = fileBytes
-    }
-
+extension ImageHeadline {
+    /// The headline fields of `metadata`.
     package init(_ metadata: ImageMetadata) {
         self.init(
             format: metadata.format, mimeType: metadata.mimeType, width: metadata.width, height: metadata.height,

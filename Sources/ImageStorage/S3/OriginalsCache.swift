@@ -44,13 +44,7 @@ final class OriginalsCache: Sendable {
         filesGauge = Gauge(label: "flipbook_s3_local_cache_files", factory: metricsFactory)
         fills = Counter(label: "flipbook_s3_local_cache_fills_total", factory: metricsFactory)
         evictions = Counter(label: "flipbook_s3_local_cache_evictions_total", factory: metricsFactory)
-        for path in [directory, temporaryDirectory] {
-            do {
-                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            } catch {
-                throw .failed("cannot create \(path): \(ErrorText.of(error))")
-            }
-        }
+        try DurableFiles.makeDirectories([directory, temporaryDirectory])
         // What an earlier run left, oldest first by modification time.
         var found: [(sha: String, size: Int, modified: Double)] = []
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
