@@ -56,6 +56,37 @@ struct WebUIAndCORSTests {
         #expect(try service.client.send("HEAD", "/ui/flipbook-player.js").header("Content-Length") == String(onDisk.count))
     }
 
+    @Test func pagesAreServedWithTheirSharedHeadIncludedAndTheFragmentIsNot() async throws {
+        let service = try TestService()
+        defer { Task { await service.stop() } }
+        let head = try String(contentsOfFile: TestService.webDirectory + "/_head.html", encoding: .utf8)
+        let id = try #require(try service.upload(Self.sample("orbit.gif")).json["id"] as? String)
+        for path in ["/", "/player/\(id)"] {
+            let page = String(decoding: try service.client.get(path).body, as: UTF8.self)
+            #expect(page.hasPrefix(head), "\(path) starts with web/_head.html")
+            #expect(!page.contains("<!--#include"))
+        }
+        #expect(try service.client.get("/ui/_head.html").status == 404)
+    }
+
+    @Test func aPageIncludesFragmentsLineByLineAndAMissingOneIsAnError() throws {
+        let files: [String: [UInt8]] = [
+            "_top.html": Array("<head>\n<meta charset=\"utf-8\">\n".utf8),
+            "page.html": Array("<!doctype html>\n  <!--#include _top.html-->\n<title>t</title>\n".utf8),
+            "plain.html": Array("<p><!--#include _top.html--></p>".utf8),
+        ]
+        let assets = try WebAssets(files: files)
+        #expect(assets["_top.html"] == nil)
+        #expect(assets["page.html"]?.body == Array("<!doctype html>\n<head>\n<meta charset=\"utf-8\">\n<title>t</title>\n".utf8))
+        #expect(assets["plain.html"]?.body == files["plain.html"])
+        #expect(throws: WebAssets.MissingFragment.self) {
+            try WebAssets(files: ["page.html": Array("<!--#include _gone.html-->\n".utf8)])
+        }
+        #expect(throws: WebAssets.MissingFragment.self) {
+            try WebAssets(files: ["page.html": Array("<!--#include ../Package.swift-->\n".utf8), "_x.html": []])
+        }
+    }
+
     @Test func withoutAUIDirectoryThereAreNoPages() async throws {
         let service = try TestService { $0.ui.dir = "" }
         defer { Task { await service.stop() } }
