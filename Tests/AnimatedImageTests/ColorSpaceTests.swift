@@ -9,7 +9,7 @@ import Testing
 /// `gAMA`, `cHRM`; a still WebP's `ICCP` as `iCCP`) with pixel values unchanged, so a browser
 /// converts a frame as it converts the original. (That Chromium then shows the same colours is checked in
 /// a real browser by Tests/browser/colour_check.py.)
-@Suite("Colour-space chunks")
+@Suite("Colour-space chunks", .ownThreads)
 struct ColorSpaceTests {
     /// A profile-shaped blob: what matters here is that its bytes arrive unchanged.
     static let profile: [UInt8] = (0..<600).map { UInt8(truncatingIfNeeded: $0 * 7 + 3) }

@@ -1,3 +1,4 @@
+import FlipbookTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// Animations made by real encoders from known frames: optimising encoders (gifsicle -O3,
 /// img2webp, apngasm) store partial frames with disposal and blending; Flipbook must composite
 /// them back into exactly the frames they were made from.
-@Suite("Real encoders")
+@Suite("Real encoders", .ownThreads)
 struct EncoderRoundTripTests {
     /// Frames of a small scene: a static background with a moving square and a blinking dot,
     /// so encoders find partial frames to optimise. `alpha` punches a transparent hole.

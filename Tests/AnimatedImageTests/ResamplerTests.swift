@@ -8,7 +8,7 @@ import Testing
 
 /// Scaling frames (clipped-window Lanczos reducing, pixman enlarging): exact sizes, flat colours
 /// stay flat, no fringe where alpha changes, deterministic.
-@Suite("Resampler")
+@Suite("Resampler", .ownThreads)
 struct ResamplerTests {
     func canvas(width: Int, height: Int, _ pixel: (Int, Int) -> [UInt8]) -> Canvas {
         var pixels: [UInt8] = []

@@ -9,7 +9,7 @@ import Testing
 /// Flipbook's code): one video track, `moov` before `mdat`, every frame of the original as one
 /// decoded frame presented at its `timestampsMs` for its `delaysMs`, frames close to the
 /// rendition, transparency on white, even sides.
-@Suite("MP4 previews")
+@Suite("MP4 previews", .ownThreads)
 struct MP4PreviewTests {
     static func rendition(_ image: AnimatedImage, width: Int) throws -> FrameRendition {
         try AVIFPreviewTests.rendition(image, width: width)

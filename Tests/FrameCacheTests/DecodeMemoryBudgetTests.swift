@@ -1,4 +1,5 @@
 import AnimatedImage
+import FlipbookTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// in arrival order, and is made when enough is given back; one larger than the whole budget, or
 /// one more than the waiting limit, is refused. The frame cache's decode threads reserve from it,
 /// so a third concurrent decode of a 49 MP frame waits for one of the first two.
-@Suite struct DecodeMemoryBudgetTests {
+@Suite(.ownThreads) struct DecodeMemoryBudgetTests {
     /// Runs `body` on a thread of its own (the budget blocks its caller).
     final class Background: Sendable {
         private let done = DispatchSemaphore(value: 0)

@@ -1,4 +1,5 @@
 import AnimatedImage
+import FlipbookTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -7,7 +8,7 @@ import Testing
 
 /// The decode threads run below the event loops' priority (``FrameCache/decodeThreadNice``),
 /// set on each thread alone: the thread that asks for a frame keeps its own.
-@Suite("Frame cache: decode thread priority")
+@Suite("Frame cache: decode thread priority", .ownThreads)
 struct DecodeThreadPriorityTests {
     /// The calling thread's nice value, read back from `/proc/thread-self/stat` (the 19th field;
     /// Linux keeps one per thread).

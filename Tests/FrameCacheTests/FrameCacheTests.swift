@@ -6,7 +6,7 @@ import Testing
 
 @testable import FrameCache
 
-@Suite("Frame cache", .serialized)
+@Suite("Frame cache", .serialized, .ownThreads)
 struct FrameCacheTests {
     func cache(
         budget: Int, threads: Int = 2, clock: any MonotonicClock = SystemMonotonicClock(),
@@ -268,7 +268,7 @@ struct FrameCacheTests {
 }
 
 /// Decoders whose canvas was evicted resume from a cached frame instead of replaying.
-@Suite("Frame cache: resuming from cached frames", .serialized)
+@Suite("Frame cache: resuming from cached frames", .serialized, .ownThreads)
 struct ResumeTests {
     /// A checkpoint interval longer than the animation: only cached frames to resume from (the
     /// checkpoint allowance, a share of the budget, would otherwise let checkpoints in).

@@ -11,7 +11,7 @@ import Testing
 /// Hits answered through the event loops' hit tables, without the cache's lock: the same frames
 /// and attachments as the locked path, the playhead and decode-ahead follow them, and what the
 /// cache evicts, purges or removes leaves the tables.
-@Suite("Frame cache: hits without the lock")
+@Suite("Frame cache: hits without the lock", .ownThreads)
 struct HitTableTests {
     func cache(
         budget: Int, tables: Int = 2, wholeAnimationBytes: Int = 10_000_000,

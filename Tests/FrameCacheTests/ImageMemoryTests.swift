@@ -61,7 +61,7 @@ final class OpenFiles: Sendable {
 /// only with its decoder and counted with it (a borrowed file in whole pages, as a mapping costs),
 /// each entry's own cost is counted too, and many images asked for once do not hold more than
 /// the budget says.
-@Suite struct ImageMemoryTests {
+@Suite(.ownThreads) struct ImageMemoryTests {
     static let page = 4096
 
     func cache(budget: Int, arena: Bool = true, activeSeconds: Double = 30) -> FrameCache {

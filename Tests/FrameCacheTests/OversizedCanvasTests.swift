@@ -9,7 +9,7 @@ import Testing
 /// A canvas larger than the cache plans for (``CacheState/largestPlannedCanvas``, a quarter of
 /// the budget) must not take the other images' windows while it is active, nor be kept as a
 /// decoder that evicts their frames, and its jobs leave one decode thread to the other images.
-@Suite("Frame cache: oversized canvases", .serialized)
+@Suite("Frame cache: oversized canvases", .serialized, .ownThreads)
 struct OversizedCanvasTests {
     @Test func anOversizedStillLeavesThePlayersWindowAndReserveAsTheyWere() throws {
         let player = try TestImages.medium()

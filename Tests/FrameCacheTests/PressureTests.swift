@@ -6,7 +6,7 @@ import Testing
 
 @testable import FrameCache
 
-@Suite("Memory pressure", .serialized)
+@Suite("Memory pressure", .serialized, .ownThreads)
 struct PressureTests {
     @Test func scheduleOfAWarning() {
         var controller = PressureController()

@@ -10,7 +10,7 @@ import Testing
 /// Renditions in the one cache: keyed by (content, rendition, index), one decoder per image
 /// feeding every rendition's encoder, the budget, pressure and coalescing across renditions, and
 /// the bound on what a client cycling through sizes can make the cache hold.
-@Suite("Renditions in the frame cache", .serialized)
+@Suite("Renditions in the frame cache", .serialized, .ownThreads)
 struct RenditionCacheTests {
     func cache(budget: Int, threads: Int = 2, decodeAhead: Int = 4) -> FrameCache {
         var configuration = FrameCacheConfiguration(

@@ -8,7 +8,7 @@ import Testing
 /// Frames staged before their image has an id (an upload in progress): shared while staged,
 /// adopted as the stored image's frames without a decode, first to go when room is needed, gone
 /// with every purge and with their owner.
-@Suite("Staged frames")
+@Suite("Staged frames", .ownThreads)
 struct StagedFramesTests {
     func cache(budget: Int) -> FrameCache {
         FrameCache(

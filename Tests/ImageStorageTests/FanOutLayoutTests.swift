@@ -13,7 +13,7 @@ import Glibc
 /// nothing lost wherever a crash stops the move, images served and listed throughout, and
 /// replicas of the earlier version, still writing the flat layout, neither lost nor able to undo
 /// a newer write.
-@Suite struct FanOutLayoutTests {
+@Suite(.ownThreads) struct FanOutLayoutTests {
     /// An image as a replica of the earlier version stores it: `objects/<id>` and `meta/<id>.json`.
     struct Legacy {
         var id: String

@@ -12,7 +12,7 @@ import Glibc
 /// The listing index of a data directory: the ids in byte order on disk, kept with uploads and
 /// deletes by every replica sharing the directory, rebuilt from the records when missing,
 /// incomplete or damaged, and never missing an id that has a record.
-@Suite struct ListingIndexTests {
+@Suite(.ownThreads) struct ListingIndexTests {
     static func listAll(_ store: ImageStore, limit: Int = 3) throws -> [String] {
         var ids: [String] = []
         var cursor: String?
@@ -172,7 +172,7 @@ import Glibc
 
 /// Group commits: every change committed exactly once, together with the changes of the writers
 /// waiting meanwhile, and a failed transaction failing every change in it.
-@Suite struct GroupCommitTests {
+@Suite(.ownThreads) struct GroupCommitTests {
     struct Failed: Error {}
 
     @Test func concurrentChangesShareTransactionsAndEachIsCommittedOnce() {

@@ -13,7 +13,7 @@ import Glibc
 /// replacements, rewrites, deletes and bulk imports, so that a page is answered without reading a
 /// record; unknown ones (a writer's crash, a rebuild, an earlier format) are listed from the
 /// record and filled in, whatever stops the filling.
-@Suite struct ListingSummaryTests {
+@Suite(.ownThreads) struct ListingSummaryTests {
     static func upload(_ store: ImageStore, seed: UInt64, name: String? = nil, displayName: String? = nil) throws
         -> StoredImage
     {

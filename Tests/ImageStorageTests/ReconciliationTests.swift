@@ -11,7 +11,7 @@ import Glibc
 /// Reconciliation of the data directory: what a crash leaves (images' bytes without a record, in
 /// either layout, files in `tmp/`) is removed; what has a record, and what a live writer (another
 /// replica) holds, is kept.
-@Suite struct ReconciliationTests {
+@Suite(.ownThreads) struct ReconciliationTests {
     static func write(_ bytes: [UInt8], to path: String) throws {
         #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
     }

@@ -1,10 +1,11 @@
+import FlipbookTestSupport
 import Foundation
 import Testing
 
 @testable import SystemResources
 
 /// The lock and thread starter the service uses instead of Foundation's NSCondition and Thread.
-@Suite struct ConditionLockTests {
+@Suite(.ownThreads) struct ConditionLockTests {
     @Test func aTimedWaitWithoutASignalRunsOut() {
         let lock = ConditionLock()
         let started = Date()
