@@ -53,4 +53,32 @@ struct CLITests {
         let unwritable = try runProcess(flipbookExecutable(), ["frame", path, "0", "--output", directory + "/no/such/dir/f.png"])
         #expect(unwritable.status == 2)
     }
+
+    /// README.md's row for docs/cli.md and the usage lines of docs/cli.md name every command
+    /// `flipbook --help` lists, and no other.
+    @Test func theDocsNameEveryCommandThereIs() throws {
+        let help = try runProcess(flipbookExecutable(), ["--help"])
+        #expect(help.status == 0, "\(help.stderr)")
+        // The lines after "SUBCOMMANDS:" up to a blank line; a name stands two spaces in (an
+        // abstract continued on the next line stands further in).
+        let listed = String(decoding: help.stdout, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .drop { !$0.hasPrefix("SUBCOMMANDS:") }.dropFirst().prefix { !$0.isEmpty }
+            .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) }
+        let commands = Set(listed).subtracting(["help"])
+        #expect(commands.isSuperset(of: ["serve", "frame", "settings"]), "flipbook --help lists \(commands.sorted())")
+
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let row = try #require(readme.split(separator: "\n").first { $0.hasPrefix("| [cli.md](docs/cli.md) |") })
+        let inReadme = Set(row.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
+            .subtracting(["flipbook"])
+        #expect(inReadme == commands, "README.md's cli.md row names \(inReadme.sorted())")
+
+        let page = try String(contentsOf: repository.appendingPathComponent("docs/cli.md"), encoding: .utf8)
+        let used = Set(
+            page.split(separator: "\n").filter { $0.hasPrefix("flipbook ") }.map { String($0.split(separator: " ")[1]) })
+        #expect(used == commands, "docs/cli.md's usage lines name \(used.sorted())")
+    }
 }
