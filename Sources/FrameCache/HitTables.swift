@@ -1,4 +1,5 @@
 import Synchronization
+import SystemResources
 
 /// The cache's frames as the threads that serve hits see them — one table per such thread (the
 /// HTTP server's event loops), each behind its own lock — so that a cache hit takes no lock
@@ -8,7 +9,9 @@ import Synchronization
 /// and cleared when it evicts it (``ImageEntry/store(_:at:)``, ``ImageEntry/drop(_:)``), an image
 /// appears when the cache first hears of it and goes when the cache forgets it; those happen at
 /// the rate of decodes, under the cache's lock, and take each table's lock in turn. A frame is
-/// only shared (`CachedFrame` is immutable), never copied.
+/// only shared (`CachedFrame` is immutable), never copied. A table is keyed by the images' ids
+/// through ``IDTable`` (a hit hashes the id's bytes with a multiply-fold, not `String`'s SipHash,
+/// and reads the image where it is held).
 final class HitTables: Sendable {
     /// One image in one table.
     struct Image: Sendable {
@@ -28,7 +31,7 @@ final class HitTables: Sendable {
     }
 
     private final class Table: Sendable {
-        let images = Mutex<[String: Image]>([:])
+        let images = Mutex(IDTable<Image>())
         /// Hits answered through this table (only its own thread adds).
         let hits = Atomic<Int>(0)
     }
@@ -48,10 +51,10 @@ final class HitTables: Sendable {
     func lookup(_ id: String, index: Int, reader: Int) -> Hit? {
         let table = tables[reader % tables.count]
         let hit = table.images.withLock { images -> Hit? in
-            guard let image = images[id], index >= 0, index < image.frames.count, let frame = image.frames[index] else {
-                return nil
-            }
-            return Hit(entry: image.entry, frame: frame, runningLow: Self.runningLow(image, from: index))
+            images.read(id) { image -> Hit? in
+                guard index >= 0, index < image.frames.count, let frame = image.frames[index] else { return nil }
+                return Hit(entry: image.entry, frame: frame, runningLow: Self.runningLow(image, from: index))
+            } ?? nil
         }
         if hit != nil { table.hits.wrappingAdd(1, ordering: .relaxed) }
         return hit
@@ -72,15 +75,14 @@ final class HitTables: Sendable {
     /// Frame `index` of `id` if it is cached, through the first table, counting no hit.
     func peek(_ id: String, index: Int) -> CachedFrame? {
         tables[0].images.withLock { images in
-            guard let image = images[id], index >= 0, index < image.frames.count else { return nil }
-            return image.frames[index]
+            images.read(id) { image in index >= 0 && index < image.frames.count ? image.frames[index] : nil } ?? nil
         }
     }
 
     /// Whether `reader`'s table holds frame `index` of `id` (no hit is counted; for tests).
     func holds(_ id: String, index: Int, reader: Int) -> Bool {
         tables[reader % tables.count].images.withLock {
-            $0[id].map { index < $0.frames.count && $0.frames[index] != nil } ?? false
+            $0.read(id) { index < $0.frames.count && $0.frames[index] != nil } ?? false
         }
     }
 
@@ -99,7 +101,7 @@ final class HitTables: Sendable {
     func remove(_ entry: ImageEntry) {
         for table in tables {
             table.images.withLock { images in
-                if images[entry.id]?.entry === entry { images[entry.id] = nil }
+                if images.read(entry.id, { $0.entry === entry }) == true { images.removeValue(for: entry.id) }
             }
         }
     }
@@ -108,10 +110,12 @@ final class HitTables: Sendable {
     func set(_ frame: CachedFrame?, at i: Int, of entry: ImageEntry) {
         for table in tables {
             table.images.withLock { images in
-                guard images[entry.id]?.entry === entry, i < images[entry.id]!.frames.count else { return }
-                let had = images[entry.id]!.frames[i] != nil
-                images[entry.id]!.frames[i] = frame
-                images[entry.id]!.cachedCount += (frame != nil ? 1 : 0) - (had ? 1 : 0)
+                images.modify(entry.id) { image in
+                    guard image.entry === entry, i < image.frames.count else { return }
+                    let had = image.frames[i] != nil
+                    image.frames[i] = frame
+                    image.cachedCount += (frame != nil ? 1 : 0) - (had ? 1 : 0)
+                }
             }
         }
     }

@@ -45,7 +45,7 @@ final class RecordCache: Sendable {
     }
 
     private struct View {
-        var records = RecordIDTable<ImageStore.HeldRecord>()
+        var records = IDTable<ImageStore.HeldRecord>()
         /// Ids hit in this view since room was last made, oldest first (at most ``touchLimit``).
         var touched: [String] = []
         var hits = 0

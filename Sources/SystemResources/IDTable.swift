@@ -1,52 +1,79 @@
-/// An event loop's records by id (``RecordCache``'s view): found by a `String` or straight from the
-/// UTF-8 bytes of an id — a request path's, with no `String` made for it.
+/// Values by id, found by a `String` or straight from the UTF-8 bytes of an id (a request
+/// path's, with no `String` made for it): each event loop's view of the store's records and its
+/// table of the frame cache's hits, both looked up on every request.
 ///
 /// Open addressing with linear probing over a power-of-two array of slots, at most half full;
 /// removal shifts the following slots back (no tombstones). Ids are hashed 8 bytes at a time by
 /// 128-bit multiply-and-fold steps from a per-table random seed: a handful of instructions per
 /// word where `String`'s SipHash takes ~700 for a 64-byte content id, and not predictable from
-/// outside (a table only holds ids of records the store has, and is only read by its own loop).
-struct RecordIDTable<Value: Sendable>: Sendable {
-    private struct Slot: Sendable {
-        var id: String
-        var value: Value
+/// outside (a table only holds ids the process put there, and is only read by one loop).
+///
+/// Inlinable, so that other modules get it specialized for their values: an unspecialized generic
+/// call through value witnesses costs more than the look-up.
+public struct IDTable<Value: Sendable>: Sendable {
+    @usableFromInline
+    struct Slot: Sendable {
+        @usableFromInline var id: String
+        @usableFromInline var value: Value
+
+        @inlinable init(id: String, value: Value) { (self.id, self.value) = (id, value) }
     }
 
     /// Each slot's hash (0: empty; a hash of 0 is stored as 1), probed without touching the
     /// slots' reference-counted contents.
-    private var hashes: [UInt64]
-    private var slots: [Slot?]
-    private var mask: Int
-    private let seed: UInt64
-    /// The ids held.
-    private(set) var count = 0
+    @usableFromInline var hashes: [UInt64]
+    @usableFromInline var slots: [Slot?]
+    @usableFromInline var mask: Int
+    @usableFromInline let seed: UInt64
+    @usableFromInline var held = 0
 
-    init() {
+    /// An empty table with a seed of its own.
+    public init() {
         hashes = Array(repeating: 0, count: 16)
         slots = Array(repeating: nil, count: 16)
         mask = 15
         seed = UInt64.random(in: .min ... .max)
     }
 
+    /// The ids held.
+    @inlinable public var count: Int { held }
+
     /// The value of `id`, or nil; setting nil removes it.
-    subscript(id: String) -> Value? {
-        get {
-            var id = id
-            return id.withUTF8 { find(UnsafeRawBufferPointer($0)) }
-        }
+    @inlinable
+    public subscript(id: String) -> Value? {
+        get { position(of: id).map { slots[$0]!.value } }
         set {
             if let newValue { insert(newValue, for: id) } else { removeValue(for: id) }
         }
     }
 
     /// The value of the id whose UTF-8 bytes are `bytes`, or nil.
-    func find(_ bytes: UnsafeRawBufferPointer) -> Value? {
+    @inlinable
+    public func find(_ bytes: UnsafeRawBufferPointer) -> Value? {
         guard let position = position(of: bytes, hash: digest(bytes)) else { return nil }
         return slots[position]!.value
     }
 
+    /// `body`'s answer about the value of `id` where it is held (not copied out), or nil when
+    /// `id` is not held.
+    @inlinable
+    public func read<Result>(_ id: String, _ body: (Value) -> Result) -> Result? {
+        guard let position = position(of: id) else { return nil }
+        return body(slots[position]!.value)
+    }
+
+    /// Changes the value of `id` in place with `body` (an array in it is not copied); nil when
+    /// `id` is not held.
+    @inlinable
+    @discardableResult
+    public mutating func modify<Result>(_ id: String, _ body: (inout Value) -> Result) -> Result? {
+        guard let position = position(of: id) else { return nil }
+        return body(&slots[position]!.value)
+    }
+
     /// Holds `value` for `id`, replacing the one held.
-    mutating func insert(_ value: Value, for id: String) {
+    @inlinable
+    public mutating func insert(_ value: Value, for id: String) {
         var key = id
         let (hash, found) = key.withUTF8 { utf8 -> (UInt64, Int?) in
             let bytes = UnsafeRawBufferPointer(utf8)
@@ -57,23 +84,19 @@ struct RecordIDTable<Value: Sendable>: Sendable {
             slots[found]!.value = value
             return
         }
-        if (count + 1) * 2 > slots.count { grow() }
+        if (held + 1) * 2 > slots.count { grow() }
         place(Slot(id: key, value: value), hash: hash)
-        count += 1
+        held += 1
     }
 
     /// Removes `id`'s value; returns it when one was held.
+    @inlinable
     @discardableResult
-    mutating func removeValue(for id: String) -> Value? {
-        var key = id
-        let found = key.withUTF8 { utf8 -> Int? in
-            let bytes = UnsafeRawBufferPointer(utf8)
-            return position(of: bytes, hash: digest(bytes))
-        }
-        guard var hole = found else { return nil }
+    public mutating func removeValue(for id: String) -> Value? {
+        guard var hole = position(of: id) else { return nil }
         let removed = slots[hole]!.value
         (hashes[hole], slots[hole]) = (0, nil)
-        count -= 1
+        held -= 1
         // Backward shift: a later slot of the same run moves into the hole unless its home lies
         // (cyclically) after the hole, so that every id stays reachable from its home.
         var next = (hole + 1) & mask
@@ -89,29 +112,43 @@ struct RecordIDTable<Value: Sendable>: Sendable {
         return removed
     }
 
+    /// The slot holding `id`, or nil.
+    @inlinable
+    func position(of id: String) -> Int? {
+        var id = id
+        return id.withUTF8 { utf8 in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            return position(of: bytes, hash: digest(bytes))
+        }
+    }
+
     /// `bytes` hashed with this table's seed, never 0 (the mark of an empty slot).
-    private func digest(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    @inlinable
+    func digest(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         let hash = Self.hash(bytes, seed: seed)
         return hash == 0 ? 1 : hash
     }
 
-    private func position(of bytes: UnsafeRawBufferPointer, hash: UInt64) -> Int? {
+    @inlinable
+    func position(of bytes: UnsafeRawBufferPointer, hash: UInt64) -> Int? {
         var position = Int(truncatingIfNeeded: hash) & mask
         while true {
-            let held = hashes[position]
-            if held == 0 { return nil }
-            if held == hash, Self.equal(slots[position]!.id, bytes) { return position }
+            let stored = hashes[position]
+            if stored == 0 { return nil }
+            if stored == hash, Self.equal(slots[position]!.id, bytes) { return position }
             position = (position + 1) & mask
         }
     }
 
-    private mutating func place(_ slot: Slot, hash: UInt64) {
+    @inlinable
+    mutating func place(_ slot: Slot, hash: UInt64) {
         var position = Int(truncatingIfNeeded: hash) & mask
         while hashes[position] != 0 { position = (position + 1) & mask }
         (hashes[position], slots[position]) = (hash, slot)
     }
 
-    private mutating func grow() {
+    @inlinable
+    mutating func grow() {
         let (oldHashes, oldSlots) = (hashes, slots)
         hashes = Array(repeating: 0, count: oldHashes.count * 2)
         slots = Array(repeating: nil, count: oldSlots.count * 2)
@@ -119,7 +156,8 @@ struct RecordIDTable<Value: Sendable>: Sendable {
         for (hash, slot) in zip(oldHashes, oldSlots) where hash != 0 { place(slot!, hash: hash) }
     }
 
-    private static func equal(_ id: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    @inlinable
+    static func equal(_ id: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
         let utf8 = id.utf8
         guard utf8.count == bytes.count else { return false }
         return utf8.withContiguousStorageIfAvailable { stored in
@@ -140,6 +178,7 @@ struct RecordIDTable<Value: Sendable>: Sendable {
 
     /// `bytes` hashed from `seed`: each 8-byte word (the last one zero-padded, the length mixed
     /// in) folded in by a 64×64→128-bit multiply, high half xor low half.
+    @inlinable
     static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
         var hash = fold(seed ^ UInt64(bytes.count), 0x9E37_79B9_7F4A_7C15)
         var offset = 0
@@ -155,7 +194,8 @@ struct RecordIDTable<Value: Sendable>: Sendable {
         return fold(hash, 0x8EBC_6AF0_9C88_C6E3)
     }
 
-    private static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
+    @inlinable
+    static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
         let (high, low) = a.multipliedFullWidth(by: b)
         return high ^ low
     }

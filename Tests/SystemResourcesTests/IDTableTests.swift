@@ -1,16 +1,16 @@
 import Testing
 
-@testable import ImageStorage
+@testable import SystemResources
 
-/// The event loop's table of records by id answers exactly what a dictionary would, by `String`
+/// An event loop's table by id answers exactly what a dictionary would, by `String`
 /// and by the id's bytes, through growth, replacement and removals that shift runs back.
-@Suite struct RecordIDTableTests {
-    private static func find(_ table: RecordIDTable<Int>, _ id: String) -> Int? {
+@Suite struct IDTableTests {
+    private static func find(_ table: IDTable<Int>, _ id: String) -> Int? {
         Array(id.utf8).withUnsafeBytes { table.find($0) }
     }
 
     @Test func answersAsADictionaryDoesThroughInsertsReplacementsAndRemovals() {
-        var table = RecordIDTable<Int>()
+        var table = IDTable<Int>()
         var expected: [String: Int] = [:]
         var generator = SystemRandomNumberGenerator()
         // Short ids collide in their low hash bits often enough to build long runs: removals
@@ -36,7 +36,7 @@ import Testing
 
     @Test func findsAContentIDByItsBytesAndNothingForAnotherOrAPrefix() {
         let id = String(repeating: "0123456789abcdef", count: 4)
-        var table = RecordIDTable<Int>()
+        var table = IDTable<Int>()
         table[id] = 7
         #expect(Self.find(table, id) == 7)
         #expect(Self.find(table, String(id.dropLast())) == nil)
@@ -51,12 +51,12 @@ import Testing
     @Test func hashesEveryByteOfAnIdIntoItsHash() {
         let id = Array(String(repeating: "0123456789abcdef", count: 4).utf8) + [0x7a, 0x7a, 0x7a]
         let seed: UInt64 = 0x1234_5678
-        let whole = id.withUnsafeBytes { RecordIDTable<Int>.hash($0, seed: seed) }
+        let whole = id.withUnsafeBytes { IDTable<Int>.hash($0, seed: seed) }
         for index in id.indices {
             var changed = id
             changed[index] ^= 1
-            #expect(changed.withUnsafeBytes { RecordIDTable<Int>.hash($0, seed: seed) } != whole)
+            #expect(changed.withUnsafeBytes { IDTable<Int>.hash($0, seed: seed) } != whole)
         }
-        #expect(id.withUnsafeBytes { RecordIDTable<Int>.hash($0, seed: seed + 1) } != whole)
+        #expect(id.withUnsafeBytes { IDTable<Int>.hash($0, seed: seed + 1) } != whole)
     }
 }
