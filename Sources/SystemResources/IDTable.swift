@@ -13,10 +13,11 @@
 public struct IDTable<Value: Sendable>: Sendable {
     @usableFromInline
     struct Slot: Sendable {
-        @usableFromInline var id: String
+        /// The id's UTF-8 bytes (compared as words, with no `String` in the way).
+        @usableFromInline var key: [UInt8]
         @usableFromInline var value: Value
 
-        @inlinable init(id: String, value: Value) { (self.id, self.value) = (id, value) }
+        @inlinable init(key: [UInt8], value: Value) { (self.key, self.value) = (key, value) }
     }
 
     /// Each slot's hash (0: empty; a hash of 0 is stored as 1), probed without touching the
@@ -74,9 +75,8 @@ public struct IDTable<Value: Sendable>: Sendable {
     /// Holds `value` for `id`, replacing the one held.
     @inlinable
     public mutating func insert(_ value: Value, for id: String) {
-        var key = id
-        let (hash, found) = key.withUTF8 { utf8 -> (UInt64, Int?) in
-            let bytes = UnsafeRawBufferPointer(utf8)
+        let key = Array(id.utf8)
+        let (hash, found) = key.withUnsafeBytes { bytes -> (UInt64, Int?) in
             let hash = digest(bytes)
             return (hash, position(of: bytes, hash: hash))
         }
@@ -85,7 +85,7 @@ public struct IDTable<Value: Sendable>: Sendable {
             return
         }
         if (held + 1) * 2 > slots.count { grow() }
-        place(Slot(id: key, value: value), hash: hash)
+        place(Slot(key: key, value: value), hash: hash)
         held += 1
     }
 
@@ -135,7 +135,7 @@ public struct IDTable<Value: Sendable>: Sendable {
         while true {
             let stored = hashes[position]
             if stored == 0 { return nil }
-            if stored == hash, Self.equal(slots[position]!.id, bytes) { return position }
+            if stored == hash, slots[position]!.key.withUnsafeBytes({ Self.equal($0, bytes) }) { return position }
             position = (position + 1) & mask
         }
     }
@@ -157,23 +157,19 @@ public struct IDTable<Value: Sendable>: Sendable {
     }
 
     @inlinable
-    static func equal(_ id: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        let utf8 = id.utf8
-        guard utf8.count == bytes.count else { return false }
-        return utf8.withContiguousStorageIfAvailable { stored in
-            let stored = UnsafeRawBufferPointer(stored)
-            var offset = 0
-            while offset + 8 <= stored.count {
-                let word = stored.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                guard word == bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
-                offset += 8
-            }
-            while offset < stored.count {
-                guard stored[offset] == bytes[offset] else { return false }
-                offset += 1
-            }
-            return true
-        } ?? utf8.elementsEqual(bytes)
+    static func equal(_ stored: UnsafeRawBufferPointer, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard stored.count == bytes.count else { return false }
+        var offset = 0
+        while offset + 8 <= stored.count {
+            let word = stored.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            guard word == bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
+            offset += 8
+        }
+        while offset < stored.count {
+            guard stored[offset] == bytes[offset] else { return false }
+            offset += 1
+        }
+        return true
     }
 
     /// `bytes` hashed from `seed`: each 8-byte word (the last one zero-padded, the length mixed
