@@ -260,6 +260,7 @@ def run_one(abuse):
             "first": recs[0][0] * 1000 if recs else float("nan"),
             "serverP99": percentile(srv, 99), "serverMax": max(srv) if srv else float("nan"),
             "serverOver15": sum(1 for x in srv if x > FAST_MS),
+            "lateIndices": [i for i, r in enumerate(recs) if r[0] * 1000 > FAST_MS],
         })
     srv_players = [ms for rid, v in server_ms.items() if rid.startswith("player") for ms in v]
     srv_abuse = server_ms.get("abuser", [])
