@@ -7,7 +7,8 @@
 # the PNGs Flipbook writes), pixman (enlarging renditions; reductions are Flipbook's own C),
 # libcurl (the outbound HTTP client of storage.backend=s3 and of the source fetcher, through its C
 # API), SQLite (the listing index of storage.backend=fs), libavif with libaom (AVIF previews) and
-# libx264 (MP4 previews; GPL-2.0-or-later, docs/DEPLOYMENT.md "Licences");
+# libx264 (MP4 previews; GPL-2.0-or-later, docs/DEPLOYMENT.md "Licences") and libvpx (WebM
+# previews' VP9);
 # libstdc++6, libgcc-s1 and libc6 are
 # already in debian:bookworm-slim (apt needs them). docs/DEPLOYMENT.md says what each package is
 # for. The build fails if `ldd` finds any library missing.
@@ -22,7 +23,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
         libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libcurl4-openssl-dev \
-        libpixman-1-dev libsqlite3-dev libavif-dev libx264-dev pkg-config \
+        libpixman-1-dev libsqlite3-dev libavif-dev libx264-dev libvpx-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -46,7 +47,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
         libgif7 libwebp7 libwebpdemux2 libwebpmux3 libpng16-16 zlib1g libdeflate0 libcurl4 \
-        libpixman-1-0 libsqlite3-0 libavif15 libx264-164 \
+        libpixman-1-0 libsqlite3-0 libavif15 libx264-164 libvpx7 \
     && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 flipbook \

@@ -89,6 +89,10 @@ let package = Package(
         .systemLibrary(
             name: "CX264", path: "Sources/CX264",
             providers: [.apt(["libx264-dev"])]),
+        // libvpx (libvpx-dev): the VP9 encoder of WebM previews, in Flipbook's own WebM muxer.
+        .systemLibrary(
+            name: "CVPX", path: "Sources/CVPX",
+            providers: [.apt(["libvpx-dev"])]),
         // Linux system calls Glibc does not import: sched_getaffinity (the CPU limit), memfd_create
         // and hole punching (the frame cache's arena).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -110,10 +114,11 @@ let package = Package(
             swiftSettings: strictSettings),
 
         // The animation's frames in formats beyond WebP: AVIF image sequences (libavif, libaom)
-        // and MP4 (H.264 by libx264, in Flipbook's own ISO-BMFF muxer).
+        // MP4 (H.264 by libx264, in Flipbook's own ISO-BMFF muxer) and WebM (VP9 by libvpx, in
+        // Flipbook's own Matroska muxer).
         .target(
             name: "AnimationEncoding",
-            dependencies: ["AnimatedImage", "CAVIF", "CX264"],
+            dependencies: ["AnimatedImage", "CAVIF", "CX264", "CVPX"],
             swiftSettings: strictSettings),
 
         // The shared frame cache: one byte budget, decode-ahead windows, background decoding,

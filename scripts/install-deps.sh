@@ -2,6 +2,7 @@
 # Installs the Debian packages Flipbook needs that are missing, and only those.
 #   scripts/install-deps.sh build      libraries needed to compile and run (libcurl: the source fetcher;
 #                                        libavif with libaom: AVIF previews; libx264: MP4 previews;
+#                                        libvpx: WebM previews;
 #                                        libsqlite3: the listing index)
 #   scripts/install-deps.sh test       + the encoders the tests use to make inputs, python3-venv
 #                                        for the S3 test tools (moto, boto3: mk/s3.mk), and ffprobe
@@ -20,7 +21,7 @@
 #   scripts/install-deps.sh conformance + Chromium and every encoder `make conformance-matrix` runs
 set -euo pipefail
 
-build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libpixman-1-dev libcurl4-openssl-dev libsqlite3-dev libavif-dev libx264-dev pkg-config)
+build=(libgif-dev libwebp-dev libpng-dev zlib1g-dev libdeflate-dev libpixman-1-dev libcurl4-openssl-dev libsqlite3-dev libavif-dev libx264-dev libvpx-dev pkg-config)
 test=(gifsicle webp imagemagick apngasm curl python3 python3-venv ffmpeg)
 bench=(ffmpeg libvips-tools libvips-dev webp python3-pil python3-numpy hyperfine wrk nginx apngasm procps time)
 topology=(nginx curl python3 python3-venv iproute2)

@@ -5,12 +5,12 @@ import FlipbookService
 import FoundationEssentials
 import SystemResources
 
-/// `flipbook preview FILE --width … [--format avif|mp4] [--background RRGGBB] --output OUT`: the
-/// animated WebP (or AVIF, or MP4) preview, the bytes `GET /images/{id}/preview?width=…&format=…` serves (same
+/// `flipbook preview FILE --width … [--format avif|mp4|webm] [--background RRGGBB] --output OUT`: the
+/// animated WebP (or AVIF, MP4 or WebM) preview, the bytes `GET /images/{id}/preview?width=…&format=…` serves (same
 /// size rule, scaler, encoder and settings).
 struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "preview", abstract: "Write the whole animation, scaled, as one animated WebP, AVIF or MP4.")
+        commandName: "preview", abstract: "Write the whole animation, scaled, as one animated WebP, AVIF, MP4 or WebM.")
 
     @OptionGroup var input: ImageInput
 
@@ -19,7 +19,7 @@ struct PreviewCommand: ParsableCommand {
 
     @Option(
         help:
-            "webp (default; lossless without --quality), avif (lossy; --quality 1 to 100, default 44) or mp4 (H.264; default 53)."
+            "webp (default; lossless without --quality), avif (lossy; --quality 1 to 100, default 44), mp4 (H.264; default 53) or webm (VP9; default 42)."
     )
     var format = "webp"
 
@@ -41,7 +41,7 @@ struct PreviewCommand: ParsableCommand {
         let given = background.map { [("background", $0)] } ?? []
         let (items, policy) = (scaling.queryItems + [("format", format)] + given, scaling.policy)
         let preview = try ScalingOptions.validated { () throws(RenditionParameterError) in try policy.preview(items) }
-        guard let chosen = preview.format else { throw ValidationError("--format must be webp, avif or mp4.") }
+        guard let chosen = preview.format else { throw ValidationError("--format must be webp, avif, mp4 or webm.") }
         return (preview.rendition, chosen, preview.background)
     }
 
@@ -73,6 +73,9 @@ struct PreviewCommand: ParsableCommand {
         case .mp4:
             let settings = H264Settings(quality: rendition.quality ?? H264Settings.defaultQuality, background: background)
             return try MP4PreviewMaker.make(image, rendition: rendition, settings: settings)
+        case .webm:
+            let settings = VP9Settings(quality: rendition.quality ?? VP9Settings.defaultQuality)
+            return try WebMPreviewMaker.make(image, rendition: rendition, settings: settings)
         }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 import ServiceTestSupport
 import Testing
 
-/// `flipbook preview` (WebP, AVIF and MP4) and `flipbook storyboard` write the bytes the service serves
+/// `flipbook preview` (WebP, AVIF, MP4 and WebM) and `flipbook storyboard` write the bytes the service serves
 /// for the same parameters.
 @Suite("Derived products CLI", .serialized, .ownThreads)
 struct DerivedCLITests {
@@ -52,6 +52,12 @@ struct DerivedCLITests {
         let servedOnBlack = try service.client.get("/images/\(id)/preview?width=90&format=mp4&background=000000")
         #expect(servedOnBlack.status == 200, Self.described(servedOnBlack))
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/b.mp4"))) == servedOnBlack.body)
+        let webm = try runProcess(
+            flipbook, ["preview", path, "--width", "91", "--format", "webm", "--output", directory + "/p.webm"])
+        #expect(webm.status == 0, "\(webm.stderr)")
+        let servedWebM = try service.client.get("/images/\(id)/preview?width=91&format=webm")
+        #expect(servedWebM.header("Content-Type") == "video/webm")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.webm"))) == servedWebM.body)
         // An AVIF frame: the command writes the bytes the frame route serves.
         let frame = try runProcess(
             flipbook, ["frame", path, "3", "--width", "90", "--format", "avif", "--output", directory + "/f.avif"])

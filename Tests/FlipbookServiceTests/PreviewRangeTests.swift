@@ -66,7 +66,7 @@ struct PreviewRangeTests {
         #expect(head.header("Content-Length") == String(n) && head.header("Accept-Ranges") == "bytes")
     }
 
-    @Test(arguments: ["webp", "avif"])
+    @Test(arguments: ["webp", "avif", "webm"])
     func previewsAnswerRanges(format: String) async throws {
         try await TestService.withUpload(of: Self.path) { service, id in
             let target = "/images/\(id)/preview?width=100&format=\(format)"

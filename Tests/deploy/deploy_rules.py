@@ -16,10 +16,13 @@ from dockerfile_parse import DockerfileParser
 # libsqlite3-dev: the listing index of storage.backend=fs (CSQLite).
 # libavif-dev: AVIF previews (CAVIF, module AnimationEncoding; libavif15 at run time).
 # libx264-dev: MP4 previews' H.264 encoder (CX264, module AnimationEncoding; libx264-164 at run time).
+# libvpx-dev: WebM previews' VP9 encoder (CVPX, module AnimationEncoding; libvpx7 at run time).
 BUILD_PACKAGES = {"libgif-dev", "libwebp-dev", "libpng-dev", "zlib1g-dev", "libdeflate-dev", "libcurl4-openssl-dev",
-                  "libpixman-1-dev", "libsqlite3-dev", "libavif-dev", "libx264-dev", "pkg-config"}
+                  "libpixman-1-dev", "libsqlite3-dev", "libavif-dev", "libx264-dev", "libvpx-dev",
+                  "pkg-config"}
 RUNTIME_PACKAGES = {"libgif7", "libwebp7", "libwebpdemux2", "libwebpmux3", "libpng16-16", "zlib1g", "libdeflate0",
-                    "libcurl4", "libpixman-1-0", "libsqlite3-0", "libavif15", "libx264-164"}
+                    "libcurl4", "libpixman-1-0", "libsqlite3-0", "libavif15", "libx264-164",
+                    "libvpx7"}
 REPLICAS = ["flipbook-1", "flipbook-2", "flipbook-3"]
 
 

@@ -12,8 +12,8 @@
 //     (`FrameRendition(key:)`) is not its rendition;
 //   - `rendition=NAME` (the cache route's) is accepted with a rendition parameter, or names a key
 //     that is not written back exactly as given;
-//   - the same query read as a preview's is accepted with a format other than webp, avif, mp4 or
-//     auto given, or with `format` given twice; `format=auto` or no `format` is not left to `Accept`; or auto's
+//   - the same query read as a preview's is accepted with a format other than webp, avif, mp4,
+//     webm or auto given, or with `format` given twice; `format=auto` or no `format` is not left to `Accept`; or auto's
 //     choice is a format `Accept` refuses, a video, or none while `Accept` takes WebP;
 //   - `background` is accepted twice, with a format other than mp4, or read as another colour;
 //   - the same query read as a storyboard's (`tile`, `tileHeight`, `columns`, `frames`, …) crashes,
@@ -106,7 +106,7 @@ func preview(_ items: [(name: String, value: String)], accept: Substring, query:
     let formats = items.filter { $0.name == "format" }.map(\.value)
     if let requested = try? policy.preview(items) {
         check(formats.count <= 1, "format given twice accepted: \(query)")
-        check(formats.allSatisfy { ["webp", "avif", "mp4", "auto"].contains($0) }, "preview format accepted: \(query)")
+        check(formats.allSatisfy { ["webp", "avif", "mp4", "webm", "auto"].contains($0) }, "preview format accepted: \(query)")
         check((requested.format == nil) == (formats.first ?? "auto" == "auto"), "auto not left to Accept: \(query)")
         check(requested.rendition.request.format == .webp, "a preview's frames not in WebP's rendition: \(query)")
         let backgrounds = items.filter { $0.name == "background" }.map(\.value)
@@ -120,7 +120,8 @@ func preview(_ items: [(name: String, value: String)], accept: Substring, query:
     }
     let chosen = AcceptNegotiation.previewFormat(accept)
     if let chosen { check(AcceptNegotiation.accepts(chosen, accept), "auto chose \(chosen), which Accept refuses: \(accept)") }
-    check(chosen != .mp4, "auto chose a video: \(accept)")
+    check(chosen != .mp4 && chosen != .webm, "auto chose a video: \(accept)")
     _ = AcceptNegotiation.accepts(.mp4, accept)
+    _ = AcceptNegotiation.accepts(.webm, accept)
     if chosen == nil { check(!AcceptNegotiation.accepts(.webp, accept), "auto chose nothing, Accept takes WebP: \(accept)") }
 }

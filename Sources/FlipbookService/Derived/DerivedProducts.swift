@@ -63,6 +63,7 @@ final class DerivedProducts: Sendable {
         case .webp: "e\(PreviewMaker.revision)"
         case .avif: "a\(AVIFPreviewMaker.revision)"
         case .mp4: "h\(MP4PreviewMaker.revision)"
+        case .webm: "v\(WebMPreviewMaker.revision)"
         }
     }
 
@@ -106,6 +107,11 @@ final class DerivedProducts: Sendable {
                     bytes = try MP4PreviewMaker.make(
                         image, rendition: rendition, settings: settings, renderer: renderer.renderer,
                         cachedFrame: frames.frame)
+                case .webm:
+                    bytes = try WebMPreviewMaker.make(
+                        image, rendition: rendition,
+                        settings: VP9Settings(quality: rendition.quality ?? VP9Settings.defaultQuality),
+                        renderer: renderer.renderer, cachedFrame: frames.frame)
                 }
                 guard bytes.count <= maxOutput else {
                     throw DerivedFailure.limit(
@@ -158,6 +164,7 @@ final class DerivedProducts: Sendable {
         case .webp: PreviewMaker.workingBytes(image, rendition: rendition)
         case .avif: AVIFPreviewMaker.workingBytes(image, rendition: rendition)
         case .mp4: MP4PreviewMaker.workingBytes(image, rendition: rendition)
+        case .webm: WebMPreviewMaker.workingBytes(image, rendition: rendition)
         }
     }
 
@@ -241,6 +248,8 @@ final class DerivedProducts: Sendable {
         } catch let error as AVIFEncodingError {
             return .failure(.undecodable("\(error)"))
         } catch let error as H264EncodingError {
+            return .failure(.undecodable("\(error)"))
+        } catch let error as VP9EncodingError {
             return .failure(.undecodable("\(error)"))
         } catch let error as ResamplingError {
             return .failure(.undecodable("\(error)"))

@@ -3,10 +3,10 @@ import AnimationEncoding
 import FoundationEssentials
 import HTTPServer
 
-/// `GET /images/{id}/preview`: the whole animation as one animated WebP, AVIF or MP4
-/// (`format=webp`, `avif`, `mp4`, or `auto`, the default: WebP or AVIF by `Accept`, with
+/// `GET /images/{id}/preview`: the whole animation as one animated WebP, AVIF, MP4 or WebM
+/// (`format=webp`, `avif`, `mp4`, `webm`, or `auto`, the default: WebP or AVIF by `Accept`, with
 /// `Vary: Accept`), in the rendition the query asks for (`width`, `height`, `fit`, `dpr`,
-/// `enlarge`, `quality`, `r`; a WebP is lossless without `quality`, AVIF and MP4 always lossy,
+/// `enlarge`, `quality`, `r`; a WebP is lossless without `quality`, AVIF, MP4 and WebM always lossy,
 /// an MP4's sides made even, its transparency composited onto `background`), made once and
 /// kept (``DerivedProducts``).
 extension DerivedRoutes {

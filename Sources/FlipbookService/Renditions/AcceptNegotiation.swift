@@ -49,13 +49,14 @@ enum AcceptNegotiation {
     }
 
     /// The ranges of the comma-separated list `accept` that match `image/webp` (or, with
-    /// `format`, that format's media type: `image/avif`, or `video/mp4` with `video/*`).
+    /// `format`, that format's media type: `image/avif`, or `video/mp4` or `video/webm` with `video/*`).
     static func ranges(_ accept: Substring, of format: PreviewFormat = .webp) -> WebPRanges {
         let (mediaType, family): (StaticString, StaticString) =
             switch format {
             case .webp: ("image/webp", "image/*")
             case .avif: ("image/avif", "image/*")
             case .mp4: ("video/mp4", "video/*")
+            case .webm: ("video/webm", "video/*")
             }
         var found = WebPRanges()
         let bytes = accept.utf8

@@ -1,14 +1,14 @@
 import AnimatedImage
 
-/// The formats an animated preview is made in: animated WebP, an AVIF image sequence, or an
-/// MP4 of H.264 video.
+/// The formats an animated preview is made in: animated WebP, an AVIF image sequence, an MP4 of
+/// H.264 video, or a WebM of VP9 video.
 public enum PreviewFormat: String, Sendable, Equatable, CaseIterable {
-    case webp, avif, mp4
+    case webp, avif, mp4, webm
 
     public var mimeType: String {
         switch self {
         case .webp, .avif: "image/\(rawValue)"
-        case .mp4: "video/mp4"
+        case .mp4, .webm: "video/\(rawValue)"
         }
     }
 
@@ -18,12 +18,13 @@ public enum PreviewFormat: String, Sendable, Equatable, CaseIterable {
         case .webp: "animated WebP"
         case .avif: "AVIF"
         case .mp4: "MP4 (H.264)"
+        case .webm: "WebM (VP9)"
         }
     }
 }
 
 /// What a preview request asks for: the rendition its frames are scaled to, its format —
-/// given (`format=webp|avif|mp4`), or chosen by `Accept` among the image formats (`format=auto`
+/// given (`format=webp|avif|mp4|webm`), or chosen by `Accept` among the image formats (`format=auto`
 /// or no `format`, ``AcceptNegotiation/previewFormat(_:)``: a video needs a `<video>` element, so
 /// it is only made when asked for) — and, for a format without alpha (MP4), the colour its
 /// transparency is composited onto (`background=RRGGBB`; white when absent).
@@ -40,7 +41,7 @@ public struct RequestedPreview: Sendable, Equatable {
 
 extension RenditionPolicy {
     /// What a preview request asks for: the frame parameters (`width`, `height`, `fit`, `dpr`,
-    /// `enlarge`, `quality`, `r`), `format` (webp, avif, mp4 or auto) and `background` (MP4 only).
+    /// `enlarge`, `quality`, `r`), `format` (webp, avif, mp4, webm or auto) and `background` (MP4 only).
     public func preview(_ query: [(name: String, value: String)]) throws(RenditionParameterError) -> RequestedPreview {
         var items = query.filter { $0.name != "format" && $0.name != "background" }
         let formats = query.filter { $0.name == "format" }
@@ -56,8 +57,8 @@ extension RenditionPolicy {
             } else {
                 throw RenditionParameterError(
                     parameter: "format",
-                    detail: "format='\(RenditionQuery.shown(given))' is not webp, avif, mp4 or auto: "
-                        + "previews are animated WebP, AVIF or MP4.")
+                    detail: "format='\(RenditionQuery.shown(given))' is not webp, avif, mp4, webm or auto: "
+                        + "previews are animated WebP, AVIF, MP4 or WebM.")
             }
         }
         items.append(("format", "webp"))
