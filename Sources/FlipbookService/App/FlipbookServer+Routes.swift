@@ -20,6 +20,7 @@ extension FlipbookServer {
         let uploads: UploadSessions
         let derived: DerivedProducts
         let operations: OperationsRoutes
+        let avifEncodes: ClientEncodeLimit
 
         /// What the routes need from the server that is built after them.
         struct ServerState: Sendable {
@@ -39,6 +40,7 @@ extension FlipbookServer {
             derived = DerivedProducts(
                 settings: settings, images: store, cache: cache, budget: cache.configuration.decodeBudget,
                 concurrency: cache.configuration.decodeThreads, logger: logger)
+            avifEncodes = ClientEncodeLimit(perClient: settings.limits.avifFramesPerClient)
             let frames = ImageFrames(
                 store: store, cache: cache, derived: derived, pngLevel: settings.cache.pngCompressionLevel)
             uploads = UploadSessions(
@@ -68,8 +70,10 @@ extension FlipbookServer {
             UploadRoutes(tracker: tracker, ingest: ingest, settings: settings).register(in: &router)
             sources.register(in: &router)
             DerivedRoutes(lookup: lookup, renditions: renditions, derived: derived, settings: settings).register(in: &router)
-            FrameRoutes(lookup: lookup, renditions: renditions, frames: frames, uploads: uploadFrames, logger: logger)
-                .register(in: &router)
+            FrameRoutes(
+                lookup: lookup, renditions: renditions, frames: frames, uploads: uploadFrames, avifEncodes: avifEncodes,
+                clients: ClientAddresses(trustedProxies: decorator.trustedProxies), logger: logger
+            ).register(in: &router)
             operations.register(in: &router)
             if let assets = Self.webAssets(settings, logger: logger) {
                 UIRoutes(webAssets: assets, lookup: lookup).register(in: &router)

@@ -32,6 +32,8 @@ public final class FlipbookServer: Sendable {
     let uploads: UploadSessions
     /// Storyboards and previews, for tests.
     let derived: DerivedProducts
+    /// Each client's AVIF frame encodes under way, for tests.
+    let avifEncodes: ClientEncodeLimit
     /// Health, readiness, metrics, stats, for tests.
     let operations: OperationsRoutes
     private let logger: Logger
@@ -77,6 +79,7 @@ public final class FlipbookServer: Sendable {
                 isDraining: { box.server?.isDraining ?? false }, connectionStatistics: { box.server?.statistics }),
             sourceResolver: sourceResolver)
         (uploads, derived, operations) = (routes.uploads, routes.derived, routes.operations)
+        avifEncodes = routes.avifEncodes
         instanceName = routes.decorator.instanceName
         http = HTTPServer(
             configuration: Self.httpConfiguration(settings, loops: loops), router: routes.router, logger: logger,

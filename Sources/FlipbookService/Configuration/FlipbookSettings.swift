@@ -105,6 +105,10 @@ public struct FlipbookSettings: Sendable, Equatable {
         /// The largest rendition served, in pixels on a side: a requested `width × dpr` or
         /// `height × dpr` above it is refused (400).
         public var maxOutputDimension = 4096
+        /// AVIF frames (`format=avif` on the frame routes) one client may have being made at
+        /// once (an AVIF frame costs about 17× a WebP frame's CPU); beyond it → 429 with
+        /// `Retry-After`. 0 = no limit.
+        public var avifFramesPerClient = 2
         public init() {}
 
         /// The decode-memory budget in bytes: ``maxDecodeBytes``, or its default from `memory`.

@@ -85,5 +85,12 @@ extension SettingKeys {
                 the largest rendition side asked for, in device pixels: a `round(width × dpr)` or `round(height × \
                 dpr)` above it → 400 naming this limit and its value
                 """),
+        Key(
+            name: "limits.avifFramesPerClient", kind: .int(\.limits.avifFramesPerClient),
+            summary: """
+                AVIF frames (`format=avif` on the frame routes) one client (its address, or its `X-Forwarded-For` \
+                hop behind `server.trustedProxies`) may have being encoded at once; beyond → 429 + `Retry-After` \
+                (0 = no limit; cached frames are not counted)
+                """),
     ]
 }

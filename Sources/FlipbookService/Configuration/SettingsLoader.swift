@@ -264,6 +264,7 @@ public struct SettingsLoader: Sendable {
         try require(
             (1...16383).contains(settings.limits.maxOutputDimension),
             "limits.maxOutputDimension must be 1…16383 (WebP's largest side)")
+        try require(settings.limits.avifFramesPerClient >= 0, "limits.avifFramesPerClient must be 0 (no limit) or more")
     }
 
     /// `renditions.*`, `derived.*` and `log.*`.

@@ -7,12 +7,15 @@ import Logging
 /// `GET /frames/{id}/{index}` and `GET /frames/{id}?t={ms}` (t a decimal number of milliseconds):
 /// composited frames from the cache, full size as PNG or in the rendition the query asks for
 /// (`width`, `height`, `dpr`, `fit`, `enlarge`, `format`, `quality`, `r`: ``RenditionPolicy``).
-/// An upload session's id is answered by ``UploadFrameRoutes``.
+/// An upload session's id is answered by ``UploadFrameRoutes``. An AVIF frame that is not cached
+/// takes one of its client's encode slots until it is made (``ClientEncodeLimit``: 429 beyond).
 struct FrameRoutes: Sendable {
     let lookup: RecordLookup
     let renditions: RenditionResolver
     let frames: ImageFrames
     let uploads: UploadFrameRoutes
+    let avifEncodes: ClientEncodeLimit
+    let clients: ClientAddresses
     let logger: Logger
 
     private var cache: FrameCache { frames.cache }
@@ -200,8 +203,13 @@ struct FrameRoutes: Sendable {
             _ = cache.frame(image, index: index) { _ in }
             return .now(answer.notModified())
         }
-        let (logger, store) = (self.logger, lookup.store)
+        // An AVIF frame to be encoded holds one of its client's slots until it is made.
+        let client =
+            resolved.rendition.format == .avif ? clients.client(peer: request.remoteAddress, headers: request.headers) : nil
+        if let refusal = takeEncodeSlot(client, extra: extra) { return .now(refusal) }
+        let (logger, store, avifEncodes) = (self.logger, lookup.store, self.avifEncodes)
         let frame = cache.frame(image, index: index) { result in
+            avifEncodes.release(client)
             if case .failure(.loadFailed) = result, store.health().status == .degraded {
                 // The original went from the local cache and storage cannot be reached.
                 responder.respond(.storageUnavailable())
@@ -209,7 +217,23 @@ struct FrameRoutes: Sendable {
             }
             responder.respond(answer.response(result, logger: logger))
         }
-        if let frame { return .now(answer.response(.success(frame), logger: logger)) }
+        if let frame {
+            avifEncodes.release(client)
+            return .now(answer.response(.success(frame), logger: logger))
+        }
         return .later
+    }
+
+    /// Nil when `client` (nil: not an AVIF frame) may start one more encode, which it then holds;
+    /// else the 429 that says why.
+    private func takeEncodeSlot(_ client: String?, extra: HTTPHeaders) -> HTTPResponse? {
+        guard let client, !avifEncodes.acquire(client) else { return nil }
+        var headers = extra
+        headers.add(name: "Retry-After", value: "1")
+        return .problem(
+            .tooManyRequests,
+            detail: "This client has \(avifEncodes.perClient) AVIF frames being encoded already "
+                + "(limits.avifFramesPerClient); retry shortly, or ask for format=webp, which costs far less to make.",
+            headers: headers)
     }
 }

@@ -57,20 +57,8 @@ final class ResponseDecorator: HTTPResponseHook {
         accessLog.append(AccessLogLine(record: record, client: client))
     }
 
-    /// The client: the peer, or the nearest untrusted hop of `X-Forwarded-For` when the peer is
-    /// a trusted proxy (walking right to left past other trusted proxies).
+    /// The client (``ClientAddresses``), or "-" when the peer is not known.
     func clientAddress(_ record: HTTPAccessRecord) -> String {
-        guard let peer = record.remoteAddress?.ip else { return "-" }
-        guard !trustedProxies.isEmpty, isTrusted(peer) else { return peer }
-        let hops = record.requestHeaders.values(for: "X-Forwarded-For")
-            .flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingSpaces() }
-            .filter { !$0.isEmpty }
-        guard let client = hops.last(where: { !isTrusted($0) }) ?? hops.first else { return peer }
-        return IPAddressRange.parse(client) != nil ? client : peer
-    }
-
-    func isTrusted(_ address: String) -> Bool {
-        trustedProxies.contains { $0.contains(address) }
+        ClientAddresses(trustedProxies: trustedProxies).client(peer: record.remoteAddress, headers: record.requestHeaders) ?? "-"
     }
 }

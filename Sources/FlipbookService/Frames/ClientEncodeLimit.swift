@@ -1,0 +1,43 @@
+import Synchronization
+
+/// How many costly frame encodes (AVIF: about 17× a WebP frame's CPU) each client has under way,
+/// bounded by `limits.avifFramesPerClient`: a client asking for every frame of a long animation
+/// at once takes that many encode slots and is answered 429 beyond them, so the decode threads
+/// stay shared with everyone else. Clients are told apart by ``ClientAddresses``. A slot is
+/// held from the request that starts an encode until its answer is ready; cached frames take
+/// none.
+final class ClientEncodeLimit: Sendable {
+    /// The most encodes one client may have under way; 0 for no limit.
+    let perClient: Int
+    private let counts = Mutex<[String: Int]>([:])
+
+    init(perClient: Int) {
+        self.perClient = perClient
+    }
+
+    /// Takes a slot for `client`: false when it holds ``perClient`` already (then nothing is
+    /// taken). Always true without a limit or without a known client.
+    func acquire(_ client: String?) -> Bool {
+        guard perClient > 0, let client else { return true }
+        return counts.withLock { counts in
+            let held = counts[client, default: 0]
+            guard held < perClient else { return false }
+            counts[client] = held + 1
+            return true
+        }
+    }
+
+    /// Gives back a slot ``acquire(_:)`` took for `client`.
+    func release(_ client: String?) {
+        guard perClient > 0, let client else { return }
+        counts.withLock { counts in
+            let held = counts[client, default: 0]
+            counts[client] = held > 1 ? held - 1 : nil
+        }
+    }
+
+    /// The slots `client` holds now.
+    func held(by client: String) -> Int {
+        counts.withLock { $0[client, default: 0] }
+    }
+}
