@@ -10,7 +10,7 @@ import Testing
 /// original as one block at its `timestampsMs` lasting its `delaysMs`, an alpha stream exactly
 /// when a frame has transparency (lossless: the alpha decodes to the composited alpha), frames
 /// close to the rendition.
-@Suite("WebM previews")
+@Suite("WebM previews", .ownThreads)
 struct WebMPreviewTests {
     static func written(_ bytes: [UInt8], _ label: String) throws -> String {
         let path = ScratchDirectory.newPath(label) + ".webm"
