@@ -11,6 +11,19 @@ struct DerivedCLITests {
     /// The image DerivedRoutesTests serves: 245×245, 42 frames.
     static let path = "pillow/gif/iss634.gif"
 
+    /// Expects the file at `path` (the command's) to hold `served`; when it does not, keeps both
+    /// in a directory of the temporary directory that outlives the test's scratch, and says where.
+    static func expectSameBytes(_ path: String, _ served: [UInt8]) throws {
+        let written = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        guard written != served else { return }
+        let kept = FileManager.default.temporaryDirectory.appendingPathComponent("flipbook-mismatch-\(UUID())")
+        try FileManager.default.createDirectory(at: kept, withIntermediateDirectories: true)
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        try Data(written).write(to: kept.appendingPathComponent("written-" + name))
+        try Data(served).write(to: kept.appendingPathComponent("served-" + name))
+        Issue.record("\(name): \(written.count) bytes written, \(served.count) served; both kept in \(kept.path)")
+    }
+
     /// A response's status and the start of its body, for an expectation's message.
     static func described(_ response: HTTPTestResponse) -> Comment {
         "\(response.status) \(String(decoding: response.body.prefix(300), as: UTF8.self))"
@@ -44,21 +57,21 @@ struct DerivedCLITests {
         let servedMP4 = try service.client.get("/images/\(id)/preview?width=91&format=mp4")
         #expect(servedMP4.status == 200, Self.described(servedMP4))
         #expect(servedMP4.header("Content-Type") == "video/mp4")
-        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.mp4"))) == servedMP4.body)
+        try Self.expectSameBytes(directory + "/p.mp4", servedMP4.body)
         let onBlack = try runProcess(
             flipbook,
             ["preview", path, "--width", "90", "--format", "mp4", "--background", "000", "--output", directory + "/b.mp4"])
         #expect(onBlack.status == 0, "\(onBlack.stderr)")
         let servedOnBlack = try service.client.get("/images/\(id)/preview?width=90&format=mp4&background=000000")
         #expect(servedOnBlack.status == 200, Self.described(servedOnBlack))
-        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/b.mp4"))) == servedOnBlack.body)
+        try Self.expectSameBytes(directory + "/b.mp4", servedOnBlack.body)
         let webm = try runProcess(
             flipbook, ["preview", path, "--width", "91", "--format", "webm", "--output", directory + "/p.webm"])
         #expect(webm.status == 0, "\(webm.stderr)")
         let servedWebM = try service.client.get("/images/\(id)/preview?width=91&format=webm")
         #expect(servedWebM.status == 200, Self.described(servedWebM))
         #expect(servedWebM.header("Content-Type") == "video/webm")
-        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.webm"))) == servedWebM.body)
+        try Self.expectSameBytes(directory + "/p.webm", servedWebM.body)
         // An AVIF frame: the command writes the bytes the frame route serves.
         let frame = try runProcess(
             flipbook, ["frame", path, "3", "--width", "90", "--format", "avif", "--output", directory + "/f.avif"])

@@ -149,7 +149,9 @@ struct FrameCacheTests {
             #expect(stats.usedBytes <= budget, "step \(step): \(stats.usedBytes) > \(budget)")
             #expect(stats.usedBytes == stats.frameBytes + stats.decoderBytes + stats.entryBytes)
         }
-        cache.waitUntilIdle()
+        // Patience, not speed: ~20 s of thrashing decodes alone, several times that on a loaded
+        // machine (a 30 s wait ran out at load 15); a cache that never settles still fails.
+        cache.waitUntilIdle(timeout: 300)
         let idle = cache.debugDescriptionOfWork()
         #expect(idle.isEmpty, "work left after waitUntilIdle: \(idle)")
         for results in pending { #expect(results.wait(for: 1).count == 1, "a waiting request was never answered") }
