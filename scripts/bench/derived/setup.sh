@@ -31,6 +31,15 @@ mean_ssim() {
   echo "$n $all"
 }
 
+# video_ssim FILE REFDIR: decodes the video FILE's frames with ffmpeg, one picture per sample or
+# block (-fps_mode passthrough), into $out/decoded and prints "frames mean-SSIM" (mean_ssim): the
+# `ssim` of the video benchmarks (mp4.sh, webm.sh).
+video_ssim() {
+  local dec="$out/decoded" && rm -rf "$dec" && mkdir -p "$dec"
+  ffmpeg -v error -i "$1" -fps_mode passthrough -start_number 0 "$dec/frame_%04d.png"
+  mean_ssim "$dec" "frame_%04d.png" 0 "$2"
+}
+
 # compare_encoders EXT TOOL…: for large.gif and small.gif, the service's 320-px frames as the
 # reference (`flipbook frames --width 320`), then for each TOOL the caller's `encode TOOL IN REF
 # RATE OUT` (RATE: the first frame's rate, "1000/DELAY"; prints `best`'s "seconds peak_kib") and

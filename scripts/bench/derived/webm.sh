@@ -23,13 +23,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 out="$repo/bench-out/derived-webm"
 rm -rf "$out" && mkdir -p "$out"
 
-# ssim FILE REFDIR: decodes FILE's frames with ffmpeg (one picture per block) and prints
-# "frames mean-SSIM" (mean_ssim, setup.sh).
-ssim() {
-  local dec="$out/decoded" && rm -rf "$dec" && mkdir -p "$dec"
-  ffmpeg -v error -i "$1" -fps_mode passthrough -start_number 0 "$dec/frame_%04d.png"
-  mean_ssim "$dec" "frame_%04d.png" 0 "$2"
-}
+# ssim FILE REFDIR: "frames mean-SSIM" of the video's frames (video_ssim, setup.sh).
+ssim() { video_ssim "$@"; }
 
 # encode TOOL IN REF RATE OUT: makes OUT with TOOL (compare_encoders, setup.sh).
 encode() {
