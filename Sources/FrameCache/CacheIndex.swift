@@ -81,6 +81,10 @@ final class CacheIndex {
     /// Active entries decoded ahead with a window shorter than the animation: the only ones that
     /// can hold frames outside their window, and resume anchors.
     private(set) var partial = EntrySet(.partial)
+    /// Active entries (not made on demand) holding a frame besides their poster, least recently
+    /// used first: what rule 8's fifth step (frames inside windows) takes from. Those whose windows
+    /// were emptied already are not in it, so a walk does not pass them again at every eviction.
+    private(set) var holders = EntryHeap<UseKey>(.holders)
     /// Active entries decoded ahead whose image holds a decoder, least recently used first: the
     /// decoders not in use that eviction may take.
     private(set) var decoders = EntryHeap<UseKey>(.decoders)
@@ -114,6 +118,12 @@ final class CacheIndex {
         }
         onDemand.set(entry, member: listed && entry.onDemand)
         partial.set(entry, member: listed && !entry.onDemand && entry.window > 0 && entry.window < entry.frameCount)
+        let posterHeld = entry.frames.first ?? nil != nil
+        if listed && !entry.onDemand && entry.cachedCount > (posterHeld ? 1 : 0) {
+            holders.update(entry, UseKey(entry))
+        } else {
+            holders.remove(entry)
+        }
         if listed && !entry.onDemand && entry.renderer != nil {
             decoders.update(entry, UseKey(entry))
         } else {
@@ -170,6 +180,7 @@ final class CacheIndex {
         decodeAhead.remove(entry)
         onDemand.remove(entry)
         partial.remove(entry)
+        holders.remove(entry)
         decoders.remove(entry)
         idle.remove(entry)
         posters.remove(entry)

@@ -131,19 +131,29 @@ struct EvictionWalk {
 
     /// 5. Frames inside active windows (someone waits): other images first, least recently used
     ///    first, then the requester's; within one, farthest ahead first. Posters stay.
+    ///    Only images holding a frame besides their poster are walked (``CacheIndex/holders``),
+    ///    as far as they are taken from: with tens of thousands of active images each holding a
+    ///    frame ahead, the first few make the room (docs/benchmarks/scale.md, "Cold frames with
+    ///    the budget full").
     func framesInWindows() -> Bool {
-        var byAge: [ImageEntry] = []
-        index.byUse.forEachInOrder { _, entry in
-            if !entry.onDemand && entry !== requester { byAge.append(entry) }
-            return true
+        var stopped = false
+        index.holders.forEachInOrder { _, entry in
+            guard !entry.onDemand && entry !== requester else { return true }
+            index.examined += 1
+            stopped = !offerWindow(entry)
+            return !stopped
         }
-        index.examined += byAge.count
-        for entry in byAge + (requester.map { [$0] } ?? []) {
-            for step in stride(from: entry.window - 1, through: 0, by: -1) {
-                let i = (entry.playhead + step) % max(1, entry.frameCount)
-                if i == 0 || protected(entry, i) { continue }
-                if !offerFrame(entry, i) { return false }
-            }
+        if stopped { return false }
+        return requester.map(offerWindow) ?? true
+    }
+
+    /// Offers the frames of `entry`'s window, farthest ahead first, its poster and the protected
+    /// frame apart; false when `take` says stop.
+    private func offerWindow(_ entry: ImageEntry) -> Bool {
+        for step in stride(from: entry.window - 1, through: 0, by: -1) {
+            let i = (entry.playhead + step) % max(1, entry.frameCount)
+            if i == 0 || protected(entry, i) { continue }
+            if !offerFrame(entry, i) { return false }
         }
         return true
     }

@@ -5,11 +5,11 @@ struct IndexSlots {
     /// The orders an entry can be in.
     enum Order: Int, CaseIterable {
         case unclassified, active, byUse, waitingPlayers, waitingOthers, decodeAhead, onDemand, partial
-        case decoders, idle, posters, forgettable
+        case decoders, idle, posters, forgettable, holders
     }
 
     /// One position per order, by ``Order/rawValue`` (a tuple: stored inline, no allocation).
-    private var slots = (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)
+    private var slots = (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)
 
     subscript(order: Order) -> Int {
         get {

@@ -348,4 +348,46 @@ struct CachePolicyScenarioTests {
         #expect(s.nextJob()?.summary == "new#0!")
         #expect(s.state.index.examined < 100, "\(s.state.index.examined) entries looked at")
     }
+
+    /// A budget full of 100,000 images asked for within their active time (each holding its
+    /// poster and the frame decoded ahead of it, as a library's cold frames leave them): room
+    /// inside the windows is taken from the least recently used image, and finding it looks at
+    /// that image, not at the 100,000.
+    @Test func aCacheFullOfAHundredThousandActiveImages() throws {
+        let count = 100_000
+        let frame = 100
+        let reserve = CachePolicy.Tuning().workingCanvasesPerThread * 30 * 20 * 4
+        let small = try TestImages.small()
+        let entry = ImageEntry.overheadBytes(frameCount: small.frameCount, hitTables: 0)
+        // Room for every window in full (the cap leaves them whole), so that what eviction takes
+        // must come from inside them; ``PolicyScenario/evicted(toFit:reach:)`` asks past the limit.
+        var s = try PolicyScenario(budget: reserve + 4 * count * (2 * frame + entry), image: small)
+        var active: [ImageEntry] = []
+        active.reserveCapacity(count)
+        for n in 0..<count {
+            let entry = try s.entry("a\(n)")
+            s.cache(entry, [0, 1], bytes: frame)
+            s.hit(entry, 0)
+            active.append(entry)
+        }
+        s.refresh()
+        #expect(s.state.index.active.count == count && s.state.index.idle.count == 0)
+        #expect(active.allSatisfy { $0.window == $0.frameCount })
+
+        s.state.index.examined = 0
+        // Nothing outside the windows: nothing to take there.
+        #expect(s.evicted(toFit: frame).isEmpty)
+        // Inside them: the frame ahead of the least recently used, then the next; posters stay.
+        #expect(s.evicted(toFit: frame, reach: .inWindows) == ["a0#1"])
+        #expect(s.evicted(toFit: 3 * frame, reach: .inWindows) == ["a0#1", "a1#1", "a2#1"])
+        #expect(s.state.index.examined < 100, "\(s.state.index.examined) entries looked at")
+
+        // The first half's frames ahead taken (as earlier evictions left them): the next room
+        // comes from the first image still holding one, without passing the emptied half again.
+        for entry in active[..<(count / 2)] { s.state.evict(entry, frame: 1) }
+        s.state.index.examined = 0
+        #expect(s.evicted(toFit: frame, reach: .inWindows) == ["a\(count / 2)#1"])
+        #expect(s.evicted(toFit: frame, reach: .posters) == ["a\(count / 2)#1"])
+        #expect(s.state.index.examined < 100, "\(s.state.index.examined) entries looked at")
+    }
 }
