@@ -37,49 +37,26 @@ struct DerivedCLITests {
         let directory = TestService.temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 
-        let preview = try runProcess(
-            flipbook, ["preview", path, "--width", "90", "--quality", "70", "--output", directory + "/p.webp"])
-        #expect(preview.status == 0, "\(preview.stderr)")
-        let served = try service.client.get("/images/\(id)/preview?width=90&quality=70")
-        #expect(served.status == 200, Self.described(served))
-        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.webp"))) == served.body)
-        let avif = try runProcess(
-            flipbook, ["preview", path, "--width", "90", "--format", "avif", "--output", directory + "/p.avif"])
-        #expect(avif.status == 0, "\(avif.stderr)")
-        let servedAVIF = try service.client.get("/images/\(id)/preview?width=90&format=avif")
-        #expect(servedAVIF.status == 200, Self.described(servedAVIF))
-        #expect(servedAVIF.header("Content-Type") == "image/avif")
-        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/p.avif"))) == servedAVIF.body)
+        let command = CommandAndRoute(flipbook: flipbook, image: path, service: service, directory: directory)
+        try command.expectSameBytes(
+            ["preview", "--width", "90", "--quality", "70"], "p.webp", "/images/\(id)/preview?width=90&quality=70")
+        try command.expectSameBytes(
+            ["preview", "--width", "90", "--format", "avif"], "p.avif", "/images/\(id)/preview?width=90&format=avif",
+            contentType: "image/avif")
         // An odd width: both make the even rendition (90 × 245/245 → 90, and 91 → 90).
-        let mp4 = try runProcess(
-            flipbook, ["preview", path, "--width", "91", "--format", "mp4", "--output", directory + "/p.mp4"])
-        #expect(mp4.status == 0, "\(mp4.stderr)")
-        let servedMP4 = try service.client.get("/images/\(id)/preview?width=91&format=mp4")
-        #expect(servedMP4.status == 200, Self.described(servedMP4))
-        #expect(servedMP4.header("Content-Type") == "video/mp4")
-        try Self.expectSameBytes(directory + "/p.mp4", servedMP4.body)
-        let onBlack = try runProcess(
-            flipbook,
-            ["preview", path, "--width", "90", "--format", "mp4", "--background", "000", "--output", directory + "/b.mp4"])
-        #expect(onBlack.status == 0, "\(onBlack.stderr)")
-        let servedOnBlack = try service.client.get("/images/\(id)/preview?width=90&format=mp4&background=000000")
-        #expect(servedOnBlack.status == 200, Self.described(servedOnBlack))
-        try Self.expectSameBytes(directory + "/b.mp4", servedOnBlack.body)
-        let webm = try runProcess(
-            flipbook, ["preview", path, "--width", "91", "--format", "webm", "--output", directory + "/p.webm"])
-        #expect(webm.status == 0, "\(webm.stderr)")
-        let servedWebM = try service.client.get("/images/\(id)/preview?width=91&format=webm")
-        #expect(servedWebM.status == 200, Self.described(servedWebM))
-        #expect(servedWebM.header("Content-Type") == "video/webm")
-        try Self.expectSameBytes(directory + "/p.webm", servedWebM.body)
+        try command.expectSameBytes(
+            ["preview", "--width", "91", "--format", "mp4"], "p.mp4", "/images/\(id)/preview?width=91&format=mp4",
+            contentType: "video/mp4")
+        try command.expectSameBytes(
+            ["preview", "--width", "90", "--format", "mp4", "--background", "000"], "b.mp4",
+            "/images/\(id)/preview?width=90&format=mp4&background=000000")
+        try command.expectSameBytes(
+            ["preview", "--width", "91", "--format", "webm"], "p.webm", "/images/\(id)/preview?width=91&format=webm",
+            contentType: "video/webm")
         // An AVIF frame: the command writes the bytes the frame route serves.
-        let frame = try runProcess(
-            flipbook, ["frame", path, "3", "--width", "90", "--format", "avif", "--output", directory + "/f.avif"])
-        #expect(frame.status == 0, "\(frame.stderr)")
-        let servedFrame = try service.client.get("/frames/\(id)/3?width=90&format=avif")
-        #expect(servedFrame.status == 200, Self.described(servedFrame))
-        #expect(servedFrame.header("Content-Type") == "image/avif")
-        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/f.avif"))) == servedFrame.body)
+        try command.expectSameBytes(
+            ["frame", "3", "--width", "90", "--format", "avif"], "f.avif", "/frames/\(id)/3?width=90&format=avif",
+            contentType: "image/avif")
         let badBackground = try runProcess(
             flipbook, ["preview", path, "--format", "webp", "--background", "000", "--output", directory + "/b.webp"])
         #expect(badBackground.status != 0 && badBackground.stderr.contains("background"), "\(badBackground.stderr)")
@@ -138,5 +115,26 @@ struct DerivedCLITests {
             #expect(try AnimatedImage(bytes: written).frameCount == expectedFrames)
         }
         await service.stop()
+    }
+}
+
+/// One `flipbook` command run on the test's image and the route that serves the same product:
+/// the command exits 0, the route answers 200 (with `contentType` when given), and both hold
+/// the same bytes (``DerivedCLITests/expectSameBytes(_:_:)``).
+struct CommandAndRoute {
+    let flipbook: String
+    let image: String
+    let service: TestService
+    let directory: String
+
+    /// Runs `flipbook SUBCOMMAND IMAGE REST… --output DIRECTORY/output`, then GETs `route`.
+    func expectSameBytes(_ arguments: [String], _ output: String, _ route: String, contentType: String? = nil) throws {
+        let run = try runProcess(
+            flipbook, [arguments[0], image] + arguments.dropFirst() + ["--output", directory + "/" + output])
+        #expect(run.status == 0, "\(run.stderr)")
+        let served = try service.client.get(route)
+        #expect(served.status == 200, DerivedCLITests.described(served))
+        if let contentType { #expect(served.header("Content-Type") == contentType) }
+        try DerivedCLITests.expectSameBytes(directory + "/" + output, served.body)
     }
 }
