@@ -59,8 +59,10 @@ extension FlipbookServer {
                 store: store, cache: cache, derived: derived, registry: registry, decorator: decorator,
                 isDraining: server.isDraining, connectionStatistics: server.connectionStatistics,
                 adminToken: settings.auth.adminToken, logger: logger)
+            let clients = ClientAddresses(trustedProxies: decorator.trustedProxies)
             let uploadFrames = UploadFrameRoutes(
-                tracker: tracker, lookup: lookup, renditions: renditions, frames: frames, settings: settings, logger: logger)
+                tracker: tracker, lookup: lookup, renditions: renditions, frames: frames, avifEncodes: avifEncodes,
+                clients: clients, settings: settings, logger: logger)
 
             var router = Router()
             ImageRoutes(
@@ -72,7 +74,7 @@ extension FlipbookServer {
             DerivedRoutes(lookup: lookup, renditions: renditions, derived: derived, settings: settings).register(in: &router)
             FrameRoutes(
                 lookup: lookup, renditions: renditions, frames: frames, uploads: uploadFrames, avifEncodes: avifEncodes,
-                clients: ClientAddresses(trustedProxies: decorator.trustedProxies), logger: logger
+                clients: clients, logger: logger
             ).register(in: &router)
             operations.register(in: &router)
             if let assets = Self.webAssets(settings, logger: logger) {

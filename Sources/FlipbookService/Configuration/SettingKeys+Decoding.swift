@@ -88,9 +88,9 @@ extension SettingKeys {
         Key(
             name: "limits.avifFramesPerClient", kind: .int(\.limits.avifFramesPerClient),
             summary: """
-                AVIF frames (`format=avif` on the frame routes) one client (its address, or its `X-Forwarded-For` \
-                hop behind `server.trustedProxies`) may have being encoded at once; beyond → 429 + `Retry-After` \
-                (0 = no limit; cached frames are not counted)
+                AVIF frames (`format=avif` on the frame routes, an upload session's included) one client (its \
+                address, or its `X-Forwarded-For` hop behind `server.trustedProxies`) may have being encoded at \
+                once; beyond → 429 + `Retry-After` (0 = no limit; cached frames are not counted)
                 """),
     ]
 }

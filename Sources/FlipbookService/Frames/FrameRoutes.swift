@@ -206,7 +206,7 @@ struct FrameRoutes: Sendable {
         // An AVIF frame to be encoded holds one of its client's slots until it is made.
         let client =
             resolved.rendition.format == .avif ? clients.client(peer: request.remoteAddress, headers: request.headers) : nil
-        if let refusal = takeEncodeSlot(client, extra: extra) { return .now(refusal) }
+        if let refusal = avifEncodes.refusal(client, extra: extra) { return .now(refusal) }
         let (logger, store, avifEncodes) = (self.logger, lookup.store, self.avifEncodes)
         let frame = cache.frame(image, index: index) { result in
             avifEncodes.release(client)
@@ -222,18 +222,5 @@ struct FrameRoutes: Sendable {
             return .now(answer.response(.success(frame), logger: logger))
         }
         return .later
-    }
-
-    /// Nil when `client` (nil: not an AVIF frame) may start one more encode, which it then holds;
-    /// else the 429 that says why.
-    private func takeEncodeSlot(_ client: String?, extra: HTTPHeaders) -> HTTPResponse? {
-        guard let client, !avifEncodes.acquire(client) else { return nil }
-        var headers = extra
-        headers.add(name: "Retry-After", value: "1")
-        return .problem(
-            .tooManyRequests,
-            detail: "This client has \(avifEncodes.perClient) AVIF frames being encoded already "
-                + "(limits.avifFramesPerClient); retry shortly, or ask for format=webp, which costs far less to make.",
-            headers: headers)
     }
 }

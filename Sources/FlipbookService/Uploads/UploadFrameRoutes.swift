@@ -10,12 +10,16 @@ import SystemResources
 /// the bytes the finished image will serve), `Cache-Control: no-store`. A frame not in yet
 /// waits up to `Prefer: wait=N` seconds (RFC 7240; at most `uploads.maxWaitSeconds`, which is
 /// also the wait without the preference), then gets 503 with `Retry-After`. Once the session is
-/// stored its frames redirect (303) to the image's; a failed session answers its problem.
+/// stored its frames redirect (303) to the image's; a failed session answers its problem. An
+/// AVIF frame holds one of its client's encode slots from its request to its answer
+/// (``ClientEncodeLimit``: 429 beyond), as a stored image's does.
 struct UploadFrameRoutes: Sendable {
     let tracker: UploadTracker
     let lookup: RecordLookup
     let renditions: RenditionResolver
     let frames: ImageFrames
+    let avifEncodes: ClientEncodeLimit
+    let clients: ClientAddresses
     let settings: FlipbookSettings
     let logger: Logger
     /// Where the waits that run out are answered 503 (never on the shared pool).
@@ -58,6 +62,12 @@ struct UploadFrameRoutes: Sendable {
                     .tooManyRequests, detail: "Too many frame requests are waiting (cache.maxWaitingRequests); retry shortly.",
                     headers: ["Retry-After": "1", "Cache-Control": "no-store"]))
         }
+        // An AVIF frame holds one of its client's slots until it is answered, its wait included.
+        let client =
+            requested.request.format == .avif
+            ? clients.client(peer: request.remoteAddress, headers: request.headers) : nil
+        if let refusal = avifEncodes.refusal(client, extra: ["Cache-Control": "no-store"]) { return .now(refusal) }
+        let responder = avifEncodes.releasing(client, responder)
         let wait = Self.preferredWait(request, cap: settings.uploads.maxWaitSeconds)
         sessions.waiting.add(1, ordering: .relaxed)
         let waiter = FrameWaiter(target: target) { resolution in
