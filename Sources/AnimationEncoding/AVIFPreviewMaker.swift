@@ -13,7 +13,9 @@ import AnimatedImage
 public enum AVIFPreviewMaker {
     /// Changes whenever the same frames come out as other AVIF bytes (encoder settings, library
     /// behaviour): a kept preview's name and ETag carry it.
-    public static let revision = 2
+    /// 3: libaom always has 2 threads or more (``AVIFSettings/minimumThreads``), so a replica
+    /// with one core no longer makes other bytes under the same name.
+    public static let revision = 3
 
     /// The preview of `image` in `rendition` at `settings`. `cachedFrame` gives a frame's
     /// rendition pixels when they are at hand already (a frame cache), else nil; the others are
