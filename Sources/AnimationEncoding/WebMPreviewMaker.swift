@@ -8,37 +8,21 @@ import AnimatedImage
 /// `playCount` itself).
 ///
 /// Whether there is transparency is known only once every frame is composited: the encoder
-/// starts with alpha when the first frame has transparency, without it otherwise, and when a
-/// later frame brings transparency the preview is encoded again, with alpha, from the first
-/// frame (as ``AVIFPreviewMaker`` does).
-public enum WebMPreviewMaker {
+/// starts with alpha only when the first frame has transparency, and a later frame with
+/// transparency starts it again (``OptionalAlphaPreviewMaker``, as for AVIF).
+public enum WebMPreviewMaker: OptionalAlphaPreviewMaker {
     /// Changes whenever the same frames come out as other WebM bytes (encoder settings, muxer):
     /// a kept preview's name and ETag carry it.
     public static let revision = 1
 
-    /// The preview of `image` in `rendition` at `settings`. `cachedFrame` gives a frame's
-    /// rendition pixels when they are at hand already (a frame cache), else nil; the others are
-    /// rendered by `renderer` (a fresh one when nil). `afterFrame` is called after each frame
-    /// (to stop a build, throw).
-    public static func make(
-        _ image: AnimatedImage, rendition: FrameRendition, settings: VP9Settings, renderer: FrameRenderer? = nil,
-        cachedFrame: @escaping (Int) -> Canvas? = { _ in nil }, afterFrame: (Int) throws -> Void = { _ in }
-    ) throws -> [UInt8] {
-        let renderer = renderer ?? FrameRenderer(image: image, checkpointBudget: 0)
-        let (width, height) = (rendition.outputWidth, rendition.outputHeight)
-        do {
-            return try PreviewMaker.encode(
-                image, rendition: rendition, renderer: renderer, cachedFrame: cachedFrame, afterFrame: afterFrame
-            ) { first in
-                try VP9SequenceEncoder(width: width, height: height, alpha: !first.isOpaque, settings: settings)
-            }
-        } catch let error as VP9EncodingError where error == .alphaNeeded {
-            return try PreviewMaker.encode(
-                image, rendition: rendition, renderer: renderer, cachedFrame: cachedFrame, afterFrame: afterFrame
-            ) { _ in
-                try VP9SequenceEncoder(width: width, height: height, alpha: true, settings: settings)
-            }
-        }
+    /// What ``VP9SequenceEncoder`` throws for transparency when it has no alpha stream.
+    public static let alphaNeeded = VP9EncodingError.alphaNeeded
+
+    /// VP9 frames in a WebM, with an alpha stream when `alpha`.
+    public static func sequenceEncoder(
+        _ image: AnimatedImage, width: Int, height: Int, alpha: Bool, settings: VP9Settings
+    ) throws -> any AnimationEncoding {
+        try VP9SequenceEncoder(width: width, height: height, alpha: alpha, settings: settings)
     }
 
     /// What making the WebM preview of `image` in `rendition` may hold besides the output: the
