@@ -241,22 +241,19 @@ final class DerivedProducts: Sendable {
         } catch ImageStore.StoreError.io(let why) {
             logger.error("product not made", metadata: ["product": "\(name)", "error": "\(why)"])
             return .failure(.io(why))
-        } catch let error as AnimatedImageError {
-            return .failure(.undecodable("\(error)"))
-        } catch let error as WebPEncodingError {
-            return .failure(.undecodable("\(error)"))
-        } catch let error as AVIFEncodingError {
-            return .failure(.undecodable("\(error)"))
-        } catch let error as H264EncodingError {
-            return .failure(.undecodable("\(error)"))
-        } catch let error as VP9EncodingError {
-            return .failure(.undecodable("\(error)"))
-        } catch let error as ResamplingError {
+        } catch let error where Self.isImageFailure(error) {
             return .failure(.undecodable("\(error)"))
         } catch {
             logger.error("product not made", metadata: ["product": "\(name)", "error": "\(error)"])
             return .failure(.io("\(error)"))
         }
+    }
+
+    /// Whether `error` is the image's own (it does not decode) or one its frames cannot be scaled
+    /// or encoded in: answered as such, not logged as a fault of the service.
+    private static func isImageFailure(_ error: any Error) -> Bool {
+        error is AnimatedImageError || error is ResamplingError || error is WebPEncodingError
+            || error is AVIFEncodingError || error is H264EncodingError || error is VP9EncodingError
     }
 
     private static func reserve(_ bytes: Int, from budget: DecodeMemoryBudget?) throws(DerivedFailure) -> DecodeReservation? {
