@@ -28,6 +28,20 @@ struct RenditionKeyTests {
         #expect(FrameRendition(key: Substring(rendition.key)) == rendition, "\(rendition.key)")
     }
 
+    /// An AVIF rendition with no quality is encoded at AVIF's default: it is named so (a key that
+    /// reads back), and a storyboard's key says the same.
+    @Test func anAVIFRenditionWithoutQualityIsNamedByTheDefaultItIsEncodedAt() {
+        let unset = FrameRendition(scaledWidth: 320, scaledHeight: 180, format: .avif)
+        let given = FrameRendition(
+            scaledWidth: 320, scaledHeight: 180, format: .avif, quality: AVIFFrameEncoder.defaultQuality)
+        #expect(unset.key == "320x180-avif-q\(AVIFFrameEncoder.defaultQuality)")
+        #expect(unset.key == given.key)
+        #expect(FrameRendition(key: Substring(unset.key)) == given)
+        #expect(
+            StoryboardSpec(format: .avif).key(tileHeight: 90)
+                == "t160x90-c10-all-avif-q\(AVIFFrameEncoder.defaultQuality)")
+    }
+
     @Test(arguments: [
         "", "full", "480x270", "480x270-", "480x270-jpeg", "480x270-webp", "480x270-webp-q0", "480x270-webp-q101",
         "480x270-webp-q055", "480x270-webp-q+5", "480x270-webp-ll-", "0480x270-png", "0x270-png", "480x0-png",

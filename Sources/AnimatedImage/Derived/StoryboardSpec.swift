@@ -42,12 +42,6 @@ public struct StoryboardSpec: Sendable, Hashable {
         case .all: key += "all"
         case .interval(let ms): key += "i\(ms)"
         }
-        switch (format, quality) {
-        case (.png, _): key += "-png"
-        case (.webp, nil): key += "-webp-ll"
-        case (.webp, let q?): key += "-webp-q\(q)"
-        case (.avif, let q): key += "-avif-q\(q ?? AVIFFrameEncoder.defaultQuality)"
-        }
-        return key
+        return key + "-" + format.keyPart(quality: quality)
     }
 }

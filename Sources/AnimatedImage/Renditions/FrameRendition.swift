@@ -46,13 +46,7 @@ public struct FrameRendition: Sendable, Hashable {
     public var key: String {
         var key = "\(scaledWidth)x\(scaledHeight)"
         if let crop { key += "+\(crop.x)+\(crop.y)-\(crop.width)x\(crop.height)" }
-        switch (format, quality) {
-        case (.png, _): key += "-png"
-        case (.webp, nil): key += "-webp-ll"
-        case (.webp, let q?): key += "-webp-q\(q)"
-        case (.avif, let q): key += "-avif-q\(q ?? 0)"
-        }
-        return key
+        return key + "-" + format.keyPart(quality: quality)
     }
 
     /// The rendition `text` names, when it is a ``key`` exactly as ``key`` writes it (digits
@@ -117,6 +111,17 @@ public enum FrameFormat: String, Sendable, Hashable, CaseIterable {
     case png
     case webp
     case avif
+
+    /// The encoding's part of a rendition's or a storyboard's key: `png`, `webp-ll` (lossless),
+    /// `webp-q80`, `avif-q44` (with no quality, AVIF's default: what it is encoded at).
+    func keyPart(quality: Int?) -> String {
+        switch (self, quality) {
+        case (.png, _): "png"
+        case (.webp, nil): "webp-ll"
+        case (.webp, let q?): "webp-q\(q)"
+        case (.avif, let q): "avif-q\(q ?? AVIFFrameEncoder.defaultQuality)"
+        }
+    }
 
     public var mimeType: String {
         switch self {
