@@ -7,20 +7,13 @@ import ImageStorage
 /// bytes share frames, and a replaced named image never serves its old frames), loaded from the
 /// store on a decode thread, each frame prepared with its answers (``FrameResponses``) as it
 /// enters the cache, and a cold frame resumed from the nearest seek anchor kept on disk.
-final class ImageFrames: Sendable {
+struct ImageFrames: Sendable {
     let store: ImageStore
     let cache: FrameCache
     /// Where the seek anchors of uploads are kept (``DerivedProducts/keptAnchor(of:before:)``).
     let derived: DerivedProducts
     /// `cache.pngCompressionLevel`: part of every frame's `ETag`.
     let pngLevel: Int
-
-    init(store: ImageStore, cache: FrameCache, derived: DerivedProducts, pngLevel: Int) {
-        self.store = store
-        self.cache = cache
-        self.derived = derived
-        self.pngLevel = pngLevel
-    }
 
     /// `record` in `rendition`, as the frame cache sees it.
     func cacheable(_ record: StoredImage, _ rendition: FrameRendition) -> CacheableImage {
