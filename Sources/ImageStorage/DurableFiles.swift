@@ -19,6 +19,17 @@ package enum DurableFiles {
         IOFailure(description: "\(what) \(path): \(String(cString: strerror(errno)))")
     }
 
+    /// Whether a file can be created in `directory` right now: one is made there and removed (a
+    /// readiness probe).
+    static func acceptsNewFiles(in directory: String) -> Bool {
+        let probe = directory + "/.ready-" + UUID().uuidString
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        close(fd)
+        unlink(probe)
+        return true
+    }
+
     /// Writes `bytes` to `path` atomically, through a temporary file in `temporaryDirectory`
     /// (which must be on the same file system), locked until it is in place (``FileLocks``).
     package static func write(_ bytes: [UInt8], to path: String, temporaryDirectory: String) throws {

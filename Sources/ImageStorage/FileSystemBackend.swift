@@ -273,11 +273,9 @@ final class FileSystemBackend: StorageBackend {
 
     /// Writable when a file can be created in the data directory right now.
     func health() -> StorageHealth {
-        let probe = temporaryDirectory + "/.ready-" + UUID().uuidString
-        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return StorageHealth(.down, detail: "The data directory is not writable.") }
-        close(fd)
-        unlink(probe)
+        guard DurableFiles.acceptsNewFiles(in: temporaryDirectory) else {
+            return StorageHealth(.down, detail: "The data directory is not writable.")
+        }
         return StorageHealth(.ready)
     }
 

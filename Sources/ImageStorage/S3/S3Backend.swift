@@ -305,11 +305,9 @@ final class S3Backend: StorageBackend {
     /// Ready when S3 answers and the local directory takes files; degraded while S3 cannot be
     /// reached (what is local is still served).
     func health() -> StorageHealth {
-        let probePath = uploads + "/.ready-" + UUID().uuidString
-        let fd = open(probePath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return StorageHealth(.down, detail: "The local data directory is not writable.") }
-        close(fd)
-        unlink(probePath)
+        guard DurableFiles.acceptsNewFiles(in: uploads) else {
+            return StorageHealth(.down, detail: "The local data directory is not writable.")
+        }
         if !client.isReachable {
             return StorageHealth(
                 .degraded,
