@@ -65,6 +65,9 @@ public struct HTTPRequestParser: Sendable {
 
     /// What the framing and connection fields said so far.
     private var framingFields = RequestFramingFields()
+    /// The largest head buffer and field list kept between requests.
+    private static let keptBufferBytes = 4096
+    private static let keptFields = 32
 
     /// A parser at the start of a connection.
     public init(limits: HTTPParserLimits = HTTPParserLimits()) {
@@ -313,8 +316,9 @@ public struct HTTPRequestParser: Sendable {
         case .contentLength(let length): state = .body(remaining: length)
         case .chunked: beginChunkLine()
         }
-        buffer = []
-        fields = []
+        // The head shares `buffer` and `fields` (no copy); they are emptied in place for the next
+        // request once the head is gone (``resetForNextRequest()``), so a keep-alive connection
+        // allocates neither per request. A head still held then keeps its own.
         return .head
     }
 
@@ -325,8 +329,10 @@ public struct HTTPRequestParser: Sendable {
 
     private mutating func resetForNextRequest() {
         state = .requestLine
-        buffer.removeAll(keepingCapacity: true)
-        fields.removeAll(keepingCapacity: true)
+        // Kept for the next head up to a few KiB (a browser's head fits); a larger one's memory
+        // is not held by an idle connection.
+        if buffer.capacity > Self.keptBufferBytes { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
+        if fields.capacity > Self.keptFields { fields = [] } else { fields.removeAll(keepingCapacity: true) }
         lineStart = 0
         headerSectionStart = 0
         requestLine = nil
