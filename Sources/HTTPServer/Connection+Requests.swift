@@ -15,7 +15,7 @@ extension Connection {
         nextSequence += 1
         let (rawPath, rawQuery) = RequestTarget.split(head.target)
         let shared = loop.shared
-        let match = shared.router.match(head.method, rawPath: rawPath)
+        let match = shared.routeTable.match(head.method, rawPath: rawPath)
         var parameters = HTTPPathParameters()
         var route: String? = nil
         var routeIndex = -1

@@ -6,6 +6,8 @@ import Synchronization
 final class ServerShared: Sendable {
     let configuration: HTTPServerConfiguration
     let router: Router
+    /// The router's routes as the loops match them (one reference, not a copy of the router).
+    let routeTable: RouteTable
     let logger: Logger
     let hook: (any HTTPResponseHook)?
     /// `Server: …\r\n`, ready to copy into each head.
@@ -29,6 +31,7 @@ final class ServerShared: Sendable {
     init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, hook: (any HTTPResponseHook)?) {
         self.configuration = configuration
         self.router = router
+        routeTable = RouteTable(router)
         self.logger = logger
         self.hook = hook
         var name = HTTPHeaders()

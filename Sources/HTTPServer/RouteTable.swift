@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A router's routes as a server matches them, made once when the server is made and reached by
+/// the event loops through one reference: a `Router` is a value (its routes, their groups and
+/// its handlers), and matching on the server's copy of it copied all of that — a retain and a
+/// release of each part — for every request.
+final class RouteTable: Sendable {
+    /// The routes grouped by their number of segments and first literal: only one group can
+    /// match a path, so matching never tries the others (and hashes nothing to find it).
+    private let groups: RouteGroups
+    /// The router's answer to `OPTIONS` on a known path (``Router/optionsResponse``).
+    private let optionsResponse: (@Sendable (HTTPRequest, [HTTPMethod]) -> HTTPResponse)?
+
+    init(_ router: Router) {
+        groups = RouteGroups(router.routes)
+        optionsResponse = router.optionsResponse
+    }
+
+    /// Finds the route for `method` and a raw (percent-encoded) path. The path is split into
+    /// segments by byte offsets (on the stack) and literals are compared as bytes, and parameters
+    /// are bound as ranges of the path, so matching allocates nothing.
+    func match(_ method: HTTPMethod, rawPath: Substring) -> Router.Match {
+        var path = rawPath
+        return path.withUTF8 { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
+            // Segments follow the leading "/": one more than the slashes after it.
+            let start = min(1, raw.count)
+            let count = 1 + ByteSearch.count(of: 0x2F, in: UnsafeRawBufferPointer(rebasing: raw[start...]))
+            return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: count) { ranges in
+                var start = start
+                var n = 0
+                while let slash = ByteSearch.firstOffset(of: 0x2F, in: raw, range: start..<raw.count) {
+                    ranges[n] = start..<slash
+                    n += 1
+                    start = slash + 1
+                }
+                ranges[n] = start..<raw.count
+                return match(method, rawPath, raw, UnsafeBufferPointer(ranges))
+            }
+        }
+    }
+
+    private func match(
+        _ method: HTTPMethod, _ text: Substring, _ path: UnsafeRawBufferPointer,
+        _ segments: UnsafeBufferPointer<Range<Int>>
+    ) -> Router.Match {
+        let candidates = groups.candidates(path, segments)
+        guard !candidates.isEmpty else { return .notFound }
+        // A route for the method — or for HEAD, the first GET route unless a HEAD route matches —
+        // found without building anything else.
+        let headFallsBack = method == .HEAD
+        var headFallback: (Router.Route, HTTPPathParameters)?
+        for route in candidates where route.method == method || (headFallsBack && route.method == .GET) {
+            guard let parameters = Self.bind(route, text, path, segments) else { continue }
+            if route.method == method { return .found(route, parameters) }
+            if headFallback == nil { headFallback = (route, parameters) }
+        }
+        if let (route, parameters) = headFallback { return .found(route, parameters) }
+        // None: the methods the path allows (405), or 404.
+        var allowed: [HTTPMethod] = []
+        var firstBound: Router.Route?
+        for route in candidates where Self.bind(route, text, path, segments) != nil {
+            if firstBound == nil { firstBound = route }
+            if !allowed.contains(route.method) { allowed.append(route.method) }
+            if route.method == .GET && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
+        }
+        guard !allowed.isEmpty else { return .notFound }
+        guard let optionsResponse else { return .methodNotAllowed(allowed) }
+        allowed.append(.OPTIONS)
+        guard method == .OPTIONS else { return .methodNotAllowed(allowed) }
+        let methods = allowed
+        // Reported under the path's (first) route, as the OPTIONS answer for that resource.
+        let answer = Router.Route(
+            method: .OPTIONS, pattern: firstBound?.pattern ?? "", index: firstBound?.index ?? -1,
+            segments: [], maxBodyBytes: nil,
+            action: .collect { request, _ in .now(optionsResponse(request, methods)) })
+        return .found(answer, HTTPPathParameters())
+    }
+
+    /// The parameters of `pattern` bound to the path's segments, or nil when it does not match:
+    /// literals compared as bytes (decoded only when the segment has a `%`), the parameters kept as
+    /// ranges of the raw path (decoded when asked for).
+    private static func bind(
+        _ route: Router.Route, _ text: Substring, _ path: UnsafeRawBufferPointer,
+        _ segments: UnsafeBufferPointer<Range<Int>>
+    ) -> HTTPPathParameters? {
+        let matched = route.literalRanges.withUnsafeBufferPointer { literalRanges in
+            route.literalBytes.withUnsafeBytes { literalBytes in
+                matches(route, literalRanges, literalBytes, path, segments)
+            }
+        }
+        guard matched else { return nil }
+        let names = route.parameterNames
+        guard !names.isEmpty else { return HTTPPathParameters() }
+        // The values stay ranges of the raw path; they are decoded when a handler asks for them.
+        return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: names.count) { ranges in
+            var bound = 0
+            route.literalRanges.withUnsafeBufferPointer { literalRanges in
+                for (position, literal) in literalRanges.enumerated() where literal == nil {
+                    ranges[bound] = segments[position]
+                    bound += 1
+                }
+            }
+            return HTTPPathParameters(names: names, path: text, ranges: UnsafeBufferPointer(ranges))
+        }
+    }
+
+    /// Whether every literal of `route` equals its segment of `path` (decoded when it has a `%`)
+    /// and no parameter's segment is empty.
+    private static func matches(
+        _ route: Router.Route, _ literalRanges: UnsafeBufferPointer<Range<Int>?>, _ literalBytes: UnsafeRawBufferPointer,
+        _ path: UnsafeRawBufferPointer, _ segments: UnsafeBufferPointer<Range<Int>>
+    ) -> Bool {
+        guard literalRanges.count == segments.count else { return false }
+        for position in 0..<segments.count {
+            let segment = UnsafeRawBufferPointer(rebasing: path[segments[position]])
+            guard let literalRange = literalRanges[position] else {
+                if segment.isEmpty { return false }
+                continue
+            }
+            if ByteSearch.firstOffset(of: 0x25, in: segment) != nil {
+                guard case .literal(let literal) = route.segments[position],
+                    RequestTarget.percentDecode(segment) == literal
+                else { return false }
+                continue
+            }
+            guard segment.count == literalRange.count,
+                segment.count == 0
+                    || memcmp(segment.baseAddress!, literalBytes.baseAddress! + literalRange.lowerBound, segment.count) == 0
+            else { return false }
+        }
+        return true
+    }
+}
