@@ -10,8 +10,8 @@ public struct HTTPRequestID: Sendable, Equatable, CustomStringConvertible {
     enum Value: Sendable {
         /// No id (requests made by hand, servers without a request-id header).
         case none
-        /// Made by the server.
-        case generated(UInt64)
+        /// Made by the server: its 16 hex digits, as they are in memory (written once, when made).
+        case generated(UInt64, UInt64)
         /// The client's, at `start..<end` of the request head's bytes.
         case echoed([UInt8], start: Int, end: Int)
     }
@@ -27,7 +27,23 @@ public struct HTTPRequestID: Sendable, Equatable, CustomStringConvertible {
 
     /// An id made from a number (written as 16 lowercase hex digits).
     public init(generated number: UInt64) {
-        value = .generated(number)
+        value = .generated(
+            Self.hexDigits(UInt32(truncatingIfNeeded: number >> 32)), Self.hexDigits(UInt32(truncatingIfNeeded: number)))
+    }
+
+    /// The 8 lowercase hex digits of `number`, most significant first in memory: each nibble
+    /// spread to a byte of its own, then all turned into ASCII at once (no loop, no table).
+    static func hexDigits(_ number: UInt32) -> UInt64 {
+        var nibbles = UInt64(number)
+        nibbles = (nibbles | nibbles << 16) & 0x0000_FFFF_0000_FFFF
+        nibbles = (nibbles | nibbles << 8) & 0x00FF_00FF_00FF_00FF
+        nibbles = (nibbles | nibbles << 4) & 0x0F0F_0F0F_0F0F_0F0F
+        // 1 in each byte whose nibble is 10 or more: those become `a`–`f` (0x27 past `0` + nibble).
+        let letters = ((nibbles &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        let ascii = nibbles &+ 0x3030_3030_3030_3030 &+ letters &* 0x27
+        // The least significant nibble is in the lowest byte: reversed, the most significant one
+        // comes first in (little-endian) memory.
+        return UInt64(bigEndian: ascii)
     }
 
     /// Whether a client's value may be echoed: 1–128 bytes of visible ASCII (`!` … `~`).
@@ -51,15 +67,8 @@ public struct HTTPRequestID: Sendable, Equatable, CustomStringConvertible {
         switch value {
         case .none:
             return try body(UnsafeRawBufferPointer(start: nil, count: 0))
-        case .generated(let number):
-            var digits: (UInt64, UInt64) = (0, 0)
-            return try Swift.withUnsafeMutableBytes(of: &digits) { raw in
-                for position in 0..<16 {
-                    let nibble = UInt8(truncatingIfNeeded: number >> UInt64(60 - 4 * position)) & 0x0F
-                    raw[position] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
-                }
-                return try body(UnsafeRawBufferPointer(rebasing: raw[0..<16]))
-            }
+        case .generated(let high, let low):
+            return try Swift.withUnsafeBytes(of: (high, low)) { try body($0) }
         case .echoed(let storage, let start, let end):
             return try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
         }
