@@ -47,18 +47,33 @@ public struct HTTPAccessRecord: Sendable {
     /// Calls `body` with the UTF-8 bytes of ``path``: the raw path's own bytes when it has no
     /// `%` (nothing to decode, no copy), else the decoded path's.
     public func withPathUTF8<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        var text = decodedPath.map { Substring($0) } ?? rawPath
-        let plain =
-            decodedPath != nil || text.withUTF8 { ByteSearch.firstOffset(of: 0x25, in: UnsafeRawBufferPointer($0)) == nil }
-        if !plain { text = Substring(RequestTarget.percentDecode(rawPath)) }
-        return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        withPathBytes { bytes, _ in body(bytes) }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of ``path`` (those of ``withPathUTF8(_:)``) and whether
+    /// they are known to be visible ASCII (`!`–`~`) only: the raw path of a request line the
+    /// server's parser accepted, with nothing to decode. A log line copies such bytes as they are,
+    /// without looking for bytes to escape; a path set or decoded is never taken for clean.
+    public func withPathBytes<R>(_ body: (UnsafeRawBufferPointer, _ visibleASCII: Bool) -> R) -> R {
+        if let decodedPath {
+            var text = decodedPath
+            return text.withUTF8 { body(UnsafeRawBufferPointer($0), false) }
+        }
+        var text = rawPath
+        return text.withUTF8 { raw in
+            let bytes = UnsafeRawBufferPointer(raw)
+            guard ByteSearch.firstOffset(of: 0x25, in: bytes) != nil else { return body(bytes, true) }
+            var decoded = RequestTarget.percentDecode(rawPath)
+            return decoded.withUTF8 { body(UnsafeRawBufferPointer($0), false) }
+        }
     }
 
     /// An upper bound of `path.utf8.count` found without decoding (decoding never lengthens).
     public var pathByteCountBound: Int { decodedPath?.utf8.count ?? rawPath.utf8.count }
     /// The path as set, or nil while it is `rawPath` decoded.
     private var decodedPath: String?
-    /// The request target's raw (percent-encoded) path.
+    /// The request target's raw (percent-encoded) path: the server's records get it from a
+    /// request line its parser accepted (visible ASCII only), or `-`.
     private var rawPath: Substring
     /// The pattern of the route that answered (`/frames/:id/:index`); nil when no route matched
     /// (404, 405) or the request never reached the router (parser errors, the 503 at the limit).

@@ -61,18 +61,24 @@ public enum AccessLogFormat: Sendable {
         cursor.write(json ? "\",\"ms\":\"" : " ms=")
         Self.writeMilliseconds(line.record.durationNanoseconds, to: &cursor)
         cursor.write(json ? "\",\"path\":\"" : " path=")
-        line.record.withPathUTF8 { Self.writePath($0, json: json, to: &cursor) }
+        line.record.withPathBytes { bytes, visibleASCII in
+            // A text line copies a path of visible ASCII as it is: nothing in it to escape.
+            Self.writePath(bytes, json: json, clean: visibleASCII && !json, to: &cursor)
+        }
         cursor.write(json ? "\",\"requestID\":\"" : " requestID=")
-        line.record.requestID.withUnsafeBytes { Self.writeEscaped($0, json: json, to: &cursor) }
+        // An id is visible ASCII (``HTTPRequestID``): only JSON has anything to escape in it.
+        line.record.requestID.withUnsafeBytes { json ? Self.writeEscaped($0, json: true, to: &cursor) : cursor.write($0) }
         cursor.write(json ? "\",\"status\":\"" : " status=")
         cursor.writeDecimal(line.record.status)
         cursor.write(json ? "\"}\n" : " [FlipbookService] request\n")
         return cursor.offset
     }
 
-    private static func writePath(_ bytes: UnsafeRawBufferPointer, json: Bool, to cursor: inout ByteCursor) {
+    /// Writes `bytes`, escaped unless `clean` (nothing in them to escape), cut at
+    /// ``maximumPathBytes``.
+    private static func writePath(_ bytes: UnsafeRawBufferPointer, json: Bool, clean: Bool, to cursor: inout ByteCursor) {
         if bytes.count <= maximumPathBytes {
-            writeEscaped(bytes, json: json, to: &cursor)
+            if clean { cursor.write(bytes) } else { writeEscaped(bytes, json: json, to: &cursor) }
         } else {
             writeEscaped(UnsafeRawBufferPointer(rebasing: bytes[0..<maximumPathBytes]), json: json, to: &cursor)
             cursor.write(0xE2, 0x80)  // …
