@@ -11,78 +11,97 @@ extension Connection {
 
     func startRequest(_ head: HTTPRequestHead) {
         requestCount += 1
+        let (rawPath, rawQuery) = RequestTarget.split(head.target)
+        // The match is switched on once, as made: its route and parameters go into the request
+        // (binding them out of a match kept for the switch copied both, and destroyed both twice).
+        switch loop.shared.routeTable.match(head.method, rawPath: rawPath) {
+        case .found(let route, let parameters):
+            let (sequence, requestID) = beginExchange(head, rawPath, route: route.pattern, routeIndex: route.index)
+            let request = HTTPRequest(
+                method: head.method, target: head.target, pathParameters: parameters, rawQuery: rawQuery,
+                headers: head.headers, version: head.version, body: [], remoteAddress: peer, connectionID: id,
+                requestNumber: requestCount, rawPath: rawPath, loop: loop.index, requestID: requestID,
+                route: route.pattern)
+            startRouted(request, route, sequence: sequence, head: head)
+        case .notFound:
+            let (sequence, requestID) = beginExchange(head, rawPath, route: nil, routeIndex: -1)
+            let request = unroutedRequest(head, rawPath, rawQuery, requestID)
+            reject(sequence, loop.shared.router.notFoundResponse(request), hasBody: head.framing != .none)
+        case .methodNotAllowed(let allowed):
+            let (sequence, requestID) = beginExchange(head, rawPath, route: nil, routeIndex: -1)
+            let request = unroutedRequest(head, rawPath, rawQuery, requestID)
+            var response = loop.shared.router.methodNotAllowedResponse(request, allowed)
+            response.headers.set(name: "Allow", value: allowed.map(\.rawValue).joined(separator: ", "))
+            reject(sequence, response, hasBody: head.framing != .none)
+        }
+    }
+
+    /// Numbers the request and records its exchange (answered in this order); returns its
+    /// sequence number and id.
+    private func beginExchange(_ head: HTTPRequestHead, _ rawPath: Substring, route: String?, routeIndex: Int)
+        -> (UInt64, HTTPRequestID)
+    {
         let sequence = nextSequence
         nextSequence += 1
-        let (rawPath, rawQuery) = RequestTarget.split(head.target)
-        let shared = loop.shared
-        let match = shared.routeTable.match(head.method, rawPath: rawPath)
-        var parameters = HTTPPathParameters()
-        var route: String? = nil
-        var routeIndex = -1
-        if case .found(let found, let bound) = match {
-            parameters = bound
-            route = found.pattern
-            routeIndex = found.index
-        }
         let requestID = loop.requestID(for: head.headers)
-        let request = HTTPRequest(
-            method: head.method, target: head.target,
-            pathParameters: parameters, rawQuery: rawQuery,
-            headers: head.headers, version: head.version, body: [], remoteAddress: peer,
-            connectionID: id, requestNumber: requestCount, rawPath: rawPath, loop: loop.index,
-            requestID: requestID, route: route)
         inFlight.append(
             Exchange(
                 sequence: sequence, method: head.method, rawPath: rawPath, route: route, routeIndex: routeIndex,
                 headers: head.headers, requestID: requestID, isHead: head.method == .HEAD,
                 isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
-                startNanoseconds: shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
-        let hasBody = head.framing != .none
+                startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
+        return (sequence, requestID)
+    }
 
-        switch match {
-        case .notFound:
-            reject(sequence, shared.router.notFoundResponse(request), hasBody: hasBody)
-        case .methodNotAllowed(let allowed):
-            var response = shared.router.methodNotAllowedResponse(request, allowed)
-            response.headers.set(name: "Allow", value: allowed.map(\.rawValue).joined(separator: ", "))
-            reject(sequence, response, hasBody: hasBody)
-        case .found(let route, _):
-            if let admission = shared.router.admission, let refusal = admission(request) {
-                reject(sequence, refusal, hasBody: hasBody)
-                return
-            }
-            let maxBytes = route.maxBodyBytes ?? configuration.defaultMaxBodyBytes
-            if case .contentLength(let length) = head.framing, length > maxBytes {
-                reject(sequence, .problem(.contentTooLarge, detail: Self.tooLargeDetail(maxBytes)), hasBody: true)
-                return
-            }
-            if !hasBody, case .collect(let handler) = route.action {
-                // No body to wait for: answer now (the parser's end of this request follows).
-                current = Incoming(sequence: sequence, mode: .reject)
-                if !head.keepAlive { stopParsing = true }
-                let result = handler(request, HTTPResponder(loop: loop, token: token(sequence)))
-                if case .now(let response) = result { setResponse(response, sequence: sequence) }
-                return
-            }
-            let mode: BodyMode
-            switch route.action {
-            case .collect(let handler):
-                var body: [UInt8] = []
-                if case .contentLength(let length) = head.framing { body.reserveCapacity(length) }
-                mode = .collect(maxBytes: maxBytes, handler: handler, request: request, body: body)
-            case .stream(let makeSink):
-                let sink = makeSink(request, HTTPResponder(loop: loop, token: token(sequence)))
-                mode = .stream(maxBytes: maxBytes, sink: sink)
-            }
-            current = Incoming(sequence: sequence, mode: mode)
-            if hasBody { bodyActivityAt = loop.now }
-            if head.expectsContinue {
-                if inFlight.count == 1 {
-                    enqueueStaged { $0.append(contentsOf: ResponseSerializer.continueLine) }
-                    writeOutput()
-                } else {
-                    inFlight[inFlight.count - 1].pendingContinue = true
-                }
+    /// The request of a head no route matched (for the 404 and 405 answers).
+    private func unroutedRequest(
+        _ head: HTTPRequestHead, _ rawPath: Substring, _ rawQuery: Substring?, _ requestID: HTTPRequestID
+    ) -> HTTPRequest {
+        HTTPRequest(
+            method: head.method, target: head.target, pathParameters: HTTPPathParameters(), rawQuery: rawQuery,
+            headers: head.headers, version: head.version, body: [], remoteAddress: peer, connectionID: id,
+            requestNumber: requestCount, rawPath: rawPath, loop: loop.index, requestID: requestID, route: nil)
+    }
+
+    /// A request its route matched: admitted or refused, its body limit checked, then answered at
+    /// once (no body) or its body collected or streamed.
+    private func startRouted(_ request: HTTPRequest, _ route: Router.Route, sequence: UInt64, head: HTTPRequestHead) {
+        let hasBody = head.framing != .none
+        if let admission = loop.shared.router.admission, let refusal = admission(request) {
+            reject(sequence, refusal, hasBody: hasBody)
+            return
+        }
+        let maxBytes = route.maxBodyBytes ?? configuration.defaultMaxBodyBytes
+        if case .contentLength(let length) = head.framing, length > maxBytes {
+            reject(sequence, .problem(.contentTooLarge, detail: Self.tooLargeDetail(maxBytes)), hasBody: true)
+            return
+        }
+        if !hasBody, case .collect(let handler) = route.action {
+            // No body to wait for: answer now (the parser's end of this request follows).
+            current = Incoming(sequence: sequence, mode: .reject)
+            if !head.keepAlive { stopParsing = true }
+            let result = handler(request, HTTPResponder(loop: loop, token: token(sequence)))
+            if case .now(let response) = result { setResponse(response, sequence: sequence) }
+            return
+        }
+        let mode: BodyMode
+        switch route.action {
+        case .collect(let handler):
+            var body: [UInt8] = []
+            if case .contentLength(let length) = head.framing { body.reserveCapacity(length) }
+            mode = .collect(maxBytes: maxBytes, handler: handler, request: request, body: body)
+        case .stream(let makeSink):
+            let sink = makeSink(request, HTTPResponder(loop: loop, token: token(sequence)))
+            mode = .stream(maxBytes: maxBytes, sink: sink)
+        }
+        current = Incoming(sequence: sequence, mode: mode)
+        if hasBody { bodyActivityAt = loop.now }
+        if head.expectsContinue {
+            if inFlight.count == 1 {
+                enqueueStaged { $0.append(contentsOf: ResponseSerializer.continueLine) }
+                writeOutput()
+            } else {
+                inFlight[inFlight.count - 1].pendingContinue = true
             }
         }
     }
