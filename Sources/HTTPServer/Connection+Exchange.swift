@@ -2,9 +2,10 @@
 /// head was parsed (queued in order until its response is written), and how the body of the
 /// request being received is handled (``BodyMode``, ``Incoming``).
 extension Connection {
-    /// A request that has a head and waits for (or has) its response. A class, so that the queue
-    /// of them and the code answering them share one instance instead of copying its fields.
-    final class Exchange {
+    /// A request that has a head and waits for (or has) its response. A value kept in the queue
+    /// itself (no allocation per request), changed in place there and taken out of it, not
+    /// copied, when its response is written.
+    struct Exchange {
         let sequence: UInt64
         let method: HTTPMethod
         /// The raw (percent-encoded) path; `-` when the request line could not be parsed.

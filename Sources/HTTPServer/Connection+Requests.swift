@@ -226,9 +226,8 @@ extension Connection {
         else { return }
         if index == 0 {
             // The oldest request: its answer goes out now, without being stored first.
-            let exchange = inFlight[0]
-            serialize(exchange, response)
-            inFlight.removeFirst()
+            let exchange = inFlight.removeFirst()
+            serialize(exchange, response, isLast: inFlight.isEmpty && current == nil)
             if phase != .active { inFlight.removeAll() }
             flushReady(sent: 1)
             return
@@ -238,21 +237,23 @@ extension Connection {
 
     private func flushReady(sent alreadySent: Int = 0) {
         var sent = alreadySent
-        while let first = inFlight.first, first.isAnswered, let response = first.response.take() {
-            serialize(first, response)
-            inFlight.removeFirst()
+        while !inFlight.isEmpty, inFlight[0].isAnswered {
+            var exchange = inFlight.removeFirst()
+            guard let response = exchange.response.take() else { break }
+            serialize(exchange, response, isLast: inFlight.isEmpty && current == nil)
             sent += 1
             if phase != .active { inFlight.removeAll(); break }
         }
-        if let first = inFlight.first, first.pendingContinue, !first.isAnswered {
+        if !inFlight.isEmpty, inFlight[0].pendingContinue, !inFlight[0].isAnswered {
             inFlight[0].pendingContinue = false
             enqueueStaged { $0.append(contentsOf: ResponseSerializer.continueLine) }
         }
         if sent > 0 || !inFlight.isEmpty { writeOutput() }
     }
 
-    private func serialize(_ exchange: Exchange, _ response: HTTPResponse) {
-        let isLast = inFlight.count == 1 && current == nil
+    /// Queues the head (and body) of `exchange`'s `response`, taken out of the queue of requests
+    /// already; `isLast` when no other request is in flight or being received.
+    private func serialize(_ exchange: Exchange, _ response: HTTPResponse, isLast: Bool) {
         let closes = !exchange.keepAlive || (isLast && (stopParsing || (loop.draining && parser.isIdle)))
         let connectionHeader: ResponseSerializer.ConnectionHeader =
             closes ? .close : (exchange.isHTTP10 ? .keepAlive : .none)
