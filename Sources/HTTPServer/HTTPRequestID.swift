@@ -7,6 +7,7 @@
 /// The bytes are read in place — from the request head for an echoed id — so carrying an id
 /// through a request costs nothing; ``description`` builds a `String` for logs that want one.
 public struct HTTPRequestID: Sendable, Equatable, CustomStringConvertible {
+    @usableFromInline
     enum Value: Sendable {
         /// No id (requests made by hand, servers without a request-id header).
         case none
@@ -16,6 +17,7 @@ public struct HTTPRequestID: Sendable, Equatable, CustomStringConvertible {
         case echoed([UInt8], start: Int, end: Int)
     }
 
+    @usableFromInline
     let value: Value
 
     init(_ value: Value) {
@@ -62,7 +64,9 @@ public struct HTTPRequestID: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Calls `body` with the id's bytes (ASCII), without allocating.
+    /// Calls `body` with the id's bytes (ASCII), without allocating. Inlinable, so that a caller
+    /// in another module (the access log) gets it specialized rather than through generic calls.
+    @inlinable
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         switch value {
         case .none:
