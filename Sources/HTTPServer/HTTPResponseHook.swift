@@ -122,7 +122,10 @@ public struct HTTPAccessRecord: Sendable {
         self.duration = duration
     }
 
-    /// The server's record of a request whose raw path is `rawPath` (decoded only if read).
+    /// The server's record of a request whose raw path is `rawPath` (decoded only if read). Not
+    /// inlined, so that it is made in place where the server hands it to the hook (inlined, it
+    /// was built, copied and the first destroyed: a retain and a release of each field).
+    @inline(never)
     init(
         method: HTTPMethod, rawPath: Substring, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
         requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
