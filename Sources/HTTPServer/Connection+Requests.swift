@@ -226,7 +226,7 @@ extension Connection {
         else { return }
         if index == 0 {
             // The oldest request: its answer goes out now, without being stored first.
-            let exchange = inFlight.removeFirst()
+            let exchange = takeOldestExchange()
             serialize(exchange, response, isLast: inFlight.isEmpty && current == nil)
             if phase != .active { inFlight.removeAll() }
             flushReady(sent: 1)
@@ -238,7 +238,7 @@ extension Connection {
     private func flushReady(sent alreadySent: Int = 0) {
         var sent = alreadySent
         while !inFlight.isEmpty, inFlight[0].isAnswered {
-            var exchange = inFlight.removeFirst()
+            var exchange = takeOldestExchange()
             guard let response = exchange.response.take() else { break }
             serialize(exchange, response, isLast: inFlight.isEmpty && current == nil)
             sent += 1
@@ -249,6 +249,12 @@ extension Connection {
             enqueueStaged { $0.append(contentsOf: ResponseSerializer.continueLine) }
         }
         if sent > 0 || !inFlight.isEmpty { writeOutput() }
+    }
+
+    /// The oldest exchange, taken out of the queue. The only one (the usual case) is moved out
+    /// with `removeLast`; `removeFirst` copied it out and destroyed the one in the array.
+    private func takeOldestExchange() -> Exchange {
+        inFlight.count == 1 ? inFlight.removeLast() : inFlight.removeFirst()
     }
 
     /// Queues the head (and body) of `exchange`'s `response`, taken out of the queue of requests
