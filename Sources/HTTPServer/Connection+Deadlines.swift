@@ -4,20 +4,20 @@ extension Connection {
     /// Recomputes the one deadline that applies to the connection's state.
     func updateDeadline() {
         var next: Int64 = 0
-        let config = configuration
+        let shared = loop.shared
         switch phase {
         case .lingering:
             next = lingerUntil
         case .active, .closingAfterWrite:
             if writeBlockedSince != 0 {
-                next = writeBlockedSince + config.writeIdleTimeout.milliseconds
+                next = writeBlockedSince + shared.writeIdleTimeoutMilliseconds
             } else if current != nil && bodyActivityAt != 0 {
-                next = bodyActivityAt + config.bodyReadIdleTimeout.milliseconds
+                next = bodyActivityAt + shared.bodyReadIdleTimeoutMilliseconds
             } else if headStartedAt != 0 {
-                next = headStartedAt + config.headerReadTimeout.milliseconds
+                next = headStartedAt + shared.headerReadTimeoutMilliseconds
             } else if inFlight.isEmpty && current == nil && phase == .active {
-                let idle = requestCount == 0 ? config.headerReadTimeout : config.keepAliveIdleTimeout
-                next = idleSince + idle.milliseconds
+                let idle = requestCount == 0 ? shared.headerReadTimeoutMilliseconds : shared.keepAliveIdleTimeoutMilliseconds
+                next = idleSince + idle
             }
         }
         deadline = next

@@ -22,6 +22,12 @@ final class ServerShared: Sendable {
     let requestIDLowercasedName: [UInt8]?
     /// The random part of the ids the loops make (each loop adds its index).
     let requestIDBase: UInt32
+    /// The configuration's timeouts in whole milliseconds (``Duration/milliseconds``), worked out
+    /// once: a connection's deadline is recomputed after every request.
+    let headerReadTimeoutMilliseconds: Int64
+    let bodyReadIdleTimeoutMilliseconds: Int64
+    let writeIdleTimeoutMilliseconds: Int64
+    let keepAliveIdleTimeoutMilliseconds: Int64
     private let openConnections = Atomic<Int>(0)
     private let connectionIDs = Atomic<UInt64>(0)
     private let pausedConnections = Atomic<Int>(0)
@@ -54,6 +60,10 @@ final class ServerShared: Sendable {
         }
         var generator = SystemRandomNumberGenerator()
         requestIDBase = generator.next()
+        headerReadTimeoutMilliseconds = configuration.headerReadTimeout.milliseconds
+        bodyReadIdleTimeoutMilliseconds = configuration.bodyReadIdleTimeout.milliseconds
+        writeIdleTimeoutMilliseconds = configuration.writeIdleTimeout.milliseconds
+        keepAliveIdleTimeoutMilliseconds = configuration.keepAliveIdleTimeout.milliseconds
     }
 
     /// Counts a new connection; false (and not counted) when the limit is reached.
