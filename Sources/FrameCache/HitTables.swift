@@ -45,6 +45,14 @@ final class HitTables: Sendable {
 
     var count: Int { tables.count }
 
+    /// What an image of `frameCount` frames costs `tables` tables: in each, its slot at the
+    /// table's lowest fill (``IDTable/bytesPerIDAtMost``) and the table's own array of its frames
+    /// (copied from the entry's at the first frame set); once, the copy of its id's bytes they
+    /// share (a content id and a rendition's suffix: 128 bytes with the array's header).
+    static func imageBytes(frameCount: Int, tables: Int) -> Int {
+        tables == 0 ? 0 : 128 + tables * (IDTable<Image>.bytesPerIDAtMost + 48 + 8 * frameCount)
+    }
+
     // MARK: Hits (any thread; the table of `reader`)
 
     /// Frame `index` of the image cached under `id`, if it is cached, through `reader`'s table.
@@ -94,7 +102,9 @@ final class HitTables: Sendable {
     /// Shows `entry` (with the frames it holds) to every table.
     func insert(_ entry: ImageEntry) {
         let image = Image(entry: entry, frames: entry.frames, cachedCount: entry.cachedCount)
-        for table in tables { table.images.withLock { $0[entry.id] = image } }
+        // One copy of the id's bytes, shared by every table.
+        let key = Array(entry.id.utf8)
+        for table in tables { table.images.withLock { $0.insert(image, forUTF8: key) } }
     }
 
     /// Takes `entry` out of every table.

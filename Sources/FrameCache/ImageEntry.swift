@@ -265,16 +265,20 @@ final class ImageEntry: @unchecked Sendable {
     /// What holding this rendition costs besides its frames and decoder, counted in the budget
     /// while the cache holds it (``EntryTable/overheadBytes``): the entry and its image's record
     /// (``ImageSource``, its closures and what they capture), their places in the cache's maps
-    /// and orders, and a row in every hit table — a fixed part and a slot per frame in each.
-    /// Estimated, not tested: in one in-process run of 20,000 tiny two-frame images the heap
-    /// grew 4,453 bytes per entry against 4,137 counted with frames and decoder
-    /// (docs/benchmarks/scale.md) — this part undercounts by about 300 bytes.
+    /// and orders, and its rows in the hit tables (``HitTables/imageBytes(frameCount:tables:)``).
+    /// Estimated from the heap: with 49,000 two-frame entries held (and their frames and the
+    /// records counted apart), malloc's bytes in use exceeded what was counted by about 320 bytes
+    /// an entry when the fixed part was 2,048 (docs/benchmarks/scale.md, "What an entry costs").
     var overheadBytes: Int { Self.overheadBytes(frameCount: frameCount, hitTables: hitTables?.count ?? 0) }
 
     /// ``overheadBytes`` of a rendition of `frameCount` frames in a cache of `hitTables` tables.
     static func overheadBytes(frameCount: Int, hitTables: Int) -> Int {
-        2048 + frameCount * 8 * (1 + hitTables)
+        fixedOverheadBytes + frameCount * 8 + HitTables.imageBytes(frameCount: frameCount, tables: hitTables)
     }
+
+    /// The part of ``overheadBytes`` that does not grow with the frames: the entry, its image's
+    /// source and record as its closures hold them, its places in the maps and orders.
+    static let fixedOverheadBytes = 2400
 
     /// Whether its poster (frame 0) is kept when room is needed and through purges: the
     /// full-size PNG's always, another rendition's while it is active and being played (its

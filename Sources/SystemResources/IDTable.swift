@@ -39,6 +39,11 @@ public struct IDTable<Value: Sendable>: Sendable {
     /// The ids held.
     @inlinable public var count: Int { held }
 
+    /// The most heap one id held costs the table itself, besides what its key and value point
+    /// to: its slot and hash, four times over — a table is at most half full, and at least a
+    /// quarter full just after it doubled.
+    public static var bytesPerIDAtMost: Int { 4 * (MemoryLayout<Slot?>.stride + MemoryLayout<UInt64>.stride) }
+
     /// The value of `id`, or nil; setting nil removes it.
     @inlinable
     public subscript(id: String) -> Value? {
@@ -75,7 +80,14 @@ public struct IDTable<Value: Sendable>: Sendable {
     /// Holds `value` for `id`, replacing the one held.
     @inlinable
     public mutating func insert(_ value: Value, for id: String) {
-        let key = Array(id.utf8)
+        insert(value, forUTF8: Array(id.utf8))
+    }
+
+    /// Holds `value` for the id whose UTF-8 bytes are `key`, replacing the one held. The table
+    /// keeps `key` itself: tables given one array share its buffer, where each would otherwise
+    /// hold a copy (112 bytes of heap for a 64-byte content id).
+    @inlinable
+    public mutating func insert(_ value: Value, forUTF8 key: [UInt8]) {
         let (hash, found) = key.withUnsafeBytes { bytes -> (UInt64, Int?) in
             let hash = digest(bytes)
             return (hash, position(of: bytes, hash: hash))

@@ -34,6 +34,24 @@ import Testing
         }
     }
 
+    /// Tables given one array of an id's bytes keep that array, not copies of it: the frame
+    /// cache's hit tables hold every cached image's id, one table per event loop.
+    @Test func tablesGivenOneKeyArrayShareItsBuffer() {
+        let id = String(repeating: "0123456789abcdef", count: 4)
+        let key = Array(id.utf8)
+        var (first, second) = (IDTable<Int>(), IDTable<Int>())
+        first.insert(1, forUTF8: key)
+        second.insert(2, forUTF8: key)
+        func buffer(_ table: IDTable<Int>) -> UnsafeRawPointer? {
+            let slot = table.slots.first { $0 != nil }!!
+            return slot.key.withUnsafeBytes { $0.baseAddress }
+        }
+        #expect(buffer(first) != nil && buffer(first) == buffer(second))
+        #expect(key.withUnsafeBytes { $0.baseAddress } == buffer(first))
+        #expect(first[id] == 1 && second[id] == 2)
+        #expect(Self.find(first, id) == 1 && Self.find(second, id) == 2)
+    }
+
     @Test func findsAContentIDByItsBytesAndNothingForAnotherOrAPrefix() {
         let id = String(repeating: "0123456789abcdef", count: 4)
         var table = IDTable<Int>()
