@@ -47,11 +47,22 @@ public struct H264Settings: Sendable, Equatable {
 
     /// x264's parameters for `width`×`height` frames with millisecond timestamps, or nil when
     /// x264 refuses the preset or tune.
+    ///
+    /// x264 never uses AVX-512 (AVX2 and below): libx264 0.164's (Debian 12) AVX-512
+    /// macroblock-tree propagation takes 8 macroblocks at a time with no mask for a row's end,
+    /// so in the last row it reads past the frame's arrays, and the first frame's bottom-right
+    /// macroblock got a quantiser that depended on what that memory held (other builds' data in
+    /// a service; never so in a lone command). Measured 2026-11-29 on an AVX-512 CPU with 4
+    /// threads × 6 previews of iss634.gif (`H264ConcurrencyTests`): 1–14 of 24 MP4s differed
+    /// from the lone builds' in each of 6 runs with AVX-512, none in 6 runs without; one x264
+    /// encoder at a time in the process did not help (1–4 of 24). Without it, the lone build
+    /// made the same bytes as before; an AVX-512 CPU now runs the code an AVX2 one does.
     func parameters(width: Int, height: Int) -> x264_param_t? {
         var param = x264_param_t()
         guard x264_param_default_preset(&param, preset, tune) == 0 else { return nil }
         param.i_threads = Int32(threads)
         param.b_deterministic = 1
+        param.cpu &= ~UInt32(X264_CPU_AVX512)
         param.i_log_level = X264_LOG_NONE
         param.i_width = Int32(width)
         param.i_height = Int32(height)

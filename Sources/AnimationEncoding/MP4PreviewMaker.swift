@@ -11,7 +11,7 @@ import AnimatedImage
 public enum MP4PreviewMaker {
     /// Changes whenever the same frames come out as other MP4 bytes (encoder settings, muxer):
     /// a kept preview's name and ETag carry it.
-    public static let revision = 1
+    public static let revision = 2
 
     /// The rendition an MP4 of `rendition` is made in: an odd scaled width or height becomes the
     /// even number below it (the frame is scaled to that size: the whole picture, its aspect
