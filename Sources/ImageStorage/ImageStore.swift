@@ -54,7 +54,10 @@ public final class ImageStore: Sendable {
     package final class HeldRecord: Sendable {
         package let id: String
         package let cached: Cached
-        init(id: String, _ cached: Cached) { (self.id, self.cached) = (id, cached) }
+        /// The id's UTF-8 bytes, made once: the key every view's table keeps (one copy for all
+        /// the views, not one each).
+        let key: [UInt8]
+        init(id: String, _ cached: Cached) { (self.id, self.cached, key) = (id, cached, Array(id.utf8)) }
     }
 
     /// What can be said about an id without waiting on storage.

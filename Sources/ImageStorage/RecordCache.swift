@@ -89,7 +89,7 @@ final class RecordCache: Sendable {
                 return nil
             }
             state.hits += 1
-            if let reader, hasViews { views.withLock(reader) { $0.records[id] = entry.box } }
+            if let reader, hasViews { views.withLock(reader) { $0.records.insert(entry.box, forUTF8: entry.box.key) } }
             return entry.box.cached
         }
     }
@@ -146,9 +146,9 @@ final class RecordCache: Sendable {
             state.bytes += bytes
             views.withEachLock { view in
                 for victim in victims { view.records.removeValue(for: victim) }
-                if view.records[id] != nil { view.records[id] = box }
+                if view.records[id] != nil { view.records.insert(box, forUTF8: box.key) }
             }
-            if let reader, hasViews { views.withLock(reader) { $0.records[id] = box } }
+            if let reader, hasViews { views.withLock(reader) { $0.records.insert(box, forUTF8: box.key) } }
         }
     }
 
@@ -169,7 +169,7 @@ final class RecordCache: Sendable {
             state.records.replace(Entry(box: box, bytes: bytes), for: id)
             state.bytes += bytes - entry.bytes
             views.withEachLock { view in
-                if view.records[id] != nil { view.records[id] = box }
+                if view.records[id] != nil { view.records.insert(box, forUTF8: box.key) }
             }
             return cached
         }
@@ -217,6 +217,8 @@ final class RecordCache: Sendable {
         let record = cached.record
         var bytes = fixedBytes + views * viewSlotBytes + cached.metadataJSON.count
         bytes += 32 + record.metadata.frames.count * MemoryLayout<ImageMetadata.Frame>.stride
+        // The id's bytes, one array shared by the views' tables (``ImageStore/HeldRecord/key``).
+        bytes += 32 + record.id.utf8.count
         for text in [record.id, record.sha256, record.name ?? "", record.metadata.format, record.metadata.mimeType] {
             bytes += stringBytes(text)
         }
