@@ -33,16 +33,24 @@ document.body.appendChild(video);
 """
 
 
+def played_for_the_animations_duration(page, flipbook, host, image, script, video_format):
+    """Plays `image`'s 63-px preview in `video_format` with `script`; checks that it played
+    without error for the animation's `durationMs` to the millisecond, and returns what the
+    script reported."""
+    quoted = urllib.parse.quote(image)
+    delays = flipbook.json(f"/images/{quoted}/delays")
+    open_host(page, host)
+    result = page.execute_async_script(script, f"/images/{quoted}/preview?width=63&format={video_format}")
+    assert "error" not in result, result
+    assert round(result["duration"] * 1000) == delays["durationMs"], (result, delays["durationMs"])
+    return result
+
+
 @pytest.mark.parametrize("image", ["orbit.gif", "orbit.png", "orbit.webp"])
 def test_the_mp4_preview_plays_for_the_animations_duration(page, flipbook, host, image):
     """`format=mp4` in a `<video>`: the browser decodes it (H.264), plays it, and its `duration`
     is the animation's `durationMs` to the millisecond; an odd width comes out even."""
-    quoted = urllib.parse.quote(image)
-    delays = flipbook.json(f"/images/{quoted}/delays")
-    open_host(page, host)
-    result = page.execute_async_script(PLAY_VIDEO, f"/images/{quoted}/preview?width=63&format=mp4")
-    assert "error" not in result, result
-    assert round(result["duration"] * 1000) == delays["durationMs"], (result, delays["durationMs"])
+    result = played_for_the_animations_duration(page, flipbook, host, image, PLAY_VIDEO, "mp4")
     assert result["width"] == 62 and result["height"] % 2 == 0, result  # 63 px wide, made even
     assert result["advanced"] and not result["paused"], result
 
@@ -72,12 +80,7 @@ def test_the_webm_preview_plays_for_the_animations_duration_with_alpha(page, fli
     """`format=webm` in a `<video>`: the browser decodes it (VP9), plays it, its `duration` is the
     animation's `durationMs` to the millisecond, an odd width stays odd, and the frame drawn has
     the animation's transparency (the alpha stream in BlockAdditions, AlphaMode 1)."""
-    quoted = urllib.parse.quote(image)
-    delays = flipbook.json(f"/images/{quoted}/delays")
-    open_host(page, host)
-    result = page.execute_async_script(PLAY_VIDEO_ALPHA, f"/images/{quoted}/preview?width=63&format=webm")
-    assert "error" not in result, result
-    assert round(result["duration"] * 1000) == delays["durationMs"], (result, delays["durationMs"])
+    result = played_for_the_animations_duration(page, flipbook, host, image, PLAY_VIDEO_ALPHA, "webm")
     assert result["width"] == 63, result
     assert result["advanced"] and not result["paused"], result
     assert result["leastAlpha"] == 0 and result["mostAlpha"] == 255, result
