@@ -44,49 +44,53 @@ package enum ByteSearch {
     }
 
     /// The offset of the first byte a JSON string must escape — a control byte (below 0x20),
-    /// DEL (0x7F), `"` or a backslash — in `bytes`, or nil. Eight bytes at a time, like
-    /// ``firstControlByte(in:)`` (each test's lowest flag is right, so the lowest of all is).
+    /// DEL (0x7F), `"` or a backslash — in `bytes`, or nil.
     package static func firstJSONEscape(in bytes: UnsafeRawBufferPointer) -> Int? {
-        guard let base = bytes.baseAddress else { return nil }
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            let delete = word ^ (ones &* 0x7F)
-            let quote = word ^ (ones &* 0x22)
-            let backslash = word ^ (ones &* 0x5C)
-            let flagged =
-                ((word &- ones &* 0x20) & ~word | (delete &- ones) & ~delete | (quote &- ones) & ~quote
-                    | (backslash &- ones) & ~backslash) & highBits
-            if flagged != 0 { return offset + flagged.trailingZeroBitCount / 8 }
-            offset += 8
-        }
-        while offset < bytes.count {
-            let byte = bytes[offset]
-            if byte < 0x20 || byte == 0x7F || byte == 0x22 || byte == 0x5C { return offset }
-            offset += 1
-        }
-        return nil
+        firstFlagged(
+            in: bytes, flags: { controlFlags($0) | equalFlags($0, 0x22) | equalFlags($0, 0x5C) },
+            isFlagged: { $0 < 0x20 || $0 == 0x7F || $0 == 0x22 || $0 == 0x5C })
     }
 
     /// The offset of the first control byte (below 0x20) or DEL (0x7F) in `bytes`, or nil.
     package static func firstControlByte(in bytes: UnsafeRawBufferPointer) -> Int? {
+        firstFlagged(in: bytes, flags: controlFlags, isFlagged: { $0 < 0x20 || $0 == 0x7F })
+    }
+
+    /// The offset of the first byte of `bytes` that `isFlagged`, eight bytes at a time: `flags`
+    /// sets a high bit in (at least) the lowest flagged byte of a word, and none when no byte is.
+    @inline(__always)
+    private static func firstFlagged(
+        in bytes: UnsafeRawBufferPointer, flags: (UInt64) -> UInt64, isFlagged: (UInt8) -> Bool
+    ) -> Int? {
         guard let base = bytes.baseAddress else { return nil }
         var offset = 0
         while offset + 8 <= bytes.count {
             // The first byte in the lowest bits, whatever the machine's byte order.
             let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            let delete = word ^ (ones &* 0x7F)
-            // A high bit where a byte is below 0x20 or is DEL; the lowest one is always right (a
-            // borrow only carries up from a byte that is itself flagged).
-            let flagged = ((word &- ones &* 0x20) & ~word | (delete &- ones) & ~delete) & highBits
+            let flagged = flags(word) & highBits
             if flagged != 0 { return offset + flagged.trailingZeroBitCount / 8 }
             offset += 8
         }
         while offset < bytes.count {
-            if bytes[offset] < 0x20 || bytes[offset] == 0x7F { return offset }
+            if isFlagged(bytes[offset]) { return offset }
             offset += 1
         }
         return nil
+    }
+
+    /// A high bit where a byte of `word` is below 0x20 or is DEL; the lowest one is always right
+    /// (a borrow only carries up from a byte that is itself flagged), higher ones may be wrong.
+    @inline(__always)
+    private static func controlFlags(_ word: UInt64) -> UInt64 {
+        let delete = word ^ (ones &* 0x7F)
+        return (word &- ones &* 0x20) & ~word | (delete &- ones) & ~delete
+    }
+
+    /// A high bit where a byte of `word` is `byte`, rightly for the lowest one (as above).
+    @inline(__always)
+    private static func equalFlags(_ word: UInt64, _ byte: UInt8) -> UInt64 {
+        let difference = word ^ (ones &* UInt64(byte))
+        return (difference &- ones) & ~difference
     }
 
     /// Whether any byte of `bytes` is outside visible ASCII (`!` to `~`, 0x21–0x7E): a space, a

@@ -107,21 +107,18 @@ public struct HTTPRequestParser: Sendable {
                 position = copyEnd
                 if let error = checkHeadSize() { return fail(error, consumed: position) }
                 guard lineEnd >= 0 else { return (position, nil) }
-                if let event = completeHeadLine() {
-                    if case .error = event { return (position, event) }
-                    return (position, event)
-                }
+                if let event = completeHeadLine() { return (position, event) }
 
             case .endPending:
                 resetForNextRequest()
                 return (position, .end)
 
-            case .body(let remaining):
+            case .body(let remaining), .chunkData(let remaining):
                 guard position < count else { return (position, nil) }
                 let take = min(remaining, count - position)
                 let range = position..<(position + take)
                 position += take
-                state = remaining == take ? .endPending : .body(remaining: remaining - take)
+                bodyBytesTaken(take, of: remaining)
                 return (position, .body(range))
 
             case .chunkSize, .chunkExtension, .chunkSizeLF:
@@ -129,14 +126,6 @@ public struct HTTPRequestParser: Sendable {
                 let (next, error) = consumeChunkLine(input, from: position)
                 position = next
                 if let error { return fail(error, consumed: position) }
-
-            case .chunkData(let remaining):
-                guard position < count else { return (position, nil) }
-                let take = min(remaining, count - position)
-                let range = position..<(position + take)
-                position += take
-                state = remaining == take ? .chunkDataCR : .chunkData(remaining: remaining - take)
-                return (position, .body(range))
 
             case .chunkDataCR:
                 guard position < count else { return (position, nil) }
@@ -168,6 +157,17 @@ public struct HTTPRequestParser: Sendable {
     /// Convenience for tests and callers holding an array.
     public mutating func parse(_ bytes: [UInt8]) -> (consumed: Int, event: Event?) {
         bytes.withUnsafeBytes { parse($0) }
+    }
+
+    /// Moves on past `taken` of the `remaining` bytes of a `Content-Length` body or of a chunk:
+    /// to the end of the request, or to the CRLF after the chunk, once none remain.
+    private mutating func bodyBytesTaken(_ taken: Int, of remaining: Int) {
+        let left = remaining - taken
+        if case .body = state {
+            state = left == 0 ? .endPending : .body(remaining: left)
+        } else {
+            state = left == 0 ? .chunkDataCR : .chunkData(remaining: left)
+        }
     }
 
     // MARK: - Head
