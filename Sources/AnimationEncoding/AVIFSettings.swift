@@ -29,7 +29,7 @@ public struct AVIFSettings: Sendable, Equatable {
         quality: Int = AVIFSettings.defaultQuality, speed: Int = AVIFSettings.defaultSpeed,
         threads: Int = AVIFSettings.minimumThreads
     ) {
-        self.quality = min(100, max(1, quality))
+        self.quality = EncoderQuality.clamped(quality)
         self.speed = min(9, max(0, speed))
         self.threads = max(Self.minimumThreads, threads)
     }

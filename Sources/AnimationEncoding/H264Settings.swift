@@ -35,7 +35,7 @@ public struct H264Settings: Sendable, Equatable {
         preset: String = H264Settings.defaultPreset,
         tune: String? = nil, background: OpaqueBackground = .white
     ) {
-        self.quality = min(100, max(1, quality))
+        self.quality = EncoderQuality.clamped(quality)
         self.threads = max(1, threads)
         self.preset = preset
         self.tune = tune
@@ -43,7 +43,7 @@ public struct H264Settings: Sendable, Equatable {
     }
 
     /// x264's constant rate factor for ``quality``.
-    public var rateFactor: Int { ((100 - quality) * 51 + 50) / 100 }
+    public var rateFactor: Int { EncoderQuality.level(quality, worst: 51) }
 
     /// x264's parameters for `width`×`height` frames with millisecond timestamps, or nil when
     /// x264 refuses the preset or tune.

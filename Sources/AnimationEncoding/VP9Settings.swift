@@ -1,3 +1,4 @@
+import AnimatedImage
 import CVPX
 
 /// How libvpx encodes a WebM preview's VP9: constant quality (libvpx's `Q` mode, the mode of
@@ -27,13 +28,13 @@ public struct VP9Settings: Sendable, Equatable {
         quality: Int = VP9Settings.defaultQuality, speed: Int = VP9Settings.defaultSpeed,
         threads: Int = VP9Settings.defaultThreads
     ) {
-        self.quality = min(100, max(1, quality))
+        self.quality = EncoderQuality.clamped(quality)
         self.speed = min(8, max(0, speed))
         self.threads = max(1, threads)
     }
 
     /// libvpx's constant-quality level for ``quality``.
-    public var qualityLevel: Int { ((100 - quality) * 63 + 50) / 100 }
+    public var qualityLevel: Int { EncoderQuality.level(quality, worst: 63) }
 
     /// libvpx's configuration for `width`×`height` frames with millisecond timestamps, or nil
     /// when libvpx has none for VP9. With `fixedKeyframes`, libvpx places no key frame itself:

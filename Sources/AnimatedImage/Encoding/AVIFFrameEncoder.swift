@@ -19,7 +19,7 @@ public struct AVIFFrameEncoder: Sendable {
     public init(speed: Int = 6) { self.speed = min(9, max(0, speed)) }
 
     /// libaom's quantizer level for `quality` (1–100).
-    public static func quantizerLevel(_ quality: Int) -> Int { ((100 - min(100, max(1, quality))) * 63 + 50) / 100 }
+    public static func quantizerLevel(_ quality: Int) -> Int { EncoderQuality.level(quality, worst: 63) }
 
     /// `canvas` as a still AVIF at `quality` (1–100).
     public func encode(_ canvas: Canvas, quality: Int, colorSpace: ColorSpaceChunks = .none) throws -> [UInt8] {

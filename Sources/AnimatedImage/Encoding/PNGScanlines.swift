@@ -71,34 +71,13 @@ enum PNGScanlines {
         _ pixels: UnsafeRawBufferPointer, width: Int, height: Int,
         into output: UnsafeMutableRawBufferPointer
     ) {
-        let rowBytes = width * 3
-        precondition(pixels.count == width * height * 4 && output.count == height * (1 + rowBytes))
-        let source = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        let destination = output.baseAddress!.bindMemory(to: UInt8.self, capacity: output.count)
-        destination[0] = filterSub
-        destination[1] = source[0]
-        destination[2] = source[1]
-        destination[3] = source[2]
-        var from = 4
-        var to = 4
-        for _ in 1..<width {
-            destination[to] = source[from] &- source[from - 4]
-            destination[to + 1] = source[from + 1] &- source[from - 3]
-            destination[to + 2] = source[from + 2] &- source[from - 2]
-            from += 4
-            to += 3
-        }
-        for y in 1..<max(1, height) {
-            let row = source + y * width * 4
-            let above = row - width * 4
-            let line = destination + y * (1 + rowBytes)
-            line[0] = filterUp
+        writeFiltered(pixels, width: width, height: height, channels: 3, into: output) { line, row, reference, count in
             var from = 0
-            var to = 1
-            for _ in 0..<width {
-                line[to] = row[from] &- above[from]
-                line[to + 1] = row[from + 1] &- above[from + 1]
-                line[to + 2] = row[from + 2] &- above[from + 2]
+            var to = 0
+            for _ in 0..<count {
+                line[to] = row[from] &- reference[from]
+                line[to + 1] = row[from + 1] &- reference[from + 1]
+                line[to + 2] = row[from + 2] &- reference[from + 2]
                 from += 4
                 to += 3
             }
@@ -111,23 +90,35 @@ enum PNGScanlines {
         _ pixels: UnsafeRawBufferPointer, width: Int, height: Int,
         into output: UnsafeMutableRawBufferPointer
     ) {
-        let rowBytes = width * 4
+        writeFiltered(pixels, width: width, height: height, channels: 4, into: output) { line, row, reference, count in
+            for i in 0..<count * 4 {
+                line[i] = row[i] &- reference[i]
+            }
+        }
+    }
+
+    /// The scanlines of RGBA `pixels` (at least one wide) with `channels` samples a pixel: filter
+    /// sub on the first row (its first pixel as it is), filter up on the others.
+    /// `difference(line, row, reference, count)` writes `count` pixels of `row` minus those of
+    /// `reference` (4 bytes a pixel both) into `line` (`channels` bytes a pixel).
+    @inline(__always)
+    private static func writeFiltered(
+        _ pixels: UnsafeRawBufferPointer, width: Int, height: Int, channels: Int,
+        into output: UnsafeMutableRawBufferPointer,
+        difference: (UnsafeMutablePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>, Int) -> Void
+    ) {
+        let rowBytes = width * channels
         precondition(pixels.count == width * height * 4 && output.count == height * (1 + rowBytes))
         let source = pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let destination = output.baseAddress!.bindMemory(to: UInt8.self, capacity: output.count)
         destination[0] = filterSub
-        (destination + 1).update(from: source, count: 4)
-        for i in 4..<rowBytes {
-            destination[1 + i] = source[i] &- source[i - 4]
-        }
+        (destination + 1).update(from: source, count: channels)
+        difference(destination + 1 + channels, source + 4, source, width - 1)
         for y in 1..<max(1, height) {
-            let row = source + y * rowBytes
-            let above = row - rowBytes
-            let line = destination + y * (1 + rowBytes) + 1
-            line[-1] = filterUp
-            for i in 0..<rowBytes {
-                line[i] = row[i] &- above[i]
-            }
+            let row = source + y * width * 4
+            let line = destination + y * (1 + rowBytes)
+            line[0] = filterUp
+            difference(line + 1, row, row - width * 4, width)
         }
     }
 }

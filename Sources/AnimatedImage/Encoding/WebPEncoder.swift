@@ -57,7 +57,7 @@ public struct WebPEncoder: Sendable {
     func configuration(quality: Int?) throws -> WebPConfig {
         var config = WebPConfig()
         if let quality {
-            guard WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, Float(min(100, max(1, quality)))) != 0 else {
+            guard WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, Float(EncoderQuality.clamped(quality))) != 0 else {
                 throw WebPEncodingError(message: "libwebp's configuration does not match its headers")
             }
             config.method = lossyMethod
