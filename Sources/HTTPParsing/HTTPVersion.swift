@@ -5,12 +5,6 @@ public struct HTTPVersion: Hashable, Sendable, CustomStringConvertible {
     /// The minor version digit.
     public var minor: Int
 
-    /// Makes a version from its two digits.
-    public init(major: Int, minor: Int) {
-        self.major = major
-        self.minor = minor
-    }
-
     /// HTTP/1.0: connections close after each response unless the client asks for keep-alive.
     // swift-format-ignore: AlwaysUseLowerCamelCase
     public static let http1_0 = HTTPVersion(major: 1, minor: 0)

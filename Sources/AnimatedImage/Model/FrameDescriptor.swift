@@ -13,18 +13,6 @@ public struct FrameDescriptor: Sendable, Hashable {
     public var isOpaque: Bool
     /// Where the frame's compressed data lies in the file.
     public var source: FrameSource
-
-    public init(
-        rect: PixelRect, disposal: FrameDisposal, blend: FrameBlend, rawDelayMs: Int,
-        isOpaque: Bool, source: FrameSource
-    ) {
-        self.rect = rect
-        self.disposal = disposal
-        self.blend = blend
-        self.rawDelayMs = rawDelayMs
-        self.isOpaque = isOpaque
-        self.source = source
-    }
 }
 
 /// The location and format-specific parameters of a frame's compressed data.
