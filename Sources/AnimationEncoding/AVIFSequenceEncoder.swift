@@ -38,11 +38,10 @@ public final class AVIFSequenceEncoder: AnimationEncoding {
         guard width > 0, height > 0, width <= Self.maxDimension, height <= Self.maxDimension else {
             throw AVIFEncodingError(message: "an AVIF cannot be \(width)×\(height) pixels")
         }
-        guard let encoder = avifEncoderCreate() else { throw AVIFEncodingError(message: "libavif out of memory") }
-        guard let yuv = YUVFrame(width: width, height: height, range: AVIF_RANGE_FULL) else {
-            avifEncoderDestroy(encoder)
-            throw AVIFEncodingError(message: "libavif out of memory")
-        }
+        // The frame first: it frees itself when the encoder cannot be made.
+        guard let yuv = YUVFrame(width: width, height: height, range: AVIF_RANGE_FULL),
+            let encoder = avifEncoderCreate()
+        else { throw AVIFEncodingError(message: "libavif out of memory") }
         self.width = width
         self.height = height
         self.alpha = alpha

@@ -43,12 +43,12 @@ public final class H264SequenceEncoder: AnimationEncoding {
         guard var param = settings.parameters(width: width, height: height) else {
             throw H264EncodingError(message: "x264 refused preset '\(settings.preset)' or tune '\(settings.tune ?? "")'")
         }
+        // The frame first: it frees itself when the encoder cannot be opened.
+        guard let yuv = YUVFrame(width: width, height: height, range: AVIF_RANGE_LIMITED) else {
+            throw H264EncodingError(message: "out of memory")
+        }
         guard let encoder = flipbook_x264_encoder_open(&param) else {
             throw H264EncodingError(message: "x264 could not open an encoder for \(width)×\(height)")
-        }
-        guard let yuv = YUVFrame(width: width, height: height, range: AVIF_RANGE_LIMITED) else {
-            x264_encoder_close(encoder)
-            throw H264EncodingError(message: "out of memory")
         }
         self.width = width
         self.height = height
