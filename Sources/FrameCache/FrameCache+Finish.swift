@@ -18,7 +18,7 @@ extension FrameCache {
         let entry = work.job.entry
         let now = clock.seconds()
         lock.lock()
-        count(work.job, made)
+        if !made.counted { count(work.job, made) }
         if work.job.beside { entry.source.besideJob = nil }
         var answers: Answers = []
         var next: CachePolicy.Job? = nil
@@ -45,7 +45,7 @@ extension FrameCache {
     }
 
     /// Counts a job's work in the cache's counters (under the lock).
-    private func count(_ job: CachePolicy.Job, _ made: Made) {
+    func count(_ job: CachePolicy.Job, _ made: Made) {
         state.counters.decodes += 1
         state.counters.framesDecoded += made.framesDecoded
         state.counters.sharedRenders += job.also.count
@@ -73,8 +73,8 @@ extension FrameCache {
             state.waitingRequests -= waiters.count
             answers.append((waiters, frame))
             switch frame {
-            case .success where !keep:
-                break
+            case .success where !keep || target.frames[job.index] != nil:
+                break  // not kept, or stored as soon as it was encoded (``answerEarly(_:for:of:)``)
             case .success(let frame):
                 if state.makeRoom(for: frame.count, reach: reach, protecting: target, keep: job.index, now: now) {
                     state.store(frame, in: target, at: job.index)
@@ -106,13 +106,11 @@ extension FrameCache {
         return state.policy.continuation(of: run, in: state, now: now)
     }
 
-    /// The end of a job's bookkeeping: the thread's job count (when the run ends), the metrics,
+    /// The end of a job's bookkeeping: the large-job count (when the run ends), the metrics,
     /// and freed memory handed back; wakes every thread waiting on the lock and lets it go.
     private func endJob(_ work: Work, continuing: Bool, now: Double) {
-        if !continuing {
-            activeJobs -= 1
-            if work.large { largeJobs -= 1 }
-        }
+        // The thread's job count drops when it has let the run go (``FrameCache``'s `workerLoop`).
+        if !continuing && work.large { largeJobs -= 1 }
         let held = state.heldBytes
         let depth = state.waitingRequests
         let returnMemory = state.freed.isDue(now: now)

@@ -40,6 +40,8 @@ extension FrameCache {
         var framesDecoded = 0
         var resumed = false
         var seconds = 0.0
+        /// Whether the job is in the cache's counters already.
+        var counted = false
     }
 
     /// The decode threads' nice value: on busy cores a ready answer (microseconds) does not wait
@@ -49,25 +51,37 @@ extension FrameCache {
 
     private func workerLoop() {
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(flipbook_thread_id()), Self.decodeThreadNice)
-        while var work = takeWork() {
-            while true {
-                let made = make(&work)
-                let index = work.job.index
-                let (answers, next) = finish(&work, made)
-                for (waiters, frame) in answers {
-                    let result = frame.map { $0.encoded(index) }
-                    for completion in waiters { completion(result) }
-                }
-                guard let next else { break }
-                work.sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
-                work.job = next
-                work.run += 1
-            }
+        while runJobs() {
+            // The run let go of its image, decoder and entries when `runJobs` returned: only now
+            // is the thread idle (``waitUntilIdle(timeout:)``), every answer of its run sent.
+            lock.lock()
+            activeJobs -= 1
+            lock.broadcast()
+            lock.unlock()
         }
         lock.lock()
         runningWorkers -= 1
         lock.broadcast()
         lock.unlock()
+    }
+
+    /// Takes a job (blocking until there is one) and makes it and the run that follows it on the
+    /// same image; false when shutting down.
+    private func runJobs() -> Bool {
+        guard var work = takeWork() else { return false }
+        while true {
+            let made = make(&work)
+            let index = work.job.index
+            let (answers, next) = finish(&work, made)
+            for (waiters, frame) in answers {
+                let result = frame.map { $0.encoded(index) }
+                for completion in waiters { completion(result) }
+            }
+            guard let next else { return true }
+            work.sinceWaited = work.job.urgent ? 0 : work.sinceWaited.map { $0 + 1 }
+            work.job = next
+            work.run += 1
+        }
     }
 
     /// Blocks until there is work; nil when shutting down.
@@ -154,12 +168,18 @@ extension FrameCache {
             // Renditions asked for while the canvas was made share it too.
             lock.lock()
             if !work.job.beside { work.job.also = state.policy.renditionsWanting(work.job.entry, work.job.index, in: state) }
-            lock.unlock()
             targets = [work.job.entry] + work.job.also
-            let index = work.job.index
-            made.frames = encodeInParallel(targets.count, lanes: plan.encodeLanes) { i in
-                Result { try encode(canvas, for: targets[i], index: index, colorSpace: image.colorSpace) }
+            let order = encodeOrder(of: targets, index: work.job.index)
+            // Counted before any answer goes out (``answerEarly(_:for:of:)``).
+            count(work.job, made)
+            made.counted = true
+            lock.unlock()
+            let job = work.job
+            made.frames = encodeInParallel(targets.count, lanes: plan.encodeLanes, order: order) { i in
+                let frame = Result { try encode(canvas, for: targets[i], index: job.index, colorSpace: image.colorSpace) }
                     .mapError(Self.cacheError)
+                if case .success(let frame) = frame { answerEarly(frame, for: targets[i], of: job) }
+                return frame
             }
         } catch {
             made.frames = targets.map { _ in .failure(Self.cacheError(error)) }
@@ -170,14 +190,17 @@ extension FrameCache {
 
     /// `count` results of `body`, made on up to `lanes` threads at once: this one and the cache's
     /// encode helpers (``EncodeHelpers``, at the decode threads' nice value, so a ready answer
-    /// still does not wait behind them), each taking the next index not taken (the encodes of
-    /// one frame differ a lot in cost: a full-size lossless WebP is ten small PNGs).
+    /// still does not wait behind them), each taking the next index not taken in `order` (the
+    /// encodes of one frame differ a lot in cost: a full-size lossless WebP is ten small PNGs).
     private func encodeInParallel(
-        _ count: Int, lanes: Int, _ body: (Int) -> Result<CachedFrame, FrameCacheError>
+        _ count: Int, lanes: Int, order: [Int], _ body: (Int) -> Result<CachedFrame, FrameCacheError>
     ) -> [Result<CachedFrame, FrameCacheError>] {
-        guard min(lanes, count) > 1 else { return (0..<count).map(body) }
         let slots = EncodeSlots(count: count)
-        encodeHelpers.run(count, lanes: lanes) { i in slots.set(i, body(i)) }
+        if min(lanes, count) > 1 {
+            encodeHelpers.run(count, lanes: lanes) { n in slots.set(order[n], body(order[n])) }
+        } else {
+            for i in order { slots.set(i, body(i)) }
+        }
         return slots.results
     }
 

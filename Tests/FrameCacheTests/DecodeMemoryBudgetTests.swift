@@ -195,6 +195,8 @@ import Testing
             let png = try #require(values.first).get().png
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
         }
+        // A frame is answered as soon as it is encoded; the job gives its reservation back after.
+        cache.waitUntilIdle()
         let stats = budget.stats()
         #expect(stats.waits >= 1, "the third decode did not wait: \(stats)")
         #expect(stats.peakBytes <= budget.capacityBytes)
