@@ -9,25 +9,12 @@ import Testing
 /// (a 160-px PNG player does not wait for the 560-px lossless WebP made beside it).
 @Suite("Frame cache: each rendition answered as soon as it is encoded", .serialized)
 struct EarlyAnswerTests {
-    /// Image "m" as `rendition`: its file loads once `gate` is signalled; `prepare` runs as each
-    /// of its frames is encoded.
     func gated(
-        _ image: AnimatedImage, width: Int, gate: DispatchSemaphore,
-        prepare: @escaping @Sendable () -> Void = {}
+        _ image: AnimatedImage, width: Int, gate: DispatchSemaphore, prepare: (@Sendable () -> Void)? = nil
     ) throws -> CacheableImage {
         let rendition = try RenditionRequest(width: width, format: .png, quality: nil)
             .rendition(canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight, maxOutputDimension: 4096)
-        return CacheableImage(
-            id: "m", frameCount: image.frameCount, canvasWidth: image.canvasWidth,
-            canvasHeight: image.canvasHeight, rendition: rendition,
-            load: {
-                gate.wait()
-                return image
-            },
-            prepare: { _, _ in
-                prepare()
-                return nil
-            })
+        return CacheableImage.gated(image, rendition, by: gate, prepare: prepare)
     }
 
     @Test func aRenditionIsAnsweredWhileAnotherOfTheSameCompositeIsStillEncoding() throws {

@@ -32,16 +32,8 @@ struct RenditionCacheTests {
         CacheableImage(id: id, image: image, rendition: rendition)
     }
 
-    /// `image` ("m") in `rendition`, whose file loads only once `gate` is signalled: requests
-    /// made before that all wait.
     func gated(_ image: AnimatedImage, _ rendition: FrameRendition, by gate: DispatchSemaphore) -> CacheableImage {
-        CacheableImage(
-            id: "m", frameCount: image.frameCount, canvasWidth: image.canvasWidth,
-            canvasHeight: image.canvasHeight, rendition: rendition,
-            load: {
-                gate.wait()
-                return image
-            })
+        CacheableImage.gated(image, rendition, by: gate)
     }
 
     @Test func aRenditionsFramesAreTheScaledCompositeEncodedAsAsked() throws {
@@ -127,18 +119,7 @@ struct RenditionCacheTests {
             defer { cache.shutdown() }
             let seen = EncodeThreads(meeting: lanes)
             func gated(_ width: Int) throws -> CacheableImage {
-                let rendition = try rendition(image, width: width)
-                return CacheableImage(
-                    id: "m", frameCount: image.frameCount, canvasWidth: image.canvasWidth,
-                    canvasHeight: image.canvasHeight, rendition: rendition,
-                    load: {
-                        gate.wait()
-                        return image
-                    },
-                    prepare: { _, _ in
-                        seen.enter()
-                        return nil
-                    })
+                CacheableImage.gated(image, try rendition(image, width: width), by: gate) { seen.enter() }
             }
             let renditions = try [120, 100, 80, 60].map(gated)
             let results = Results()

@@ -57,3 +57,28 @@ extension FrameCache {
         return (false, try? values.first?.get())
     }
 }
+
+extension CacheableImage {
+    /// `image` as "m" in `rendition`, whose file loads only once `gate` is signalled (requests made
+    /// before that all wait); `prepare`, when given, runs as each of its frames is encoded.
+    static func gated(
+        _ image: AnimatedImage, _ rendition: FrameRendition, by gate: DispatchSemaphore,
+        prepare: (@Sendable () -> Void)? = nil
+    ) -> CacheableImage {
+        var preparer: CacheableImage.Preparer? = nil
+        if let prepare {
+            preparer = { _, _ in
+                prepare()
+                return nil
+            }
+        }
+        return CacheableImage(
+            id: "m", frameCount: image.frameCount, canvasWidth: image.canvasWidth,
+            canvasHeight: image.canvasHeight, rendition: rendition,
+            load: {
+                gate.wait()
+                return image
+            },
+            prepare: preparer)
+    }
+}
