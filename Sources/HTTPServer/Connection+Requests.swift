@@ -263,7 +263,8 @@ extension Connection {
         let closes = !exchange.keepAlive || (isLast && (stopParsing || (loop.draining && parser.isIdle)))
         let connectionHeader: ResponseSerializer.ConnectionHeader =
             closes ? .close : (exchange.isHTTP10 ? .keepAlive : .none)
-        let sendsBody = !exchange.isHead && !response.status.forbidsBody
+        let statusCode = response.statusCode
+        let sendsBody = !exchange.isHead && !HTTPStatus.forbidsBody(statusCode)
         // The head is written in place into the output's staging buffer, not by a closure: a
         // closure holding the response and the access record copied both (a retain of each of
         // their fields, and as many releases). The record is made only for a hook, and not as
@@ -282,7 +283,7 @@ extension Connection {
             method: exchange.method, rawPath: exchange.rawPath, route: exchange.route,
             routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
             requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
-            status: response.status.code, bodyBytes: sendsBody ? response.bodyCount : 0,
+            status: statusCode, bodyBytes: sendsBody ? response.bodyCount : 0,
             durationNanoseconds: Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds))
         if loop.shared.hookAppendsHeaderLines { hook.appendHeaderLines(for: record, to: &head) }
         ResponseSerializer.appendEnd(connectionHeader, to: &head)

@@ -4,54 +4,99 @@
 /// The server adds `Content-Length`, `Date`, `Server`, and `Connection` when needed; do not set
 /// them yourself (for a HEAD answer whose body you did not build, you may set `Content-Length`).
 /// The body array is handed to `sendmsg` as it is, so a cached `[UInt8]` is sent without a copy.
+///
+/// A prepared response holds its prepared answer and nothing else (no extra fields: nil), so that
+/// handing it back, queueing it and destroying it retains and releases one reference, not six.
 public struct HTTPResponse: Sendable {
+    /// The parts of a response built from them; nil while the response is prepared.
+    private struct Parts: Sendable {
+        var status: HTTPStatus
+        var body: [UInt8]
+        var fileBody: HTTPFileBody?
+    }
+
+    /// The head encoded in advance that this response sends, if any. Exactly one of it and
+    /// ``parts`` is set.
+    public private(set) var prepared: HTTPPreparedResponse?
+    private var parts: Parts?
+    /// A built response's fields, or the fields added on top of a prepared one (nil: none).
+    private(set) var ownFields: HTTPHeaders?
+
     /// The status line's code and reason. Setting it on a prepared response turns it into an
     /// ordinary one (its prepared fields move into ``headers``).
     public var status: HTTPStatus {
-        didSet { unprepare() }
+        get { prepared?.status ?? parts.unsafelyUnwrapped.status }
+        set {
+            unprepare()
+            parts!.status = newValue
+        }
     }
     /// Header fields to send, in order. For a prepared response: only the fields added on top of
     /// the prepared ones (see ``prepared``).
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { ownFields ?? HTTPHeaders() }
+        set { ownFields = newValue }
+        _modify {
+            if ownFields == nil { ownFields = HTTPHeaders() }
+            yield &ownFields!
+        }
+    }
     /// The body bytes; ignored for HEAD requests and for 1xx, 204 and 304 responses. Setting it on
     /// a prepared response turns it into an ordinary one.
     public var body: [UInt8] {
-        didSet { unprepare() }
+        get { prepared?.body ?? parts.unsafelyUnwrapped.body }
+        set {
+            unprepare()
+            parts!.body = newValue
+        }
+        _modify {
+            unprepare()
+            yield &parts!.body
+        }
     }
     /// A body in a file, sent with `sendfile(2)` instead of ``body`` (no copy through user space).
     public var fileBody: HTTPFileBody? {
-        didSet { unprepare() }
+        get {
+            if let prepared { return prepared.fileBody }
+            return parts.unsafelyUnwrapped.fileBody
+        }
+        set {
+            unprepare()
+            parts!.fileBody = newValue
+        }
     }
-    /// The head encoded in advance that this response sends, if any.
-    public private(set) var prepared: HTTPPreparedResponse?
 
     /// A response with the given status, headers and body.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-        fileBody = nil
         prepared = nil
+        parts = Parts(status: status, body: body, fileBody: nil)
+        ownFields = headers
     }
 
     /// A response whose body is `fileBody`.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), fileBody: HTTPFileBody) {
-        self.init(status: status, headers: headers)
-        self.fileBody = fileBody
+        prepared = nil
+        parts = Parts(status: status, body: [], fileBody: fileBody)
+        ownFields = headers
     }
 
     /// Sends `prepared` (its encoded head and its body), with `extraHeaders` after its fields.
     /// Nothing is allocated or encoded per response beyond the extra fields.
     public init(_ prepared: HTTPPreparedResponse, extraHeaders: HTTPHeaders = HTTPHeaders()) {
-        status = prepared.status
-        headers = extraHeaders
-        body = prepared.body
-        fileBody = prepared.fileBody
         self.prepared = prepared
+        parts = nil
+        ownFields = extraHeaders.isEmpty ? nil : extraHeaders
     }
 
     /// The length of the body that would be sent (the file body's when there is one).
-    public var bodyCount: Int { fileBody?.count ?? body.count }
+    public var bodyCount: Int {
+        if let prepared { return prepared.fileBody?.count ?? prepared.body.count }
+        let parts = parts.unsafelyUnwrapped
+        return parts.fileBody?.count ?? parts.body.count
+    }
+
+    /// The status code (read without copying the status's reason phrase).
+    var statusCode: Int { prepared?.status.code ?? parts.unsafelyUnwrapped.status.code }
 
     /// A response whose body is `text` in UTF-8, with `Content-Type` set.
     public init(status: HTTPStatus = .ok, text: String, contentType: String = "text/plain; charset=utf-8") {
@@ -62,15 +107,20 @@ public struct HTTPResponse: Sendable {
 
     /// The value of the first field called `name`, among the prepared fields and the added ones.
     public func headerValue(_ name: String) -> String? {
-        prepared?.headers[name] ?? headers[name]
+        prepared?.headers[name] ?? ownFields?[name]
     }
 
+    /// Turns a prepared response into one built from its parts: the prepared fields, then the
+    /// added ones.
     private mutating func unprepare() {
         guard let prepared else { return }
         self.prepared = nil
         var merged = prepared.headers
-        for field in headers { merged.add(name: field.name, value: field.value) }
-        headers = merged
+        if let added = ownFields {
+            for field in added { merged.add(name: field.name, value: field.value) }
+        }
+        ownFields = merged
+        parts = Parts(status: prepared.status, body: prepared.body, fileBody: prepared.fileBody)
     }
 
     /// An RFC 9457 `application/problem+json` response: `type` "about:blank", `title` the

@@ -19,7 +19,10 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(code) \(reasonPhrase)" }
 
     /// Whether a response with this status never has a body (1xx, 204, 304).
-    public var forbidsBody: Bool { code < 200 || code == 204 || code == 304 }
+    public var forbidsBody: Bool { Self.forbidsBody(code) }
+
+    /// Whether a response with status `code` never has a body (1xx, 204, 304).
+    static func forbidsBody(_ code: Int) -> Bool { code < 200 || code == 204 || code == 304 }
 
     public static let `continue` = HTTPStatus(code: 100)
     public static let ok = HTTPStatus(code: 200)

@@ -26,7 +26,7 @@ enum ResponseSerializer {
     static func appendStatusAndFields(of response: HTTPResponse, sendsBody: Bool, to out: inout [UInt8]) {
         if let prepared = response.prepared {
             out.append(contentsOf: prepared.head)
-            response.headers.serialize(into: &out)
+            response.ownFields?.serialize(into: &out)
         } else {
             appendStatusAndFields(
                 status: response.status, headers: response.headers, bodyCount: response.bodyCount,
