@@ -9,7 +9,8 @@
 /// handing it back, queueing it and destroying it retains and releases one reference, not six.
 public struct HTTPResponse: Sendable {
     /// The parts of a response built from them; nil while the response is prepared.
-    private struct Parts: Sendable {
+    @usableFromInline
+    struct Parts: Sendable {
         var status: HTTPStatus
         var body: [UInt8]
         var fileBody: HTTPFileBody?
@@ -17,10 +18,13 @@ public struct HTTPResponse: Sendable {
 
     /// The head encoded in advance that this response sends, if any. Exactly one of it and
     /// ``parts`` is set.
-    public private(set) var prepared: HTTPPreparedResponse?
-    private var parts: Parts?
+    public var prepared: HTTPPreparedResponse? { preparedAnswer }
+    /// ``prepared``, stored (inlinable initializers set it).
+    @usableFromInline var preparedAnswer: HTTPPreparedResponse?
+    /// Status, body and file body of a response built from them.
+    @usableFromInline var parts: Parts?
     /// A built response's fields, or the fields added on top of a prepared one (nil: none).
-    private(set) var ownFields: HTTPHeaders?
+    @usableFromInline var ownFields: HTTPHeaders?
 
     /// The status line's code and reason. Setting it on a prepared response turns it into an
     /// ordinary one (its prepared fields move into ``headers``).
@@ -68,24 +72,27 @@ public struct HTTPResponse: Sendable {
 
     /// A response with the given status, headers and body.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
-        prepared = nil
+        preparedAnswer = nil
         parts = Parts(status: status, body: body, fileBody: nil)
         ownFields = headers
     }
 
     /// A response whose body is `fileBody`.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), fileBody: HTTPFileBody) {
-        prepared = nil
+        preparedAnswer = nil
         parts = Parts(status: status, body: [], fileBody: fileBody)
         ownFields = headers
     }
 
     /// Sends `prepared` (its encoded head and its body), with `extraHeaders` after its fields.
-    /// Nothing is allocated or encoded per response beyond the extra fields.
-    public init(_ prepared: HTTPPreparedResponse, extraHeaders: HTTPHeaders = HTTPHeaders()) {
-        self.prepared = prepared
+    /// Nothing is allocated or encoded per response beyond the extra fields. Inlinable, so that
+    /// a handler's response is made where it is returned (called, it was made, copied and the
+    /// first destroyed: a retain and a release of each field).
+    @inlinable
+    public init(_ prepared: HTTPPreparedResponse, extraHeaders: borrowing HTTPHeaders = HTTPHeaders()) {
+        preparedAnswer = prepared
         parts = nil
-        ownFields = extraHeaders.isEmpty ? nil : extraHeaders
+        ownFields = extraHeaders.isEmpty ? nil : copy extraHeaders
     }
 
     /// The length of the body that would be sent (the file body's when there is one).
@@ -114,7 +121,7 @@ public struct HTTPResponse: Sendable {
     /// added ones.
     private mutating func unprepare() {
         guard let prepared else { return }
-        self.prepared = nil
+        preparedAnswer = nil
         var merged = prepared.headers
         if let added = ownFields {
             for field in added { merged.add(name: field.name, value: field.value) }
