@@ -284,8 +284,13 @@ public struct HTTPRequestParser: Sendable {
         var valueEnd = line.count
         while valueStart < valueEnd, ASCII.isWhitespace(line[valueStart]) { valueStart += 1 }
         while valueEnd > valueStart, ASCII.isWhitespace(line[valueEnd - 1]) { valueEnd -= 1 }
-        for index in valueStart..<valueEnd where !ASCII.isFieldValueChar(line[index]) {
-            return .failure(line[index] == 0x0D ? .invalidLineEnding : .invalidHeaderField)
+        // The value's bytes checked eight at a time: only a control byte or DEL can be wrong, and
+        // of those only HTAB is allowed (``ASCII/isFieldValueChar(_:)``).
+        var index = valueStart
+        while let found = ByteSearch.firstControlByte(in: UnsafeRawBufferPointer(rebasing: line[index..<valueEnd])) {
+            let byte = line[index + found]
+            guard byte == 0x09 else { return .failure(byte == 0x0D ? .invalidLineEnding : .invalidHeaderField) }
+            index += found + 1
         }
         return .success((colon, valueStart, valueEnd))
     }

@@ -28,6 +28,22 @@ import Testing
         #expect(head.headers["missing"] == nil)
     }
 
+    /// Tabs and bytes of 0x80 and above are field-value bytes anywhere in a value (RFC 9110
+    /// §5.5), also past the first eight bytes that are checked together.
+    @Test func tabsAndObsTextAreKeptInValues() throws {
+        var parser = HTTPRequestParser()
+        var request = bytes("GET / HTTP/1.1\r\nHost: h\r\nX-A: abcdefgh\tij\tklmnopqrst\t")
+        request += [0x80, 0xFF, 0xC3, 0xA9] + bytes("uvwxyz~ end\r\n\r\n")
+        let (_, event) = parser.parse(request)
+        guard case .head? = event, let head = parser.takeHead() else {
+            Issue.record("no head: \(String(describing: event))")
+            return
+        }
+        let range = try #require(head.headers.firstValueRange(lowercasedName: bytes("x-a")))
+        let value = Array(head.headers.storage[range])
+        #expect(value == bytes("abcdefgh\tij\tklmnopqrst\t") + [0x80, 0xFF, 0xC3, 0xA9] + bytes("uvwxyz~ end"))
+    }
+
     @Test func contentLengthBodyIsDeliveredThenEnd() {
         let events = parseEvents(bytes("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET"))
         #expect(events.count == 3)

@@ -42,6 +42,11 @@ import Testing
         ("no colon", "GET / HTTP/1.1\r\nHost: h\r\nnocolon\r\n\r\n", .invalidHeaderField),
         ("NUL in value", "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\u{0}b\r\n\r\n", .invalidHeaderField),
         ("bare CR in value", "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\rb\r\n\r\n", .invalidLineEnding),
+        // Past the value's first eight bytes and after an allowed tab (values are checked a word
+        // at a time).
+        ("DEL late in value", "GET / HTTP/1.1\r\nHost: h\r\nX-A: abcdefgh\tijklmnop\u{7F}q\r\n\r\n", .invalidHeaderField),
+        ("NUL after a tab", "GET / HTTP/1.1\r\nHost: h\r\nX-A: abcdefghijk\t\u{0}lmnopqrstu\r\n\r\n", .invalidHeaderField),
+        ("bare CR late in value", "GET / HTTP/1.1\r\nHost: h\r\nX-A: abcdefghijklmnopq\rr\r\n\r\n", .invalidLineEnding),
         ("bare LF line", "GET / HTTP/1.1\nHost: h\n\n", .invalidLineEnding),
         ("bare LF header", "GET / HTTP/1.1\r\nHost: h\nX: y\r\n\r\n", .invalidLineEnding),
         ("no Host in 1.1", "GET / HTTP/1.1\r\nAccept: */*\r\n\r\n", .invalidHost),
