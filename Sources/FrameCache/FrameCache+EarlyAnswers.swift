@@ -26,10 +26,7 @@ extension FrameCache {
         let waiters = target.takeWaiters(for: job.index)
         state.waitingRequests -= waiters.count
         if state.askedForSincePurge(job.entry), target.frames[job.index] == nil {
-            let reach: CachePolicy.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
-            if state.makeRoom(for: frame.count, reach: reach, protecting: target, keep: job.index, now: now) {
-                state.store(frame, in: target, at: job.index)
-            }
+            _ = storeIfRoom(frame, in: target, of: job, now: now)
         }
         let returnMemory = state.freed.isDue(now: now)
         lock.unlock()

@@ -67,7 +67,6 @@ extension FrameCache {
     ) -> Answers {
         var answers: Answers = []
         let keep = state.askedForSincePurge(job.entry)
-        let reach: CachePolicy.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
         for (target, frame) in zip([job.entry] + job.also, frames) where state.entries[target.id] === target {
             let waiters = target.takeWaiters(for: job.index)
             state.waitingRequests -= waiters.count
@@ -76,9 +75,7 @@ extension FrameCache {
             case .success where !keep || target.frames[job.index] != nil:
                 break  // not kept, or stored as soon as it was encoded (``answerEarly(_:for:of:)``)
             case .success(let frame):
-                if state.makeRoom(for: frame.count, reach: reach, protecting: target, keep: job.index, now: now) {
-                    state.store(frame, in: target, at: job.index)
-                } else {
+                if !storeIfRoom(frame, in: target, of: job, now: now) {
                     state.counters.uncacheable += 1
                     if !job.urgent && target === job.entry { target.prefetchStalled = true }
                 }
@@ -91,6 +88,17 @@ extension FrameCache {
             }
         }
         return answers
+    }
+
+    /// Stores `frame` as `target`'s frame of the job when room can be made for it (evicting
+    /// posters too under critical pressure); false when it does not fit. Under the lock.
+    func storeIfRoom(_ frame: CachedFrame, in target: ImageEntry, of job: CachePolicy.Job, now: Double) -> Bool {
+        let reach: CachePolicy.EvictionReach = pressure.level(at: now) == .critical ? .posters : .outsideWindows
+        guard state.makeRoom(for: frame.count, reach: reach, protecting: target, keep: job.index, now: now) else {
+            return false
+        }
+        state.store(frame, in: target, at: job.index)
+        return true
     }
 
     /// The next job of the run, as the policy says (``CachePolicy/continuation(of:in:now:)``),
