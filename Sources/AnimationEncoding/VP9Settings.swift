@@ -1,41 +1,24 @@
 import AnimatedImage
 import CVPX
 
+/// VP9 from libvpx, for WebM previews (``VP9Settings``).
+///
+/// Quality 42 by default, which is `cq-level` 37 — fewer bytes than ffmpeg's `-crf 35` (issue
+/// 36's reference) at a higher mean SSIM against the rendition frames, on both benchmark inputs
+/// (BENCHMARKS.md, "Animated previews as WebM"); `cpu-used` 0–8 at the `good` deadline, 1 by
+/// default (ffmpeg's default for `libvpx-vp9`); 4 threads, on any machine.
+public enum VP9Previews: PreviewEncoderCodec {
+    public static let limits = PreviewEncoderLimits(
+        defaultQuality: 42, speeds: 0...8, defaultSpeed: 1, minimumThreads: 1, defaultThreads: 4)
+}
+
 /// How libvpx encodes a WebM preview's VP9: constant quality (libvpx's `Q` mode, the mode of
 /// ffmpeg's `-crf` with `libvpx-vp9` and no bitrate) at a level from `quality`, the `good`
-/// deadline at `cpu-used` ``speed``, libvpx's own look-ahead, alternate references and key-frame
+/// deadline at `cpu-used` `speed`, libvpx's own look-ahead, alternate references and key-frame
 /// placement, and a fixed number of threads.
-public struct VP9Settings: Sendable, Equatable {
-    /// 1–100, higher is better: libvpx's `cq-level` is `(100 − quality) × 63 / 100`, rounded.
-    public var quality: Int
-    /// libvpx's `cpu-used` (0–8 at the `good` deadline: higher is faster and larger).
-    public var speed: Int
-    /// libvpx's threads. The same constant everywhere (``defaultThreads``), not the core count,
-    /// so that every replica and the command line make the same bytes (ETags and `If-Range`
-    /// across replicas rely on it).
-    public var threads: Int
+public typealias VP9Settings = PreviewEncoderSettings<VP9Previews>
 
-    /// The previews' default quality: 42, which is `cq-level` 37 — fewer bytes than ffmpeg's
-    /// `-crf 35` (issue 36's reference) at a higher mean SSIM against the rendition frames, on
-    /// both benchmark inputs (BENCHMARKS.md, "Animated previews as WebM").
-    public static let defaultQuality = 42
-    /// ffmpeg's default `cpu-used` for `libvpx-vp9`.
-    public static let defaultSpeed = 1
-    /// The previews' threads: 4, on any machine.
-    public static let defaultThreads = 4
-
-    public init(
-        quality: Int = VP9Settings.defaultQuality, speed: Int = VP9Settings.defaultSpeed,
-        threads: Int = VP9Settings.defaultThreads
-    ) {
-        self.quality = EncoderQuality.clamped(quality)
-        self.speed = min(8, max(0, speed))
-        self.threads = max(1, threads)
-    }
-
-    /// libvpx's constant-quality level for ``quality``.
-    public var qualityLevel: Int { EncoderQuality.level(quality, worst: 63) }
-
+extension PreviewEncoderSettings where Codec == VP9Previews {
     /// libvpx's configuration for `width`×`height` frames with millisecond timestamps, or nil
     /// when libvpx has none for VP9. With `fixedKeyframes`, libvpx places no key frame itself:
     /// the encoder forces them (the colour and alpha streams of a WebM with alpha need theirs
@@ -64,7 +47,7 @@ public struct VP9Settings: Sendable, Equatable {
             (VP9E_SET_COLOR_SPACE, Int32(VPX_CS_BT_601.rawValue)),
             (VP9E_SET_COLOR_RANGE, Int32(VPX_CR_STUDIO_RANGE.rawValue)),
         ]
-        controls.append(lossless ? (VP9E_SET_LOSSLESS, 1) : (VP8E_SET_CQ_LEVEL, Int32(qualityLevel)))
+        controls.append(lossless ? (VP9E_SET_LOSSLESS, 1) : (VP8E_SET_CQ_LEVEL, Int32(quantizerLevel)))
         return controls
     }
 }
