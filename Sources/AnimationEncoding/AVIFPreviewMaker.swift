@@ -17,9 +17,6 @@ public enum AVIFPreviewMaker: OptionalAlphaPreviewMaker {
     /// with one core no longer makes other bytes under the same name.
     public static let revision = 3
 
-    /// What ``AVIFSequenceEncoder`` throws for transparency when it has no alpha plane.
-    public static let alphaNeeded = AVIFEncodingError.alphaNeeded
-
     /// An AV1 image sequence playing the image's `playCount` times.
     public static func sequenceEncoder(
         _ image: AnimatedImage, width: Int, height: Int, alpha: Bool, settings: AVIFSettings

@@ -5,14 +5,11 @@ import AnimatedImage
 ///
 /// Whether there is transparency is known only once every frame is composited, so ``make``
 /// starts the encoder with alpha when the first frame has transparency, without it otherwise;
-/// when a later frame brings transparency the encoder refuses it (``alphaNeeded``) and the
-/// preview is encoded again, with alpha, from the first frame.
+/// when a later frame brings transparency the encoder refuses it (an ``AlphaNeededError``) and
+/// the preview is encoded again, with alpha, from the first frame.
 public protocol OptionalAlphaPreviewMaker {
     /// The encoder's settings (``AVIFSettings``, ``VP9Settings``).
     associatedtype Settings
-    associatedtype EncodingError: Error & Equatable
-    /// What the encoder throws for a frame with transparency when it was made without alpha.
-    static var alphaNeeded: EncodingError { get }
     /// The sequence encoder of `image`'s preview, `width`×`height`, with or without alpha.
     static func sequenceEncoder(
         _ image: AnimatedImage, width: Int, height: Int, alpha: Bool, settings: Settings
@@ -40,8 +37,23 @@ extension OptionalAlphaPreviewMaker {
         }
         do {
             return try encode(withAlpha: false)
-        } catch let error as EncodingError where error == alphaNeeded {
+        } catch let error as any AlphaNeededError where error.isAlphaNeeded {
             return try encode(withAlpha: true)
         }
     }
+}
+
+/// An encoder's error that may be its refusal of a frame with transparency when it was made
+/// without alpha (``AVIFEncodingError/alphaNeeded``, ``VP9EncodingError/alphaNeeded``).
+public protocol AlphaNeededError: Error {
+    /// True for that refusal: the preview is encoded again, with alpha.
+    var isAlphaNeeded: Bool { get }
+}
+
+extension AVIFEncodingError: AlphaNeededError {
+    public var isAlphaNeeded: Bool { self == .alphaNeeded }
+}
+
+extension VP9EncodingError: AlphaNeededError {
+    public var isAlphaNeeded: Bool { self == .alphaNeeded }
 }

@@ -15,9 +15,6 @@ public enum WebMPreviewMaker: OptionalAlphaPreviewMaker {
     /// a kept preview's name and ETag carry it.
     public static let revision = 1
 
-    /// What ``VP9SequenceEncoder`` throws for transparency when it has no alpha stream.
-    public static let alphaNeeded = VP9EncodingError.alphaNeeded
-
     /// VP9 frames in a WebM, with an alpha stream when `alpha`.
     public static func sequenceEncoder(
         _ image: AnimatedImage, width: Int, height: Int, alpha: Bool, settings: VP9Settings
