@@ -1,9 +1,7 @@
 import AnimatedImage
-import AnimationEncoding
 import ArgumentParser
 import FlipbookService
 import FoundationEssentials
-import SystemResources
 
 /// `flipbook preview FILE --width … [--format avif|mp4|webm] [--background RRGGBB] --output OUT`: the
 /// animated WebP (or AVIF, MP4 or WebM) preview, the bytes `GET /images/{id}/preview?width=…&format=…` serves (same
@@ -63,19 +61,6 @@ struct PreviewCommand: ParsableCommand {
     private func preview(of image: AnimatedImage) throws -> [UInt8] {
         let (requested, format, background) = try requested()
         let rendition = scaling.rendition(requested, of: image)
-        switch format {
-        case .webp:
-            return try PreviewMaker.make(image, rendition: rendition)
-        case .avif:
-            let settings = AVIFSettings(
-                quality: rendition.quality ?? AVIFSettings.defaultQuality, threads: CPULimit.usableCores)
-            return try AVIFPreviewMaker.make(image, rendition: rendition, settings: settings)
-        case .mp4:
-            let settings = H264Settings(quality: rendition.quality ?? H264Settings.defaultQuality, background: background)
-            return try MP4PreviewMaker.make(image, rendition: rendition, settings: settings)
-        case .webm:
-            let settings = VP9Settings(quality: rendition.quality ?? VP9Settings.defaultQuality)
-            return try WebMPreviewMaker.make(image, rendition: rendition, settings: settings)
-        }
+        return try format.makePreview(of: image, rendition: rendition, background: background)
     }
 }

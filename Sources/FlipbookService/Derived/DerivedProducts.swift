@@ -47,7 +47,7 @@ final class DerivedProducts: Sendable {
     static func previewName(
         _ rendition: FrameRendition, _ format: PreviewFormat = .webp, background: OpaqueBackground = .white
     ) -> String {
-        "preview-\(rendition.key)\(backgroundTag(background))-r\(AnimatedImage.outputRevision)-\(previewRevision(format))"
+        "preview-\(rendition.key)\(backgroundTag(background))-r\(AnimatedImage.outputRevision)-\(format.encoderRevision)"
             + ".\(format.rawValue)"
     }
 
@@ -55,16 +55,6 @@ final class DerivedProducts: Sendable {
     /// previews made before `background` existed), else `-bgRRGGBB`.
     static func backgroundTag(_ background: OpaqueBackground) -> String {
         background == .white ? "" : "-bg\(background.hex)"
-    }
-
-    /// The revision of `format`'s preview encoding, as names and ETags carry it (`e4`, `a1`).
-    static func previewRevision(_ format: PreviewFormat) -> String {
-        switch format {
-        case .webp: "e\(PreviewMaker.revision)"
-        case .avif: "a\(AVIFPreviewMaker.revision)"
-        case .mp4: "h\(MP4PreviewMaker.revision)"
-        case .webm: "v\(WebMPreviewMaker.revision)"
-        }
     }
 
     /// The directory name of `layout`'s storyboard.
@@ -83,36 +73,15 @@ final class DerivedProducts: Sendable {
     ) -> Bool {
         let maxOutput = settings.maxOutputBytes
         let cache = self.cache
-        // libaom on every core the process may use, as the WebP previews' parallel encoder.
-        let threads = CPULimit.usableCores
         return ensure(
             record, Self.previewName(rendition, format, background: background), .preview,
-            reserve: { Self.previewWorkingBytes($0, rendition, format) + $0.decodeMemory.canvasBytes },
+            reserve: { format.workingBytes($0, rendition: rendition) + $0.decodeMemory.canvasBytes },
             make: { image, staging, renderer in
                 let frames = CachedRenditionFrames(cache: cache, record: record, rendition: rendition)
                 defer { renderer.framesFromCache = frames.taken }
-                let bytes: [UInt8]
-                switch format {
-                case .webp:
-                    bytes = try PreviewMaker.make(
-                        image, rendition: rendition, renderer: renderer.renderer, cachedFrame: frames.frame)
-                case .avif:
-                    let settings = AVIFSettings(quality: rendition.quality ?? AVIFSettings.defaultQuality, threads: threads)
-                    bytes = try AVIFPreviewMaker.make(
-                        image, rendition: rendition, settings: settings, renderer: renderer.renderer,
-                        cachedFrame: frames.frame)
-                case .mp4:
-                    let settings = H264Settings(
-                        quality: rendition.quality ?? H264Settings.defaultQuality, background: background)
-                    bytes = try MP4PreviewMaker.make(
-                        image, rendition: rendition, settings: settings, renderer: renderer.renderer,
-                        cachedFrame: frames.frame)
-                case .webm:
-                    bytes = try WebMPreviewMaker.make(
-                        image, rendition: rendition,
-                        settings: VP9Settings(quality: rendition.quality ?? VP9Settings.defaultQuality),
-                        renderer: renderer.renderer, cachedFrame: frames.frame)
-                }
+                let bytes = try format.makePreview(
+                    of: image, rendition: rendition, background: background, renderer: renderer.renderer,
+                    cachedFrame: frames.frame)
                 guard bytes.count <= maxOutput else {
                     throw DerivedFailure.limit(
                         "derived.maxOutputBytes",
@@ -155,17 +124,6 @@ final class DerivedProducts: Sendable {
                 }
                 return directory
             }, completion: completion)
-    }
-
-    /// What making a preview in `format` may hold besides its output (the decode-memory
-    /// budget's reservation, with a canvas more).
-    static func previewWorkingBytes(_ image: AnimatedImage, _ rendition: FrameRendition, _ format: PreviewFormat) -> Int {
-        switch format {
-        case .webp: PreviewMaker.workingBytes(image, rendition: rendition)
-        case .avif: AVIFPreviewMaker.workingBytes(image, rendition: rendition)
-        case .mp4: MP4PreviewMaker.workingBytes(image, rendition: rendition)
-        case .webm: WebMPreviewMaker.workingBytes(image, rendition: rendition)
-        }
     }
 
     /// What `/stats` says of the products.

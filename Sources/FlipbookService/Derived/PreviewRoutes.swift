@@ -39,7 +39,7 @@ extension DerivedRoutes {
                 record.sha256, DerivedProducts.previewName(rendition, format, background: background))
             let etag =
                 "\"p-\(record.sha256.prefix(32))-\(rendition.key)\(DerivedProducts.backgroundTag(background))"
-                + "-r\(AnimatedImage.outputRevision)-\(DerivedProducts.previewRevision(format))\""
+                + "-r\(AnimatedImage.outputRevision)-\(format.encoderRevision)\""
             let cacheControl = CachePolicy.of(record).header
             return whenProductReady(
                 responder, start: { derived.preview(record, rendition, format, background: background, completion: $0) },
