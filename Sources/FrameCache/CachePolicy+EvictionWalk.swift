@@ -36,7 +36,7 @@ struct EvictionWalk {
         guard let png = entry.frames[i] else { return true }
         let last =
             entry.cachedCount == 1 && entry !== requester && !entry.isListedActive && entry.waitOrder.isEmpty
-            && (entry.source.entries.count > 1 || (!entry.busy && entry.renderer == nil && entry.rendererBytes == 0))
+            && (entry.source.entries.count > 1 || entry.source.holdsNoDecoder)
         return take(.frame(entry, i), png.count + (last ? entry.countedOverheadBytes : 0))
     }
 

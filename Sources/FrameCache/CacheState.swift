@@ -218,7 +218,7 @@ struct CacheState {
     /// and its image either kept by another rendition or holding no decoder.
     func isForgettable(_ entry: ImageEntry) -> Bool {
         entry.frameBytes == 0 && entry.cachedCount == 0 && entry.waitOrder.isEmpty
-            && (entry.source.entries.count > 1 || (!entry.busy && entry.renderer == nil && entry.rendererBytes == 0))
+            && (entry.source.entries.count > 1 || entry.source.holdsNoDecoder)
     }
 
     // MARK: Decisions carried out

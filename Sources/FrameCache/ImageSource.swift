@@ -75,6 +75,9 @@ final class ImageSource: @unchecked Sendable {
         set { atomicBusy.store(newValue, ordering: .relaxed) }
     }
 
+    /// No decode thread holds the renderer, and there is none (nor bytes counted for one).
+    var holdsNoDecoder: Bool { !busy && renderer == nil && rendererBytes == 0 }
+
     /// The full-size PNG rendition, whose frames can seed the renderer (``ImageEntry/resumePoint(before:in:reach:)``).
     var exactEntry: ImageEntry? { entries.first { $0.isExact } }
 
