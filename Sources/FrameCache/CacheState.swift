@@ -305,8 +305,8 @@ struct CacheState {
                 if level == .critical || i != entry.playhead { evict(entry, frame: i) }
             }
             if entry.busy {
-                entry.discardCheckpointsAfterJob = true
-                if level == .critical { entry.dropRendererAfterJob = true }
+                entry.source.discardCheckpointsAfterJob = true
+                if level == .critical { entry.source.dropRendererAfterJob = true }
             } else if level == .critical {
                 dropRenderer(entry)
             } else if let renderer = entry.renderer {

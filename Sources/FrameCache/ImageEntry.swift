@@ -46,21 +46,10 @@ final class ImageEntry: @unchecked Sendable {
         get { source.renderer }
         set { source.renderer = newValue }
     }
-    var rendererBytes: Int {
-        get { source.rendererBytes }
-        set { source.rendererBytes = newValue }
-    }
+    var rendererBytes: Int { source.rendererBytes }
     var busy: Bool {
         get { source.busy }
         set { source.busy = newValue }
-    }
-    var discardCheckpointsAfterJob: Bool {
-        get { source.discardCheckpointsAfterJob }
-        set { source.discardCheckpointsAfterJob = newValue }
-    }
-    var dropRendererAfterJob: Bool {
-        get { source.dropRendererAfterJob }
-        set { source.dropRendererAfterJob = newValue }
     }
 
     var frames: [CachedFrame?]
