@@ -174,12 +174,4 @@ public struct StoryboardLayout: Sendable, Equatable {
 }
 
 /// A storyboard request that cannot be laid out: which parameter (or setting) and why.
-public struct StoryboardError: Error, Sendable, Equatable {
-    public var parameter: String
-    public var detail: String
-
-    public init(parameter: String, detail: String) {
-        self.parameter = parameter
-        self.detail = detail
-    }
-}
+public typealias StoryboardError = ParameterError

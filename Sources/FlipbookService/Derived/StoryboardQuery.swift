@@ -40,13 +40,11 @@ public enum StoryboardQuery {
                     throw fail("all or interval=MS (MS a positive number of milliseconds)")
                 }
             default:
-                try storyboardError { () throws(RenditionParameterError) in try sheets.set(name, value, formats: [.webp, .png]) }
+                try sheets.set(name, value, formats: [.webp, .png])
             }
         }
         let format: FrameFormat = sheets.format == .png ? .png : .webp
-        try storyboardError { () throws(RenditionParameterError) in
-            try RenditionQuery.checkQuality(sheets.quality, format: sheets.format ?? .webp, of: "lossy WebP sheets")
-        }
+        try RenditionQuery.checkQuality(sheets.quality, format: sheets.format ?? .webp, of: "lossy WebP sheets")
         spec.format = format
         spec.quality = format == .webp ? sheets.quality : nil
         // Larger than any sheet allows; the layout names the limit for the rest.
@@ -54,14 +52,5 @@ public enum StoryboardQuery {
             throw StoryboardError(parameter: "columns", detail: "columns=\(spec.columns) is more than a sheet can hold.")
         }
         return spec
-    }
-
-    /// Runs `body`, its rendition parameter error as a storyboard's.
-    private static func storyboardError(_ body: () throws(RenditionParameterError) -> Void) throws(StoryboardError) {
-        do {
-            try body()
-        } catch {
-            throw StoryboardError(parameter: error.parameter, detail: error.detail)
-        }
     }
 }

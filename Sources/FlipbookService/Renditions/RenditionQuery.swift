@@ -132,8 +132,4 @@ public struct RenditionQuery: Sendable, Equatable {
 }
 
 /// A rendition parameter that cannot be served: which one and why (a 400 problem's detail).
-public struct RenditionParameterError: Error, Sendable, Equatable {
-    /// The query parameter (or setting) at fault.
-    public var parameter: String
-    public var detail: String
-}
+public typealias RenditionParameterError = ParameterError
