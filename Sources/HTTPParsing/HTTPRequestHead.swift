@@ -13,8 +13,11 @@ public enum HTTPBodyFraming: Hashable, Sendable {
 public struct HTTPRequestHead: Sendable {
     /// The request method.
     public var method: HTTPMethod
-    /// The request target exactly as sent (origin-form `/path?query`, `*`, or absolute-form).
-    public var target: String
+    /// The request target exactly as sent (origin-form `/path?query`, `*`, or absolute-form): a
+    /// `String` made when read (the server reads ``rawTarget``).
+    public var target: String { rawTarget.target }
+    /// The target as bytes of the head, split into its path and query.
+    package var rawTarget: RawTarget
     /// The protocol version.
     public var version: HTTPVersion
     /// The header fields, in order, duplicates preserved.

@@ -53,7 +53,8 @@ public struct HTTPRequestParser: Sendable {
     /// Where the header section (after the request line) starts in `buffer`.
     private var headerSectionStart = 0
     private var fields: [HTTPHeaders.Field] = []
-    private var requestLine: (method: HTTPMethod, target: String, version: HTTPVersion)?
+    /// The request line's method, version and target (offsets in `buffer`), once parsed.
+    private var requestLine: (method: HTTPMethod, target: Range<Int>, version: HTTPVersion)?
     /// The head announced by the last `.head` event, until ``takeHead()``.
     private var completedHead: HTTPRequestHead?
     package var chunkSizeValue = 0
@@ -239,8 +240,8 @@ public struct HTTPRequestParser: Sendable {
 
             let targetBytes = UnsafeRawBufferPointer(rebasing: raw[(firstSpace + 1)..<secondSpace])
             guard RequestTarget.isValid(targetBytes, method: method) else { return .invalidTarget }
-            let target = String(decoding: targetBytes, as: UTF8.self)
-            requestLine = (method, target, HTTPVersion(major: Int(major), minor: Int(minor)))
+            // Kept as offsets: the head carries the target as its own bytes (``RawTarget``).
+            requestLine = (method, (firstSpace + 1)..<secondSpace, HTTPVersion(major: Int(major), minor: Int(minor)))
             return nil
         }
     }
@@ -312,7 +313,7 @@ public struct HTTPRequestParser: Sendable {
         case .failure(let error): return failHead(error)
         }
         completedHead = HTTPRequestHead(
-            method: line.method, target: line.target, version: line.version,
+            method: line.method, rawTarget: RawTarget(storage: buffer, target: line.target), version: line.version,
             headers: HTTPHeaders(parsedStorage: buffer, fields: fields),
             framing: framing, keepAlive: framingFields.keepAlive(version: line.version),
             expectsContinue: framingFields.expectsContinue(version: line.version, framing: framing))

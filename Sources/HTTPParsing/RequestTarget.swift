@@ -52,24 +52,27 @@ package enum RequestTarget {
     /// without any `#fragment`).
     package static func split(_ target: String) -> (path: Substring, query: Substring?) {
         // Scans the UTF-8 bytes in place; offsets become indices of the UTF-8 view (valid for
-        // slicing), without Character iteration on the hot path.
+        // slicing), without Character iteration.
         var text = target
-        let (question, end, pathStart) = text.withUTF8 { bytes -> (Int?, Int, Int) in
-            let raw = UnsafeRawBufferPointer(bytes)
-            let end = ByteSearch.firstOffset(of: 0x23, in: raw) ?? bytes.count  // '#'
-            let question = ByteSearch.firstOffset(of: 0x3F, in: raw, range: 0..<end)  // '?'
-            var pathStart = 0
-            if let first = bytes.first, first != 0x2F, !(first == 0x2A && bytes.count == 1) {
-                let prefix = UnsafeRawBufferPointer(rebasing: raw[0..<(question ?? end)])
-                pathStart = absolutePathStart(prefix) ?? 0
-            }
-            return (question, end, pathStart)
-        }
+        let parts = text.withUTF8 { Self.parts(of: UnsafeRawBufferPointer($0)) }
         let utf8 = target.utf8
         func at(_ offset: Int) -> String.Index { utf8.index(utf8.startIndex, offsetBy: offset) }
-        let path = target[at(pathStart)..<at(question ?? end)]
-        let query = question.map { target[at($0 + 1)..<at(end)] }
+        let path = target[at(parts.path.lowerBound)..<at(parts.path.upperBound)]
+        let query = parts.query.map { target[at($0.lowerBound)..<at($0.upperBound)] }
         return (path.isEmpty ? "/" : path, query)
+    }
+
+    /// The offsets of a target's raw path (empty only for an absolute-form target without one)
+    /// and raw query (after `?`, without any `#fragment`; nil without a `?`).
+    package static func parts(of bytes: UnsafeRawBufferPointer) -> (path: Range<Int>, query: Range<Int>?) {
+        let end = ByteSearch.firstOffset(of: 0x23, in: bytes) ?? bytes.count  // '#'
+        let question = ByteSearch.firstOffset(of: 0x3F, in: bytes, range: 0..<end)  // '?'
+        var pathStart = 0
+        if let first = bytes.first, first != 0x2F, !(first == 0x2A && bytes.count == 1) {
+            let prefix = UnsafeRawBufferPointer(rebasing: bytes[0..<(question ?? end)])
+            pathStart = absolutePathStart(prefix) ?? 0
+        }
+        return (pathStart..<(question ?? end), question.map { ($0 + 1)..<end })
     }
 
     /// Percent-decodes `text`; with `plusAsSpace`, `+` decodes to a space (query strings).
@@ -116,29 +119,31 @@ package enum RequestTarget {
     /// frame's request.
     package static func queryItems(_ query: Substring) -> [(name: String, value: String)] {
         var text = query
-        return text.withUTF8 { utf8 in
-            let bytes = UnsafeRawBufferPointer(utf8)
-            var items: [(name: String, value: String)] = []
-            var start = 0
-            while start <= bytes.count {
-                var end = start
-                var equals: Int? = nil
-                while end < bytes.count && bytes[end] != 0x26 {
-                    if equals == nil && bytes[end] == 0x3D { equals = end }
-                    end += 1
-                }
-                if end > start {
-                    let nameEnd = equals ?? end
-                    let name = percentDecode(UnsafeRawBufferPointer(rebasing: bytes[start..<nameEnd]), plusAsSpace: true)
-                    let value =
-                        equals.map {
-                            percentDecode(UnsafeRawBufferPointer(rebasing: bytes[($0 + 1)..<end]), plusAsSpace: true)
-                        } ?? ""
-                    items.append((name, value))
-                }
-                start = end + 1
+        return text.withUTF8 { queryItems(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The items of a query given as its UTF-8 bytes (as for a `Substring`, above).
+    package static func queryItems(_ bytes: UnsafeRawBufferPointer) -> [(name: String, value: String)] {
+        var items: [(name: String, value: String)] = []
+        var start = 0
+        while start <= bytes.count {
+            var end = start
+            var equals: Int? = nil
+            while end < bytes.count && bytes[end] != 0x26 {
+                if equals == nil && bytes[end] == 0x3D { equals = end }
+                end += 1
             }
-            return items
+            if end > start {
+                let nameEnd = equals ?? end
+                let name = percentDecode(UnsafeRawBufferPointer(rebasing: bytes[start..<nameEnd]), plusAsSpace: true)
+                let value =
+                    equals.map {
+                        percentDecode(UnsafeRawBufferPointer(rebasing: bytes[($0 + 1)..<end]), plusAsSpace: true)
+                    } ?? ""
+                items.append((name, value))
+            }
+            start = end + 1
         }
+        return items
     }
 }

@@ -8,8 +8,9 @@ extension Connection {
     struct Exchange {
         let sequence: UInt64
         let method: HTTPMethod
-        /// The raw (percent-encoded) path; `-` when the request line could not be parsed.
-        let rawPath: Substring
+        /// The target, for its raw (percent-encoded) path; `-` when the request line could not be
+        /// parsed.
+        let target: RawTarget
         /// The matched route's pattern and position (nil and -1 when none matched).
         let route: String?
         let routeIndex: Int
@@ -28,12 +29,12 @@ extension Connection {
         var pendingContinue = false
 
         init(
-            sequence: UInt64, method: HTTPMethod, rawPath: Substring, route: String?, routeIndex: Int, headers: HTTPHeaders,
+            sequence: UInt64, method: HTTPMethod, target: RawTarget, route: String?, routeIndex: Int, headers: HTTPHeaders,
             requestID: HTTPRequestID, isHead: Bool, isHTTP10: Bool, keepAlive: Bool, startNanoseconds: UInt64
         ) {
             self.sequence = sequence
             self.method = method
-            self.rawPath = rawPath
+            self.target = target
             self.route = route
             self.routeIndex = routeIndex
             self.headers = headers

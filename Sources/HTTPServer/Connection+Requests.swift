@@ -11,25 +11,24 @@ extension Connection {
 
     func startRequest(_ head: HTTPRequestHead) {
         requestCount += 1
-        let (rawPath, rawQuery) = RequestTarget.split(head.target)
         // The match is switched on once, as made: its route and parameters go into the request
         // (binding them out of a match kept for the switch copied both, and destroyed both twice).
-        switch loop.shared.routeTable.match(head.method, rawPath: rawPath) {
+        // The target stays bytes of the head (``RawTarget``): no `String` of it, its path or query.
+        switch loop.shared.routeTable.match(head.method, target: head.rawTarget) {
         case .found(let route, let parameters):
-            let (sequence, requestID) = beginExchange(head, rawPath, route: route.pattern, routeIndex: route.index)
+            let (sequence, requestID) = beginExchange(head, route: route.pattern, routeIndex: route.index)
             let request = HTTPRequest(
-                method: head.method, target: head.target, pathParameters: parameters, rawQuery: rawQuery,
+                method: head.method, rawTarget: head.rawTarget, pathParameters: parameters,
                 headers: head.headers, version: head.version, body: [], remoteAddress: peer, connectionID: id,
-                requestNumber: requestCount, rawPath: rawPath, loop: loop.index, requestID: requestID,
-                route: route.pattern)
+                requestNumber: requestCount, loop: loop.index, requestID: requestID, route: route.pattern)
             startRouted(request, route, sequence: sequence, head: head)
         case .notFound:
-            let (sequence, requestID) = beginExchange(head, rawPath, route: nil, routeIndex: -1)
-            let request = unroutedRequest(head, rawPath, rawQuery, requestID)
+            let (sequence, requestID) = beginExchange(head, route: nil, routeIndex: -1)
+            let request = unroutedRequest(head, requestID)
             reject(sequence, loop.shared.router.notFoundResponse(request), hasBody: head.framing != .none)
         case .methodNotAllowed(let allowed):
-            let (sequence, requestID) = beginExchange(head, rawPath, route: nil, routeIndex: -1)
-            let request = unroutedRequest(head, rawPath, rawQuery, requestID)
+            let (sequence, requestID) = beginExchange(head, route: nil, routeIndex: -1)
+            let request = unroutedRequest(head, requestID)
             var response = loop.shared.router.methodNotAllowedResponse(request, allowed)
             response.headers.set(name: "Allow", value: allowed.map(\.rawValue).joined(separator: ", "))
             reject(sequence, response, hasBody: head.framing != .none)
@@ -38,7 +37,7 @@ extension Connection {
 
     /// Numbers the request and records its exchange (answered in this order); returns its
     /// sequence number and id.
-    private func beginExchange(_ head: HTTPRequestHead, _ rawPath: Substring, route: String?, routeIndex: Int)
+    private func beginExchange(_ head: HTTPRequestHead, route: String?, routeIndex: Int)
         -> (UInt64, HTTPRequestID)
     {
         let sequence = nextSequence
@@ -46,7 +45,7 @@ extension Connection {
         let requestID = loop.requestID(for: head.headers)
         inFlight.append(
             Exchange(
-                sequence: sequence, method: head.method, rawPath: rawPath, route: route, routeIndex: routeIndex,
+                sequence: sequence, method: head.method, target: head.rawTarget, route: route, routeIndex: routeIndex,
                 headers: head.headers, requestID: requestID, isHead: head.method == .HEAD,
                 isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
                 startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
@@ -54,13 +53,11 @@ extension Connection {
     }
 
     /// The request of a head no route matched (for the 404 and 405 answers).
-    private func unroutedRequest(
-        _ head: HTTPRequestHead, _ rawPath: Substring, _ rawQuery: Substring?, _ requestID: HTTPRequestID
-    ) -> HTTPRequest {
+    private func unroutedRequest(_ head: HTTPRequestHead, _ requestID: HTTPRequestID) -> HTTPRequest {
         HTTPRequest(
-            method: head.method, target: head.target, pathParameters: HTTPPathParameters(), rawQuery: rawQuery,
+            method: head.method, rawTarget: head.rawTarget, pathParameters: HTTPPathParameters(),
             headers: head.headers, version: head.version, body: [], remoteAddress: peer, connectionID: id,
-            requestNumber: requestCount, rawPath: rawPath, loop: loop.index, requestID: requestID, route: nil)
+            requestNumber: requestCount, loop: loop.index, requestID: requestID, route: nil)
     }
 
     /// A request its route matched: admitted or refused, its body limit checked, then answered at
@@ -200,7 +197,7 @@ extension Connection {
             nextSequence += 1
             inFlight.append(
                 Exchange(
-                    sequence: sequence, method: Self.unknownMethod, rawPath: "-", route: nil,
+                    sequence: sequence, method: Self.unknownMethod, target: Self.unknownTarget, route: nil,
                     routeIndex: -1, headers: HTTPHeaders(), requestID: loop.requestID(for: nil),
                     isHead: false, isHTTP10: false, keepAlive: false,
                     startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
@@ -280,7 +277,7 @@ extension Connection {
             return
         }
         let record = HTTPAccessRecord(
-            method: exchange.method, rawPath: exchange.rawPath, route: exchange.route,
+            method: exchange.method, target: exchange.target, route: exchange.route,
             routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
             requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
             status: statusCode, bodyBytes: sendsBody ? response.bodyCount : 0,
@@ -307,6 +304,8 @@ extension Connection {
 
     /// The method recorded for a request whose request line could not be parsed.
     static let unknownMethod = HTTPMethod(rawValue: "-")
+    /// The target (its path `-`) recorded for a request whose request line could not be parsed.
+    static let unknownTarget = RawTarget("-")
 
     static func tooLargeDetail(_ maxBytes: Int) -> String {
         HTTPError.tooLarge(maxBytes: maxBytes).detail

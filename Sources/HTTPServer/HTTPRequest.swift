@@ -16,15 +16,16 @@ public struct HTTPPeerAddress: Hashable, Sendable, CustomStringConvertible {
 
 /// The values a route pattern's `:name` segments matched, in pattern order.
 ///
-/// Bound by the router, they are ranges of the request's raw path, percent-decoded only when a
-/// value is asked for (and copied only when it has a `%`): binding them allocates nothing.
+/// Bound by the router, they are ranges of the request head's bytes (its raw path's segments),
+/// percent-decoded only when a value is asked for (and copied only when it has a `%`): binding
+/// them allocates nothing.
 public struct HTTPPathParameters: Sendable, Sequence {
     private enum Storage: Sendable {
         /// Given as decoded pairs (tests of handlers, the router's OPTIONS answer).
         case pairs([(name: String, value: String)])
-        /// Bound by the router: the route's parameter names and, for each, a range of UTF-8
-        /// offsets into `path` (raw); the first two inline, any further ones in `rest`.
-        case bound(names: [String], path: Substring, first: Range<Int>, second: Range<Int>, rest: [Range<Int>])
+        /// Bound by the router: the route's parameter names and, for each, a range of offsets into
+        /// `bytes` (the head's, raw); the first two inline, any further ones in `rest`.
+        case bound(names: [String], bytes: [UInt8], first: Range<Int>, second: Range<Int>, rest: [Range<Int>])
     }
 
     private var storage: Storage
@@ -32,15 +33,15 @@ public struct HTTPPathParameters: Sendable, Sequence {
     /// Parameters from name/value pairs (for tests of handlers).
     public init(_ pairs: [(name: String, value: String)] = []) { storage = .pairs(pairs) }
 
-    /// Parameters bound by the router: `names[i]`'s value is the UTF-8 offsets `ranges[i]` of
-    /// `path`, still percent-encoded. `ranges` has as many elements as `names`.
-    init(names: [String], path: Substring, ranges: UnsafeBufferPointer<Range<Int>>) {
+    /// Parameters bound by the router: `names[i]`'s value is the offsets `ranges[i]` of `bytes`,
+    /// still percent-encoded. `ranges` has as many elements as `names`.
+    init(names: [String], bytes: [UInt8], ranges: UnsafeBufferPointer<Range<Int>>) {
         guard !names.isEmpty else {
             storage = .pairs([])
             return
         }
         storage = .bound(
-            names: names, path: path, first: ranges[0], second: ranges.count > 1 ? ranges[1] : 0..<0,
+            names: names, bytes: bytes, first: ranges[0], second: ranges.count > 1 ? ranges[1] : 0..<0,
             rest: ranges.count > 2 ? Array(ranges[2...]) : [])
     }
 
@@ -50,10 +51,10 @@ public struct HTTPPathParameters: Sendable, Sequence {
         case .pairs(let pairs):
             for pair in pairs where pair.name == name { return pair.value }
             return nil
-        case .bound(let names, let path, let first, let second, let rest):
+        case .bound(let names, let bytes, let first, let second, let rest):
             guard let position = Self.position(of: name, in: names) else { return nil }
             let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
-            return Self.decoded(path, range)
+            return Self.decoded(bytes, range)
         }
     }
 
@@ -61,14 +62,13 @@ public struct HTTPPathParameters: Sendable, Sequence {
     /// (once percent-decoded), at most 18 of them — or nil. Read from the path's bytes, without
     /// making a `String`, when the value has no `%`.
     public func nonNegativeInteger(_ name: String) -> Int? {
-        guard case .bound(let names, let path, let first, let second, let rest) = storage else {
+        guard case .bound(let names, let head, let first, let second, let rest) = storage else {
             return self[name].flatMap(Self.nonNegativeInteger)
         }
         guard let position = Self.position(of: name, in: names) else { return nil }
         let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
-        var text = path
-        return text.withUTF8 { utf8 in
-            let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[range])
+        return head.withUnsafeBytes { all in
+            let bytes = UnsafeRawBufferPointer(rebasing: all[range])
             if ByteSearch.firstOffset(of: 0x25, in: bytes) != nil {
                 return Self.nonNegativeInteger(RequestTarget.percentDecode(bytes))
             }
@@ -82,16 +82,15 @@ public struct HTTPPathParameters: Sendable, Sequence {
     /// such parameter or it has a `%` (then ask ``subscript(_:)``). For parameters given as
     /// pairs, `body` gets the value's bytes.
     public func withUndecodedValue(_ name: String, _ body: (UnsafeRawBufferPointer) -> Void) -> Bool {
-        guard case .bound(let names, let path, let first, let second, let rest) = storage else {
+        guard case .bound(let names, let head, let first, let second, let rest) = storage else {
             guard var value = self[name] else { return false }
             value.withUTF8 { body(UnsafeRawBufferPointer($0)) }
             return true
         }
         guard let position = Self.position(of: name, in: names) else { return false }
         let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
-        var text = path
-        return text.withUTF8 { utf8 in
-            let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[range])
+        return head.withUnsafeBytes { all in
+            let bytes = UnsafeRawBufferPointer(rebasing: all[range])
             guard ByteSearch.firstOffset(of: 0x25, in: bytes) == nil else { return false }
             body(bytes)
             return true
@@ -132,17 +131,14 @@ public struct HTTPPathParameters: Sendable, Sequence {
         switch storage {
         case .pairs(let pairs):
             return pairs.makeIterator()
-        case .bound(let names, let path, let first, let second, let rest):
+        case .bound(let names, let bytes, let first, let second, let rest):
             let ranges = [first, second] + rest
-            return names.indices.map { (names[$0], Self.decoded(path, ranges[$0])) }.makeIterator()
+            return names.indices.map { (names[$0], Self.decoded(bytes, ranges[$0])) }.makeIterator()
         }
     }
 
-    private static func decoded(_ path: Substring, _ range: Range<Int>) -> String {
-        var path = path
-        return path.withUTF8 { bytes in
-            RequestTarget.percentDecode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[range]))
-        }
+    private static func decoded(_ bytes: [UInt8], _ range: Range<Int>) -> String {
+        bytes.withUnsafeBytes { RequestTarget.percentDecode(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 }
 
@@ -151,15 +147,16 @@ public struct HTTPPathParameters: Sendable, Sequence {
 public struct HTTPRequest: Sendable {
     /// The request method. HEAD requests reach GET routes with `method == .HEAD`.
     public var method: HTTPMethod
-    /// The request target exactly as sent.
-    public var target: String
+    /// The request target exactly as sent: a `String` made when read (the request keeps the
+    /// target as bytes of its head).
+    public var target: String { rawTarget.target }
     /// The path of the target, percent-decoded (`%2F` becomes `/` here; route matching decodes
     /// each segment separately, so a parameter may contain `/`). Decoded when asked for.
     public var path: String {
-        get { decodedPath ?? RequestTarget.percentDecode(rawPath) }
+        get { decodedPath ?? rawTarget.withPath { RequestTarget.percentDecode($0) } }
         set { decodedPath = newValue }
     }
-    /// The path as set, or nil while it is ``rawPath`` decoded.
+    /// The path as set, or nil while it is the raw path decoded.
     private var decodedPath: String?
     /// The values of the matched route's `:name` segments.
     public var pathParameters: HTTPPathParameters
@@ -168,13 +165,19 @@ public struct HTTPRequest: Sendable {
     /// its query — a cached frame found through a memo of its query — pays nothing for it: read
     /// it once into a local.
     public var queryItems: [(name: String, value: String)] {
-        get { assignedQueryItems ?? rawQuery.map(RequestTarget.queryItems) ?? [] }
+        get { assignedQueryItems ?? rawTarget.withQuery { RequestTarget.queryItems($0) } }
         set { assignedQueryItems = newValue }
     }
     /// The query items as set, or nil while they are ``rawQuery`` decoded.
     private var assignedQueryItems: [(name: String, value: String)]?
-    /// The query of the target as sent (after `?`, still percent-encoded), nil without a `?`.
-    public private(set) var rawQuery: Substring?
+    /// The query of the target as sent (after `?`, still percent-encoded), nil without a `?`: a
+    /// `String` made when read (see ``hasQuery`` and ``withRawQuery(_:)``).
+    public var rawQuery: Substring? { rawTarget.rawQuery }
+    /// Whether the target has a query of at least one byte (nothing made to tell).
+    public var hasQuery: Bool { rawTarget.hasQuery }
+    /// Calls `body` with the bytes of ``rawQuery`` (none without a `?`), read in place.
+    @inlinable
+    package func withRawQuery<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { rawTarget.withQuery(body) }
     /// The header fields, in order; look-up by name is case-insensitive.
     public var headers: HTTPHeaders
     /// The protocol version of the request.
@@ -195,8 +198,9 @@ public struct HTTPRequest: Sendable {
     /// The pattern of the route that matched, e.g. `/frames/:id/:index`.
     public var route: String?
 
-    /// The raw (still percent-encoded) path, used for routing.
-    var rawPath: Substring
+    /// The target, its raw (still percent-encoded) path and its raw query, as bytes of the head.
+    @usableFromInline
+    package let rawTarget: RawTarget
 
     /// Makes a request from a method and target, e.g. to test a handler without a server.
     public init(
@@ -206,11 +210,8 @@ public struct HTTPRequest: Sendable {
         remoteAddress: HTTPPeerAddress? = nil, connectionID: UInt64 = 0, requestNumber: Int = 1,
         loop: Int = 0, requestID: HTTPRequestID = .none, route: String? = nil
     ) {
-        let (rawPath, rawQuery) = RequestTarget.split(target)
         self.method = method
-        self.target = target
-        self.rawPath = rawPath
-        self.rawQuery = rawQuery
+        rawTarget = RawTarget(target)
         self.headers = headers
         self.version = version
         self.body = body
@@ -225,22 +226,20 @@ public struct HTTPRequest: Sendable {
 
     /// The server's initializer: every part already parsed.
     init(
-        method: HTTPMethod, target: String, pathParameters: HTTPPathParameters,
-        rawQuery: Substring?, headers: HTTPHeaders, version: HTTPVersion,
+        method: HTTPMethod, rawTarget: RawTarget, pathParameters: HTTPPathParameters,
+        headers: HTTPHeaders, version: HTTPVersion,
         body: [UInt8], remoteAddress: HTTPPeerAddress?, connectionID: UInt64, requestNumber: Int,
-        rawPath: Substring, loop: Int, requestID: HTTPRequestID, route: String?
+        loop: Int, requestID: HTTPRequestID, route: String?
     ) {
         self.method = method
-        self.target = target
+        self.rawTarget = rawTarget
         self.pathParameters = pathParameters
-        self.rawQuery = rawQuery
         self.headers = headers
         self.version = version
         self.body = body
         self.remoteAddress = remoteAddress
         self.connectionID = connectionID
         self.requestNumber = requestNumber
-        self.rawPath = rawPath
         self.loop = loop
         self.requestID = requestID
         self.route = route

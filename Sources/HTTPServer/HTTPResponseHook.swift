@@ -41,7 +41,7 @@ public struct HTTPAccessRecord: Sendable {
     /// The request target's decoded path (`-` when the request line could not be parsed).
     /// Decoded when asked for.
     public var path: String {
-        get { decodedPath ?? RequestTarget.percentDecode(rawPath) }
+        get { decodedPath ?? target.withPath { RequestTarget.percentDecode($0) } }
         set { decodedPath = newValue }
     }
     /// Calls `body` with the UTF-8 bytes of ``path``: the raw path's own bytes when it has no
@@ -59,22 +59,20 @@ public struct HTTPAccessRecord: Sendable {
             var text = decodedPath
             return text.withUTF8 { body(UnsafeRawBufferPointer($0), false) }
         }
-        var text = rawPath
-        return text.withUTF8 { raw in
-            let bytes = UnsafeRawBufferPointer(raw)
+        return target.withPath { bytes in
             guard ByteSearch.firstOffset(of: 0x25, in: bytes) != nil else { return body(bytes, true) }
-            var decoded = RequestTarget.percentDecode(rawPath)
+            var decoded = RequestTarget.percentDecode(bytes)
             return decoded.withUTF8 { body(UnsafeRawBufferPointer($0), false) }
         }
     }
 
     /// An upper bound of `path.utf8.count` found without decoding (decoding never lengthens).
-    public var pathByteCountBound: Int { decodedPath?.utf8.count ?? rawPath.utf8.count }
-    /// The path as set, or nil while it is `rawPath` decoded.
+    public var pathByteCountBound: Int { decodedPath?.utf8.count ?? target.pathByteCount }
+    /// The path as set, or nil while it is the target's raw path decoded.
     private var decodedPath: String?
-    /// The request target's raw (percent-encoded) path: the server's records get it from a
+    /// The request target, for its raw (percent-encoded) path: the server's records get it from a
     /// request line its parser accepted (visible ASCII only), or `-`.
-    private var rawPath: Substring
+    private var target: RawTarget
     /// The pattern of the route that answered (`/frames/:id/:index`); nil when no route matched
     /// (404, 405) or the request never reached the router (parser errors, the 503 at the limit).
     public var route: String?
@@ -115,24 +113,38 @@ public struct HTTPAccessRecord: Sendable {
         status: Int, bodyBytes: Int, duration: Duration
     ) {
         self.init(
-            method: method, rawPath: "", route: route, routeIndex: routeIndex, requestHeaders: requestHeaders,
+            method: method, target: Connection.unknownTarget, route: route, routeIndex: routeIndex,
+            requestHeaders: requestHeaders,
             requestID: requestID, remoteAddress: remoteAddress, connectionID: connectionID, loop: loop,
             status: status, bodyBytes: bodyBytes, durationNanoseconds: 0)
         decodedPath = path
         self.duration = duration
     }
 
-    /// The server's record of a request whose raw path is `rawPath` (decoded only if read). Not
-    /// inlined, so that it is made in place where the server hands it to the hook (inlined, it
-    /// was built, copied and the first destroyed: a retain and a release of each field).
-    @inline(never)
+    /// A record whose raw path is `rawPath` (decoded only if read), for tests.
     init(
         method: HTTPMethod, rawPath: Substring, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
         requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
         status: Int, bodyBytes: Int, durationNanoseconds: Int64
     ) {
+        self.init(
+            method: method, target: RawTarget(rawPath: rawPath), route: route, routeIndex: routeIndex,
+            requestHeaders: requestHeaders, requestID: requestID, remoteAddress: remoteAddress,
+            connectionID: connectionID, loop: loop, status: status, bodyBytes: bodyBytes,
+            durationNanoseconds: durationNanoseconds)
+    }
+
+    /// The server's record of a request whose target is `target` (its path decoded only if read).
+    /// Not inlined, so that it is made in place where the server hands it to the hook (inlined, it
+    /// was built, copied and the first destroyed: a retain and a release of each field).
+    @inline(never)
+    init(
+        method: HTTPMethod, target: RawTarget, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
+        requestID: HTTPRequestID, remoteAddress: HTTPPeerAddress?, connectionID: UInt64, loop: Int,
+        status: Int, bodyBytes: Int, durationNanoseconds: Int64
+    ) {
         self.method = method
-        self.rawPath = rawPath
+        self.target = target
         decodedPath = nil
         self.route = route
         self.routeIndex = routeIndex

@@ -18,13 +18,11 @@ final class RouteTable: Sendable {
         optionsResponse = router.optionsResponse
     }
 
-    /// Finds the route for `method` and a raw (percent-encoded) path. The path is split into
-    /// segments by byte offsets (on the stack) and literals are compared as bytes, and parameters
-    /// are bound as ranges of the path, so matching allocates nothing.
-    func match(_ method: HTTPMethod, rawPath: Substring) -> Router.Match {
-        var path = rawPath
-        return path.withUTF8 { bytes in
-            let raw = UnsafeRawBufferPointer(bytes)
+    /// Finds the route for `method` and the raw (percent-encoded) path of `target`. The path is
+    /// split into segments by byte offsets (on the stack) and literals are compared as bytes, and
+    /// parameters are bound as ranges of the target's bytes, so matching allocates nothing.
+    func match(_ method: HTTPMethod, target: RawTarget) -> Router.Match {
+        target.withPath { raw in
             // Segments follow the leading "/": one more than the slashes after it.
             let start = min(1, raw.count)
             let count = 1 + ByteSearch.count(of: 0x2F, in: UnsafeRawBufferPointer(rebasing: raw[start...]))
@@ -37,13 +35,13 @@ final class RouteTable: Sendable {
                     start = slash + 1
                 }
                 ranges[n] = start..<raw.count
-                return match(method, rawPath, raw, UnsafeBufferPointer(ranges))
+                return match(method, target, raw, UnsafeBufferPointer(ranges))
             }
         }
     }
 
     private func match(
-        _ method: HTTPMethod, _ text: Substring, _ path: UnsafeRawBufferPointer,
+        _ method: HTTPMethod, _ target: RawTarget, _ path: UnsafeRawBufferPointer,
         _ segments: UnsafeBufferPointer<Range<Int>>
     ) -> Router.Match {
         let candidates = groups.candidates(path, segments)
@@ -53,7 +51,7 @@ final class RouteTable: Sendable {
         let headFallsBack = method == .HEAD
         var headFallback: (Router.Route, HTTPPathParameters)?
         for route in candidates where route.method == method || (headFallsBack && route.method == .GET) {
-            guard let parameters = Self.bind(route, text, path, segments) else { continue }
+            guard let parameters = Self.bind(route, target, path, segments) else { continue }
             if route.method == method { return .found(route, parameters) }
             if headFallback == nil { headFallback = (route, parameters) }
         }
@@ -61,7 +59,7 @@ final class RouteTable: Sendable {
         // None: the methods the path allows (405), or 404.
         var allowed: [HTTPMethod] = []
         var firstBound: Router.Route?
-        for route in candidates where Self.bind(route, text, path, segments) != nil {
+        for route in candidates where Self.bind(route, target, path, segments) != nil {
             if firstBound == nil { firstBound = route }
             if !allowed.contains(route.method) { allowed.append(route.method) }
             if route.method == .GET && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
@@ -81,9 +79,9 @@ final class RouteTable: Sendable {
 
     /// The parameters of `pattern` bound to the path's segments, or nil when it does not match:
     /// literals compared as bytes (decoded only when the segment has a `%`), the parameters kept as
-    /// ranges of the raw path (decoded when asked for).
+    /// ranges of the target's bytes (decoded when asked for).
     private static func bind(
-        _ route: Router.Route, _ text: Substring, _ path: UnsafeRawBufferPointer,
+        _ route: Router.Route, _ target: RawTarget, _ path: UnsafeRawBufferPointer,
         _ segments: UnsafeBufferPointer<Range<Int>>
     ) -> HTTPPathParameters? {
         let matched = route.literalRanges.withUnsafeBufferPointer { literalRanges in
@@ -94,16 +92,18 @@ final class RouteTable: Sendable {
         guard matched else { return nil }
         let names = route.parameterNames
         guard !names.isEmpty else { return HTTPPathParameters() }
-        // The values stay ranges of the raw path; they are decoded when a handler asks for them.
+        // The values stay ranges of the target's bytes; they are decoded when a handler asks.
+        let offset = Int(target.pathStart)
         return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: names.count) { ranges in
             var bound = 0
             route.literalRanges.withUnsafeBufferPointer { literalRanges in
                 for (position, literal) in literalRanges.enumerated() where literal == nil {
-                    ranges[bound] = segments[position]
+                    let segment = segments[position]
+                    ranges[bound] = (segment.lowerBound + offset)..<(segment.upperBound + offset)
                     bound += 1
                 }
             }
-            return HTTPPathParameters(names: names, path: text, ranges: UnsafeBufferPointer(ranges))
+            return HTTPPathParameters(names: names, bytes: target.storage, ranges: UnsafeBufferPointer(ranges))
         }
     }
 

@@ -153,9 +153,9 @@ public struct Router: Sendable {
         }
     }
 
-    /// Finds the route for `method` and a raw (percent-encoded) path (``RouteTable/match(_:rawPath:)``
+    /// Finds the route for `method` and a raw (percent-encoded) path (``RouteTable/match(_:target:)``
     /// of these routes; a server matches with the table it made once).
     func match(_ method: HTTPMethod, rawPath: Substring) -> Match {
-        RouteTable(self).match(method, rawPath: rawPath)
+        RouteTable(self).match(method, target: RawTarget(rawPath: rawPath))
     }
 }

@@ -44,7 +44,7 @@ struct FrameRoutes: Sendable {
     private func frame(
         _ request: HTTPRequest, _ responder: HTTPResponder, id: String, index: Int, record: StoredImage
     ) -> HTTPHandlerResult {
-        if let query = request.rawQuery, !query.isEmpty, let resolved = resolvedBefore(query, request, record) {
+        if request.hasQuery, let resolved = resolvedBefore(request, record) {
             return serveFrame(request, responder, record: record, index: index, resolved: resolved, byTime: false)
         }
         return serveFrame(request, responder, id: id, target: .index(index), record: record)
@@ -141,13 +141,13 @@ struct FrameRoutes: Sendable {
             detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); there is no frame \(index).")
     }
 
-    /// What `query` resolved to before for `record`'s content on this event loop
-    /// (``ResolvedRenditions``), or nil.
-    private func resolvedBefore(_ query: Substring, _ request: HTTPRequest, _ record: StoredImage)
-        -> ResolvedRenditions.Resolved?
-    {
-        renditions.resolved.value(content: record.frameCacheID, query: query, loop: request.loop) {
-            AcceptNegotiation.acceptsWebP(AcceptNegotiation.field(of: request))
+    /// What the request's query (its bytes, read in place) resolved to before for `record`'s
+    /// content on this event loop (``ResolvedRenditions``), or nil.
+    private func resolvedBefore(_ request: HTTPRequest, _ record: StoredImage) -> ResolvedRenditions.Resolved? {
+        request.withRawQuery { query in
+            renditions.resolved.value(content: record.frameCacheID, query: query, loop: request.loop) {
+                AcceptNegotiation.acceptsWebP(AcceptNegotiation.field(of: request))
+            }
         }
     }
 
@@ -168,8 +168,10 @@ struct FrameRoutes: Sendable {
         }
         let resolved = ResolvedRenditions.Resolved(
             rendition: rendition, cacheKey: frames.cacheKey(record, rendition), negotiated: requested.negotiated)
-        if !byTime, let query = request.rawQuery, !query.isEmpty {
-            renditions.resolved.remember(resolved, content: record.frameCacheID, query: query, loop: request.loop)
+        if !byTime, request.hasQuery {
+            request.withRawQuery {
+                renditions.resolved.remember(resolved, content: record.frameCacheID, query: $0, loop: request.loop)
+            }
         }
         return serveFrame(request, responder, record: record, index: index, resolved: resolved, byTime: byTime)
     }

@@ -18,7 +18,7 @@ final class RenditionResolver: Sendable {
     /// The rendition the request's query and `Accept` field ask for, or the 400's reason.
     func requested(_ request: HTTPRequest) -> Result<RequestedRendition, RenditionParameterError> {
         // Today's frame without a query: nothing to parse on the common path.
-        if (request.rawQuery ?? "").isEmpty && policy.defaultFormat == .png { return .success(.full) }
+        if !request.hasQuery && policy.defaultFormat == .png { return .success(.full) }
         let items = request.queryItems
         if items.isEmpty && policy.defaultFormat == .png { return .success(.full) }
         return Result { () throws(RenditionParameterError) in

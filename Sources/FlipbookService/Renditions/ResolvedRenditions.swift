@@ -69,10 +69,11 @@ final class ResolvedRenditions: Sendable {
 
         static let basis = UInt64.random(in: .min ... .max)
 
-        /// Runs `body` with the key of `content` and `query`.
-        static func with<Result>(_ content: String, _ query: Substring, _ body: (Key) -> Result) -> Result {
-            var (content, query) = (content, query)
-            return content.withUTF8 { content in query.withUTF8 { query in body(Key(content: content, query: query)) } }
+        /// Runs `body` with the key of `content` and `query` (the request's bytes, read in place).
+        static func with<Result>(_ content: String, _ query: UnsafeRawBufferPointer, _ body: (Key) -> Result) -> Result {
+            var content = content
+            let query = query.assumingMemoryBound(to: UInt8.self)
+            return content.withUTF8 { content in body(Key(content: content, query: query)) }
         }
 
         private init(content: UnsafeBufferPointer<UInt8>, query: UnsafeBufferPointer<UInt8>) {
@@ -117,7 +118,13 @@ final class ResolvedRenditions: Sendable {
     /// The resolution of `query` for `content` remembered on `loop`; `acceptsWebP` is asked only
     /// when the format of the query is negotiated.
     func value(content: String, query: Substring, loop: Int, acceptsWebP: () -> Bool) -> Resolved? {
-        guard query.utf8.count <= Self.maxQueryBytes else { return nil }
+        var query = query
+        return query.withUTF8 { value(content: content, query: UnsafeRawBufferPointer($0), loop: loop, acceptsWebP: acceptsWebP) }
+    }
+
+    /// ``value(content:query:loop:acceptsWebP:)`` for a query given as its bytes (the request's).
+    func value(content: String, query: UnsafeRawBufferPointer, loop: Int, acceptsWebP: () -> Bool) -> Resolved? {
+        guard query.count <= Self.maxQueryBytes else { return nil }
         let found = Key.with(content, query) { key -> Entry? in
             guard let entry = tables.withLock(loop, { $0[key.slot] }), entry.holds(key) else { return nil }
             return entry
@@ -129,7 +136,13 @@ final class ResolvedRenditions: Sendable {
 
     /// Remembers that `query` resolved to `resolved` for `content` on `loop`.
     func remember(_ resolved: Resolved, content: String, query: Substring, loop: Int) {
-        guard query.utf8.count <= Self.maxQueryBytes else { return }
+        var query = query
+        query.withUTF8 { remember(resolved, content: content, query: UnsafeRawBufferPointer($0), loop: loop) }
+    }
+
+    /// ``remember(_:content:query:loop:)`` for a query given as its bytes (the request's).
+    func remember(_ resolved: Resolved, content: String, query: UnsafeRawBufferPointer, loop: Int) {
+        guard query.count <= Self.maxQueryBytes else { return }
         Key.with(content, query) { key in
             tables.withLock(loop) { table in
                 guard resolved.negotiated else {
