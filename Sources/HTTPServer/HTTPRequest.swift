@@ -201,6 +201,8 @@ public struct HTTPRequest: Sendable {
     /// The target, its raw (still percent-encoded) path and its raw query, as bytes of the head.
     @usableFromInline
     package let rawTarget: RawTarget
+    /// Built in place and handed to the handler by address, not copied (``AddressOnly``).
+    private let addressOnly = AddressOnly()
 
     /// Makes a request from a method and target, e.g. to test a handler without a server.
     public init(
