@@ -286,7 +286,7 @@ extension Connection {
         ResponseSerializer.appendEnd(connectionHeader, to: &head)
         output.restoreStaging(consume head, queueingFrom: start)
         queueBody(of: response, sendsBody: sendsBody, closes: closes)
-        hook.responseQueued(record)
+        hook.responseQueued(consume record)
     }
 
     /// Queues the body of `response` after its head (queued just before), and closes after it

@@ -105,6 +105,8 @@ public struct HTTPAccessRecord: Sendable {
     /// ``duration`` in nanoseconds, as the server measured it (reading it needs no 128-bit
     /// arithmetic).
     public private(set) var durationNanoseconds: Int64
+    /// Built in place and handed to the hook by address, not copied (``AddressOnly``).
+    private let addressOnly = AddressOnly()
 
     /// A record from its parts (the server makes them; tests of hooks make their own).
     public init(
