@@ -90,20 +90,33 @@ public enum ReleasedMemory {
     }
 
     /// Allocations at least this large get their own mapping, returned to the kernel the moment
-    /// they are freed, whatever else the heap holds.
-    public static let ownMappingBytes: Int32 = 128 << 10
+    /// they are freed, whatever else the heap holds. 4 MiB: above the buffers an encode allocates
+    /// and frees for every frame — libwebp's lossless encoder a 1 MiB hash table about four times
+    /// — which as mappings of their own were mapped, zeroed page by page and unmapped every time:
+    /// 16.5% of the server's CPU in page faults in the renditions benchmark at 128 KiB, and 2 MiB
+    /// did not help there (BENCHMARKS.md, "Renditions: real time"). Canvases of 1024×1024 and
+    /// more still get mappings of their own.
+    public static let ownMappingBytes: Int32 = 4 << 20
+
+    /// Free memory at the top of a heap kept for the next allocation instead of handed back on
+    /// the free that makes it: 2 MiB, room for the encoder's 1 MiB table. At glibc's default
+    /// (128 KiB) that table, freed at the top of the heap once anything was allocated in its old
+    /// place, was handed back and faulted in again by the next encode. What is kept goes back at
+    /// the next trim of ``note(_:)``.
+    public static let keptTopBytes: Int32 = 2 << 20
 
     /// Sets glibc's allocator up for a process whose memory budgets bound: allocations of
-    /// ``ownMappingBytes`` or more — canvases, decoded frames, encode buffers — are mapped on
-    /// their own. By default glibc raises that threshold to the largest block freed so far, so
-    /// after the first canvas every canvas-sized buffer lands in the heaps, between the small
-    /// PNGs the cache keeps, and the holes they leave stay resident. Costs a few page faults per
-    /// frame (bench-playback: 2.1 instead of 2.0 ms of CPU per decode) and keeps peak RSS within
-    /// the cache budget's 10% (34 MiB of heap over the baseline instead of 39 at a 28.9 MiB
-    /// budget). And at most ``arenas`` heaps. Call once, at start-up, before threads allocate.
+    /// ``ownMappingBytes`` or more are mapped on their own (by default glibc raises that
+    /// threshold to the largest block freed so far, up to 32 MiB, so after the first large canvas
+    /// every buffer up to its size lands in the heaps, between the small PNGs the cache keeps, and
+    /// the holes they leave stay resident); smaller ones come from the heaps, whose freed pages
+    /// go back to the kernel by ``note(_:)``'s trims, the canvases the frame cache drops counted
+    /// (``FreedMemory`` in FrameCache). And at most ``arenas`` heaps. Call once, at start-up,
+    /// before threads allocate.
     public static func configureProcessAllocator() {
         #if canImport(Glibc)
         _ = mallopt(M_MMAP_THRESHOLD, ownMappingBytes)
+        _ = mallopt(M_TRIM_THRESHOLD, keptTopBytes)
         _ = mallopt(M_ARENA_MAX, Int32(arenas))
         #endif
     }

@@ -38,8 +38,8 @@ struct FreedMemoryTests {
 
     @Test func canvasesMappedOnTheirOwnAreNotCountedSmallOnesAre() throws {
         var state = CacheState(budget: 64 << 20, activeSeconds: 30)
-        let large = try TestImages.medium()  // 245×245: 240 KB a canvas, a mapping of its own
-        let small = try TestImages.long()  // 64×64: 16 KiB a canvas, on the heap
+        let large = try TestImages.huge()  // 1100×1000: 4.4 MB a canvas, a mapping of its own
+        let small = try TestImages.medium()  // 245×245: 240 KB a canvas, on the heap
         #expect(large.index.bytesPerFrame >= Int(ReleasedMemory.ownMappingBytes))
         #expect(small.index.bytesPerFrame < Int(ReleasedMemory.ownMappingBytes))
         let a = add("a", large, to: &state)

@@ -20,6 +20,12 @@ enum TestImages {
 
     /// 42 frames of 245×245 (about 40 KB each as PNG).
     static func medium() throws -> AnimatedImage { try load("pillow/gif/iss634.gif") }
+    /// Two frames on a 1100×1000 canvas (4.4 MB decoded each).
+    static func huge() throws -> AnimatedImage {
+        var gif = GIFBuilder(width: 1100, height: 1000)
+        gif.frames = (0..<2).map { _ in GIFBuilder.Frame(rect: (0, 0, 1, 1), indices: [1]) }
+        return try AnimatedImage(bytes: gif.build())
+    }
     /// 15 frames of 30×20.
     static func small() throws -> AnimatedImage { try load("wuffs/muybridge.gif") }
 }

@@ -57,9 +57,10 @@ final class FrameScaling: Sendable {
 
 /// Canvases a scaled frame is done with, to copy the next rendered frames into. A rendered
 /// canvas shares its storage with the renderer's, which the next frame's compositing would then
-/// copy into new memory: in the service, whose canvas-sized allocations are mapped on their own
-/// (``ReleasedMemory/configureProcessAllocator()``), that cost a storyboard a third of its time
-/// in page faults. Copied here into a canvas already mapped, it leaves the renderer's unshared.
+/// copy into new memory: in the service, whose large allocations are mapped on their own
+/// (``ReleasedMemory/configureProcessAllocator()``; every canvas of 128 KiB or more when this was
+/// written), that cost a storyboard a third of its time in page faults. Copied here into a canvas
+/// already in memory, it leaves the renderer's unshared.
 final class SpareCanvases: Sendable {
     private let canvases = Mutex<[Canvas]>([])
 
