@@ -14,8 +14,10 @@
 #   scripts/install-deps.sh deploy     + docker-compose (1.29, to validate the compose file),
 #                                        nginx and python3-venv for `make deploy-lint`
 #   scripts/install-deps.sh container  + podman, buildah, podman-compose and runc (with netavark
-#                                        and aardvark-dns, its network stack), debootstrap and
-#                                        python3-venv for `make container-image`/`container-test`
+#                                        and aardvark-dns, its network stack; catatonit, the pause
+#                                        binary `podman kube play` builds its pause image from),
+#                                        debootstrap and python3-venv for `make container-image`/
+#                                        `container-test`
 #   scripts/install-deps.sh browser    + headless Chromium and its WebDriver, and Firefox ESR, for
 #                                        `make browser-test`
 #   scripts/install-deps.sh conformance + Chromium and every encoder `make conformance-matrix` runs
@@ -27,7 +29,7 @@ bench=(ffmpeg libvips-tools libvips-dev webp python3-pil python3-numpy hyperfine
 topology=(nginx curl python3 python3-venv iproute2)
 soak=(ffmpeg gifsicle webp apngasm python3 python3-matplotlib)
 deploy=(nginx python3 python3-venv docker-compose)
-container=(podman buildah podman-compose runc netavark aardvark-dns iptables uidmap debootstrap python3 python3-venv binutils)
+container=(podman buildah podman-compose runc netavark aardvark-dns catatonit iptables uidmap debootstrap python3 python3-venv binutils)
 browser=(chromium chromium-driver firefox-esr python3 python3-venv)
 conformance=(chromium imagemagick graphicsmagick gifsicle ffmpeg webp apngasm apngopt python3-pil python3-numpy libvips-tools)
 
