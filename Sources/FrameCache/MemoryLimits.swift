@@ -11,12 +11,6 @@ public struct MemoryLimits: Sendable, Equatable {
     /// True when `limitBytes` comes from a cgroup rather than the machine.
     public var fromCgroup: Bool
 
-    public init(limitBytes: Int, availableBytes: Int, fromCgroup: Bool) {
-        self.limitBytes = limitBytes
-        self.availableBytes = availableBytes
-        self.fromCgroup = fromCgroup
-    }
-
     /// The default cache budget: min(20% of the limit, 60% of what is available) — SDWebImage's
     /// rule, with the container's limit standing in for the device's RAM.
     public var defaultCacheBudget: Int {

@@ -125,12 +125,6 @@ public struct LossyTuning: Sendable, Equatable {
     public var spatialNoiseShaping: Int32
     public var minimizeSize: Bool
 
-    public init(method: Int32, spatialNoiseShaping: Int32, minimizeSize: Bool) {
-        self.method = method
-        self.spatialNoiseShaping = spatialNoiseShaping
-        self.minimizeSize = minimizeSize
-    }
-
     /// Sets these in libwebp's settings for a frame.
     public func apply(to config: inout WebPConfig) {
         config.method = method
