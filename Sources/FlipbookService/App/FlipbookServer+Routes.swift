@@ -19,7 +19,6 @@ extension FlipbookServer {
         let decorator: ResponseDecorator
         let uploads: UploadSessions
         let derived: DerivedProducts
-        let operations: OperationsRoutes
         let avifEncodes: ClientEncodeLimit
 
         /// What the routes need from the server that is built after them.
@@ -55,7 +54,7 @@ extension FlipbookServer {
             let sources = SourceRoutes(
                 services: sourceServices, ingest: ingest, tracker: tracker, settings: settings, logger: logger)
             decorator = Self.decorator(settings, loops: loops, accessLog: accessLog)
-            operations = OperationsRoutes(
+            let operations = OperationsRoutes(
                 store: store, cache: cache, derived: derived, registry: registry, decorator: decorator,
                 isDraining: server.isDraining, connectionStatistics: server.connectionStatistics,
                 adminToken: settings.auth.adminToken, logger: logger)

@@ -34,8 +34,6 @@ public final class FlipbookServer: Sendable {
     let derived: DerivedProducts
     /// Each client's AVIF frame encodes under way, for tests.
     let avifEncodes: ClientEncodeLimit
-    /// Health, readiness, metrics, stats, for tests.
-    let operations: OperationsRoutes
     private let logger: Logger
     private let monitor: MemoryPressureMonitor
 
@@ -78,8 +76,7 @@ public final class FlipbookServer: Sendable {
             server: Routes.ServerState(
                 isDraining: { box.server?.isDraining ?? false }, connectionStatistics: { box.server?.statistics }),
             sourceResolver: sourceResolver)
-        (uploads, derived, operations) = (routes.uploads, routes.derived, routes.operations)
-        avifEncodes = routes.avifEncodes
+        (uploads, derived, avifEncodes) = (routes.uploads, routes.derived, routes.avifEncodes)
         instanceName = routes.decorator.instanceName
         http = HTTPServer(
             configuration: Self.httpConfiguration(settings, loops: loops), router: routes.router, logger: logger,
