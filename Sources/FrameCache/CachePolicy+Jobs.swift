@@ -92,7 +92,7 @@ extension CachePolicy {
             // made first (its decoder is here, in order: one frame decode) while the one-off has
             // waited less than its patience, so it (a new player's first frame, too) is never
             // starved.
-            if !waiting.waitsAsPlayer, now - waiting.waitingSinceSeconds < tuning.oneOffPatienceSeconds,
+            if !waiting.waitsAsPlayer, withinPatience(waiting, in: state, now: now),
                 let (entry, index) = ahead(), entry.isPlayed,
                 entry.deadline(ofFrame: index) < now + tuning.runMarginSeconds,
                 roomForPrefetch(entry.encodedFrameEstimate, for: entry, in: state, now: now)

@@ -16,9 +16,11 @@ import AnimatedImage
 /// 2. **One-offs and their patience.** A one-off (a rendition asked for a frame and not followed,
 ///    or a seek) waiting on an image whose players moved on within
 ///    ``Tuning/playersPresentSeconds`` waits up to ``Tuning/oneOffPatienceSeconds`` even with a
-///    thread free, so their next requests find the image's decoder free — except a request for
-///    frame 0 (a new viewer's first). A thread holding the image makes a player's frame due within
-///    ``Tuning/runMarginSeconds`` before a one-off that has waited less than its patience.
+///    thread free, so their next requests find the image's decoder free — and up to
+///    ``Tuning/oneOffPatienceWhileShortSeconds`` while one of them is short of frames, so that the
+///    start of playback has every core — except a request for frame 0 (a new viewer's first). A
+///    thread holding the image makes a player's frame due within ``Tuning/runMarginSeconds``
+///    before a one-off still within its patience.
 /// 3. **Seeks.** A request far from every client of a rendition (``PlayCursors``) leaves its
 ///    playhead and waits as a one-off; a rendition only sought in, never played, is made on demand.
 /// 4. **Beside the decoder.** A one-off waiting on an image whose decoder a thread holds, while
@@ -75,6 +77,11 @@ struct CachePolicy: Sendable {
         /// of the players', and a new player's first frame is not starved; BENCHMARKS.md,
         /// "Renditions: real time").
         var oneOffPatienceSeconds = 0.1
+        /// Rule 2: how long at most a one-off waits while one of its image's players is short of
+        /// frames (``playerReadyFrames``): at the start of playback every rendition's frames are
+        /// made for the first time and the players need every core; a one-off made then — on the
+        /// decoder or beside it — took a third of them (BENCHMARKS.md, "Renditions: abuse").
+        var oneOffPatienceWhileShortSeconds = 0.5
         /// Rule 2: how recently a client must have moved on in one of an image's renditions for
         /// one-offs of that image to be held back (players ask every frame's delay).
         var playersPresentSeconds = 0.5
@@ -162,15 +169,30 @@ struct CachePolicy: Sendable {
     /// there (its first request looks like a one-off), and the first frame costs one frame
     /// decode, no replay.
     func holdsBack(_ entry: ImageEntry, in state: CacheState, now: Double) -> Bool {
-        let patience = tuning.oneOffPatienceSeconds
-        guard patience > 0, !entry.waitsAsPlayer, now - entry.waitingSinceSeconds < patience,
-            entry.nextWaitingFrame != 0
-        else {
+        guard !entry.waitsAsPlayer, entry.nextWaitingFrame != 0, withinPatience(entry, in: state, now: now) else {
             return false
         }
         return entry.source.entries.contains {
             isPlayer($0, in: state) && now - $0.lastRequest < tuning.playersPresentSeconds
         }
+    }
+
+    /// Rule 2: whether a one-off waiting on `entry` has waited less than its patience
+    /// (``Tuning/oneOffPatienceSeconds``), or less than ``Tuning/oneOffPatienceWhileShortSeconds``
+    /// while one of the image's players is short of frames. A patience of 0 turns both off.
+    func withinPatience(_ entry: ImageEntry, in state: CacheState, now: Double) -> Bool {
+        let waited = now - entry.waitingSinceSeconds
+        guard tuning.oneOffPatienceSeconds > 0 else { return false }
+        if waited < tuning.oneOffPatienceSeconds { return true }
+        guard waited < tuning.oneOffPatienceWhileShortSeconds else { return false }
+        return entry.source.entries.contains { isShortOfFrames($0, in: state) }
+    }
+
+    /// Rules 2 and 4: `entry` is a player with fewer than ``Tuning/playerReadyFrames`` frames
+    /// ready from its playhead.
+    func isShortOfFrames(_ entry: ImageEntry, in state: CacheState) -> Bool {
+        let ready = tuning.playerReadyFrames
+        return isPlayer(entry, in: state) && entry.window > 0 && entry.framesReady(upTo: ready) < ready
     }
 
     /// Rule 4: whether a waiting request on `entry`, whose image's decoder a thread holds, may be
@@ -184,11 +206,7 @@ struct CachePolicy: Sendable {
     /// thread of its own for these, at the lowest priority, was tried: preempted while it held
     /// the cache's lock, it stalled every request for up to 0.3 s.)
     func takesBeside(_ entry: ImageEntry, in state: CacheState) -> Bool {
-        let ready = tuning.playerReadyFrames
-        return entry.busy && entry.source.besideJob == nil && !entry.waitsAsPlayer && !isLarge(entry, in: state)
-            && entry.nextWaitingFrame != 0
-            && entry.source.entries.contains {
-                isPlayer($0, in: state) && $0.window > 0 && $0.framesReady(upTo: ready) < ready
-            }
+        entry.busy && entry.source.besideJob == nil && !entry.waitsAsPlayer && !isLarge(entry, in: state)
+            && entry.nextWaitingFrame != 0 && entry.source.entries.contains { isShortOfFrames($0, in: state) }
     }
 }

@@ -40,12 +40,25 @@ struct CachePolicyScenarioTests {
             var s = try PolicyScenario()
             let player = try s.entry("m", width: 60)
             s.play(player, 0...2)
+            s.cache(player, [3, 4])  // three frames ready from the playhead: not short
             let oneOff = try s.entry("m", width: 30, startingAt: 40)
             s.wait(oneOff, 40)
             s.refresh()
             s.advance(0.05)
-            #expect(s.nextJob()?.summary == "m/\(player.rendition.key)#3")
+            #expect(s.nextJob()?.entry !== oneOff)
             s.advance(0.05)
+            #expect(s.nextJob()?.summary == "m/\(oneOff.rendition.key)#40!")
+        },
+        Row(rule: "2. while a player of the image is short of frames, a one-off waits the longer patience") {
+            var s = try PolicyScenario()
+            let player = try s.entry("m", width: 60)
+            s.play(player, 0...2)
+            let oneOff = try s.entry("m", width: 30, startingAt: 40)
+            s.wait(oneOff, 40)
+            s.refresh()
+            s.advance(0.1)
+            #expect(s.nextJob()?.summary == "m/\(player.rendition.key)#3")
+            s.advance(0.4)
             #expect(s.nextJob()?.summary == "m/\(oneOff.rendition.key)#40!")
         },
         Row(rule: "2. a new viewer's frame 0 is not held back") {
@@ -67,7 +80,7 @@ struct CachePolicyScenarioTests {
             s.refresh()
             s.advance(0.05)
             #expect(s.continuation(of: player)?.summary == "m/\(player.rendition.key)#3")
-            s.advance(0.05)
+            s.advance(0.45)  // the longer patience: the player is short of frames
             #expect(s.continuation(of: player)?.summary == "m/\(oneOff.rendition.key)#40!")
         },
         Row(rule: "3. a seek on a played rendition waits as a one-off, its playhead left with the player") {
@@ -99,7 +112,7 @@ struct CachePolicyScenarioTests {
             s.wait(oneOff, 40)
             s.refresh()
             player.busy = true  // a thread holds the image's decoder
-            s.advance(0.1)
+            s.advance(0.5)  // past the one-off's patience while the player is short
             #expect(s.nextJob()?.summary == "m/\(oneOff.rendition.key)#40! beside")
         },
         Row(rule: "5. a run goes on with the held image's next frame") {

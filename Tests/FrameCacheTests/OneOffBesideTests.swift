@@ -12,8 +12,9 @@ import Testing
 @Suite("One-off requests beside a busy decoder")
 struct OneOffBesideTests {
     let base = OneOffPatienceTests()
-    /// Past the one-off's patience: held back no longer.
-    var now: Double { base.asked + base.patience }
+    /// Past the one-off's patience, and the longer one while players are short of frames: held
+    /// back no longer.
+    var now: Double { base.asked + base.patienceWhileShort }
 
     func frame() -> CachedFrame { CachedFrame(png: [UInt8](repeating: 7, count: 100), attachment: nil) }
 

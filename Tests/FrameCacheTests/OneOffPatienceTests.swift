@@ -6,12 +6,14 @@ import Testing
 
 /// What a decode thread holding an image does next when a one-off request (a rendition asked for
 /// a frame, not played) waits on it while a player's frame is due: the player's first, for as
-/// long as the one-off has waited less than the patience — however many frames that is — then
-/// the one-off. Checked on a hand-built state (no threads, no clock).
+/// long as the one-off has waited less than the patience — however many frames that is, and
+/// the longer patience while the player is short of frames — then the one-off. Checked on a
+/// hand-built state (no threads, no clock).
 @Suite("One-off requests and players' frames")
 struct OneOffPatienceTests {
     let asked = 1000.0
     let patience = 0.1
+    let patienceWhileShort = 0.5
 
     /// A player P of `long` 120 px wide (played to frame 10, asked for at `asked`, frame 10 not
     /// made yet) and a one-off O 60 px wide waiting for frame 30 since `asked`.
@@ -19,6 +21,7 @@ struct OneOffPatienceTests {
         let image = try TestImages.long()
         var state = CacheState(budget: 256 << 20, activeSeconds: 30)
         state.policy.tuning.oneOffPatienceSeconds = patience
+        state.policy.tuning.oneOffPatienceWhileShortSeconds = patienceWhileShort
         func rendition(_ width: Int) throws -> FrameRendition {
             try RenditionRequest(width: width, format: .png)
                 .rendition(canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight, maxOutputDimension: 4096)
@@ -52,12 +55,31 @@ struct OneOffPatienceTests {
         }
     }
 
+    @Test func whileThePlayerIsShortOfFramesItsFrameGoesFirstForTheLongerPatience() throws {
+        let (state, player, _) = try makeState()
+        #expect(state.policy.isShortOfFrames(player, in: state))
+        for at in [asked + patience, asked + patienceWhileShort - 0.01] {
+            let job = try #require(next(state, after: player, run: 1, at: at))
+            #expect(job.entry === player && job.index == 10 && !job.urgent, "at \(at - asked) s")
+        }
+    }
+
     @Test func thenTheOneOffIsMade() throws {
         let (state, player, oneOff) = try makeState()
         for run in [1, 2, 5] {
-            let job = try #require(next(state, after: player, run: run, at: asked + patience))
+            let job = try #require(next(state, after: player, run: run, at: asked + patienceWhileShort))
             #expect(job.entry === oneOff && job.index == 30 && job.urgent, "run \(run)")
         }
+    }
+
+    @Test func withThePlayersFramesReadyTheOneOffIsMadeAfterThePatience() throws {
+        var (state, player, oneOff) = try makeState()
+        for i in 10..<(10 + state.policy.tuning.playerReadyFrames) {
+            state.store(CachedFrame(png: [7], attachment: nil), in: player, at: i)
+        }
+        #expect(!state.policy.isShortOfFrames(player, in: state))
+        let job = try #require(next(state, after: player, run: 1, at: asked + patience))
+        #expect(job.entry === oneOff && job.index == 30 && job.urgent)
     }
 
     @Test func withNoPlayersAboutTheOneOffIsMadeAtOnce() throws {
@@ -76,7 +98,9 @@ struct OneOffPatienceTests {
         player.lastRequest = asked + 10
         #expect(next(state, after: player, run: 1, at: asked + 0.01) == nil)
         #expect(state.peekJob(now: asked + 0.01)?.entry !== oneOff)
-        let job = try #require(next(state, after: player, run: 1, at: asked + patience))
+        // The player has no frame ready: the longer patience.
+        #expect(next(state, after: player, run: 1, at: asked + patience) == nil)
+        let job = try #require(next(state, after: player, run: 1, at: asked + patienceWhileShort))
         #expect(job.entry === oneOff && job.urgent)
     }
 }
@@ -118,7 +142,9 @@ struct OneOffPatienceAtPickTests {
         let (state, player, oneOff) = try base.makeState()
         let early = try #require(state.peekJob(now: base.asked + 0.05))
         #expect(early.entry === player && early.index == 10 && !early.urgent)
-        let late = try #require(state.peekJob(now: base.asked + patience))
+        let short = try #require(state.peekJob(now: base.asked + patience))
+        #expect(short.entry === player && short.index == 10 && !short.urgent, "the player is short of frames")
+        let late = try #require(state.peekJob(now: base.asked + base.patienceWhileShort))
         #expect(late.entry === oneOff && late.index == 30 && late.urgent)
         // Without patience, waiting requests come first as before.
         var withoutPatience = state
