@@ -212,18 +212,11 @@ public struct HTTPRequest: Sendable {
         remoteAddress: HTTPPeerAddress? = nil, connectionID: UInt64 = 0, requestNumber: Int = 1,
         loop: Int = 0, requestID: HTTPRequestID = .none, route: String? = nil
     ) {
-        self.method = method
-        rawTarget = RawTarget(target)
-        self.headers = headers
-        self.version = version
-        self.body = body
-        self.pathParameters = pathParameters
-        self.remoteAddress = remoteAddress
-        self.connectionID = connectionID
-        self.requestNumber = requestNumber
-        self.loop = loop
-        self.requestID = requestID
-        self.route = route
+        self.init(
+            method: method, rawTarget: RawTarget(target), pathParameters: pathParameters,
+            headers: headers, version: version, body: body, remoteAddress: remoteAddress,
+            connectionID: connectionID, requestNumber: requestNumber, loop: loop,
+            requestID: requestID, route: route)
     }
 
     /// The server's initializer: every part already parsed.
