@@ -16,12 +16,20 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     package var fields: [Field]
     /// True when `storage` is exactly the fields as `Name: value\r\n` lines, in order.
     package var isSerialized: Bool
+    /// The index in `fields` of the first `If-None-Match` field, noted by the parser as it met
+    /// the line (-1: none), so that a conditional request's check compares no other name;
+    /// ``unnotedIndex`` for headers built otherwise (their names are compared).
+    package var ifNoneMatchIndex: Int32
+
+    /// ``ifNoneMatchIndex`` of headers the parser did not make.
+    @inlinable package static var unnotedIndex: Int32 { -2 }
 
     /// An empty header list.
     public init() {
         storage = []
         fields = []
         isSerialized = true
+        ifNoneMatchIndex = Self.unnotedIndex
     }
 
     /// Headers from name/value pairs, in order.
@@ -35,10 +43,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// Headers that index into a parsed request head.
-    package init(parsedStorage: [UInt8], fields: [Field]) {
+    package init(parsedStorage: [UInt8], fields: [Field], ifNoneMatchIndex: Int32 = unnotedIndex) {
         storage = parsedStorage
         self.fields = fields
         isSerialized = false
+        self.ifNoneMatchIndex = ifNoneMatchIndex
     }
 
     /// The number of fields, counting duplicates.
@@ -211,6 +220,16 @@ package enum ASCII {
     @inline(__always)
     package static func lower(_ byte: UInt8) -> UInt8 {
         (byte &- 0x41) < 26 ? byte | 0x20 : byte
+    }
+
+    /// Every byte of `word` lower-cased (`A`–`Z` only): a byte's high bit set when it is one,
+    /// moved down to 0x20. No carry crosses a byte (each sum stays below 0x100).
+    @inline(__always)
+    package static func lower<Word: FixedWidthInteger & UnsignedInteger>(_ word: Word) -> Word {
+        let ones = Word.max / 0xFF
+        let heptets = word & (ones &* 0x7F)
+        let upper = (heptets &+ ones &* 0x3F) & ~(heptets &+ ones &* 0x25) & ~word & (ones &* 0x80)
+        return word | (upper >> 2)
     }
 
     /// RFC 9110 `tchar`: the bytes allowed in a method or field name.

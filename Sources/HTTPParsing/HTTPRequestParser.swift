@@ -53,6 +53,8 @@ public struct HTTPRequestParser: Sendable {
     /// Where the header section (after the request line) starts in `buffer`.
     private var headerSectionStart = 0
     private var fields: [HTTPHeaders.Field] = []
+    /// The index in `fields` of the head's first `If-None-Match` field, -1 before one is met.
+    private var ifNoneMatchIndex: Int32 = -1
     /// The request line's method, version and target (offsets in `buffer`), once parsed.
     private var requestLine: (method: HTTPMethod, target: Range<Int>, version: HTTPVersion)?
     /// The head announced by the last `.head` event, until ``takeHead()``.
@@ -262,7 +264,7 @@ public struct HTTPRequestParser: Sendable {
         // Room for a browser's dozen fields at once, instead of growing the list field by field.
         if fields.capacity == 0 { fields.reserveCapacity(16) }
         fields.append(field)
-        noteSpecialField(field)
+        noteSpecialField(field, at: fields.count - 1)
         return nil
     }
 
@@ -296,11 +298,16 @@ public struct HTTPRequestParser: Sendable {
         return .success((colon, valueStart, valueEnd))
     }
 
-    /// Hands a field line's name and value to ``framingFields``.
-    private mutating func noteSpecialField(_ field: HTTPHeaders.Field) {
+    /// Hands a field line's name and value to ``framingFields``, and notes where the first
+    /// `If-None-Match` is (``HTTPHeaders/ifNoneMatchIndex``).
+    @inline(__always)
+    private mutating func noteSpecialField(_ field: HTTPHeaders.Field, at index: Int) {
         buffer.withUnsafeBytes { raw in
             let name = UnsafeRawBufferPointer(rebasing: raw[Int(field.nameStart)..<Int(field.nameEnd)])
             let value = UnsafeRawBufferPointer(rebasing: raw[Int(field.valueStart)..<Int(field.valueEnd)])
+            if name.count == 13 && ifNoneMatchIndex < 0 && Self.nameIs(name, "if-none-match") {
+                ifNoneMatchIndex = Int32(index)
+            }
             framingFields.note(name: name, value: value)
         }
     }
@@ -314,7 +321,7 @@ public struct HTTPRequestParser: Sendable {
         }
         completedHead = HTTPRequestHead(
             method: line.method, rawTarget: RawTarget(storage: buffer, target: line.target), version: line.version,
-            headers: HTTPHeaders(parsedStorage: buffer, fields: fields),
+            headers: HTTPHeaders(parsedStorage: buffer, fields: fields, ifNoneMatchIndex: ifNoneMatchIndex),
             framing: framing, keepAlive: framingFields.keepAlive(version: line.version),
             expectsContinue: framingFields.expectsContinue(version: line.version, framing: framing))
         switch framing {
@@ -343,5 +350,6 @@ public struct HTTPRequestParser: Sendable {
         headerSectionStart = 0
         requestLine = nil
         framingFields = RequestFramingFields()
+        ifNoneMatchIndex = -1
     }
 }

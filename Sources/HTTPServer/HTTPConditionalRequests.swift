@@ -4,33 +4,29 @@ import HTTPParsing
 /// `If-None-Match` (RFC 9110 §13.1.2) evaluated on the header bytes, without allocating: what a
 /// revalidation on the hot path (a player polling with its cached ETag) needs.
 extension HTTPHeaders {
-    private static let ifNoneMatch: [UInt8] = Array("if-none-match".utf8)
-
     /// Whether an `If-None-Match` field names `etag` — or is `*` — by weak comparison (a `W/`
     /// prefix on either side is ignored). False when there is no such field.
     public func ifNoneMatchMatches(_ etag: String) -> Bool {
+        // The parser noted the first such field (``ifNoneMatchIndex``): without one there is
+        // nothing to compare, and with one no name before it is read, nor its own.
+        let noted = ifNoneMatchIndex != Self.unnotedIndex
+        let first = noted ? Int(ifNoneMatchIndex) : 0
+        guard first >= 0 else { return false }
         var target = etag
         return target.withUTF8 { raw in
             var tag = UnsafeRawBufferPointer(raw)
             if tag.count >= 2 && tag[0] == 0x57 && tag[1] == 0x2F { tag = UnsafeRawBufferPointer(rebasing: tag[2...]) }
             return storage.withUnsafeBytes { buffer in
-                for field in fields where nameIs(field, Self.ifNoneMatch, in: buffer) {
+                for index in first..<fields.count {
+                    let field = fields[index]
+                    let name = UnsafeRawBufferPointer(rebasing: buffer[Int(field.nameStart)..<Int(field.nameEnd)])
+                    guard (noted && index == first) || HTTPRequestParser.nameIs(name, "if-none-match") else { continue }
                     let value = UnsafeRawBufferPointer(rebasing: buffer[Int(field.valueStart)..<Int(field.valueEnd)])
                     if Self.listNames(tag, value) { return true }
                 }
                 return false
             }
         }
-    }
-
-    private func nameIs(_ field: Field, _ lowercased: [UInt8], in buffer: UnsafeRawBufferPointer) -> Bool {
-        guard Int(field.nameEnd - field.nameStart) == lowercased.count else { return false }
-        var offset = Int(field.nameStart)
-        for byte in lowercased {
-            if ASCII.lower(buffer[offset]) != byte { return false }
-            offset += 1
-        }
-        return true
     }
 
     /// Whether the entity-tag list `value` (`"a", W/"b"` or `*`) holds `tag` (opaque tag with

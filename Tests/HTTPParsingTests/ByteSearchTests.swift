@@ -120,4 +120,28 @@ import Testing
             }
         }
     }
+
+    /// `nameIs` compares words (four or eight bytes, the last one overlapping): every byte value
+    /// at every position of literals of every length it handles differently, against a
+    /// byte-by-byte reference.
+    @Test func nameIsMatchesAByteByByteComparison() {
+        let literals: [StaticString] = [
+            "te", "host", "close", "expect", "chunked", "keep-ali", "connection", "if-none-match",
+            "content-length", "transfer-encoding", "100-continue",
+        ]
+        for literal in literals {
+            let expected = Array(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+            for position in expected.indices {
+                for byte in 0...255 {
+                    var bytes = expected
+                    bytes[position] = UInt8(byte)
+                    let reference = zip(bytes, expected).allSatisfy { ASCII.lower($0) == $1 }
+                    #expect(Self.withBytes(bytes) { HTTPRequestParser.nameIs($0, literal) } == reference, "\(bytes)")
+                }
+            }
+            let upper = expected.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }
+            #expect(Self.withBytes(upper) { HTTPRequestParser.nameIs($0, literal) })
+            #expect(!Self.withBytes(expected + [0x61]) { HTTPRequestParser.nameIs($0, literal) })
+        }
+    }
 }

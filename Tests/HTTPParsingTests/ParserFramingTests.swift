@@ -28,6 +28,26 @@ import Testing
         #expect(head.headers["missing"] == nil)
     }
 
+    /// The parser notes the first `If-None-Match` (whatever its case) for the conditional check;
+    /// a head without one notes none, and a field named alike but longer is not it.
+    @Test func firstIfNoneMatchFieldIsNoted() throws {
+        for (fields, index) in [
+            ("Host: h\r\nIF-NONE-MATCH: \"a\"\r\nIf-None-Match: \"b\"\r\n", Int32(1)),
+            ("If-None-Match: *\r\nHost: h\r\n", 0), ("Host: h\r\nIf-None-Matches: \"a\"\r\n", -1),
+            ("Host: h\r\n", -1),
+        ] {
+            var parser = HTTPRequestParser()
+            for _ in 0..<2 {  // also on the next request of the connection
+                let (consumed, event) = parser.parse(bytes("GET / HTTP/1.1\r\n\(fields)\r\n"))
+                guard case .head? = event, let head = parser.takeHead() else { Issue.record("no head"); return }
+                #expect(head.headers.ifNoneMatchIndex == index, "\(fields)")
+                #expect(consumed > 0)
+                #expect(parser.parse(UnsafeRawBufferPointer(start: nil, count: 0)).event.map { "\($0)" } == "end")
+            }
+        }
+        #expect(HTTPHeaders([("If-None-Match", "*")]).ifNoneMatchIndex == HTTPHeaders.unnotedIndex)
+    }
+
     /// Tabs and bytes of 0x80 and above are field-value bytes anywhere in a value (RFC 9110
     /// §5.5), also past the first eight bytes that are checked together.
     @Test func tabsAndObsTextAreKeptInValues() throws {

@@ -86,4 +86,18 @@ struct PreparedResponseTests {
         #expect(headers.ifNoneMatchMatches("\"a\""))
         #expect(!headers.ifNoneMatchMatches("\"z\""))
     }
+
+    /// A parsed head's check starts at the field the parser noted and still reads the later ones.
+    @Test func ifNoneMatchOfAParsedHeadReadsTheNotedFieldAndLaterOnes() {
+        func head(_ fields: String) -> HTTPHeaders? {
+            var parser = HTTPRequestParser()
+            _ = parser.parse(Array("GET / HTTP/1.1\r\nHost: h\r\n\(fields)\r\n".utf8))
+            return parser.takeHead()?.headers
+        }
+        let both = head("ETag: \"a\"\r\nif-none-match: \"x\"\r\nX: 1\r\nIf-None-Match: \"y\", W/\"a\"\r\n")
+        #expect(both?.ifNoneMatchMatches("\"a\"") == true)
+        #expect(both?.ifNoneMatchMatches("\"x\"") == true)
+        #expect(both?.ifNoneMatchMatches("\"z\"") == false)
+        #expect(head("ETag: \"a\"\r\n")?.ifNoneMatchMatches("\"a\"") == false)
+    }
 }
