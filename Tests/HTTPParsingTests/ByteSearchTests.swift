@@ -144,4 +144,12 @@ import Testing
             #expect(!Self.withBytes(expected + [0x61]) { HTTPRequestParser.nameIs($0, literal) })
         }
     }
+
+    /// RFC 9110 `tchar` read from a bitmap: every byte value against the grammar's list.
+    @Test func tokenCharsAreExactlyRFC9110s() {
+        let tchar = Set(Array("!#$%&'*+-.^_`|~0123456789".utf8) + (0x41...0x5A) + (0x61...0x7A))
+        for byte in 0...255 {
+            #expect(ASCII.isTokenChar(UInt8(byte)) == tchar.contains(UInt8(byte)), "\(byte)")
+        }
+    }
 }
