@@ -27,6 +27,7 @@ public struct HTTPRequestParser: Sendable {
         case error(HTTPParseError)
     }
 
+    @usableFromInline
     package enum State: Sendable {
         case requestLine
         case headerLines
@@ -45,9 +46,9 @@ public struct HTTPRequestParser: Sendable {
     /// The limits this parser enforces.
     public let limits: HTTPParserLimits
 
-    package var state: State = .requestLine
+    @usableFromInline package var state: State = .requestLine
     /// The bytes of the current head (request line and field lines), or of the current trailer line.
-    package var buffer: [UInt8] = []
+    @usableFromInline package var buffer: [UInt8] = []
     /// Where the line being collected starts in `buffer`.
     private var lineStart = 0
     /// Where the header section (after the request line) starts in `buffer`.
@@ -78,6 +79,9 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// Whether the parser sits between requests (no byte of a next request consumed yet).
+    /// Inlined: called on a parser held by a class in another module, the getter was handed a
+    /// copy of the whole parser (a `memcpy` of it before each call, three a request).
+    @inlinable
     public var isIdle: Bool {
         if case .requestLine = state { return buffer.isEmpty }
         return false
