@@ -192,8 +192,10 @@ final class Connection {
                 }
             }
             let base = readStart
-            let available = UnsafeRawBufferPointer(start: readBuffer.baseAddress! + base, count: readEnd - base)
             let wasIdle = parser.isIdle
+            // Between requests with no byte left there is nothing to parse: no call to say so.
+            if wasIdle && base == readEnd { break }
+            let available = UnsafeRawBufferPointer(start: readBuffer.baseAddress! + base, count: readEnd - base)
             let (consumed, event) = parser.parse(available)
             readStart += consumed
             if wasIdle && current == nil && consumed > 0 && headStartedAt == 0 { headStartedAt = loop.now }
