@@ -17,6 +17,9 @@ struct RouteGroups: Sendable {
     /// Index: number of segments. The groups with a first literal, then (if any) the one without.
     private let bySegmentCount: [[Group]]
 
+    /// One more than the most segments a route has: a path with as many matches no route.
+    var segmentLimit: Int { bySegmentCount.count }
+
     init(_ routes: [Router.Route]) {
         let longest = routes.map(\.segments.count).max() ?? 0
         var table: [[Group]] = Array(repeating: [], count: longest + 1)

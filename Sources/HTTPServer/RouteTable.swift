@@ -23,19 +23,20 @@ final class RouteTable: Sendable {
     /// parameters are bound as ranges of the target's bytes, so matching allocates nothing.
     func match(_ method: HTTPMethod, target: RawTarget) -> Router.Match {
         target.withPath { raw in
-            // Segments follow the leading "/": one more than the slashes after it.
-            let start = min(1, raw.count)
-            let count = 1 + ByteSearch.count(of: 0x2F, in: UnsafeRawBufferPointer(rebasing: raw[start...]))
-            return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: count) { ranges in
-                var start = start
+            // Segments follow the leading "/". A path of more segments than any route has
+            // matches none: it is split no further (and its slashes are not counted first).
+            let capacity = groups.segmentLimit
+            return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: capacity) { ranges in
+                var start = min(1, raw.count)
                 var n = 0
                 while let slash = ByteSearch.firstOffset(of: 0x2F, in: raw, range: start..<raw.count) {
                     ranges[n] = start..<slash
                     n += 1
                     start = slash + 1
+                    if n == capacity { return .notFound }
                 }
                 ranges[n] = start..<raw.count
-                return match(method, target, raw, UnsafeBufferPointer(ranges))
+                return match(method, target, raw, UnsafeBufferPointer(rebasing: ranges[0...n]))
             }
         }
     }

@@ -81,6 +81,11 @@ import Testing
         guard case .notFound = router.match(.GET, rawPath: "/frames/a") else { Issue.record("expected 404"); return }
         guard case .notFound = router.match(.GET, rawPath: "/frames/a/1/2") else { Issue.record("expected 404"); return }
         guard case .notFound = router.match(.GET, rawPath: "/frames//1") else { Issue.record("empty parameter"); return }
+        // Split no further than the longest route: many more segments, or one more, still 404.
+        for path: Substring in ["/frames/a/1/2/3/4/5/6/7/8/9", "/a/b/c/d", "////", "/frames/a/1/"] {
+            guard case .notFound = router.match(.GET, rawPath: path) else { Issue.record("expected 404: \(path)"); return }
+        }
+        guard case .found = router.match(.GET, rawPath: "/frames/a/1") else { Issue.record("expected a match"); return }
     }
 
     @Test func knownPathWithOtherMethodListsAllowedMethods() {
