@@ -38,6 +38,27 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let TRACE = HTTPMethod("TRACE", tag: 8)
     public static let CONNECT = HTTPMethod("CONNECT", tag: 9)
 
+    /// The token of a method made as one of the constants above, read from its number (no
+    /// string looked at), or nil: for writers that copy it as bytes.
+    package var constantToken: StaticString? {
+        switch tag {
+        case 1: "GET"
+        case 2: "HEAD"
+        case 3: "POST"
+        case 4: "PUT"
+        case 5: "DELETE"
+        case 6: "PATCH"
+        case 7: "OPTIONS"
+        case 8: "TRACE"
+        case 9: "CONNECT"
+        default: nil
+        }
+    }
+
+    /// The position of a method made as one of the constants above in the order they are
+    /// declared (`GET` 0 … `CONNECT` 8), or nil.
+    package var constantIndex: Int? { tag == 0 ? nil : Int(tag) - 1 }
+
     /// Maps the bytes of a method token to a method, reusing the common constants.
     package static func from(_ bytes: UnsafeRawBufferPointer) -> HTTPMethod {
         switch bytes.count {

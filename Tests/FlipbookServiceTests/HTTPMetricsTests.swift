@@ -57,4 +57,28 @@ import Testing
         #expect(text.contains("flipbook_http_requests_total{method=\"GET\",route=\"/images/:id\",status=\"404\"} 3\n"))
         #expect(text.split(separator: "\n").filter { $0.hasPrefix("flipbook_http_requests_total{") }.count == 600)
     }
+
+    /// A method's label is read by its constant's number: the labels list the constants in the
+    /// order they are declared, and a method made from the same token counts the same.
+    @Test func methodsAreCountedByTheirConstantsNumber() {
+        for (index, method) in HTTPMetrics.methods.enumerated() {
+            #expect(method.constantIndex == index)
+            #expect(method.constantToken.map { "\($0)" } == method.rawValue)
+        }
+        #expect(HTTPMethod(rawValue: "GET").constantIndex == nil)
+        let metrics = HTTPMetrics(loops: 1)
+        for method in [HTTPMethod.GET, HTTPMethod(rawValue: "GET"), .HEAD, HTTPMethod(rawValue: "PURGE")] {
+            metrics.record(
+                HTTPAccessRecord(
+                    method: method, path: "/x", route: nil, routeIndex: -1, requestHeaders: HTTPHeaders(),
+                    requestID: .none, remoteAddress: nil, connectionID: 1, loop: 0, status: 404, bodyBytes: 0,
+                    duration: .nanoseconds(1)))
+        }
+        var buffer: [UInt8] = []
+        metrics.emit(into: &buffer)
+        let text = String(decoding: buffer, as: UTF8.self)
+        #expect(text.contains("method=\"GET\",route=\"unmatched\",status=\"404\"} 2"), "\(text)")
+        #expect(text.contains("method=\"HEAD\",route=\"unmatched\",status=\"404\"} 1"), "\(text)")
+        #expect(text.contains("method=\"other\",route=\"unmatched\",status=\"404\"} 1"), "\(text)")
+    }
 }

@@ -93,6 +93,8 @@ final class HTTPMetrics: Sendable {
     }
 
     private static func methodIndex(_ method: HTTPMethod) -> Int {
+        // `methods` lists the constants in their declared order.
+        if let index = method.constantIndex { return index }
         if method.rawValue == "-" { return unparsedMethod }
         return methods.firstIndex(of: method) ?? otherMethod
     }

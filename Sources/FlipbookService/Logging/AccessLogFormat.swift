@@ -57,7 +57,12 @@ public enum AccessLogFormat: Sendable {
         cursor.write(json ? "\",\"client\":\"" : " client=")
         Self.writeEscaped(line.client, json: json, to: &cursor)
         cursor.write(json ? "\",\"component\":\"access\",\"method\":\"" : " component=access method=")
-        Self.writeEscaped(line.record.method.rawValue, json: json, to: &cursor)
+        // A method of the server's constants is a token: nothing in it to escape, nor to read.
+        if let token = line.record.method.constantToken {
+            cursor.write(token)
+        } else {
+            Self.writeEscaped(line.record.method.rawValue, json: json, to: &cursor)
+        }
         cursor.write(json ? "\",\"ms\":\"" : " ms=")
         Self.writeMilliseconds(line.record.durationNanoseconds, to: &cursor)
         cursor.write(json ? "\",\"path\":\"" : " path=")

@@ -76,8 +76,10 @@ struct UploadIDs: Sendable {
     /// A quick test that lets an image id (64 hex digits) or a name pass by without hashing: the
     /// length and the first separator of an upload id.
     static func hasShape(_ id: String) -> Bool {
+        // The length first, without reaching the bytes (a frame's content id is longer).
+        guard id.utf8.count == length else { return false }
         var id = id
-        return id.withUTF8 { $0.count == length && $0[randomDigits] == 0x2e }
+        return id.withUTF8 { $0[randomDigits] == 0x2e }
     }
 
     private static func isLowerHex(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 || byte &- 0x61 < 6 }
