@@ -54,7 +54,24 @@ public struct HTTPAccessRecord: Sendable {
     /// they are known to be visible ASCII (`!`–`~`) only: the raw path of a request line the
     /// server's parser accepted, with nothing to decode. A log line copies such bytes as they are,
     /// without looking for bytes to escape; a path set or decoded is never taken for clean.
+    /// Inlined where it is called (the access log, in another module), so that the usual path —
+    /// the raw path with no `%` — calls `body` directly, not through a generic closure.
+    @inlinable
     public func withPathBytes<R>(_ body: (UnsafeRawBufferPointer, _ visibleASCII: Bool) -> R) -> R {
+        if decodedPath == nil {
+            let clean: R? = target.withPath { bytes in Self.hasNoEscape(bytes) ? body(bytes, true) : nil }
+            if let clean { return clean }
+        }
+        return withDecodedPathBytes(body)
+    }
+
+    /// Whether `bytes` hold no `%`.
+    @usableFromInline
+    static func hasNoEscape(_ bytes: UnsafeRawBufferPointer) -> Bool { ByteSearch.firstOffset(of: 0x25, in: bytes) == nil }
+
+    /// ``withPathBytes(_:)`` for a path set, or one with escapes (decoded first).
+    @usableFromInline
+    func withDecodedPathBytes<R>(_ body: (UnsafeRawBufferPointer, _ visibleASCII: Bool) -> R) -> R {
         if let decodedPath {
             var text = decodedPath
             return text.withUTF8 { body(UnsafeRawBufferPointer($0), false) }
@@ -69,10 +86,10 @@ public struct HTTPAccessRecord: Sendable {
     /// An upper bound of `path.utf8.count` found without decoding (decoding never lengthens).
     public var pathByteCountBound: Int { decodedPath?.utf8.count ?? target.pathByteCount }
     /// The path as set, or nil while it is the target's raw path decoded.
-    private var decodedPath: String?
+    @usableFromInline var decodedPath: String?
     /// The request target, for its raw (percent-encoded) path: the server's records get it from a
     /// request line its parser accepted (visible ASCII only), or `-`.
-    private var target: RawTarget
+    @usableFromInline var target: RawTarget
     /// The pattern of the route that answered (`/frames/:id/:index`); nil when no route matched
     /// (404, 405) or the request never reached the router (parser errors, the 503 at the limit).
     public var route: String?
