@@ -37,25 +37,14 @@ struct CachePolicyScenarioTests {
             #expect(s.nextJob()?.summary == "p#3!")
         },
         Row(rule: "2. a one-off on an image whose players are about waits out its patience") {
-            var s = try PolicyScenario()
-            let player = try s.entry("m", width: 60)
-            s.play(player, 0...2)
-            s.cache(player, [3, 4])  // three frames ready from the playhead: not short
-            let oneOff = try s.entry("m", width: 30, startingAt: 40)
-            s.wait(oneOff, 40)
-            s.refresh()
+            let (s, player, oneOff) = try PolicyScenario.playerAndOneOff(ready: [3, 4])  // not short of frames
             s.advance(0.05)
             #expect(s.nextJob()?.entry !== oneOff)
             s.advance(0.05)
             #expect(s.nextJob()?.summary == "m/\(oneOff.rendition.key)#40!")
         },
         Row(rule: "2. while a player of the image is short of frames, a one-off waits the longer patience") {
-            var s = try PolicyScenario()
-            let player = try s.entry("m", width: 60)
-            s.play(player, 0...2)
-            let oneOff = try s.entry("m", width: 30, startingAt: 40)
-            s.wait(oneOff, 40)
-            s.refresh()
+            let (s, player, oneOff) = try PolicyScenario.playerAndOneOff()
             s.advance(0.1)
             #expect(s.nextJob()?.summary == "m/\(player.rendition.key)#3")
             s.advance(0.4)
@@ -72,12 +61,7 @@ struct CachePolicyScenarioTests {
             #expect(s.nextJob()?.summary == "m/\(viewer.rendition.key)#0!")
         },
         Row(rule: "2. in a run, a player's frame due soon goes before a one-off within its patience") {
-            var s = try PolicyScenario()
-            let player = try s.entry("m", width: 60)
-            s.play(player, 0...2)
-            let oneOff = try s.entry("m", width: 30, startingAt: 40)
-            s.wait(oneOff, 40)
-            s.refresh()
+            let (s, player, oneOff) = try PolicyScenario.playerAndOneOff()
             s.advance(0.05)
             #expect(s.continuation(of: player)?.summary == "m/\(player.rendition.key)#3")
             s.advance(0.45)  // the longer patience: the player is short of frames
@@ -105,12 +89,7 @@ struct CachePolicyScenarioTests {
             #expect(s.nextJob() == nil)
         },
         Row(rule: "4. a one-off is made beside a busy decoder while a player is short of frames") {
-            var s = try PolicyScenario()
-            let player = try s.entry("m", width: 60)
-            s.play(player, 0...2)
-            let oneOff = try s.entry("m", width: 30, startingAt: 40)
-            s.wait(oneOff, 40)
-            s.refresh()
+            let (s, player, oneOff) = try PolicyScenario.playerAndOneOff()
             player.busy = true  // a thread holds the image's decoder
             s.advance(0.5)  // past the one-off's patience while the player is short
             #expect(s.nextJob()?.summary == "m/\(oneOff.rendition.key)#40! beside")

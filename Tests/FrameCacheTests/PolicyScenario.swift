@@ -26,6 +26,19 @@ struct PolicyScenario {
 
     var now: Double { clock.seconds() }
 
+    /// Rules 2 and 4's scene: a player of image `m` 60 px wide that played frames 0–2 (and has
+    /// `ready` cached too), and a one-off 30 px wide waiting for frame 40; windows worked out.
+    static func playerAndOneOff(ready: [Int] = []) throws -> (PolicyScenario, player: ImageEntry, oneOff: ImageEntry) {
+        var s = try PolicyScenario()
+        let player = try s.entry("m", width: 60)
+        s.play(player, 0...2)
+        s.cache(player, ready)
+        let oneOff = try s.entry("m", width: 30, startingAt: 40)
+        s.wait(oneOff, 40)
+        s.refresh()
+        return (s, player, oneOff)
+    }
+
     func advance(_ seconds: Double) { clock.advance(by: seconds) }
 
     /// The entry of image `id` (full size, or `width` px wide), made as the cache makes one on a
