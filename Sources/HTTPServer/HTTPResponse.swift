@@ -166,6 +166,9 @@ public final class HTTPPreparedResponse: Sendable {
     /// ending in CRLF; the blank line is not included.
     let head: [UInt8]
 
+    /// Appends ``head`` to `out`.
+    func appendHead(to out: inout [UInt8]) { out.append(contentsOf: head) }
+
     /// Encodes the head of a response with these parts. A `Content-Length` in `headers` is
     /// replaced by the body's length (a 304 keeps one it was given).
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {

@@ -24,8 +24,9 @@ enum ResponseSerializer {
     /// encoded now. `sendsBody` is false for HEAD requests; `Content-Length` is still the body's
     /// length (or the handler's own `Content-Length` when it sent no body to HEAD).
     static func appendStatusAndFields(of response: HTTPResponse, sendsBody: Bool, to out: inout [UInt8]) {
-        if let prepared = response.prepared {
-            out.append(contentsOf: prepared.head)
+        // Chained, the prepared answer is used where the response holds it; bound with `if let`,
+        // the optional was copied out and destroyed (through the runtime's generic witnesses).
+        if response.preparedAnswer?.appendHead(to: &out) != nil {
             response.ownFields?.serialize(into: &out)
         } else {
             appendStatusAndFields(
