@@ -18,7 +18,7 @@ public final class MotoServer: Sendable {
     public let logPath: String
     public var endpoint: String { "http://127.0.0.1:\(port)" }
 
-    public static let shared: Result<MotoServer, Missing> = Result { () throws(Missing) -> MotoServer in try MotoServer() }
+    public static let shared: Result<MotoServer, Missing> = Result { () throws(Missing) -> MotoServer in try start() }
 
     /// moto's process id, written by the watcher shell (for ``stop()``).
     private let pidFile: String
@@ -38,18 +38,36 @@ public final class MotoServer: Sendable {
         return nil
     }
 
-    /// A server of the test's own (to stop and start again), on `port` or a free one.
+    /// A server of the test's own (to stop and start again), on `port` or a free one. A free port
+    /// is free only when it is picked: another server of the test process may bind it before
+    /// moto starts (moto then exits), so a picked port is given up for another, three times.
     public static func start(port: Int? = nil) throws(Missing) -> MotoServer {
-        try MotoServer(port: port)
+        if let port { return try MotoServer(port: port) }
+        var attempt = 1
+        while true {
+            do {
+                return try MotoServer(port: freePort())
+            } catch  where attempt < 3 {
+                attempt += 1
+            }
+        }
     }
 
-    private init(port: Int? = nil) throws(Missing) {
+    /// Whether moto answers on `port`: its reset endpoint, which no other server of the tests has.
+    public static func answers(on port: Int) -> Bool {
+        guard let response = try? HTTPTestClient(port: port).send("POST", "/moto-api/reset", body: []) else {
+            return false
+        }
+        return response.status == 200 && response.text.contains("ok")
+    }
+
+    private init(port: Int) throws(Missing) {
         guard let moto = Self.tool("moto_server", environment: "FLIPBOOK_MOTO_SERVER") else {
             throw Missing(
                 description: "moto_server not found: run `make test` (it installs moto[server] into "
                     + ".build-s3-venv) or set FLIPBOOK_MOTO_SERVER")
         }
-        self.port = port ?? Self.freePort()
+        self.port = port
         logPath = ScratchDirectory.root + "/moto-\(self.port).log"
         pidFile = logPath + ".pid"
         unlink(pidFile)
@@ -76,7 +94,8 @@ public final class MotoServer: Sendable {
             throw Missing(description: "cannot start \(moto): \(error)")
         }
         for _ in 0..<300 {
-            if (try? HTTPTestClient(port: self.port).get("/moto-api/reset"))?.status != nil { return }
+            if Self.answers(on: self.port) { return }
+            if !process.isRunning { break }  // moto exited: its port was taken
             usleep(100_000)
         }
         // The log goes with the scratch directory at exit: its end is part of the message.
