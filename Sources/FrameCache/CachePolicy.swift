@@ -181,8 +181,8 @@ struct CachePolicy: Sendable {
     /// (``Tuning/oneOffPatienceSeconds``), or less than ``Tuning/oneOffPatienceWhileShortSeconds``
     /// while one of the image's players is short of frames. A patience of 0 turns both off.
     func withinPatience(_ entry: ImageEntry, in state: CacheState, now: Double) -> Bool {
-        let waited = now - entry.waitingSinceSeconds
         guard tuning.oneOffPatienceSeconds > 0 else { return false }
+        let waited = now - entry.waitingSinceSeconds
         if waited < tuning.oneOffPatienceSeconds { return true }
         guard waited < tuning.oneOffPatienceWhileShortSeconds else { return false }
         return entry.source.entries.contains { isShortOfFrames($0, in: state) }

@@ -39,7 +39,7 @@ struct CachePolicyScenarioTests {
         Row(rule: "2. a one-off on an image whose players are about waits out its patience") {
             let (s, player, oneOff) = try PolicyScenario.playerAndOneOff(ready: [3, 4])  // not short of frames
             s.advance(0.05)
-            #expect(s.nextJob()?.entry !== oneOff)
+            #expect(s.nextJob()?.summary == "m/\(player.rendition.key)#5")
             s.advance(0.05)
             #expect(s.nextJob()?.summary == "m/\(oneOff.rendition.key)#40!")
         },
