@@ -3,6 +3,7 @@ import ArgumentParser
 import FlipbookService
 import FoundationEssentials
 import Glibc
+import SystemPackage
 import SystemResources
 
 /// Exit statuses of the CLI: 1 when the image cannot be served (unsupported, damaged, over a
@@ -58,6 +59,24 @@ struct ImageInput: ParsableArguments {
     func refuse(_ error: any Error) -> Never {
         fail("\(file): \(error)", status: CLIExit.badImage)
     }
+}
+
+/// The directory a command writes its files into (`--output DIR`, `-o DIR`), created if need be.
+struct OutputDirectory: ParsableArguments {
+    @Option(name: [.customShort("o"), .customLong("output")], help: "The directory to write into (created if need be).")
+    var path: String
+
+    /// Creates the directory (and its parents) when missing, or exits with status 2.
+    func create() {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            fail("cannot create \(path): \(ErrorText.of(error))", status: CLIExit.ioFailure)
+        }
+    }
+
+    /// The path of the file `name` in the directory.
+    func file(_ name: String) -> String { FilePath(path).appending(name).string }
 }
 
 /// The image limits, overridable on the command line.

@@ -15,22 +15,18 @@ import SystemResources
 /// run on the other cores, with a bounded number of frames in flight.
 struct FramesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "frames", abstract: "Write every composited frame as PNG (or WebP) files.")
+        commandName: "frames", abstract: "Write every composited frame as PNG (or WebP) files.",
+        discussion: "The files are named frame_0000.png, frame_0001.png, … (.webp or .avif with --format).")
 
     @OptionGroup var input: ImageInput
 
-    @Option(name: .shortAndLong, help: "The directory to write frame_0000.png, frame_0001.png, … into.")
-    var output: String
+    @OptionGroup var output: OutputDirectory
 
     @OptionGroup var rendition: RenditionOptions
 
     func run() throws {
         let (image, target) = try rendition.open(input)
-        do {
-            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-        } catch {
-            fail("cannot create \(output): \(ErrorText.of(error))", status: CLIExit.ioFailure)
-        }
+        output.create()
         // Frames are rendered in order, each decoded once: checkpoints would only cost copies.
         let renderer = FrameRenderer(image: image, checkpointBudget: 0)
         let encoder = rendition.encoder
@@ -53,7 +49,7 @@ struct FramesCommand: ParsableCommand {
             }
             let digits = String(i)  // frame_0000.png …
             let name = "frame_" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "." + target.format.rawValue
-            let path = FilePath(output).appending(name).string
+            let path = output.file(name)
             workers.submit {
                 do {
                     let bytes = try encoder.encode(canvas, as: target, colorSpace: image.colorSpace)

@@ -12,8 +12,7 @@ struct StoryboardCommand: ParsableCommand {
 
     @OptionGroup var input: ImageInput
 
-    @Option(name: .shortAndLong, help: "The directory to write into (created if need be).")
-    var output: String
+    @OptionGroup var output: OutputDirectory
 
     @Option(help: "The tile's width in pixels.")
     var tile = StoryboardSpec.defaultTileWidth
@@ -53,21 +52,17 @@ struct StoryboardCommand: ParsableCommand {
         } catch {
             fail(error.detail, status: CLIExit.badImage)
         }
-        do {
-            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-        } catch {
-            fail("cannot create \(output): \(error)", status: CLIExit.ioFailure)
-        }
+        output.create()
         let name = { (number: Int) in "\(number).\(spec.format.rawValue)" }
         do {
             try StoryboardMaker.make(image, layout: layout) { number, bytes in
-                writeFile(bytes, to: output + "/" + name(number))
+                writeFile(bytes, to: output.file(name(number)))
             }
         } catch {
             input.refuse(error)
         }
         let id = URL(fileURLWithPath: input.file).lastPathComponent
-        writeFile(StoryboardDocuments.manifest(id: id, layout: layout, sheetURL: name), to: output + "/storyboard.json")
-        writeFile(StoryboardDocuments.vtt(layout: layout, sheetURL: name), to: output + "/storyboard.vtt")
+        writeFile(StoryboardDocuments.manifest(id: id, layout: layout, sheetURL: name), to: output.file("storyboard.json"))
+        writeFile(StoryboardDocuments.vtt(layout: layout, sheetURL: name), to: output.file("storyboard.vtt"))
     }
 }
