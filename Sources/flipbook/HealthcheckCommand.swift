@@ -3,9 +3,6 @@ import FlipbookService
 import FoundationEssentials
 import Glibc
 
-#if canImport(Glibc)
-#endif
-
 /// `flipbook healthcheck`: one HTTP/1.1 GET to the server on this machine's loopback, exit 0 on
 /// 200 and 1 on anything else (Docker reads 0 as healthy, 1 as unhealthy and reserves the rest).
 /// The runtime image has no curl; this needs nothing beyond libc.
