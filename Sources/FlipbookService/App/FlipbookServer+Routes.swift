@@ -39,7 +39,6 @@ extension FlipbookServer {
             derived = DerivedProducts(
                 settings: settings, images: store, cache: cache, budget: cache.configuration.decodeBudget,
                 concurrency: cache.configuration.decodeThreads, logger: logger)
-            avifEncodes = ClientEncodeLimit(perClient: settings.limits.avifFramesPerClient)
             let frames = ImageFrames(
                 store: store, cache: cache, derived: derived, pngLevel: settings.cache.pngCompressionLevel)
             uploads = UploadSessions(
@@ -58,10 +57,12 @@ extension FlipbookServer {
                 store: store, cache: cache, derived: derived, registry: registry, decorator: decorator,
                 isDraining: server.isDraining, connectionStatistics: server.connectionStatistics,
                 adminToken: settings.auth.adminToken, logger: logger)
-            let clients = ClientAddresses(trustedProxies: decorator.trustedProxies)
+            avifEncodes = ClientEncodeLimit(
+                perClient: settings.limits.avifFramesPerClient,
+                clients: ClientAddresses(trustedProxies: decorator.trustedProxies))
             let uploadFrames = UploadFrameRoutes(
                 tracker: tracker, lookup: lookup, renditions: renditions, frames: frames, avifEncodes: avifEncodes,
-                clients: clients, settings: settings, logger: logger)
+                settings: settings, logger: logger)
 
             var router = Router()
             ImageRoutes(
@@ -73,7 +74,7 @@ extension FlipbookServer {
             DerivedRoutes(lookup: lookup, renditions: renditions, derived: derived, settings: settings).register(in: &router)
             FrameRoutes(
                 lookup: lookup, renditions: renditions, frames: frames, uploads: uploadFrames, avifEncodes: avifEncodes,
-                clients: clients, logger: logger
+                logger: logger
             ).register(in: &router)
             operations.register(in: &router)
             if let assets = Self.webAssets(settings, logger: logger) {

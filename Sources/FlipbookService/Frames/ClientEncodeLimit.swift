@@ -1,3 +1,4 @@
+import AnimatedImage
 import HTTPServer
 import Synchronization
 
@@ -12,10 +13,19 @@ import Synchronization
 final class ClientEncodeLimit: Sendable {
     /// The most encodes one client may have under way; 0 for no limit.
     let perClient: Int
+    /// How a request's client is told.
+    let clients: ClientAddresses
     private let counts = Mutex<[String: Int]>([:])
 
-    init(perClient: Int) {
+    init(perClient: Int, clients: ClientAddresses = ClientAddresses(trustedProxies: [])) {
         self.perClient = perClient
+        self.clients = clients
+    }
+
+    /// The client whose slot a request for a frame in `format` takes: for AVIF its client
+    /// (``ClientAddresses``), for any other format nil (it takes no slot).
+    func client(of request: HTTPRequest, format: FrameFormat) -> String? {
+        format == .avif ? clients.client(peer: request.remoteAddress, headers: request.headers) : nil
     }
 
     /// Takes a slot for `client`: false when it holds ``perClient`` already (then nothing is

@@ -15,7 +15,6 @@ struct FrameRoutes: Sendable {
     let frames: ImageFrames
     let uploads: UploadFrameRoutes
     let avifEncodes: ClientEncodeLimit
-    let clients: ClientAddresses
     let logger: Logger
 
     private var cache: FrameCache { frames.cache }
@@ -206,8 +205,7 @@ struct FrameRoutes: Sendable {
             return .now(answer.notModified())
         }
         // An AVIF frame to be encoded holds one of its client's slots until it is made.
-        let client =
-            resolved.rendition.format == .avif ? clients.client(peer: request.remoteAddress, headers: request.headers) : nil
+        let client = avifEncodes.client(of: request, format: resolved.rendition.format)
         if let refusal = avifEncodes.refusal(client, extra: extra) { return .now(refusal) }
         let (logger, store, avifEncodes) = (self.logger, lookup.store, self.avifEncodes)
         let frame = cache.frame(image, index: index) { result in

@@ -19,7 +19,6 @@ struct UploadFrameRoutes: Sendable {
     let renditions: RenditionResolver
     let frames: ImageFrames
     let avifEncodes: ClientEncodeLimit
-    let clients: ClientAddresses
     let settings: FlipbookSettings
     let logger: Logger
     /// Where the waits that run out are answered 503 (never on the shared pool).
@@ -63,9 +62,7 @@ struct UploadFrameRoutes: Sendable {
                     headers: ["Retry-After": "1", "Cache-Control": "no-store"]))
         }
         // An AVIF frame holds one of its client's slots until it is answered, its wait included.
-        let client =
-            requested.request.format == .avif
-            ? clients.client(peer: request.remoteAddress, headers: request.headers) : nil
+        let client = avifEncodes.client(of: request, format: requested.request.format)
         if let refusal = avifEncodes.refusal(client, extra: ["Cache-Control": "no-store"]) { return .now(refusal) }
         let responder = avifEncodes.releasing(client, responder)
         let wait = Self.preferredWait(request, cap: settings.uploads.maxWaitSeconds)
