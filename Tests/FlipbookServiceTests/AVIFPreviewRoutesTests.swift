@@ -111,7 +111,7 @@ struct AVIFPreviewRoutesTests {
     /// A preview whose encoder would need more than the budget is refused with 422 naming the
     /// limit, before a frame is decoded or encoded; a smaller one of the same image is made.
     @Test func aPreviewAboveTheDecodeBudgetIsRefusedBeforeEncoding() async throws {
-        try await withService({ $0.limits.maxDecodeBytes = 48 << 20 }) { service, id in
+        try await withService({ $0.limits.decode.maxDecodeBytes = 48 << 20 }) { service, id in
             let before = service.server.derived.stats().products
             let refused = try service.client.get("/images/\(id)/preview?width=4000&enlarge=true&format=avif")
             #expect(refused.status == 422 && refused.text.contains("limits.maxDecodeBytes"), "\(refused.text)")

@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func anImageLargerThanTheWholeBudgetIsRefusedAtUploadNamingTheLimit() async throws {
-        let service = try TestService { $0.limits.maxDecodeBytes = 16 << 20 }
+        let service = try TestService { $0.limits.decode.maxDecodeBytes = 16 << 20 }
         // 1024×1024: a render from cold needs about 17 MB (canvas, encode, scratch): refused.
         let large = try Self.png(width: 1024, height: 1024)
         let refused = try service.client.send("POST", "/images", body: large)
@@ -38,7 +38,7 @@ import Testing
 
     @Test func anUploadWaitsForDecodeMemoryAndBeyondTheWaitingLimitIsAnswered429() async throws {
         let service = try TestService {
-            $0.limits.maxDecodeBytes = 64 << 20
+            $0.limits.decode.maxDecodeBytes = 64 << 20
             $0.cache.maxWaitingRequests = 1
         }
         let budget = service.server.decodeBudget

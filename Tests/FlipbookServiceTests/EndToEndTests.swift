@@ -293,7 +293,7 @@ struct EndToEndTests {
     @Test(arguments: Backend.allCases) func errorsAreProblemDocumentsWithTheRightStatus(_ backend: Backend) async throws {
         let service = try TestService(backend: backend) { settings in
             settings.server.maxUploadBytes = 200_000
-            settings.limits.maxFrames = 20
+            settings.limits.decode.maxFrames = 20
         }
         let c = service.client
         let id = try #require(try service.upload(Corpus.bytes("wuffs/muybridge.gif")).json["id"] as? String)

@@ -108,7 +108,7 @@ struct MP4PreviewRoutesTests {
     }
 
     @Test func aPreviewAboveTheDecodeBudgetIsRefusedBeforeEncoding() async throws {
-        try await withService({ $0.limits.maxDecodeBytes = 48 << 20 }) { service, id in
+        try await withService({ $0.limits.decode.maxDecodeBytes = 48 << 20 }) { service, id in
             let refused = try service.client.get("/images/\(id)/preview?width=4000&enlarge=true&format=mp4")
             #expect(refused.status == 422 && refused.text.contains("limits.maxDecodeBytes"), "\(refused.text)")
             #expect(service.server.derived.counters.current.builds.isEmpty)

@@ -46,7 +46,8 @@ struct WebMPreviewRoutesTests {
     }
 
     @Test func aPreviewAboveTheDecodeBudgetIsRefusedBeforeEncoding() async throws {
-        try await TestService.withUpload(of: Self.path, configure: { $0.limits.maxDecodeBytes = 48 << 20 }) { service, id in
+        try await TestService.withUpload(of: Self.path, configure: { $0.limits.decode.maxDecodeBytes = 48 << 20 }) {
+            service, id in
             let refused = try service.client.get("/images/\(id)/preview?width=4000&enlarge=true&format=webm")
             #expect(refused.status == 422 && refused.text.contains("limits.maxDecodeBytes"), "\(refused.text)")
             #expect(service.server.derived.counters.current.builds.isEmpty)

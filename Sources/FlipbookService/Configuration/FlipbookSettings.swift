@@ -93,15 +93,15 @@ public struct FlipbookSettings: Sendable, Equatable {
 
     /// What an image may cost, checked when it is indexed, before any pixel is decoded.
     public struct Limits: Sendable, Equatable {
-        public var maxFileBytes = DecodeLimits.default.maxFileBytes
-        public var maxFramePixels = DecodeLimits.default.maxFramePixels
-        public var maxFrames = DecodeLimits.default.maxFrames
-        public var maxTotalPixels = DecodeLimits.default.maxTotalPixels
-        /// The decode-memory budget: what decodes and upload verifications may hold at once
-        /// besides the cache (each reserves its share before it allocates, and waits when the
-        /// budget is spent); an image one decode of which would need more is refused with 422.
-        /// 0 = 25% of the memory limit, capped at 60% of what is available (at least 64 MiB).
-        public var maxDecodeBytes = 0
+        /// The decoding core's limits as configured (`limits.maxFileBytes`, `limits.maxFramePixels`,
+        /// `limits.maxFrames`, `limits.maxTotalPixels`, `limits.maxDecodeBytes`; the longest side
+        /// keeps its default). Its `maxDecodeBytes` is the decode-memory budget: what decodes and
+        /// upload verifications may hold at once besides the cache (each reserves its share before
+        /// it allocates, and waits when the budget is spent); an image one decode of which would
+        /// need more is refused with 422. Here 0 = 25% of the memory limit, capped at 60% of what
+        /// is available (at least 64 MiB): ``decodeLimits(decodeBudget:)`` puts the budget's
+        /// actual size in its place.
+        public var decode = DecodeLimits(maxDecodeBytes: 0)
         /// The largest rendition served, in pixels on a side: a requested `width × dpr` or
         /// `height × dpr` above it is refused (400).
         public var maxOutputDimension = 4096
@@ -111,19 +111,15 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var avifFramesPerClient = 2
         public init() {}
 
-        /// The decode-memory budget in bytes: ``maxDecodeBytes``, or its default from `memory`.
+        /// The decode-memory budget in bytes: `decode.maxDecodeBytes`, or its default from `memory`.
         public func decodeBudgetBytes(_ memory: MemoryLimits) -> Int {
-            maxDecodeBytes > 0 ? maxDecodeBytes : memory.decodeBudget
+            decode.maxDecodeBytes > 0 ? decode.maxDecodeBytes : memory.decodeBudget
         }
 
         /// The decoding core's view of these limits, with `decodeBudget` as the most memory one
         /// decode may need.
         public func decodeLimits(decodeBudget: Int) -> DecodeLimits {
-            var limits = DecodeLimits.default
-            limits.maxFileBytes = maxFileBytes
-            limits.maxFramePixels = maxFramePixels
-            limits.maxFrames = maxFrames
-            limits.maxTotalPixels = maxTotalPixels
+            var limits = decode
             limits.maxDecodeBytes = decodeBudget
             return limits
         }

@@ -59,17 +59,17 @@ extension SettingKeys {
                 (BENCHMARKS.md, \"Sending a cached frame's body\")
                 """),
         Key(
-            name: "limits.maxFileBytes", kind: .int(\.limits.maxFileBytes),
+            name: "limits.maxFileBytes", kind: .int(\.limits.decode.maxFileBytes),
             summary: "the largest image file, checked before anything is decoded; over → 422 naming the limit"),
         Key(
-            name: "limits.maxFramePixels", kind: .int(\.limits.maxFramePixels),
+            name: "limits.maxFramePixels", kind: .int(\.limits.decode.maxFramePixels),
             summary: "the most pixels of the canvas or of a frame"),
-        Key(name: "limits.maxFrames", kind: .int(\.limits.maxFrames), summary: "the most frames of an image"),
+        Key(name: "limits.maxFrames", kind: .int(\.limits.decode.maxFrames), summary: "the most frames of an image"),
         Key(
-            name: "limits.maxTotalPixels", kind: .int(\.limits.maxTotalPixels),
+            name: "limits.maxTotalPixels", kind: .int(\.limits.decode.maxTotalPixels),
             summary: "the most pixels summed over all frames"),
         Key(
-            name: "limits.maxDecodeBytes", kind: .int(\.limits.maxDecodeBytes),
+            name: "limits.maxDecodeBytes", kind: .int(\.limits.decode.maxDecodeBytes),
             summary: """
                 the decode-memory budget: what renders, encodes and upload verifications may hold at once besides \
                 the cache, whatever the number of threads; each reserves its share before it allocates (canvas, \

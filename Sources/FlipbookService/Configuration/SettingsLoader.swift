@@ -253,14 +253,14 @@ public struct SettingsLoader: Sendable {
             settings.cache.pressureWarningFraction < settings.cache.pressureCriticalFraction,
             "cache.pressureWarningFraction must be below cache.pressureCriticalFraction")
         for (name, value) in [
-            ("limits.maxFileBytes", settings.limits.maxFileBytes),
-            ("limits.maxFramePixels", settings.limits.maxFramePixels),
-            ("limits.maxFrames", settings.limits.maxFrames),
-            ("limits.maxTotalPixels", settings.limits.maxTotalPixels),
+            ("limits.maxFileBytes", settings.limits.decode.maxFileBytes),
+            ("limits.maxFramePixels", settings.limits.decode.maxFramePixels),
+            ("limits.maxFrames", settings.limits.decode.maxFrames),
+            ("limits.maxTotalPixels", settings.limits.decode.maxTotalPixels),
         ] {
             try require(value > 0, "\(name) must be > 0")
         }
-        try require(settings.limits.maxDecodeBytes >= 0, "limits.maxDecodeBytes must be ≥ 0 (0 = from the memory limit)")
+        try require(settings.limits.decode.maxDecodeBytes >= 0, "limits.maxDecodeBytes must be ≥ 0 (0 = from the memory limit)")
         try require(
             (1...16383).contains(settings.limits.maxOutputDimension),
             "limits.maxOutputDimension must be 1…16383 (WebP's largest side)")

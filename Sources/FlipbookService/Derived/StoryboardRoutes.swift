@@ -31,7 +31,7 @@ extension DerivedRoutes {
                 layout = try StoryboardLayout(
                     spec, canvasWidth: metadata.width, canvasHeight: metadata.height,
                     timeline: Timeline(rawDelaysMs: metadata.frames.map(\.rawDelayMs), playCount: metadata.playCount),
-                    maxSheetPixels: settings.derived.maxSheetPixels, maxTiles: settings.limits.maxFrames,
+                    maxSheetPixels: settings.derived.maxSheetPixels, maxTiles: settings.limits.decode.maxFrames,
                     maxOutputDimension: settings.limits.maxOutputDimension)
             } catch {
                 return .now(.problem(.badRequest, detail: error.detail))

@@ -25,7 +25,7 @@ final class SourceServices: Sendable {
     let refreshing = Mutex<Set<String>>([])
 
     init(settings: FlipbookSettings, registry: PrometheusCollectorRegistry, resolver: any SourceResolver) {
-        fetcher = settings.sources.fetcher(maxFileBytes: settings.limits.maxFileBytes, resolver: resolver)
+        fetcher = settings.sources.fetcher(maxFileBytes: settings.limits.decode.maxFileBytes, resolver: resolver)
         let keys = settings.security.signingKeys
         signing =
             keys.isEmpty
