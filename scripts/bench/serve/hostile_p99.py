@@ -27,7 +27,9 @@ second each (4: 200 a second with 50), so that they measure how the server share
 many cores the client machine has left over.
 
 Environment: REQUESTS (3000), HOSTILE (50), RATE (4), ROUNDS (3), PHASES (all, space-separated names),
-PHASE_WARMUP (1).
+PHASE_WARMUP (1), PEER (unset; `nginx`: the same phases against nginx, configured as `make bench-serve` runs it
+with its access log, serving the PNGs Flipbook made — a control for how much of a ratio
+is the machine rather than the server under test; writes bench-out/hostile_p99-nginx/).
 """
 import datetime
 import json
@@ -43,11 +45,13 @@ import time
 from benchlib import REPO, head_commit, log
 from benchlib.keepalive import normal_client
 from benchlib.machine import loadavg, machine
+from benchlib.nginx import Nginx
 from benchlib.server import BINARY, Server
 from benchlib.stats import percentile
 from bench.serve.cached_frames import warm
 
-OUT = os.path.join(REPO, "bench-out", "hostile_p99")
+PEER = os.environ.get("PEER", "")
+OUT = os.path.join(REPO, "bench-out", "hostile_p99" + (f"-{PEER}" if PEER else ""))
 INPUTS = os.path.join(REPO, "bench-out", "inputs")
 REQUESTS = int(os.environ.get("REQUESTS", "3000"))
 HOSTILE = int(os.environ.get("HOSTILE", "50"))
@@ -187,16 +191,25 @@ def main():
                     extra=["--set", "log.accessLog=true", "--set", f"log.accessLogFile={OUT}/access.log"])
     rows = {name: {"ratios": [], "p99": [], "p50": [], "connections": 0} for name in names}
     alone = []
+    target = server
     try:
-        paths, _ = warm(server, INPUTS)
-        normal_client(server.port, paths, len(paths))
+        if PEER == "nginx":
+            # Flipbook makes the PNGs once; nginx serves those bytes under the same paths.
+            paths, _ = warm(server, INPUTS, root=os.path.join(OUT, "root"))
+            server.stop()
+            target = Nginx(OUT, "hostile", os.path.join(OUT, "root"), access_log=True)
+        elif PEER:
+            raise SystemExit(f"PEER={PEER}: only nginx is known")
+        else:
+            paths, _ = warm(server, INPUTS)
+        normal_client(target.port, paths, len(paths))
         for round_index in range(ROUNDS):
             for name in names:
                 # Each phase against the unloaded run just before it: on a shared machine the
                 # others' load drifts between phases.
-                before = summary(normal_client(server.port, paths, REQUESTS))
+                before = summary(normal_client(target.port, paths, REQUESTS))
                 alone.append(before)
-                latencies, made = measure(server, paths, name)
+                latencies, made = measure(target, paths, name)
                 row = rows[name]
                 row["p50"].append(percentile(latencies, 50))
                 row["p99"].append(percentile(latencies, 99))
@@ -205,17 +218,19 @@ def main():
                 log(f"hostile p99: round {round_index + 1} {name}: p99 {row['p99'][-1]:.3f} ms against "
                     f"{before['p99']:.3f} alone ({row['ratios'][-1]:.2f}×), {made} connections")
     finally:
-        server.stop()
+        target.stop()
+        if target is not server:
+            server.stop()
     for row in rows.values():
         row["ratio"] = statistics.median(row["ratios"])
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": head_commit(),
-        "binary": BINARY, "machine": machine(), "requests": REQUESTS, "hostile": HOSTILE, "rate": RATE,
+        "binary": "nginx" if PEER else BINARY, "machine": machine(), "requests": REQUESTS, "hostile": HOSTILE, "rate": RATE,
         "rounds": ROUNDS, "alone": alone, "phases": rows, "load": {"before": load_before, "after": loadavg()},
     }
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f, indent=2)
-    print(f"{result['date']}, {BINARY}, load {load_before} → {result['load']['after']}; {ROUNDS} rounds of "
+    print(f"{result['date']}, {result['binary']}, load {load_before} → {result['load']['after']}; {ROUNDS} rounds of "
           f"{REQUESTS} requests, {HOSTILE} hostile connections per phase (one-shot ones at ≤ {RATE:g}/s each)")
     print("| phase | p99 ms (each round) | p99 ÷ the run alone before it (each round) | median | hostile connections | met (≤ 2×) |")
     print("|---|---|---|---:|---:|---|")
