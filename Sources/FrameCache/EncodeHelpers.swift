@@ -1,4 +1,3 @@
-import CLinux
 import Glibc
 import SystemResources
 
@@ -35,14 +34,11 @@ final class EncodeHelpers: @unchecked Sendable {
     private var open: [Batch] = []
     private var stopped = false
 
-    /// Starts `count` threads at `nice`.
-    init(count: Int, nice: Int32, name: String = "flipbook-encode") {
+    /// Starts `count` threads at the process's nice value plus `niceOffset`.
+    init(count: Int, niceOffset: Int32, name: String = "flipbook-encode") {
         self.count = max(0, count)
         for n in 0..<self.count {
-            DetachedThread.start(name: "\(name)-\(n)") { [self] in
-                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(flipbook_thread_id()), nice)
-                helperLoop()
-            }
+            DetachedThread.start(name: "\(name)-\(n)", niceOffset: niceOffset) { [self] in helperLoop() }
         }
     }
 

@@ -1,5 +1,4 @@
 import AnimatedImage
-import CLinux
 import FoundationEssentials
 import Glibc
 import SystemResources
@@ -14,7 +13,9 @@ extension FrameCache {
         runningWorkers = configuration.decodeThreads
         lock.unlock()
         for n in 0..<configuration.decodeThreads {
-            DetachedThread.start(name: "flipbook-decode-\(n)") { [self] in self.workerLoop() }
+            DetachedThread.start(name: "flipbook-decode-\(n)", niceOffset: Self.decodeThreadNiceOffset) {
+                [self] in self.workerLoop()
+            }
         }
     }
 
@@ -44,13 +45,13 @@ extension FrameCache {
         var counted = false
     }
 
-    /// The decode threads' nice value: on busy cores a ready answer (microseconds) does not wait
-    /// behind decode-ahead (milliseconds), while decoding still gets every idle cycle (measured:
-    /// BENCHMARKS.md, "Playback through the frame cache").
-    static let decodeThreadNice: Int32 = 10
+    /// How far the decode threads' nice value sits above the process's (the event loops'): on
+    /// busy cores a ready answer (microseconds) does not wait behind decode-ahead (milliseconds),
+    /// while decoding still gets every idle cycle (measured: BENCHMARKS.md, "Playback through the
+    /// frame cache").
+    static let decodeThreadNiceOffset: Int32 = 10
 
     private func workerLoop() {
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(flipbook_thread_id()), Self.decodeThreadNice)
         while runJobs() {
             // The run let go of its image, decoder and entries when `runJobs` returned: only now
             // is the thread idle (``waitUntilIdle(timeout:)``), every answer of its run sent.

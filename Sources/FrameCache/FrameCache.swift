@@ -78,7 +78,8 @@ public final class FrameCache: @unchecked Sendable {
         self.hitTables = HitTables(count: configuration.hitTables)
         // Twice the budget, virtually: room to find free slots without moving frames.
         self.arena = configuration.frameArena ? FrameArena(capacity: max(64 << 20, configuration.budgetBytes * 2)) : nil
-        self.encodeHelpers = EncodeHelpers(count: configuration.encodeThreadsPerFrame - 1, nice: Self.decodeThreadNice)
+        self.encodeHelpers = EncodeHelpers(
+            count: configuration.encodeThreadsPerFrame - 1, niceOffset: Self.decodeThreadNiceOffset)
         startWorkers()
     }
 

@@ -3,6 +3,7 @@
 import Logging
 import ServiceLifecycle
 import Synchronization
+import SystemResources
 
 #if canImport(Glibc)
 import Glibc
@@ -100,8 +101,8 @@ public final class HTTPServer: Service, Sendable {
             state.port = port
             state.phase = .running
             state.runningLoops = loops.count
-            for loop in loops {
-                Self.spawnThread { [self] in
+            for (index, loop) in loops.enumerated() {
+                DetachedThread.start(name: "flipbook-loop-\(index)") { [self] in
                     loop.run()
                     self.loopFinished()
                 }
@@ -178,24 +179,5 @@ public final class HTTPServer: Service, Sendable {
         }
         if !waiters.isEmpty { shared.logger.info("HTTP server stopped") }
         for waiter in waiters { waiter.resume() }
-    }
-
-    /// Runs `body` on a new detached POSIX thread.
-    private static func spawnThread(_ body: @escaping @Sendable () -> Void) {
-        final class Box: @unchecked Sendable {
-            let body: @Sendable () -> Void
-            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-        }
-        let context = Unmanaged.passRetained(Box(body)).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { context in
-                let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-                box.body()
-                return nil
-            }, context)
-        precondition(result == 0, "pthread_create failed: \(result)")
-        pthread_detach(thread)
     }
 }

@@ -2,12 +2,14 @@ import AnimatedImage
 import FlipbookTestSupport
 import Foundation
 import Synchronization
+import SystemResources
 import Testing
 
 @testable import FrameCache
 
-/// The decode threads run below the event loops' priority (``FrameCache/decodeThreadNice``),
-/// set on each thread alone: the thread that asks for a frame keeps its own.
+/// The decode threads run below the event loops' priority (``FrameCache/decodeThreadNiceOffset``
+/// above the process's nice value), set on each thread alone: the thread that asks for a frame
+/// keeps its own.
 @Suite("Frame cache: decode thread priority", .ownThreads)
 struct DecodeThreadPriorityTests {
     /// The calling thread's nice value, read back from `/proc/thread-self/stat` (the 19th field;
@@ -45,11 +47,19 @@ struct DecodeThreadPriorityTests {
         cache.waitUntilIdle()
         let values = seen.withLock { $0 }
         #expect(values.count >= 2, "the image was loaded and at least one frame made: \(values)")
-        // Under a nice value above the decode threads' (`nice -n 15 make test`), a thread without
-        // privilege may not be raised to theirs: it keeps the one it inherited.
-        let nice = Int(FrameCache.decodeThreadNice)
+        // A thread without privilege may not lower its nice value: started by a caller above the
+        // decode threads' value, it keeps the one it inherited.
+        let nice = Int(FrameCache.expectedDecodeThreadNice)
         let allowed: Set<Int> = callerBefore < nice ? [nice] : [nice, callerBefore]
         #expect(values.allSatisfy { allowed.contains($0) }, "\(values), caller at \(callerBefore)")
         #expect(try Self.threadNice() == callerBefore)
+    }
+}
+
+extension FrameCache {
+    /// The decode (and encode helper) threads' nice value in this process: the process's plus
+    /// the offset, within the nice range.
+    static var expectedDecodeThreadNice: Int32 {
+        ThreadPriority.nice(base: ThreadPriority.processNice, offset: decodeThreadNiceOffset)
     }
 }

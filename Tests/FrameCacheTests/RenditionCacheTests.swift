@@ -140,7 +140,7 @@ struct RenditionCacheTests {
             #expect(cache.stats().framesDecoded == 4, "one composite (frames 0–3) for the four renditions")
             // The cache's own helpers: as many lanes as configured, whatever else the process runs.
             #expect(seen.threads.count == lanes, "encodes of one composite on \(lanes) thread(s): \(seen.threads)")
-            #expect(seen.threads.values.allSatisfy { $0 == Int(FrameCache.decodeThreadNice) }, "\(seen.threads)")
+            #expect(seen.threads.values.allSatisfy { $0 == Int(FrameCache.expectedDecodeThreadNice) }, "\(seen.threads)")
         }
     }
 
