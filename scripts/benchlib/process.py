@@ -47,6 +47,31 @@ def tree_cpu(pid):
     return user, system
 
 
+def tree_switches(pid):
+    """(voluntary, involuntary) context switches so far of every thread of a process and of its
+    children: a thread that blocks (in `epoll_wait`, say) switches voluntarily; one the scheduler
+    takes the core from while it could still run (a woken task preempting it) involuntarily."""
+    voluntary = involuntary = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        voluntary += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches:"):
+                        involuntary += int(line.split()[1])
+        except OSError:
+            pass  # a thread that ended meanwhile
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            for child in f.read().split():
+                v, i = tree_switches(int(child))
+                voluntary, involuntary = voluntary + v, involuntary + i
+    except OSError:
+        pass
+    return voluntary, involuntary
+
+
 def machine_cpu():
     """(busy, total) CPU seconds of the whole machine so far, all cores, from /proc/stat's first
     line: busy is user + nice + system + irq + softirq + steal (the kernel's softirq work for

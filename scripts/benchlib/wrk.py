@@ -6,7 +6,7 @@ import re
 import resource
 import subprocess
 
-from benchlib.process import machine_cpu, tree_cpu
+from benchlib.process import machine_cpu, tree_cpu, tree_switches
 
 
 def raise_descriptor_limit(wanted=65536):
@@ -41,12 +41,15 @@ def run(port, conns, load, log_path, pid, seconds, threads=2):
     p50/p99 ms, the error lines, and, per request in µs: the CPU (user + system, and user alone) of
     process `pid` and its children, the load generator's CPU (its rusage as a waited child), and
     the whole machine's busy CPU (every core, the kernel's softirq time included) with the share
-    of the machine that was busy."""
+    of the machine that was busy; and the context switches per request of the server's threads
+    (involuntary: preempted) and of the load generator (voluntary: it slept with nothing to read)."""
     subprocess.run(command(port, conns, load, 2, threads), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     before, generator_before, machine_before = tree_cpu(pid), children_cpu(), machine_cpu()
+    switches_before, generator_switches_before = tree_switches(pid), children_switches()
     p = subprocess.run(command(port, conns, load, seconds, threads), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     after, generator_after, machine_after = tree_cpu(pid), children_cpu(), machine_cpu()
+    switches_after, generator_switches_after = tree_switches(pid), children_switches()
     user, system = after[0] - before[0], after[1] - before[1]
     busy, total = machine_after[0] - machine_before[0], machine_after[1] - machine_before[1]
     with open(log_path, "w") as f:
@@ -62,7 +65,15 @@ def run(port, conns, load, log_path, pid, seconds, threads=2):
             "userUsPerRequest": user * 1e6 / max(1, requests),
             "generatorUsPerRequest": (generator_after - generator_before) * 1e6 / max(1, requests),
             "machineUsPerRequest": busy * 1e6 / max(1, requests),
-            "machineBusy": busy / total if total > 0 else float("nan")}
+            "machineBusy": busy / total if total > 0 else float("nan"),
+            "serverPreemptionsPerRequest": (switches_after[1] - switches_before[1]) / max(1, requests),
+            "generatorSleepsPerRequest": (generator_switches_after[0] - generator_switches_before[0]) / max(1, requests)}
+
+
+def children_switches():
+    """(voluntary, involuntary) context switches of this process's waited-for children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_nvcsw, usage.ru_nivcsw
 
 
 def children_cpu():

@@ -88,7 +88,7 @@ def run_wrk(port, conns, load, log_path, pid):
 
 
 MEANS = ("rps", "p50", "p99", "cpuUsPerRequest", "userUsPerRequest", "generatorUsPerRequest",
-         "machineUsPerRequest", "machineBusy")
+         "machineUsPerRequest", "machineBusy", "serverPreemptionsPerRequest", "generatorSleepsPerRequest")
 
 
 def mean_runs(a, b):
@@ -285,6 +285,14 @@ def ceiling(row):
     return n["machineUsPerRequest"] / (f_["machineUsPerRequest"] - f_["userUsPerRequest"])
 
 
+def switches(n, f_):
+    """The switches cell of a row ('–' for results recorded before they were counted)."""
+    if "serverPreemptionsPerRequest" not in f_:
+        return "–"
+    return (f"{n['serverPreemptionsPerRequest']:.2f}, {n['generatorSleepsPerRequest']:.2f} / "
+            f"{f_['serverPreemptionsPerRequest']:.2f}, {f_['generatorSleepsPerRequest']:.2f}")
+
+
 def ceiling_table(c):
     """What the machine allows: where each request's CPU goes (the whole machine's, the load
     generator's, the server's user space) and the ceiling above. Empty for results recorded before
@@ -300,11 +308,14 @@ def ceiling_table(c):
         "wrk's (or httpload's) own user + system CPU; server user = the server's user-space CPU. With the machine "
         "busy, req/s ≈ cores ÷ machine CPU per request, so a server that spent *no* user-space time at all, with "
         "flipbook's kernel work, would reach at most nginx's machine CPU per request ÷ (flipbook's − flipbook's "
-        "user) × nginx's req/s: the ceiling column.",
+        "user) × nginx's req/s: the ceiling column. Switches per request: the server's involuntary context "
+        "switches (a woken wrk thread taking its core) and the load generator's voluntary ones (it slept with no "
+        "answer to read); where both are near one per request, each answer costs two context switches.",
         "",
         "| logs | request | conns | machine busy nginx / flipbook | machine CPU µs/req nginx / flipbook | "
-        "load generator µs/req nginx / flipbook | server user µs/req nginx / flipbook | ceiling |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "load generator µs/req nginx / flipbook | server user µs/req nginx / flipbook | ceiling | "
+        "switches/req: server preempted, generator slept, nginx / flipbook |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for mode, row in rows:
         n, f_ = row["nginx"], row["flipbook"]
@@ -313,5 +324,5 @@ def ceiling_table(c):
             f"| {mode} | {label} | {row['connections']} | {n['machineBusy']:.0%} / {f_['machineBusy']:.0%} | "
             f"{n['machineUsPerRequest']:.1f} / {f_['machineUsPerRequest']:.1f} | "
             f"{n['generatorUsPerRequest']:.1f} / {f_['generatorUsPerRequest']:.1f} | "
-            f"{n['userUsPerRequest']:.1f} / {f_['userUsPerRequest']:.1f} | {ceiling(row):.2f}× |")
+            f"{n['userUsPerRequest']:.1f} / {f_['userUsPerRequest']:.1f} | {ceiling(row):.2f}× | {switches(n, f_)} |")
     return lines
