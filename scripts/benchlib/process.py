@@ -34,17 +34,22 @@ def cpu_seconds(pid):
     return sum(cpu_times(pid))
 
 
-def tree_cpu(pid):
-    """(user, system) CPU seconds of a process and its children (nginx's workers)."""
-    user, system = cpu_times(pid)
+def tree(pid):
+    """A process and its children, recursively (nginx's master and its workers): their pids."""
+    pids = [pid]
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
             for child in f.read().split():
-                u, s = tree_cpu(int(child))
-                user, system = user + u, system + s
+                pids.extend(tree(int(child)))
     except OSError:
-        pass
-    return user, system
+        pass  # ended meanwhile
+    return pids
+
+
+def tree_cpu(pid):
+    """(user, system) CPU seconds of a process and its children (nginx's workers)."""
+    times = [cpu_times(p) for p in tree(pid)]
+    return sum(t[0] for t in times), sum(t[1] for t in times)
 
 
 def tree_switches(pid):
@@ -52,23 +57,17 @@ def tree_switches(pid):
     children: a thread that blocks (in `epoll_wait`, say) switches voluntarily; one the scheduler
     takes the core from while it could still run (a woken task preempting it) involuntarily."""
     voluntary = involuntary = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/status") as f:
-                for line in f:
-                    if line.startswith("voluntary_ctxt_switches:"):
-                        voluntary += int(line.split()[1])
-                    elif line.startswith("nonvoluntary_ctxt_switches:"):
-                        involuntary += int(line.split()[1])
-        except OSError:
-            pass  # a thread that ended meanwhile
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            for child in f.read().split():
-                v, i = tree_switches(int(child))
-                voluntary, involuntary = voluntary + v, involuntary + i
-    except OSError:
-        pass
+    for process in tree(pid):
+        for task in os.listdir(f"/proc/{process}/task"):
+            try:
+                with open(f"/proc/{process}/task/{task}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            voluntary += int(line.split()[1])
+                        elif line.startswith("nonvoluntary_ctxt_switches:"):
+                            involuntary += int(line.split()[1])
+            except OSError:
+                pass  # a thread that ended meanwhile
     return voluntary, involuntary
 
 
