@@ -75,37 +75,45 @@ struct PlayCursors: Sendable {
     var positions: [Int] { cursors.map(\.frame) }
 
     /// Classifies a request for frame `index` of an animation of `frameCount` frames and moves
-    /// the cursors accordingly.
+    /// the cursors accordingly. Every hit comes here (``ImageEntry/notePlaying(_:)``): the cursors
+    /// are walked in place, and the forward distances found without dividing when both frames
+    /// are in the animation, as they are for every request.
     mutating func note(_ index: Int, frameCount: Int) -> Move {
         let n = max(1, frameCount)
         tick &+= 1
+        let tick = self.tick
         if cursors.isEmpty {
             cursors = [Cursor(frame: index, use: tick)]
             return .first
         }
-        // The nearest cursor at or before `index` (forward distance), and whether one is a
-        // little after it.
-        var nearest: (cursor: Int, forward: Int)? = nil
-        var overtaken: Int? = nil
-        for (c, cursor) in cursors.enumerated() {
-            let forward = ((index - cursor.frame) % n + n) % n
-            if forward == 0 {
-                cursors[c].use = tick
+        let found: Move? = cursors.withUnsafeMutableBufferPointer { cursors -> Move? in
+            // The nearest cursor at or before `index` (forward distance), and whether one is a
+            // little after it.
+            var nearest = -1
+            var nearestForward = Int.max
+            var overtaken = -1
+            for c in cursors.indices {
+                let forward = Self.forward(index, from: cursors[c].frame, frameCount: n)
+                if forward == 0 {
+                    cursors[c].use = tick
+                    return .stay
+                }
+                if forward <= Self.playOnReach, forward < nearestForward { (nearest, nearestForward) = (c, forward) }
+                if n - forward <= Self.overtakenReach { overtaken = c }
+            }
+            if nearest >= 0 {
+                cursors[nearest].frame = index
+                cursors[nearest].use = tick
+                cursors[nearest].steps = min(cursors[nearest].steps + 1, 2)
+                return cursors[nearest].isPlayers ? .playOn : .step
+            }
+            if overtaken >= 0 {
+                cursors[overtaken].use = tick
                 return .stay
             }
-            if forward <= Self.playOnReach, forward < (nearest?.forward ?? .max) { nearest = (c, forward) }
-            if n - forward <= Self.overtakenReach { overtaken = c }
+            return nil
         }
-        if let (c, _) = nearest {
-            cursors[c].frame = index
-            cursors[c].use = tick
-            cursors[c].steps = min(cursors[c].steps + 1, 2)
-            return cursors[c].isPlayers ? .playOn : .step
-        }
-        if let c = overtaken {
-            cursors[c].use = tick
-            return .stay
-        }
+        if let found { return found }
         let cursor = Cursor(frame: index, use: tick)
         if cursors.count < Self.capacity {
             cursors.append(cursor)
@@ -117,5 +125,16 @@ struct PlayCursors: Sendable {
             cursors[victim] = cursor
         }
         return .seek
+    }
+
+    /// How far forward (wrapping) frame `index` is from frame `frame` in an animation of `n`
+    /// frames: `((index - frame) % n + n) % n`, without dividing when the difference is within
+    /// one lap either way (both frames in the animation).
+    @inline(__always)
+    static func forward(_ index: Int, from frame: Int, frameCount n: Int) -> Int {
+        let difference = index - frame
+        if difference >= 0 && difference < n { return difference }
+        if difference < 0 && difference >= -n { return difference + n }
+        return (difference % n + n) % n
     }
 }

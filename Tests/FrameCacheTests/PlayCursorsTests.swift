@@ -47,6 +47,19 @@ struct PlayCursorsTests {
         #expect(moves == c.moves)
     }
 
+    @Test func forwardDistancesAreTheModularOnes() {
+        // In the animation (the short cut without dividing) and outside it (the general formula).
+        for n in [1, 2, 3, 7, 100] {
+            for index in -2 * n...2 * n {
+                for frame in -2 * n...2 * n {
+                    #expect(
+                        PlayCursors.forward(index, from: frame, frameCount: n) == ((index - frame) % n + n) % n,
+                        "index \(index), frame \(frame), \(n) frames")
+                }
+            }
+        }
+    }
+
     @Test func theBenchmarksAbuserNeverPassesForAPlayer() {
         // Its requests that land on the full-size rendition: frame 37·i mod 100 for the even i
         // whose width (i mod 2000 + 1) is above the canvas (480 px).
