@@ -82,11 +82,14 @@ final class RecordLookup: Sendable {
     }
 
     /// An id a request names, with its record when it is at hand (``recordAtOnce(named:)``).
+    /// Three words: the hot path's answer (``held``) is a reference, and the record copied from
+    /// the shared table is boxed, so the frame routes neither copy nor destroy a record's
+    /// few hundred bytes of answer on every hit.
     enum RecordAtOnce {
         /// As the event loop's view of the record cache holds it.
         case held(ImageStore.HeldRecord)
         /// A copy, from the store's shared table.
-        case found(id: String, StoredImage)
+        indirect case found(id: String, StoredImage)
         case notAtHand(id: String)
     }
 
