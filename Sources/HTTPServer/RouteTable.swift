@@ -49,14 +49,17 @@ final class RouteTable: Sendable {
         guard !candidates.isEmpty else { return .notFound }
         // A route for the method — or for HEAD, the first GET route unless a HEAD route matches —
         // found without building anything else.
+        // The fallback is kept as a route and its parameters, not an optional tuple of both: that
+        // optional was destroyed on every return through the runtime's generic value witnesses.
         let headFallsBack = method == .HEAD
-        var headFallback: (Router.Route, HTTPPathParameters)?
+        var fallback: Router.Route?
+        var fallbackParameters = HTTPPathParameters()
         for route in candidates where route.method == method || (headFallsBack && route.method == .GET) {
             guard let parameters = Self.bind(route, target, path, segments) else { continue }
             if route.method == method { return .found(route, parameters) }
-            if headFallback == nil { headFallback = (route, parameters) }
+            if fallback == nil { (fallback, fallbackParameters) = (route, parameters) }
         }
-        if let (route, parameters) = headFallback { return .found(route, parameters) }
+        if let fallback { return .found(fallback, fallbackParameters) }
         // None: the methods the path allows (405), or 404.
         var allowed: [HTTPMethod] = []
         var firstBound: Router.Route?
