@@ -13,7 +13,11 @@ import SystemResources
 /// stored its frames redirect (303) to the image's; a failed session answers its problem. An
 /// AVIF frame holds one of its client's encode slots from its request to its answer
 /// (``ClientEncodeLimit``: 429 beyond), as a stored image's does.
-struct UploadFrameRoutes: Sendable {
+///
+/// A class: every image's frame request asks it first (``frame(_:_:_:target:requested:)``), and
+/// as a struct of the frame routes (with the settings in it, 896 bytes) it was copied whole for
+/// each such call.
+final class UploadFrameRoutes: Sendable {
     let tracker: UploadTracker
     let lookup: RecordLookup
     let renditions: RenditionResolver
@@ -23,6 +27,14 @@ struct UploadFrameRoutes: Sendable {
     let logger: Logger
     /// Where the waits that run out are answered 503 (never on the shared pool).
     private let deadlines = RequestDeadlines(label: "flipbook.upload-waits")
+
+    init(
+        tracker: UploadTracker, lookup: RecordLookup, renditions: RenditionResolver, frames: ImageFrames,
+        avifEncodes: ClientEncodeLimit, settings: FlipbookSettings, logger: Logger
+    ) {
+        (self.tracker, self.lookup, self.renditions, self.frames) = (tracker, lookup, renditions, frames)
+        (self.avifEncodes, self.settings, self.logger) = (avifEncodes, settings, logger)
+    }
 
     private var sessions: UploadSessions { tracker.sessions }
 
@@ -67,11 +79,11 @@ struct UploadFrameRoutes: Sendable {
         let responder = avifEncodes.releasing(client, responder)
         let wait = Self.preferredWait(request, cap: settings.uploads.maxWaitSeconds)
         sessions.waiting.add(1, ordering: .relaxed)
-        let waiter = FrameWaiter(target: target) { resolution in
+        let waiter = FrameWaiter(target: target) { [self] resolution in
             sessions.waiting.subtract(1, ordering: .relaxed)
             // One session's frames are made in turn on its own queue: readers of one upload wait
             // in line there, not on a lock holding a thread each.
-            session.renderer.queue.async {
+            session.renderer.queue.async { [self] in
                 resolve(request, responder, session: session, target: target, requested: requested, resolution)
             }
         }
@@ -168,7 +180,7 @@ struct UploadFrameRoutes: Sendable {
         _ request: HTTPRequest, _ responder: HTTPResponder, imageID: String, target: FrameWaiter.Target,
         requested: RequestedRendition
     ) {
-        let result = lookup.withKnownRecord(imageID, responder, needsOriginal: true) { record, _ in
+        let result = lookup.withKnownRecord(imageID, responder, needsOriginal: true) { [self] record, _ in
             let count = record.metadata.frameCount
             let index = FrameRoutes.frameIndex(record, of: target)
             guard index < count else {
