@@ -1,4 +1,3 @@
-import Glibc
 import SystemResources
 
 /// The threads that share one composite's encodes with the decode thread that made it

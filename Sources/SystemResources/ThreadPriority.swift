@@ -39,7 +39,7 @@ public enum ThreadPriority {
     }
 
     /// The calling thread's nice value.
-    public static var currentThreadNice: Int32 {
+    static var currentThreadNice: Int32 {
         getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(flipbook_thread_id()))
     }
 }
