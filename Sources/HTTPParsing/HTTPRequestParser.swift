@@ -50,14 +50,14 @@ public struct HTTPRequestParser: Sendable {
     /// The bytes of the current head (request line and field lines), or of the current trailer line.
     @usableFromInline package var buffer: [UInt8] = []
     /// Where the line being collected starts in `buffer`.
-    private var lineStart = 0
+    var lineStart = 0
     /// Where the header section (after the request line) starts in `buffer`.
-    private var headerSectionStart = 0
-    private var fields: [HTTPHeaders.Field] = []
+    var headerSectionStart = 0
+    var fields: [HTTPHeaders.Field] = []
     /// The index in `fields` of the head's first `If-None-Match` field, -1 before one is met.
-    private var ifNoneMatchIndex: Int32 = -1
+    var ifNoneMatchIndex: Int32 = -1
     /// The request line's method, version and target (offsets in `buffer`), once parsed.
-    private var requestLine: (method: HTTPMethod, target: Range<Int>, version: HTTPVersion)?
+    var requestLine: (method: HTTPMethod, target: Range<Int>, version: HTTPVersion)?
     /// The head announced by the last `.head` event, until ``takeHead()``.
     private var completedHead: HTTPRequestHead?
     package var chunkSizeValue = 0
@@ -68,7 +68,7 @@ public struct HTTPRequestParser: Sendable {
     package var trailerFields = 0
 
     /// What the framing and connection fields said so far.
-    private var framingFields = RequestFramingFields()
+    var framingFields = RequestFramingFields()
     /// The largest head buffer and field list kept between requests.
     private static let keptBufferBytes = 4096
     private static let keptFields = 32
@@ -106,15 +106,9 @@ public struct HTTPRequestParser: Sendable {
 
             case .requestLine, .headerLines:
                 guard position < count else { return (position, nil) }
-                // Copy up to and including the next LF into the head buffer.
-                let lineEnd = ByteSearch.firstOffset(of: 0x0A, in: input, range: position..<count) ?? -1
-                let copyEnd = lineEnd >= 0 ? lineEnd + 1 : count
-                if buffer.capacity == 0 { buffer.reserveCapacity(512) }
-                buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[position..<copyEnd]))
-                position = copyEnd
-                if let error = checkHeadSize() { return fail(error, consumed: position) }
-                guard lineEnd >= 0 else { return (position, nil) }
-                if let event = completeHeadLine() { return (position, event) }
+                let (next, event) = readHead(input, from: position)
+                position = next
+                if let event { return (position, event) }
 
             case .endPending:
                 resetForNextRequest()
@@ -179,144 +173,12 @@ public struct HTTPRequestParser: Sendable {
 
     // MARK: - Head
 
-    private mutating func fail(_ error: HTTPParseError, consumed: Int) -> (consumed: Int, event: Event?) {
+    mutating func fail(_ error: HTTPParseError, consumed: Int) -> (consumed: Int, event: Event?) {
         state = .failed(error)
         return (consumed, .error(error))
     }
 
-    private func checkHeadSize() -> HTTPParseError? {
-        if case .requestLine = state {
-            return buffer.count - lineStart > limits.maxRequestLineBytes ? .requestLineTooLong : nil
-        }
-        return buffer.count - headerSectionStart > limits.maxHeaderBytes ? .headerSectionTooLarge : nil
-    }
-
-    /// Handles the line that ends at the last byte of `buffer` (an LF).
-    private mutating func completeHeadLine() -> Event? {
-        let lf = buffer.count - 1
-        guard lf > lineStart, buffer[lf - 1] == 0x0D else {
-            state = .failed(.invalidLineEnding)
-            return .error(.invalidLineEnding)
-        }
-        let start = lineStart
-        let end = lf - 1
-        lineStart = buffer.count
-        if case .requestLine = state {
-            if start == end {
-                // An empty line before the request line is ignored (RFC 9112 §2.2).
-                buffer.removeAll(keepingCapacity: true)
-                lineStart = 0
-                return nil
-            }
-            if let error = parseRequestLine(start, end) {
-                state = .failed(error)
-                return .error(error)
-            }
-            headerSectionStart = buffer.count
-            state = .headerLines
-            return nil
-        }
-        if start == end { return finishHead() }
-        if let error = parseFieldLine(start, end) {
-            state = .failed(error)
-            return .error(error)
-        }
-        return nil
-    }
-
-    private mutating func parseRequestLine(_ start: Int, _ end: Int) -> HTTPParseError? {
-        buffer.withUnsafeBytes { raw -> HTTPParseError? in
-            guard let firstSpace = ByteSearch.firstOffset(of: 0x20, in: raw, range: start..<end),
-                let secondSpace = ByteSearch.firstOffset(of: 0x20, in: raw, range: (firstSpace + 1)..<end),
-                firstSpace > start, secondSpace > firstSpace + 1
-            else { return .malformedRequestLine }
-            for index in start..<firstSpace where !ASCII.isTokenChar(raw[index]) { return .invalidMethod }
-            let method = HTTPMethod.from(UnsafeRawBufferPointer(rebasing: raw[start..<firstSpace]))
-
-            // Version: exactly "HTTP/" DIGIT "." DIGIT.
-            let versionStart = secondSpace + 1
-            guard end - versionStart == 8,
-                raw[versionStart] == 0x48, raw[versionStart + 1] == 0x54, raw[versionStart + 2] == 0x54,
-                raw[versionStart + 3] == 0x50, raw[versionStart + 4] == 0x2F, raw[versionStart + 6] == 0x2E
-            else { return .malformedRequestLine }
-            let major = raw[versionStart + 5] &- 0x30
-            let minor = raw[versionStart + 7] &- 0x30
-            guard major < 10, minor < 10 else { return .malformedRequestLine }
-            guard major == 1, minor <= 1 else { return .unsupportedVersion }
-
-            let targetBytes = UnsafeRawBufferPointer(rebasing: raw[(firstSpace + 1)..<secondSpace])
-            guard RequestTarget.isValid(targetBytes, method: method) else { return .invalidTarget }
-            // Kept as offsets: the head carries the target as its own bytes (``RawTarget``).
-            requestLine = (method, (firstSpace + 1)..<secondSpace, HTTPVersion(major: Int(major), minor: Int(minor)))
-            return nil
-        }
-    }
-
-    private mutating func parseFieldLine(_ start: Int, _ end: Int) -> HTTPParseError? {
-        guard fields.count < limits.maxHeaderFields else { return .headerSectionTooLarge }
-        let parsed = buffer.withUnsafeBytes { raw in
-            Self.splitFieldLine(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
-        }
-        guard case .success(let split) = parsed else {
-            if case .failure(let error) = parsed { return error }
-            return .invalidHeaderField
-        }
-        let field = HTTPHeaders.Field(
-            nameStart: Int32(start), nameEnd: Int32(start + split.nameEnd),
-            valueStart: Int32(start + split.valueStart),
-            valueEnd: Int32(start + split.valueEnd))
-        // Room for a browser's dozen fields at once, instead of growing the list field by field.
-        if fields.capacity == 0 { fields.reserveCapacity(16) }
-        fields.append(field)
-        noteSpecialField(field, at: fields.count - 1)
-        return nil
-    }
-
-    /// Splits `name: value` (no CRLF) into offsets: name end, trimmed value start and end.
-    package static func splitFieldLine(_ line: UnsafeRawBufferPointer)
-        -> Result<(nameEnd: Int, valueStart: Int, valueEnd: Int), HTTPParseError>
-    {
-        guard let first = line.first else { return .failure(.invalidHeaderField) }
-        if ASCII.isWhitespace(first) { return .failure(.obsoleteLineFolding) }
-        var colon = -1
-        for index in 0..<line.count {
-            let byte = line[index]
-            if byte == 0x3A { colon = index; break }
-            if !ASCII.isTokenChar(byte) {
-                return .failure(byte == 0x0D ? .invalidLineEnding : .invalidHeaderField)
-            }
-        }
-        guard colon > 0 else { return .failure(.invalidHeaderField) }
-        var valueStart = colon + 1
-        var valueEnd = line.count
-        while valueStart < valueEnd, ASCII.isWhitespace(line[valueStart]) { valueStart += 1 }
-        while valueEnd > valueStart, ASCII.isWhitespace(line[valueEnd - 1]) { valueEnd -= 1 }
-        // The value's bytes checked eight at a time: only a control byte or DEL can be wrong, and
-        // of those only HTAB is allowed (``ASCII/isFieldValueChar(_:)``).
-        var index = valueStart
-        while let found = ByteSearch.firstControlByte(in: UnsafeRawBufferPointer(rebasing: line[index..<valueEnd])) {
-            let byte = line[index + found]
-            guard byte == 0x09 else { return .failure(byte == 0x0D ? .invalidLineEnding : .invalidHeaderField) }
-            index += found + 1
-        }
-        return .success((colon, valueStart, valueEnd))
-    }
-
-    /// Hands a field line's name and value to ``framingFields``, and notes where the first
-    /// `If-None-Match` is (``HTTPHeaders/ifNoneMatchIndex``).
-    @inline(__always)
-    private mutating func noteSpecialField(_ field: HTTPHeaders.Field, at index: Int) {
-        buffer.withUnsafeBytes { raw in
-            let name = UnsafeRawBufferPointer(rebasing: raw[Int(field.nameStart)..<Int(field.nameEnd)])
-            let value = UnsafeRawBufferPointer(rebasing: raw[Int(field.valueStart)..<Int(field.valueEnd)])
-            if name.count == 13 && ifNoneMatchIndex < 0 && Self.nameIs(name, "if-none-match") {
-                ifNoneMatchIndex = Int32(index)
-            }
-            framingFields.note(name: name, value: value)
-        }
-    }
-
-    private mutating func finishHead() -> Event {
+    mutating func finishHead() -> Event {
         guard let line = requestLine else { return failHead(.malformedRequestLine) }
         let framing: HTTPBodyFraming
         switch framingFields.framing(version: line.version) {
@@ -339,7 +201,7 @@ public struct HTTPRequestParser: Sendable {
         return .head
     }
 
-    private mutating func failHead(_ error: HTTPParseError) -> Event {
+    mutating func failHead(_ error: HTTPParseError) -> Event {
         state = .failed(error)
         return .error(error)
     }
