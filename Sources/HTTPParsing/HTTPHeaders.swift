@@ -232,6 +232,23 @@ package enum ASCII {
         return word | (upper >> 2)
     }
 
+    /// A high bit in each byte of `word` that is not a letter, a digit or `-` (the bytes of every
+    /// common field name; the other `tchar`s are read one at a time). Exact for every byte: no
+    /// sum below carries into the next byte (each stays below 0x100).
+    @inline(__always)
+    package static func nonNameBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        // Below 0x80, letters lower-cased (bytes of 0x80 and above are refused by `~word` below).
+        let low = (word | ones &* 0x20) & (ones &* 0x7F)
+        let letters = (low &+ ones &* (0x80 - 0x61)) & ~(low &+ ones &* (0x7F - 0x7A))
+        let digits = (low &+ ones &* (0x80 - 0x30)) & ~(low &+ ones &* (0x7F - 0x39))
+        let dash = ~((low ^ ones &* 0x2D) &+ ones &* 0x7F)
+        // Digits and `-` have bit 5 set before the lower-casing; the control bytes that `| 0x20`
+        // turns into them (0x10–0x19, 0x0D) do not. `<< 2` moves each byte's bit 5 to its bit 7.
+        let accepted = (letters | (digits | dash) & (word << 2)) & ~word
+        return ~accepted & (ones &* 0x80)
+    }
+
     /// RFC 9110 `tchar`: the bytes allowed in a method or field name.
     @inline(__always)
     package static func isTokenChar(_ byte: UInt8) -> Bool {

@@ -25,6 +25,20 @@ extension HTTPRequestParser {
         var copyFrom = position
         var base = buffer.count - copyFrom
         while true {
+            if case .headerLines = state, position < count, input[position] != 0x0D,
+                let found = Self.scanFieldLine(input, from: position)
+            {
+                // A plain field line, found in one pass (what the general path below would find).
+                let next = found.lf + 1
+                if let error = headSizeError(end: next + base, lineStart: position + base) { return fail(error, consumed: next) }
+                guard fields.count < limits.maxHeaderFields else { return fail(.headerSectionTooLarge, consumed: next) }
+                let line = UnsafeRawBufferPointer(rebasing: input[position..<(found.lf - 1)])
+                addField(
+                    line, at: position + base, found.nameEnd - position, found.valueStart - position,
+                    found.valueEnd - position)
+                position = next
+                continue
+            }
             guard let lf = ByteSearch.firstOffset(of: 0x0A, in: input, range: position..<count) else {
                 // The input ends inside a line (or after the last one): kept for the next read.
                 lineStart = position + base
@@ -130,29 +144,79 @@ extension HTTPRequestParser {
         return nil
     }
 
-    /// Parses the field line `line` (no CRLF), which starts at `offset` in the buffer: its offsets
-    /// added to the field list, its name and value handed to ``framingFields``, and the first
-    /// `If-None-Match` noted (``HTTPHeaders/ifNoneMatchIndex``).
+    /// Parses the field line `line` (no CRLF), which starts at `offset` in the buffer.
     private mutating func parseFieldLine(_ line: UnsafeRawBufferPointer, at offset: Int) -> HTTPParseError? {
         guard fields.count < limits.maxHeaderFields else { return .headerSectionTooLarge }
-        let split: (nameEnd: Int, valueStart: Int, valueEnd: Int)
         switch Self.splitFieldLine(line) {
-        case .success(let found): split = found
+        case .success(let split):
+            addField(line, at: offset, split.nameEnd, split.valueStart, split.valueEnd)
+            return nil
         case .failure(let error): return error
         }
+    }
+
+    /// Adds the field of `line` (which starts at `offset` in the buffer; name and value at these
+    /// offsets in it) to the field list, hands its name and value to ``framingFields``, and notes
+    /// the first `If-None-Match` (``HTTPHeaders/ifNoneMatchIndex``).
+    @inline(__always)
+    private mutating func addField(
+        _ line: UnsafeRawBufferPointer, at offset: Int, _ nameEnd: Int, _ valueStart: Int, _ valueEnd: Int
+    ) {
         // Room for a browser's dozen fields at once, instead of growing the list field by field.
         if fields.capacity == 0 { fields.reserveCapacity(16) }
         fields.append(
             HTTPHeaders.Field(
-                nameStart: Int32(offset), nameEnd: Int32(offset + split.nameEnd),
-                valueStart: Int32(offset + split.valueStart), valueEnd: Int32(offset + split.valueEnd)))
-        let name = UnsafeRawBufferPointer(rebasing: line[0..<split.nameEnd])
-        let value = UnsafeRawBufferPointer(rebasing: line[split.valueStart..<split.valueEnd])
-        if name.count == 13 && ifNoneMatchIndex < 0 && Self.nameIs(name, "if-none-match") {
+                nameStart: Int32(offset), nameEnd: Int32(offset + nameEnd),
+                valueStart: Int32(offset + valueStart), valueEnd: Int32(offset + valueEnd)))
+        let name = UnsafeRawBufferPointer(rebasing: line[0..<nameEnd])
+        let value = UnsafeRawBufferPointer(rebasing: line[valueStart..<valueEnd])
+        if nameEnd == 13 && ifNoneMatchIndex < 0 && Self.nameIs(name, "if-none-match") {
             ifNoneMatchIndex = Int32(fields.count - 1)
         }
         framingFields.note(name: name, value: value)
-        return nil
+    }
+
+    /// The common field line at `input[start...]` read in one pass — a name of letters, digits and
+    /// `-` checked eight bytes at a time, `:`, optional whitespace, a value without control bytes
+    /// but tabs, CRLF — as input offsets: the name's end, the trimmed value's start and end, the
+    /// LF. Nil for anything else (other name bytes, an error, a line the input does not hold
+    /// whole), which the general path reads instead: a line found here is one it would read the same.
+    static func scanFieldLine(_ input: UnsafeRawBufferPointer, from start: Int)
+        -> (nameEnd: Int, valueStart: Int, valueEnd: Int, lf: Int)?
+    {
+        guard let base = input.baseAddress else { return nil }
+        let count = input.count
+        var index = start
+        while true {
+            guard index + 8 <= count else { return nil }
+            let others = ASCII.nonNameBytes(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+            if others == 0 {
+                index += 8
+                continue
+            }
+            index += others.trailingZeroBitCount / 8
+            break
+        }
+        guard index > start, input[index] == 0x3A else { return nil }
+        let nameEnd = index
+        index += 1
+        while index < count, ASCII.isWhitespace(input[index]) { index += 1 }
+        let valueStart = index
+        while true {
+            guard let found = ByteSearch.firstControlByte(in: UnsafeRawBufferPointer(rebasing: input[index..<count])) else {
+                return nil
+            }
+            index += found
+            if input[index] == 0x09 {
+                index += 1
+                continue
+            }
+            guard input[index] == 0x0D, index + 1 < count, input[index + 1] == 0x0A else { return nil }
+            break
+        }
+        var valueEnd = index
+        while valueEnd > valueStart, ASCII.isWhitespace(input[valueEnd - 1]) { valueEnd -= 1 }
+        return (nameEnd, valueStart, valueEnd, index + 1)
     }
 
     /// Splits `name: value` (no CRLF) into offsets: name end, trimmed value start and end.

@@ -110,3 +110,78 @@ import Testing
         }
     }
 }
+
+/// The one-pass reading of a common field line agrees with the general path.
+@Suite struct FieldLineScanTests {
+    /// ``ASCII/nonNameBytes(_:)`` flags exactly the bytes that are not a letter, digit or `-`, in
+    /// every position of the word, whatever its neighbours.
+    @Test func nonNameBytesIsExactForEveryByte() {
+        func isNameByte(_ byte: UInt8) -> Bool {
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D
+        }
+        for fill: UInt8 in [0x00, 0x2D, 0x61, 0xFF, 0x7F, 0x3A] {
+            for position in 0..<8 {
+                for value in 0...255 {
+                    var bytes = [UInt8](repeating: fill, count: 8)
+                    bytes[position] = UInt8(value)
+                    let word = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+                    let flags = ASCII.nonNameBytes(word)
+                    for index in 0..<8 {
+                        let flagged = (flags >> (8 * UInt64(index) + 7)) & 1 == 1
+                        #expect(flagged == !isNameByte(bytes[index]), "byte \(bytes[index]) at \(index)")
+                        #expect((flags >> (8 * UInt64(index))) & 0x7F == 0)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Random lines from an alphabet of name, value, separator and control bytes: wherever the
+    /// one-pass reading finds a field line, the general path finds the same line end and offsets.
+    @Test func scanAgreesWithTheGeneralPath() {
+        let nameBytes = Array("aZ9-".utf8)
+        let oddBytes: [UInt8] = Array("_.!\": \t,".utf8) + [0x0D, 0x0A, 0x00, 0x7F, 0x80, 0xFF, 0x1F]
+        let valueBytes = Array("aZ9 \t,W/*\"-:".utf8)
+        var generator = SeededGenerator(state: 0x9E37_79B9_7F4A_7C15)
+        func pick(_ common: [UInt8], oddOneIn odds: Int) -> UInt8 {
+            Int.random(in: 0..<odds, using: &generator) == 0
+                ? oddBytes.randomElement(using: &generator)! : common.randomElement(using: &generator)!
+        }
+        var found = 0
+        for _ in 0..<50_000 {
+            var line = (0..<Int.random(in: 0...14, using: &generator)).map { _ in pick(nameBytes, oddOneIn: 40) }
+            if Int.random(in: 0..<10, using: &generator) > 0 { line.append(0x3A) }
+            line += (0..<Int.random(in: 0...30, using: &generator)).map { _ in pick(valueBytes, oddOneIn: 60) }
+            if Int.random(in: 0..<5, using: &generator) > 0 { line += [0x0D, 0x0A] }
+            line += Array("X: 1\r\n\r\n".utf8.prefix(Int.random(in: 0...8, using: &generator)))
+            line.withUnsafeBytes { raw in
+                guard let scan = HTTPRequestParser.scanFieldLine(raw, from: 0) else { return }
+                found += 1
+                let lf = ByteSearch.firstOffset(of: 0x0A, in: raw)
+                #expect(lf == scan.lf, "\(line)")
+                #expect(raw[scan.lf - 1] == 0x0D)
+                let split = HTTPRequestParser.splitFieldLine(UnsafeRawBufferPointer(rebasing: raw[0..<(scan.lf - 1)]))
+                guard case .success(let offsets) = split else {
+                    Issue.record("general path refused \(line): \(split)")
+                    return
+                }
+                #expect(offsets.nameEnd == scan.nameEnd && offsets.valueStart == scan.valueStart, "\(line)")
+                #expect(offsets.valueEnd == scan.valueEnd, "\(line)")
+            }
+        }
+        #expect(found > 1000)
+    }
+}
+
+/// A reproducible xorshift64* generator for the property tests.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        return state &* 0x2545_F491_4F6C_DD1D
+    }
+}
