@@ -1,9 +1,6 @@
 import CLinux
-import Synchronization
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import Synchronization
 
 /// Where the cache keeps the PNG bytes of its frames: one anonymous memory file (`memfd`),
 /// mapped read-write and carved into page-aligned slots. A frame there can be sent to a socket

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Searches of request bytes that do not go byte by byte: the request target is scanned several
 /// times per request (the parser, the target's split, the router), and a loop over single bytes

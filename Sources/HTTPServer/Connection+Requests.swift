@@ -1,8 +1,5 @@
-import SystemResources
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import SystemResources
 
 /// Request handling of a connection: routing a parsed head, body policies, handler calls, and
 /// writing responses strictly in request order.

@@ -1,8 +1,5 @@
-import SystemResources
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import SystemResources
 
 /// One client connection, owned by one event loop and touched only on its thread: a read buffer
 /// the parser works on, the requests awaiting their responses (in order), and the bytes queued

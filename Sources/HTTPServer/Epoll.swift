@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// epoll, eventfd and accept4, which Swift's Glibc module does not export: resolved once with
 /// `dlsym` and called through C function pointers (the C calling convention, no shim target).

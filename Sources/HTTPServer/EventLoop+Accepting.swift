@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Accepting (loop 0, the acceptor): takes every connection the listening socket has ready and
 /// deals them round-robin to the loops; over the connection limit, answers 503 and closes at once;

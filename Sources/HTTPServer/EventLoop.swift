@@ -1,10 +1,7 @@
+import Glibc
 import Logging
 import Synchronization
 import SystemResources
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One epoll loop on its own thread. It owns its connections (touched only from its thread), a
 /// deadline heap, and an inbox through which other threads hand it responses, new connections

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The `Date: …\r\n` header line in IMF-fixdate form, rebuilt at most once per second per loop.
 struct HTTPDateCache {

@@ -1,13 +1,10 @@
+import Glibc
 // The server's API speaks in the parser's types (HTTPHeaders, HTTPMethod, HTTPRequestHead, …).
 @_exported import HTTPParsing
 import Logging
 import ServiceLifecycle
 import Synchronization
 import SystemResources
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A hand-rolled HTTP/1.1 server: epoll event loops on their own threads, keep-alive, pipelining,
 /// limits, timeouts, graceful draining, and a `Router` of handlers.

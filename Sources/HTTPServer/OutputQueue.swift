@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The bytes a connection has queued for its socket, in order: response heads (and `100
 /// Continue` lines) written into a staging buffer, response bodies sent from their own arrays

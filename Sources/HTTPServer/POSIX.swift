@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Why the server could not start.
 public struct HTTPServerError: Error, Sendable, CustomStringConvertible {

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A router's routes grouped for matching: by their number of segments (an array index), then by
 /// their first segment — the routes whose first segment is one literal (`/frames/…`) in one list,

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A router's routes as a server matches them, made once when the server is made and reached by
 /// the event loops through one reference: a `Router` is a value (its routes, their groups and

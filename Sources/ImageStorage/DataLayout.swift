@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Where `storage.backend = fs` keeps an image's files in the data directory: fanned out over
 /// 4096 directories, so that no directory grows with the library (about 250 files each at a

@@ -1,12 +1,9 @@
 import CLinux
 import Crypto
 import FoundationEssentials
+import Glibc
 import SystemPackage
 import SystemResources
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// File operations that survive a crash: write to a temporary file, `fsync` it, `rename` it into
 /// place, `fsync` the directory. A file that exists under its final name is complete.

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Advisory whole-file locks (`flock`) that let a process sharing the data directory tell a file
 /// someone is still writing from one whose writer is gone.

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A file's modification time, size and inode, to notice that another replica changed it
 /// (files are replaced by renaming a new file over them, so the inode changes even when the time

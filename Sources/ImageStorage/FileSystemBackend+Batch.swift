@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Storing a batch of images at once (a bulk import's, ``StorageBackend/storeAll(_:)``): the same
 /// steps and order as ``FileSystemBackend/store(_:uploadPath:replacing:)`` for each image — the

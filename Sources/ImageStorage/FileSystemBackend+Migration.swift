@@ -1,8 +1,5 @@
 import FoundationEssentials
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Moving the flat layout of earlier versions (`objects/<id>`, `meta/<id>.json`) into the fan-out
 /// one (``DataLayout``), an id at a time under its record lock, in three steps each of which may

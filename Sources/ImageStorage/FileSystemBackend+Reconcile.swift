@@ -1,9 +1,6 @@
 import Dispatch
 import FoundationEssentials
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Reconciliation of the data directory: what a crash (a SIGKILL, a power cut) can leave behind
 /// is removed, and nothing else. It runs in the background after start-up (the store serves

@@ -1,12 +1,9 @@
 import Dispatch
 import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 import SystemResources
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `storage.backend = fs`: images in a data directory that several replicas may share.
 ///

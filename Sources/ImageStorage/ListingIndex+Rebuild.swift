@@ -1,10 +1,7 @@
 import Dispatch
 import FoundationEssentials
-import SystemResources
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import SystemResources
 
 /// Rebuilding the listing index from the records: a new generation, filled in one transaction
 /// while the fence keeps writers out (ids only, their summaries unknown until filled in), then

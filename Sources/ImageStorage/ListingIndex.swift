@@ -1,13 +1,10 @@
 import CSQLite
 import Dispatch
 import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 import SystemResources
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The ids stored in a data directory (`storage.backend = fs`) in byte order, each with the
 /// summary its `GET /images` entry shows (``ImageSummary``), on disk beside the records, so that

@@ -1,8 +1,5 @@
 import AnimatedImage
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A whole file mapped read-only (`PROT_READ`, `MAP_PRIVATE`), handed out as ``ImageBytes``
 /// whose last copy unmaps it.

@@ -1,9 +1,6 @@
 import CCurl
-import SourceRules
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import SourceRules
 
 /// One outbound HTTP request, as ``OutboundClient`` sends it through libcurl.
 public struct OutboundRequest: Sendable {

@@ -1,8 +1,5 @@
-import SourceRules
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import SourceRules
 
 /// Turns a source's host name into addresses. The fetcher checks every address it gets and pins
 /// the connection to them (no second lookup); tests inject their own names (as `/etc/hosts`

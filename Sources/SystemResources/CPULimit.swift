@@ -1,8 +1,5 @@
 import CLinux
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// How many CPUs this process may really use: the fewest of the CPUs it may run on
 /// (`sched_getaffinity`, which `taskset` and cpusets restrict) and its container's CPU quota

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Where this process's control group lives and how to read its small text files: what the CPU
 /// limit (``CPULimit``) and the memory limit (``CgroupMemory``) are read from.

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc  // pthread
-#endif
 
 /// A mutex and a condition variable (POSIX), for threads that sleep until shared state changes:
 /// the frame cache's decode threads, the encode helpers, the memory monitor. Timed waits are

@@ -1,9 +1,6 @@
 import CLinux
 import Dispatch
-
-#if canImport(Glibc)
 import Glibc  // pthread
-#endif
 
 /// Starts a detached POSIX thread that runs one closure: for work that blocks or runs long
 /// beside Dispatch's pool, which holds about one thread per core — a thread of that pool

@@ -1,8 +1,5 @@
 import FoundationEssentials
-
-#if canImport(Glibc)
 import Glibc  // strerror
-#endif
 
 /// An error in words for a message: a file operation's failure as the system words it
 /// (`strerror`: "Permission denied"), anything else as it describes itself.

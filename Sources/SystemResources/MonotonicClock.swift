@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The clock every interval, deadline and schedule in Flipbook is measured on: the process's
 /// monotonic clock, which never steps back when the wall clock is set. Code that decides by time

@@ -1,9 +1,6 @@
-import Synchronization
-
-#if canImport(Glibc)
 import CMalloc
 import Glibc
-#endif
+import Synchronization
 
 /// Hands memory the process has let go of back to the kernel, on one rule for every part that
 /// frees heap memory in bulk: the frame cache (evicted frames and decoders on the heap) and the
@@ -84,9 +81,7 @@ public enum ReleasedMemory {
 
     /// `malloc_trim(0)`.
     public static func returnToKernel() {
-        #if canImport(Glibc)
         _ = malloc_trim(0)
-        #endif
     }
 
     /// Allocations at least this large get their own mapping, returned to the kernel the moment
@@ -114,11 +109,9 @@ public enum ReleasedMemory {
     /// (``FreedMemory`` in FrameCache). And at most ``arenas`` heaps. Call once, at start-up,
     /// before threads allocate.
     public static func configureProcessAllocator() {
-        #if canImport(Glibc)
         _ = mallopt(M_MMAP_THRESHOLD, ownMappingBytes)
         _ = mallopt(M_TRIM_THRESHOLD, keptTopBytes)
         _ = mallopt(M_ARENA_MAX, Int32(arenas))
-        #endif
     }
 
     /// The heaps (glibc arenas) malloc may keep: one per usable core, two at least — no more

@@ -1,8 +1,5 @@
 import CLinux
-
-#if canImport(Glibc)
 import Glibc  // getpriority, setpriority, errno
-#endif
 
 /// The nice value of the threads Flipbook starts, taken from the process's rather than inherited
 /// from whichever thread starts them. On Linux, Dispatch gives each of its worker threads the nice

@@ -1,14 +1,11 @@
 import FlipbookService
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import ImageStorage
 import ServiceTestSupport
 import Synchronization
 import Testing
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `flipbook serve` as a process: SIGKILL in the middle of uploads loses no acknowledged upload,
 /// and SIGUSR1 raises memory pressure. Waits are bounded only to fail instead of hang.

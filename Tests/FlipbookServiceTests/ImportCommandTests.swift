@@ -1,14 +1,11 @@
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import ServiceTestSupport
 import Testing
 
 @testable import FlipbookService
 @testable import ImageStorage
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `flipbook import` as an operator runs it: it stores exactly the records `POST /images` stores
 /// for the same bytes and adds them to the listing index, refuses what the API refuses with the

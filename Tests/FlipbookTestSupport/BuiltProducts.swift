@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The path of an executable product `swift build` put next to the test bundle (`flipbook`,
 /// `http-bench-server`), or nil when it is not there.

@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A TCP socket bound to a free port of 127.0.0.1 and not listening: while it is open, that port
 /// refuses connections and nobody else can take it; closed, the port is free for a server to bind.

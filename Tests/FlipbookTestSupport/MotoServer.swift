@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// moto's in-memory S3 server (`moto_server`, PyPI `moto[server]`) on a free loopback port, the
 /// S3 endpoint of the `s3` runs of the end-to-end suite. Started once per test process; it stops

@@ -1,9 +1,6 @@
 import Foundation
-import Synchronization
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import Synchronization
 
 /// An origin server on a loopback address for the source-fetching tests: answers each path with
 /// a programmed reply (a thread per connection, so a slow reply holds no other), and records what

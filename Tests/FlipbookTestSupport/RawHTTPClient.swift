@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A test's failure to talk to the server (socket errors, timeouts, malformed answers).
 public struct TestFailure: Error, CustomStringConvertible, Sendable {

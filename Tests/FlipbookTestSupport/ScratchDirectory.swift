@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Where tests put the files and directories they make: one directory per test process,
 /// `$TMPDIR/flipbook-tests-<pid>`, removed when the process exits, so a test run leaves nothing

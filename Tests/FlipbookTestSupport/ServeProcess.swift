@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The `flipbook` executable `swift build --build-tests` puts next to the tests.
 public func flipbookExecutable() throws -> String {

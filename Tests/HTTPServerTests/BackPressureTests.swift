@@ -1,14 +1,11 @@
 import Dispatch
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 
 @testable import HTTPServer
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A client that pipelines and never reads its answers is paused, not buffered for: the server
 /// stops parsing (and reading) its requests while its queued output is above the high-water mark,

@@ -1,12 +1,9 @@
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import Testing
 
 @testable import HTTPServer
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `EMFILE` on accept: a server process with a tiny descriptor limit (`ulimit -n`, so the test
 /// process itself keeps its own) must back off instead of spinning on the ready listening socket

@@ -1,12 +1,9 @@
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import Testing
 
 @testable import HTTPServer
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Bodies in files, sent with `sendfile`: whole, after a head sent with `MSG_MORE`, pipelined,
 /// larger than the socket's buffer (so the send stops and resumes), and not at all for HEAD.

@@ -1,14 +1,11 @@
 import Dispatch
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 
 @testable import HTTPServer
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A real server on an ephemeral loopback port, talked to with a raw socket client and `curl`.
 /// Serialized: the machine may have two cores, and timing-sensitive cases (timeouts, drain)

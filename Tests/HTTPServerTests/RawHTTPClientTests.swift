@@ -1,11 +1,8 @@
 import Dispatch
 import FlipbookTestSupport
 import Foundation
-import Testing
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import Testing
 
 /// The raw test client gives back exactly the descriptors it opened: tests that poll a port until
 /// a server listens fail to connect many times while other tests of the same process hold files

@@ -1,12 +1,9 @@
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import Testing
 
 @testable import HTTPServer
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The one response hook: every response — a handler's, the router's, the parser's, a timeout,
 /// the 503 at the connection limit — carries the hook's lines and a request id, and is reported

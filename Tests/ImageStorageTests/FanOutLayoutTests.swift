@@ -1,13 +1,10 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import Testing
 
 @testable import ImageStorage
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The fan-out layout of the data directory, and the move of the earlier flat layout into it:
 /// nothing lost wherever a crash stops the move, images served and listed throughout, and

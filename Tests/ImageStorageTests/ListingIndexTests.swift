@@ -1,13 +1,10 @@
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 
 @testable import ImageStorage
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The listing index of a data directory: the ids in byte order on disk, kept with uploads and
 /// deletes by every replica sharing the directory, rebuilt from the records when missing,

@@ -1,13 +1,10 @@
 import AnimatedImage
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import Testing
 
 @testable import ImageStorage
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The listing index's summaries: each is the summary of the record on disk, kept so by uploads,
 /// replacements, rewrites, deletes and bulk imports, so that a page is answered without reading a

@@ -1,12 +1,9 @@
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import Testing
 
 @testable import ImageStorage
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Reconciliation of the data directory: what a crash leaves (images' bytes without a record, in
 /// either layout, files in `tmp/`) is removed; what has a record, and what a live writer (another

@@ -1,10 +1,7 @@
 import Dispatch
+import Glibc  // pthread
 import Synchronization
 import SystemResources
-
-#if canImport(Glibc)
-import Glibc  // pthread
-#endif
 
 /// Background threads decoding a run of frames while the caller composites them in order.
 /// Frames' data decode independently (only compositing needs the previous canvas), so up to

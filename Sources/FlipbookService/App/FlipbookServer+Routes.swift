@@ -1,14 +1,11 @@
 import AnimatedImage
 import FrameCache
+import Glibc
 import HTTPServer
 import ImageStorage
 import Logging
 import OutboundHTTP
 import Prometheus
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension FlipbookServer {
     /// The API: every feature's routes, each a type given what it needs, built here and put on one

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Whole writes to standard output and standard error (log lines, the CLI's messages): every byte
 /// written, retrying after a signal or a partial write. When the stream fails (closed, a full

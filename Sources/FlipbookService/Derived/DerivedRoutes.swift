@@ -1,11 +1,8 @@
 import Dispatch
 import FoundationEssentials
+import Glibc
 import HTTPServer
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `GET /images/{id}/preview` (``preview(_:_:)``), `GET /images/{id}/storyboard`, `…/storyboard.vtt`
 /// and `GET /derived/{sha256}/{product}/{file}` (``storyboard(_:_:)``): products made once and

@@ -1,10 +1,7 @@
 import FoundationEssentials
+import Glibc
 import ImageStorage
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Where storyboards and previews are kept: `<dataDir>/derived/<sha256>/<product>`, a file (a
 /// preview, `preview-<rendition>-r<revision>.webp`) or a directory of files (a storyboard's

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// An IPv4 or IPv6 address or CIDR block (`10.0.0.0/8`, `::1`), used to decide which peers are
 /// trusted proxies whose `X-Forwarded-For` may be believed.

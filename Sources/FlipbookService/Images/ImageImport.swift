@@ -1,13 +1,10 @@
 import AnimatedImage
 import FrameCache
+import Glibc
 import HTTPServer
 import ImageStorage
 import Logging
 import Metrics
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Stores image files without a server (`flipbook import`): each file goes through what
 /// `POST /images` does with the same bytes — the same size limit (`server.maxUploadBytes`), the

@@ -1,11 +1,8 @@
 import Dispatch
 import FoundationEssentials
+import Glibc
 import Synchronization
 import SystemResources
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The access log: one line per response, which costs the event loop only formatting the line
 /// into memory.

@@ -1,8 +1,5 @@
-import HTTPServer
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import HTTPServer
 
 /// One access-log line's content: the response as the server reported it, and the client
 /// address worked out from it (the peer, or the forwarded client behind a trusted proxy).

@@ -1,11 +1,8 @@
 import FoundationEssentials
+import Glibc
 import HTTPServer
 import Logging
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A swift-log handler that writes one JSON object per line to standard error — what log
 /// collectors in container platforms parse without configuration. Fields: `ts` (ISO 8601),

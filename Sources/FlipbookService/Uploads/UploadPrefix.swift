@@ -1,8 +1,5 @@
 import AnimatedImage
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The prefix of an upload received so far, mapped for the indexers (private, copy-on-write:
 /// the file is never written).

@@ -1,12 +1,9 @@
 import Crypto
 import FoundationEssentials
+import Glibc
 import Metrics
 import Synchronization
 import SystemResources
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The local disk cache of originals of `storage.backend = s3`: one file per original, named by
 /// its SHA-256, in `<dataDir>/originals/`; the least recently used files are removed once the

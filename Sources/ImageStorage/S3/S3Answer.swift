@@ -1,8 +1,5 @@
-import OutboundHTTP
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import OutboundHTTP
 
 /// One S3 answer as it arrives: its status and header fields (names lower-cased), and its body —
 /// in memory, or, for a download that S3 answers with 200, written to the download's file as it

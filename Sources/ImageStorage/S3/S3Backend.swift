@@ -1,14 +1,11 @@
 import AnimatedImage
 import Dispatch
 import FoundationEssentials
+import Glibc
 import Logging
 import Metrics
 import Synchronization
 import SystemResources
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `storage.backend = s3`: originals and records in an S3-compatible bucket (``S3Layout``), so
 /// replicas on different machines share images without a shared file system, and a local cache

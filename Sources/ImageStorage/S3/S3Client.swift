@@ -2,13 +2,10 @@ import AnimatedImage
 import Crypto
 import Dispatch
 import FoundationEssentials
+import Glibc
 import Metrics
 import OutboundHTTP
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The few S3 operations Flipbook needs (GET, HEAD, PUT, DELETE of objects, ListObjectsV2,
 /// multipart uploads), signed with ``SigV4Signer`` and sent with the outbound HTTP client

@@ -1,10 +1,7 @@
 import AnimatedImage
 import FoundationEssentials
-import SystemResources
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import SystemResources
 
 /// Products shared through the bucket of `storage.backend = s3`, under `derived/{sha256}/`
 /// (``S3Layout``): a preview is one object; a storyboard is one object per sheet and then the

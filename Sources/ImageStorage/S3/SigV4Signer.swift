@@ -1,9 +1,6 @@
 import Crypto
 import FoundationEssentials
-
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// An access key pair for S3, with the session token of temporary credentials. Its description
 /// never shows the secret or the token, so it can appear in logs and error messages safely.

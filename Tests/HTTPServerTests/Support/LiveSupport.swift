@@ -1,13 +1,10 @@
 import Dispatch
 import FlipbookTestSupport
 import Foundation
+import Glibc
 import Synchronization
 
 @testable import HTTPServer
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// FNV-1a (64-bit) of some bytes, to compare uploaded bodies with what the server received.
 func fnv1a(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
