@@ -57,9 +57,9 @@ extension FlipbookServer {
             avifEncodes = ClientEncodeLimit(
                 perClient: settings.limits.avifFramesPerClient,
                 clients: ClientAddresses(trustedProxies: decorator.trustedProxies))
-            let uploadFrames = UploadFrameRoutes(
-                tracker: tracker, lookup: lookup, renditions: renditions, frames: frames, avifEncodes: avifEncodes,
-                settings: settings, logger: logger)
+            let serving = FrameServing(
+                lookup: lookup, renditions: renditions, frames: frames, avifEncodes: avifEncodes, logger: logger)
+            let uploadFrames = UploadFrameRoutes(tracker: tracker, serving: serving, settings: settings)
 
             var router = Router()
             ImageRoutes(
@@ -69,10 +69,7 @@ extension FlipbookServer {
             UploadRoutes(tracker: tracker, ingest: ingest, settings: settings).register(in: &router)
             sources.register(in: &router)
             DerivedRoutes(lookup: lookup, renditions: renditions, derived: derived, settings: settings).register(in: &router)
-            FrameRoutes(
-                lookup: lookup, renditions: renditions, frames: frames, uploads: uploadFrames, avifEncodes: avifEncodes,
-                logger: logger
-            ).register(in: &router)
+            FrameRoutes(serving: serving, uploads: uploadFrames).register(in: &router)
             operations.register(in: &router)
             if let assets = Self.webAssets(settings, logger: logger) {
                 UIRoutes(webAssets: assets, lookup: lookup).register(in: &router)

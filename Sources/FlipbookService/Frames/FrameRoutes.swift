@@ -10,14 +10,8 @@ import Logging
 /// An upload session's id is answered by ``UploadFrameRoutes``. An AVIF frame that is not cached
 /// takes one of its client's encode slots until it is made (``ClientEncodeLimit``: 429 beyond).
 struct FrameRoutes: Sendable {
-    let lookup: RecordLookup
-    let renditions: RenditionResolver
-    let frames: ImageFrames
+    let serving: FrameServing
     let uploads: UploadFrameRoutes
-    let avifEncodes: ClientEncodeLimit
-    let logger: Logger
-
-    private var cache: FrameCache { frames.cache }
 
     func register(in router: inout Router) {
         router.get("/frames/:id/:index") { frame($0, $1) }
@@ -29,7 +23,7 @@ struct FrameRoutes: Sendable {
             let text = request.pathParameters["index"] ?? ""
             return .now(.problem(.badRequest, detail: "The frame index '\(text)' is not a non-negative integer."))
         }
-        switch lookup.recordAtOnce(named: request) {
+        switch serving.lookup.recordAtOnce(named: request) {
         case .held(let held): return frame(request, responder, id: held.id, index: index, record: held.cached.record)
         case .found(let id, let record): return frame(request, responder, id: id, index: index, record: record)
         case .notAtHand(let id): return serveFrame(request, responder, id: id, target: .index(index))
@@ -57,7 +51,7 @@ struct FrameRoutes: Sendable {
         guard let time = PlaybackTime(decimal: text) else {
             return .now(.problem(.badRequest, detail: "t='\(text)' is not a non-negative number of milliseconds."))
         }
-        switch lookup.recordAtOnce(named: request) {
+        switch serving.lookup.recordAtOnce(named: request) {
         case .held(let held):
             return serveFrame(request, responder, id: held.id, target: .time(time), record: held.cached.record)
         case .found(let id, let record): return serveFrame(request, responder, id: id, target: .time(time), record: record)
@@ -86,7 +80,7 @@ struct FrameRoutes: Sendable {
         switch asked(request, responder, id: id, target: target) {
         case .answered(let answer): return answer
         case .rendition(let requested):
-            return lookup.withKnownRecord(id, responder, needsOriginal: true) { record, _ in
+            return serving.lookup.withKnownRecord(id, responder, needsOriginal: true) { record, _ in
                 serveFrame(request, responder, record: record, target: target, requested: requested)
             }
         }
@@ -106,7 +100,7 @@ struct FrameRoutes: Sendable {
         -> Asked
     {
         let requested: RequestedRendition
-        switch renditions.requested(request) {
+        switch serving.renditions.requested(request) {
         case .success(let value): requested = value
         case .failure(let error): return .answered(.now(.problem(.badRequest, detail: error.detail)))
         }
@@ -144,7 +138,7 @@ struct FrameRoutes: Sendable {
     /// content on this event loop (``ResolvedRenditions``), or nil.
     private func resolvedBefore(_ request: HTTPRequest, _ record: StoredImage) -> ResolvedRenditions.Resolved? {
         request.withRawQuery { query in
-            renditions.resolved.value(content: record.frameCacheID, query: query, loop: request.loop) {
+            serving.renditions.resolved.value(content: record.frameCacheID, query: query, loop: request.loop) {
                 AcceptNegotiation.acceptsWebP(AcceptNegotiation.field(of: request))
             }
         }
@@ -161,15 +155,15 @@ struct FrameRoutes: Sendable {
         if case .time = target { byTime = true } else { byTime = false }
         if let missing = Self.noSuchFrame(record, index) { return .now(missing) }
         let rendition: FrameRendition
-        switch renditions.rendition(requested, of: record) {
+        switch serving.renditions.rendition(requested, of: record) {
         case .success(let value): rendition = value
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
         let resolved = ResolvedRenditions.Resolved(
-            rendition: rendition, cacheKey: frames.cacheKey(record, rendition), negotiated: requested.negotiated)
+            rendition: rendition, cacheKey: serving.frames.cacheKey(record, rendition), negotiated: requested.negotiated)
         if !byTime, request.hasQuery {
             request.withRawQuery {
-                renditions.resolved.remember(resolved, content: record.frameCacheID, query: $0, loop: request.loop)
+                serving.renditions.resolved.remember(resolved, content: record.frameCacheID, query: $0, loop: request.loop)
             }
         }
         return serveFrame(request, responder, record: record, index: index, resolved: resolved, byTime: byTime)
@@ -189,7 +183,7 @@ struct FrameRoutes: Sendable {
         // A cached frame: its answers were encoded when it entered the cache; nothing is built
         // (unless they were prepared for the other policy: the same bytes under a name and a
         // content id; the answer is then built below).
-        if let hit = cache.cachedFrame(id: resolved.cacheKey, index: index, reader: request.loop),
+        if let hit = serving.cache.cachedFrame(id: resolved.cacheKey, index: index, reader: request.loop),
             let responses = hit.attachment as? FrameResponses, let answers = responses.answers(.of(record))
         {
             if request.headers.ifNoneMatchMatches(responses.etag) {
@@ -197,18 +191,18 @@ struct FrameRoutes: Sendable {
             }
             return .now(HTTPResponse(answers.ok, extraHeaders: extra))
         }
-        let answer = frames.answer(record, index: index, rendition: resolved.rendition, extra: extra)
-        let image = frames.cacheable(record, resolved.rendition)
+        let answer = serving.frames.answer(record, index: index, rendition: resolved.rendition, extra: extra)
+        let image = serving.frames.cacheable(record, resolved.rendition)
         if request.headers.ifNoneMatchMatches(answer.etag) {
             // Still tell the cache where the client is, so decode-ahead follows a revalidating player.
-            _ = cache.frame(image, index: index) { _ in }
+            _ = serving.cache.frame(image, index: index) { _ in }
             return .now(answer.notModified())
         }
         // An AVIF frame to be encoded holds one of its client's slots until it is made.
-        let client = avifEncodes.client(of: request, format: resolved.rendition.format)
-        if let refusal = avifEncodes.refusal(client, extra: extra) { return .now(refusal) }
-        let (logger, store, avifEncodes) = (self.logger, lookup.store, self.avifEncodes)
-        let frame = cache.frame(image, index: index) { result in
+        let client = serving.avifEncodes.client(of: request, format: resolved.rendition.format)
+        if let refusal = serving.avifEncodes.refusal(client, extra: extra) { return .now(refusal) }
+        let (logger, store, avifEncodes) = (serving.logger, serving.lookup.store, serving.avifEncodes)
+        let frame = serving.cache.frame(image, index: index) { result in
             avifEncodes.release(client)
             if case .failure(.loadFailed) = result, store.health().status == .degraded {
                 // The original went from the local cache and storage cannot be reached.

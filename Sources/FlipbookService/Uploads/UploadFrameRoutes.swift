@@ -19,21 +19,13 @@ import SystemResources
 /// each such call.
 final class UploadFrameRoutes: Sendable {
     let tracker: UploadTracker
-    let lookup: RecordLookup
-    let renditions: RenditionResolver
-    let frames: ImageFrames
-    let avifEncodes: ClientEncodeLimit
+    let serving: FrameServing
     let settings: FlipbookSettings
-    let logger: Logger
     /// Where the waits that run out are answered 503 (never on the shared pool).
     private let deadlines = RequestDeadlines(label: "flipbook.upload-waits")
 
-    init(
-        tracker: UploadTracker, lookup: RecordLookup, renditions: RenditionResolver, frames: ImageFrames,
-        avifEncodes: ClientEncodeLimit, settings: FlipbookSettings, logger: Logger
-    ) {
-        (self.tracker, self.lookup, self.renditions, self.frames) = (tracker, lookup, renditions, frames)
-        (self.avifEncodes, self.settings, self.logger) = (avifEncodes, settings, logger)
+    init(tracker: UploadTracker, serving: FrameServing, settings: FlipbookSettings) {
+        (self.tracker, self.serving, self.settings) = (tracker, serving, settings)
     }
 
     private var sessions: UploadSessions { tracker.sessions }
@@ -74,9 +66,9 @@ final class UploadFrameRoutes: Sendable {
                     headers: ["Retry-After": "1", "Cache-Control": "no-store"]))
         }
         // An AVIF frame holds one of its client's slots until it is answered, its wait included.
-        let client = avifEncodes.client(of: request, format: requested.request.format)
-        if let refusal = avifEncodes.refusal(client, extra: ["Cache-Control": "no-store"]) { return .now(refusal) }
-        let responder = avifEncodes.releasing(client, responder)
+        let client = serving.avifEncodes.client(of: request, format: requested.request.format)
+        if let refusal = serving.avifEncodes.refusal(client, extra: ["Cache-Control": "no-store"]) { return .now(refusal) }
+        let responder = serving.avifEncodes.releasing(client, responder)
         let wait = Self.preferredWait(request, cap: settings.uploads.maxWaitSeconds)
         sessions.waiting.add(1, ordering: .relaxed)
         let waiter = FrameWaiter(target: target) { [self] resolution in
@@ -148,7 +140,7 @@ final class UploadFrameRoutes: Sendable {
             return
         }
         let rendition: FrameRendition
-        switch renditions.rendition(requested, canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight) {
+        switch serving.renditions.rendition(requested, canvasWidth: image.canvasWidth, canvasHeight: image.canvasHeight) {
         case .success(let value): rendition = value
         case .failure(let error):
             responder.respond(.problem(.badRequest, detail: error.detail, headers: ["Cache-Control": "no-store"]))
@@ -168,7 +160,7 @@ final class UploadFrameRoutes: Sendable {
             if case .time = target { FrameAnswer.contentLocation(request, id: session.id, index: index) } else { nil }
         let answer = FrameAnswer(
             upload: session.id, image: image, index: index, rendition: rendition,
-            pngLevel: frames.pngLevel,
+            pngLevel: serving.frames.pngLevel,
             extra: FrameAnswer.extraHeaders(negotiated: requested.negotiated, contentLocation: contentLocation))
         responder.respond(answer.ok(bytes))
     }
@@ -180,7 +172,7 @@ final class UploadFrameRoutes: Sendable {
         _ request: HTTPRequest, _ responder: HTTPResponder, imageID: String, target: FrameWaiter.Target,
         requested: RequestedRendition
     ) {
-        let result = lookup.withKnownRecord(imageID, responder, needsOriginal: true) { [self] record, _ in
+        let result = serving.lookup.withKnownRecord(imageID, responder, needsOriginal: true) { [self] record, _ in
             let count = record.metadata.frameCount
             let index = FrameRoutes.frameIndex(record, of: target)
             guard index < count else {
@@ -191,18 +183,18 @@ final class UploadFrameRoutes: Sendable {
                         headers: ["Cache-Control": "no-store"]))
             }
             let rendition: FrameRendition
-            switch renditions.rendition(requested, of: record) {
+            switch serving.renditions.rendition(requested, of: record) {
             case .success(let value): rendition = value
             case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
             }
             let contentLocation: String? =
                 if case .time = target { FrameAnswer.contentLocation(request, id: record.id, index: index) } else { nil }
-            let answer = frames.answer(
+            let answer = serving.frames.answer(
                 record, index: index, rendition: rendition, caching: .noStore,
                 extra: FrameAnswer.extraHeaders(negotiated: requested.negotiated, contentLocation: contentLocation))
-            let logger = self.logger
-            if let frame = frames.cache.frame(
-                frames.cacheable(record, rendition), index: index,
+            let logger = serving.logger
+            if let frame = serving.cache.frame(
+                serving.frames.cacheable(record, rendition), index: index,
                 completion: { responder.respond(answer.response($0, logger: logger)) })
             {
                 return .now(answer.ok(frame.bytes))
