@@ -9,6 +9,8 @@ enum Epoll {
     static let hangUp: UInt32 = 0x010
     static let readHangUp: UInt32 = 0x2000
     static let edgeTriggered: UInt32 = 1 << 31
+    /// Wake only one of the epoll instances that wait on this descriptor (the listening socket).
+    static let exclusive: UInt32 = 1 << 28
 
     static let controlAdd: Int32 = 1
     static let controlDelete: Int32 = 2

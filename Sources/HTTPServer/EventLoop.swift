@@ -4,9 +4,9 @@ import Synchronization
 import SystemResources
 
 /// One epoll loop on its own thread. It owns its connections (touched only from its thread), a
-/// deadline heap, and an inbox through which other threads hand it responses, new connections
-/// and the drain order, waking it with an eventfd. Loop 0 also accepts and deals connections
-/// round-robin to all loops.
+/// deadline heap, and an inbox through which other threads hand it responses, connections and
+/// the drain order, waking it with an eventfd. Every loop accepts from the shared listening
+/// socket (``ListeningSocket``), and keeps the connection unless another loop holds fewer.
 final class EventLoop: @unchecked Sendable {
     private struct Inbox {
         var responses: [(ResponseToken, HTTPResponse)] = []
@@ -37,6 +37,9 @@ final class EventLoop: @unchecked Sendable {
     /// Connections that used up their turn's share of work, continued after the others.
     private var continuing: [Connection] = []
     private(set) var liveConnections = 0
+    /// The connections this loop holds or has been handed and not yet registered: what another
+    /// loop reads to decide who takes a new connection (any thread).
+    let assigned = Atomic<Int>(0)
     private var timers = TimerHeap()
     private(set) var now: Int64 = SystemMonotonicClock().milliseconds()
     private(set) var date = HTTPDateCache()
@@ -53,10 +56,12 @@ final class EventLoop: @unchecked Sendable {
     private let requestIDPrefix: UInt64
     private var requestIDCounter: UInt32 = 0
 
-    // Acceptor state (loop 0 only; EventLoop+Accepting.swift).
-    var listenFD: Int32 = -1
+    // Accepting state (EventLoop+Accepting.swift).
+    var listener: ListeningSocket?
+    /// Every loop accepting from `listener`, this one included.
     var peers: [EventLoop] = []
-    var nextPeer = 0
+    /// Whether the listening socket is in this loop's epoll (not while accepting backs off).
+    var watchingListener = false
     var acceptResumeAt: Int64?
     var lastAcceptWarning: Int64 = 0
 
@@ -82,11 +87,38 @@ final class EventLoop: @unchecked Sendable {
         ioVectors.deallocate()
     }
 
-    /// Makes this loop the acceptor for `listenFD`, dealing connections over `loops`.
-    func becomeAcceptor(listenFD: Int32, loops: [EventLoop]) {
-        self.listenFD = listenFD
+    /// Makes this loop accept from `listener` (one of its holders), sharing connections with `loops`.
+    func accept(from listener: ListeningSocket, loops: [EventLoop]) {
+        self.listener = listener
         peers = loops
-        _ = Epoll.add(epfd, fd: listenFD, events: Epoll.readable | Epoll.edgeTriggered, data: Self.listenData)
+        watchListener()
+    }
+
+    /// Puts the listening socket in this loop's epoll: level-triggered, so that a connection
+    /// left in the queue is reported again, and exclusive, so that one loop is woken for it.
+    func watchListener() {
+        guard let listener, !watchingListener else { return }
+        let events = Epoll.readable | Epoll.exclusive
+        watchingListener = Epoll.add(epfd, fd: listener.fd, events: events, data: Self.listenData) == 0
+        if !watchingListener {
+            shared.logger.error("epoll_ctl ADD (listening socket) failed", metadata: ["errno": "\(errno)"])
+        }
+    }
+
+    /// Takes the listening socket out of this loop's epoll (accepting backs off, or stops).
+    func unwatchListener() {
+        guard let listener, watchingListener else { return }
+        Epoll.remove(epfd, fd: listener.fd)
+        watchingListener = false
+    }
+
+    /// Stops accepting for good: this loop lets the listening socket go.
+    private func stopAccepting() {
+        unwatchListener()
+        listener?.release()
+        listener = nil
+        peers = []
+        acceptResumeAt = nil
     }
 
     // MARK: - Cross-thread entry points
@@ -101,7 +133,8 @@ final class EventLoop: @unchecked Sendable {
         if wake { signal() }
     }
 
-    /// Gives this loop an accepted connection; callable from any thread.
+    /// Gives this loop an accepted connection (already counted in ``assigned``); callable from any
+    /// thread.
     func adopt(fd: Int32, peer: HTTPPeerAddress?) {
         let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
             guard !inbox.closed else { return (false, false) }
@@ -110,6 +143,7 @@ final class EventLoop: @unchecked Sendable {
         }
         if !accepted {
             POSIX.closeDescriptor(fd)
+            assigned.subtract(1, ordering: .relaxed)
             shared.connectionClosed()
         }
         if wake { signal() }
@@ -156,7 +190,7 @@ final class EventLoop: @unchecked Sendable {
                 if data == Self.wakeData {
                     drainInbox()
                 } else if data == Self.listenData {
-                    acceptConnections()
+                    acceptConnection()
                 } else {
                     let fd = Int32(truncatingIfNeeded: data & 0xFFFF_FFFF)
                     let generation = UInt32(truncatingIfNeeded: data >> 32)
@@ -228,7 +262,8 @@ final class EventLoop: @unchecked Sendable {
         }
         if let resume = acceptResumeAt, resume <= now {
             acceptResumeAt = nil
-            acceptConnections()
+            watchListener()
+            acceptConnection()
         }
         if let deadline = drainDeadline, deadline <= now {
             drainDeadline = nil
@@ -292,18 +327,14 @@ final class EventLoop: @unchecked Sendable {
         connections[Int(connection.fd)] = nil
         POSIX.closeDescriptor(connection.fd)
         liveConnections -= 1
+        assigned.subtract(1, ordering: .relaxed)
         shared.connectionClosed()
     }
 
     private func startDrain() {
         draining = true
         drainDeadline = now + shared.configuration.drainTimeout.milliseconds
-        if listenFD >= 0 {
-            Epoll.remove(epfd, fd: listenFD)
-            POSIX.closeDescriptor(listenFD)
-            listenFD = -1
-            acceptResumeAt = nil
-        }
+        stopAccepting()
         for case let connection? in connections {
             connection.beginDrain()
             settle(connection)
@@ -314,7 +345,7 @@ final class EventLoop: @unchecked Sendable {
         for case let connection? in connections { close(connection) }
         inbox.withLock { $0.closed = true }
         // Responses that raced with the shutdown are dropped; their connections are closed.
-        if listenFD >= 0 { POSIX.closeDescriptor(listenFD) }
+        stopAccepting()
         POSIX.closeDescriptor(wakeFD)
         POSIX.closeDescriptor(epfd)
     }

@@ -34,6 +34,8 @@ public final class HTTPServer: Service, Sendable {
     private struct State {
         var phase = Phase.idle
         var loops: [EventLoop] = []
+        /// The listening socket, kept to stop it listening when the drain begins.
+        var listener: ListeningSocket?
         var port = 0
         var runningLoops = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -93,7 +95,9 @@ public final class HTTPServer: Service, Sendable {
                 POSIX.closeDescriptor(listenFD)
                 throw error
             }
-            loops[0].becomeAcceptor(listenFD: listenFD, loops: loops)
+            let listener = ListeningSocket(fd: listenFD, holders: loops.count)
+            for loop in loops { loop.accept(from: listener, loops: loops) }
+            state.listener = listener
             state.loops = loops
             state.port = port
             state.phase = .running
@@ -124,6 +128,8 @@ public final class HTTPServer: Service, Sendable {
                 return []
             case .running:
                 state.phase = .draining
+                state.listener?.stopListening()
+                state.listener = nil
                 return state.loops
             case .draining, .stopped:
                 return []
