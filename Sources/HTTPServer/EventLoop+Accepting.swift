@@ -45,7 +45,6 @@ extension EventLoop {
                 refuse(fd, peer: peer)
                 return
             }
-            POSIX.setNoDelay(fd)
             let target = leastLoaded()
             target.assigned.add(1, ordering: .relaxed)
             if target === self {

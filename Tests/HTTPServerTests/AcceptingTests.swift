@@ -1,4 +1,5 @@
 import FlipbookTestSupport
+import Glibc
 import Testing
 
 @testable import HTTPServer
@@ -57,5 +58,27 @@ struct AcceptingTests {
         #expect(loops.count == 22)
         let first = try #require(loops.first)
         #expect(loops.dropFirst().allSatisfy { $0 != first }, "\(loops)")
+    }
+
+    /// `TCP_NODELAY` is set once, on the listening socket, and every accepted socket has it (a
+    /// head and a body sent apart must not wait for an acknowledgement).
+    @Test func acceptedSocketsHaveNoDelay() throws {
+        let (listenFD, port) = try POSIX.listen(host: "127.0.0.1", port: 0, backlog: 8)
+        defer { POSIX.closeDescriptor(listenFD) }
+        let client = try RawHTTPClient(port: port)
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        var accepted: Int32 = -1
+        #expect(
+            eventually(within: 5) {
+                accepted = withUnsafeMutableBytes(of: &storage) { Epoll.accept(listenFD, $0.baseAddress!, &length) }
+                return accepted >= 0
+            })
+        defer { POSIX.closeDescriptor(accepted) }
+        var value: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        #expect(getsockopt(accepted, Int32(IPPROTO_TCP), TCP_NODELAY, &value, &size) == 0)
+        #expect(value == 1)
+        _ = client
     }
 }
