@@ -17,7 +17,10 @@
 /// Under memory pressure windows are capped (see ``PressureController``). A window counts the
 /// frame at the playhead: a window of 1 keeps just the frame last asked for.
 public struct WindowPolicy: Sendable, Equatable {
+    /// Animations whose decoded frames fit in this many bytes are cached whole first when the
+    /// budget has room for them (FLAnimatedImage's 10 MB rule).
     public var wholeAnimationBytes: Int
+    /// The smallest decode-ahead window outside memory pressure.
     public var minimumWindow: Int
     /// Playback time decoded ahead of each playhead, in milliseconds.
     public var lookaheadMs: Int

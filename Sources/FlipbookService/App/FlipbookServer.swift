@@ -110,10 +110,7 @@ public final class FlipbookServer: Sendable {
         var configuration = FrameCacheConfiguration(
             budgetBytes: budget,
             decodeThreads: settings.cache.decodeThreads > 0 ? settings.cache.decodeThreads : CPULimit.usableCores,
-            window: WindowPolicy(
-                wholeAnimationBytes: settings.cache.wholeAnimationBytes,
-                minimumWindow: settings.cache.minimumWindow,
-                lookaheadMs: settings.cache.lookaheadMs),
+            window: settings.cache.window,
             checkpointInterval: settings.cache.checkpointInterval,
             pngCompressionLevel: settings.cache.pngCompressionLevel,
             maxWaitingRequests: settings.cache.maxWaitingRequests)

@@ -65,13 +65,9 @@ public struct FlipbookSettings: Sendable, Equatable {
         public var memoryFraction = 0.2
         /// Background decode threads; 0 = one per CPU the process may use (`CPULimit.usableCores`).
         public var decodeThreads = 0
-        /// Animations whose decoded frames fit in this many bytes are cached whole first when
-        /// the budget has room for them (FLAnimatedImage's 10 MB rule).
-        public var wholeAnimationBytes = 10_000_000
-        /// Playback time decoded ahead of every active image's playhead, in milliseconds.
-        public var lookaheadMs = 500
-        /// The smallest decode-ahead window outside memory pressure.
-        public var minimumWindow = 2
+        /// How many frames of each image are kept and decoded ahead (`cache.wholeAnimationBytes`,
+        /// `cache.minimumWindow`, `cache.lookaheadMs`): the frame cache's own policy type.
+        public var window = WindowPolicy()
         /// Deflate level of served PNGs (libdeflate, on zlib's scale: 1 = fast, 9 = small).
         public var pngCompressionLevel = 1
         /// Canvas checkpoint spacing: frame k from cold costs at most this many frame decodes.

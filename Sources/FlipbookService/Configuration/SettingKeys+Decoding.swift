@@ -15,16 +15,16 @@ extension SettingKeys {
             name: "cache.decodeThreads", kind: .int(\.cache.decodeThreads),
             summary: "background decode threads; 0 = one per CPU the process may use (the cgroup quota and the affinity mask)"),
         Key(
-            name: "cache.wholeAnimationBytes", kind: .int(\.cache.wholeAnimationBytes),
+            name: "cache.wholeAnimationBytes", kind: .int(\.cache.window.wholeAnimationBytes),
             summary: """
                 animations whose decoded frames fit in this are the first to be cached whole when the budget has \
                 room (FLAnimatedImage's rule); after them, the animations that save the most decoding per byte
                 """),
         Key(
-            name: "cache.minimumWindow", kind: .int(\.cache.minimumWindow),
+            name: "cache.minimumWindow", kind: .int(\.cache.window.minimumWindow),
             summary: "the smallest decode-ahead window outside memory pressure"),
         Key(
-            name: "cache.lookaheadMs", kind: .int(\.cache.lookaheadMs),
+            name: "cache.lookaheadMs", kind: .int(\.cache.window.lookaheadMs),
             summary: "playback time decoded ahead of every active image's playhead"),
         Key(
             name: "cache.pngCompressionLevel", kind: .int(\.cache.pngCompressionLevel),

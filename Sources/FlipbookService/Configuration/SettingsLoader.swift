@@ -246,8 +246,8 @@ public struct SettingsLoader: Sendable {
             settings.cache.memoryFraction > 0 && settings.cache.memoryFraction <= 1,
             "cache.memoryFraction must be in (0, 1]")
         try require((0...9).contains(settings.cache.pngCompressionLevel), "cache.pngCompressionLevel must be 0…9")
-        try require(settings.cache.minimumWindow >= 1, "cache.minimumWindow must be ≥ 1")
-        try require(settings.cache.lookaheadMs >= 0, "cache.lookaheadMs must be ≥ 0")
+        try require(settings.cache.window.minimumWindow >= 1, "cache.minimumWindow must be ≥ 1")
+        try require(settings.cache.window.lookaheadMs >= 0, "cache.lookaheadMs must be ≥ 0")
         try require(settings.cache.checkpointInterval >= 1, "cache.checkpointInterval must be ≥ 1")
         try require(
             settings.cache.pressureWarningFraction < settings.cache.pressureCriticalFraction,
