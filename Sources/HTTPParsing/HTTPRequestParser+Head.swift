@@ -137,10 +137,11 @@ extension HTTPRequestParser {
         guard major == 1, minor <= 1 else { return .unsupportedVersion }
 
         let targetBytes = UnsafeRawBufferPointer(rebasing: line[(firstSpace + 1)..<secondSpace])
-        guard RequestTarget.isValid(targetBytes, method: method) else { return .invalidTarget }
+        guard let firstPercent = RequestTarget.validated(targetBytes, method: method) else { return .invalidTarget }
         // Kept as offsets: the head carries the target as its own bytes (``RawTarget``).
         let target = (offset + firstSpace + 1)..<(offset + secondSpace)
         requestLine = (method, target, HTTPVersion(major: Int(major), minor: Int(minor)))
+        targetFirstEscape = target.lowerBound + firstPercent
         return nil
     }
 

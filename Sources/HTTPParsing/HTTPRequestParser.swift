@@ -58,6 +58,9 @@ public struct HTTPRequestParser: Sendable {
     var ifNoneMatchIndex: Int32 = -1
     /// The request line's method, version and target (offsets in `buffer`), once parsed.
     var requestLine: (method: HTTPMethod, target: Range<Int>, version: HTTPVersion)?
+    /// The offset in `buffer` of the target's first `%` (its end when it has none), with
+    /// ``requestLine`` (apart, so that the optional tuple keeps its layout).
+    var targetFirstEscape = 0
     /// The head announced by the last `.head` event, until ``takeHead()``.
     private var completedHead: HTTPRequestHead?
     package var chunkSizeValue = 0
@@ -186,7 +189,8 @@ public struct HTTPRequestParser: Sendable {
         case .failure(let error): return failHead(error)
         }
         completedHead = HTTPRequestHead(
-            method: line.method, rawTarget: RawTarget(storage: buffer, target: line.target), version: line.version,
+            method: line.method, rawTarget: RawTarget(storage: buffer, target: line.target, firstEscape: targetFirstEscape),
+            version: line.version,
             headers: HTTPHeaders(parsedStorage: buffer, fields: fields, ifNoneMatchIndex: ifNoneMatchIndex),
             framing: framing, keepAlive: framingFields.keepAlive(version: line.version),
             expectsContinue: framingFields.expectsContinue(version: line.version, framing: framing))

@@ -14,17 +14,39 @@ package struct RawTarget: Sendable {
     /// without a path gets a `/` of its own after the target's bytes).
     @usableFromInline
     package let pathStart: Int32
+    /// The path's end, its sign bit set when the path has no `%` (``pathIsPlain``): kept in the
+    /// offset so that the target stays 32 bytes without spare values — with a field more (a
+    /// `Bool`, an `Int32`), copies of requests and of the parser's optional head cost more.
     @usableFromInline
-    package let pathEnd: Int32
+    package let pathEndAndPlain: Int32
     /// The raw query (after `?`, without a `#fragment`); `queryStart` is -1 without a `?`.
     @usableFromInline
     package let queryStart: Int32
     @usableFromInline
     package let queryEnd: Int32
 
+    /// The end of the raw path in ``storage``.
+    @inlinable
+    package var pathEnd: Int32 { pathEndAndPlain & Int32.max }
+
+    /// Whether the raw path has no `%` (nothing to decode in it, nor in any segment of it): known
+    /// from the parser's check of the target, so that the router, the path parameters and the
+    /// access log need not each search the path for one.
+    @inlinable
+    package var pathIsPlain: Bool { pathEndAndPlain < 0 }
+
     /// The target at `target` of `storage` (a target ``RequestTarget/isValid(_:method:)``
     /// accepted), split into its path and query.
     package init(storage: [UInt8], target: Range<Int>) {
+        let firstEscape = storage.withUnsafeBytes {
+            ByteSearch.firstOffset(of: 0x25, in: $0, range: target) ?? target.upperBound
+        }
+        self.init(storage: storage, target: target, firstEscape: firstEscape)
+    }
+
+    /// ``init(storage:target:)`` given the offset in `storage` of the target's first `%` (its end
+    /// when it has none), as the parser found it.
+    package init(storage: [UInt8], target: Range<Int>, firstEscape: Int) {
         let parts = storage.withUnsafeBytes {
             RequestTarget.parts(of: UnsafeRawBufferPointer(rebasing: $0[target]))
         }
@@ -34,10 +56,13 @@ package struct RawTarget: Sendable {
             var copy = storage
             copy.append(0x2F)
             self.storage = copy
-            (pathStart, pathEnd) = (Int32(copy.count - 1), Int32(copy.count))
+            (pathStart, pathEndAndPlain) = (Int32(copy.count - 1), Int32(copy.count) | Int32.min)
         } else {
             self.storage = storage
-            (pathStart, pathEnd) = (Int32(base + parts.path.lowerBound), Int32(base + parts.path.upperBound))
+            // Plain when the target's first `%` is not before the path's end.
+            let plain = firstEscape >= base + parts.path.upperBound
+            pathStart = Int32(base + parts.path.lowerBound)
+            pathEndAndPlain = Int32(base + parts.path.upperBound) | (plain ? Int32.min : 0)
         }
         (targetStart, targetEnd) = (Int32(target.lowerBound), Int32(target.upperBound))
         if let query = parts.query {
@@ -57,7 +82,8 @@ package struct RawTarget: Sendable {
     package init(rawPath: Substring) {
         storage = Array(rawPath.utf8)
         (targetStart, targetEnd) = (0, Int32(storage.count))
-        (pathStart, pathEnd) = (0, Int32(storage.count))
+        let plain = storage.withUnsafeBytes { ByteSearch.firstOffset(of: 0x25, in: $0) == nil }
+        (pathStart, pathEndAndPlain) = (0, Int32(storage.count) | (plain ? Int32.min : 0))
         (queryStart, queryEnd) = (-1, -1)
     }
 

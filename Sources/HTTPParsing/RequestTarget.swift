@@ -4,25 +4,32 @@ package enum RequestTarget {
     /// (`http://…` or `https://…`), or asterisk-form (`*`, OPTIONS only); visible ASCII only, every
     /// `%` followed by two hex digits.
     package static func isValid(_ bytes: UnsafeRawBufferPointer, method: HTTPMethod) -> Bool {
-        guard let first = bytes.first else { return false }
-        if first == 0x2A { return bytes.count == 1 && method == .OPTIONS }
-        if first != 0x2F && absolutePathStart(bytes) == nil { return false }
-        if ByteSearch.containsNonVisibleASCII(bytes) { return false }
-        guard var index = ByteSearch.firstOffset(of: 0x25, in: bytes) else { return true }
+        validated(bytes, method: method) != nil
+    }
+
+    /// ``isValid(_:method:)`` and, for a valid target, the offset of its first `%` (`bytes.count`
+    /// when it has none: its path needs no decoding, ``RawTarget/pathIsPlain``); nil when invalid.
+    package static func validated(_ bytes: UnsafeRawBufferPointer, method: HTTPMethod) -> Int? {
+        guard let first = bytes.first else { return nil }
+        if first == 0x2A { return bytes.count == 1 && method == .OPTIONS ? bytes.count : nil }
+        if first != 0x2F && absolutePathStart(bytes) == nil { return nil }
+        if ByteSearch.containsNonVisibleASCII(bytes) { return nil }
+        guard let firstPercent = ByteSearch.firstOffset(of: 0x25, in: bytes) else { return bytes.count }
         // Every `%` followed by two hex digits.
+        var index = firstPercent
         while index < bytes.count {
             let byte = bytes[index]
-            guard byte > 0x20, byte < 0x7F else { return false }
+            guard byte > 0x20, byte < 0x7F else { return nil }
             if byte == 0x25 {
                 guard index + 2 < bytes.count,
                     ASCII.hexValue(bytes[index + 1]) != nil, ASCII.hexValue(bytes[index + 2]) != nil
-                else { return false }
+                else { return nil }
                 index += 3
                 continue
             }
             index += 1
         }
-        return true
+        return firstPercent
     }
 
     /// For an absolute-form target, the offset where its path (or query) starts; `count` if it has

@@ -24,8 +24,10 @@ public struct HTTPPathParameters: Sendable, Sequence {
         /// Given as decoded pairs (tests of handlers, the router's OPTIONS answer).
         case pairs([(name: String, value: String)])
         /// Bound by the router: the route's parameter names and, for each, a range of offsets into
-        /// `bytes` (the head's, raw); the first two inline, any further ones in `rest`.
-        case bound(names: [String], bytes: [UInt8], first: Range<Int>, second: Range<Int>, rest: [Range<Int>])
+        /// `bytes` (the head's, raw); the first two inline, any further ones in `rest`; `plain`
+        /// when the path has no `%` (``RawTarget/pathIsPlain``: no value needs decoding).
+        case bound(
+            names: [String], bytes: [UInt8], first: Range<Int>, second: Range<Int>, rest: [Range<Int>], plain: Bool)
     }
 
     private var storage: Storage
@@ -34,15 +36,15 @@ public struct HTTPPathParameters: Sendable, Sequence {
     public init(_ pairs: [(name: String, value: String)] = []) { storage = .pairs(pairs) }
 
     /// Parameters bound by the router: `names[i]`'s value is the offsets `ranges[i]` of `bytes`,
-    /// still percent-encoded. `ranges` has as many elements as `names`.
-    init(names: [String], bytes: [UInt8], ranges: UnsafeBufferPointer<Range<Int>>) {
+    /// still percent-encoded (none has a `%` when `plain`). `ranges` has as many elements as `names`.
+    init(names: [String], bytes: [UInt8], ranges: UnsafeBufferPointer<Range<Int>>, plain: Bool = false) {
         guard !names.isEmpty else {
             storage = .pairs([])
             return
         }
         storage = .bound(
             names: names, bytes: bytes, first: ranges[0], second: ranges.count > 1 ? ranges[1] : 0..<0,
-            rest: ranges.count > 2 ? Array(ranges[2...]) : [])
+            rest: ranges.count > 2 ? Array(ranges[2...]) : [], plain: plain)
     }
 
     /// The percent-decoded value of the parameter called `name`.
@@ -51,7 +53,7 @@ public struct HTTPPathParameters: Sendable, Sequence {
         case .pairs(let pairs):
             for pair in pairs where pair.name == name { return pair.value }
             return nil
-        case .bound(let names, let bytes, let first, let second, let rest):
+        case .bound(let names, let bytes, let first, let second, let rest, _):
             guard let position = Self.position(of: name, in: names) else { return nil }
             let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
             return Self.decoded(bytes, range)
@@ -62,14 +64,14 @@ public struct HTTPPathParameters: Sendable, Sequence {
     /// (once percent-decoded), at most 18 of them — or nil. Read from the path's bytes, without
     /// making a `String`, when the value has no `%`.
     public func nonNegativeInteger(_ name: String) -> Int? {
-        guard case .bound(let names, let head, let first, let second, let rest) = storage else {
+        guard case .bound(let names, let head, let first, let second, let rest, let plain) = storage else {
             return self[name].flatMap(Self.nonNegativeInteger)
         }
         guard let position = Self.position(of: name, in: names) else { return nil }
         let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
         return head.withUnsafeBytes { all in
             let bytes = UnsafeRawBufferPointer(rebasing: all[range])
-            if ByteSearch.firstOffset(of: 0x25, in: bytes) != nil {
+            if !plain, ByteSearch.firstOffset(of: 0x25, in: bytes) != nil {
                 return Self.nonNegativeInteger(RequestTarget.percentDecode(bytes))
             }
             return Self.nonNegativeInteger(bytes)
@@ -82,7 +84,7 @@ public struct HTTPPathParameters: Sendable, Sequence {
     /// such parameter or it has a `%` (then ask ``subscript(_:)``). For parameters given as
     /// pairs, `body` gets the value's bytes.
     public func withUndecodedValue(_ name: String, _ body: (UnsafeRawBufferPointer) -> Void) -> Bool {
-        guard case .bound(let names, let head, let first, let second, let rest) = storage else {
+        guard case .bound(let names, let head, let first, let second, let rest, let plain) = storage else {
             guard var value = self[name] else { return false }
             value.withUTF8 { body(UnsafeRawBufferPointer($0)) }
             return true
@@ -91,7 +93,7 @@ public struct HTTPPathParameters: Sendable, Sequence {
         let range = position == 0 ? first : position == 1 ? second : rest[position - 2]
         return head.withUnsafeBytes { all in
             let bytes = UnsafeRawBufferPointer(rebasing: all[range])
-            guard ByteSearch.firstOffset(of: 0x25, in: bytes) == nil else { return false }
+            guard plain || ByteSearch.firstOffset(of: 0x25, in: bytes) == nil else { return false }
             body(bytes)
             return true
         }
@@ -123,7 +125,7 @@ public struct HTTPPathParameters: Sendable, Sequence {
     public var count: Int {
         switch storage {
         case .pairs(let pairs): return pairs.count
-        case .bound(let names, _, _, _, _): return names.count
+        case .bound(let names, _, _, _, _, _): return names.count
         }
     }
 
@@ -131,7 +133,7 @@ public struct HTTPPathParameters: Sendable, Sequence {
         switch storage {
         case .pairs(let pairs):
             return pairs.makeIterator()
-        case .bound(let names, let bytes, let first, let second, let rest):
+        case .bound(let names, let bytes, let first, let second, let rest, _):
             let ranges = [first, second] + rest
             return names.indices.map { (names[$0], Self.decoded(bytes, ranges[$0])) }.makeIterator()
         }

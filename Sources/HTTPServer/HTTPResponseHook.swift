@@ -59,6 +59,8 @@ public struct HTTPAccessRecord: Sendable {
     @inlinable
     public func withPathBytes<R>(_ body: (UnsafeRawBufferPointer, _ visibleASCII: Bool) -> R) -> R {
         if decodedPath == nil {
+            // A parsed path known to have no `%` is not searched again (``RawTarget/pathIsPlain``).
+            if target.pathIsPlain { return target.withPath { body($0, true) } }
             let clean: R? = target.withPath { bytes in Self.hasNoEscape(bytes) ? body(bytes, true) : nil }
             if let clean { return clean }
         }

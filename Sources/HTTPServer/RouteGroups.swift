@@ -40,13 +40,15 @@ struct RouteGroups: Sendable {
 
     /// The routes that may match a path of these segments (offsets into `path`), in registration
     /// order. A first segment with a `%` may still equal a literal once decoded: it gets every
-    /// route of its length.
-    func candidates(_ path: UnsafeRawBufferPointer, _ segments: UnsafeBufferPointer<Range<Int>>) -> [Router.Route] {
+    /// route of its length (a `plain` path has none, ``RawTarget/pathIsPlain``).
+    func candidates(_ path: UnsafeRawBufferPointer, _ segments: UnsafeBufferPointer<Range<Int>>, plain: Bool)
+        -> [Router.Route]
+    {
         guard segments.count < bySegmentCount.count else { return [] }
         let groups = bySegmentCount[segments.count]
         guard !groups.isEmpty else { return [] }
         let first = UnsafeRawBufferPointer(rebasing: path[segments[0]])
-        if ByteSearch.firstOffset(of: 0x25, in: first) != nil { return Self.all(groups) }
+        if !plain, ByteSearch.firstOffset(of: 0x25, in: first) != nil { return Self.all(groups) }
         for group in groups {
             guard let literal = group.literal else { return group.routes }
             guard literal.count == first.count else { continue }

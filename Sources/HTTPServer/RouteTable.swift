@@ -43,7 +43,7 @@ final class RouteTable: Sendable {
         _ method: HTTPMethod, _ target: RawTarget, _ path: UnsafeRawBufferPointer,
         _ segments: UnsafeBufferPointer<Range<Int>>
     ) -> Router.Match {
-        let candidates = groups.candidates(path, segments)
+        let candidates = groups.candidates(path, segments, plain: target.pathIsPlain)
         guard !candidates.isEmpty else { return .notFound }
         // A route for the method — or for HEAD, the first GET route unless a HEAD route matches —
         // found without building anything else.
@@ -88,7 +88,7 @@ final class RouteTable: Sendable {
     ) -> HTTPPathParameters? {
         let matched = route.literalRanges.withUnsafeBufferPointer { literalRanges in
             route.literalBytes.withUnsafeBytes { literalBytes in
-                matches(route, literalRanges, literalBytes, path, segments)
+                matches(route, literalRanges, literalBytes, path, segments, plain: target.pathIsPlain)
             }
         }
         guard matched else { return nil }
@@ -105,15 +105,16 @@ final class RouteTable: Sendable {
                     bound += 1
                 }
             }
-            return HTTPPathParameters(names: names, bytes: target.storage, ranges: UnsafeBufferPointer(ranges))
+            return HTTPPathParameters(
+                names: names, bytes: target.storage, ranges: UnsafeBufferPointer(ranges), plain: target.pathIsPlain)
         }
     }
 
-    /// Whether every literal of `route` equals its segment of `path` (decoded when it has a `%`)
-    /// and no parameter's segment is empty.
+    /// Whether every literal of `route` equals its segment of `path` (decoded when it has a `%`;
+    /// none has when the path is `plain`) and no parameter's segment is empty.
     private static func matches(
         _ route: Router.Route, _ literalRanges: UnsafeBufferPointer<Range<Int>?>, _ literalBytes: UnsafeRawBufferPointer,
-        _ path: UnsafeRawBufferPointer, _ segments: UnsafeBufferPointer<Range<Int>>
+        _ path: UnsafeRawBufferPointer, _ segments: UnsafeBufferPointer<Range<Int>>, plain: Bool
     ) -> Bool {
         guard literalRanges.count == segments.count else { return false }
         for position in 0..<segments.count {
@@ -122,7 +123,7 @@ final class RouteTable: Sendable {
                 if segment.isEmpty { return false }
                 continue
             }
-            if ByteSearch.firstOffset(of: 0x25, in: segment) != nil {
+            if !plain, ByteSearch.firstOffset(of: 0x25, in: segment) != nil {
                 guard case .literal(let literal) = route.segments[position],
                     RequestTarget.percentDecode(segment) == literal
                 else { return false }

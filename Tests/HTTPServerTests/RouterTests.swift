@@ -1,3 +1,4 @@
+import HTTPParsing
 import Testing
 
 @testable import HTTPServer
@@ -21,6 +22,38 @@ import Testing
         #expect(parameters["id"] == "a/b")
         #expect(parameters["index"] == "12")
         #expect(parameters["missing"] == nil)
+    }
+
+    /// Targets the parser took (``RawTarget/pathIsPlain`` known from its check) route and bind
+    /// exactly as the same raw paths given as text (searched for a `%`).
+    @Test func parsedTargetsRouteAsRawPaths() {
+        let table = RouteTable(Self.makeRouter())
+        for target in ["/frames/ab/12?x=%41", "/frames/a%2Fb/12", "/fr%61mes/x/%31", "/%69mages", "/images/a%20b"] {
+            var parser = HTTPRequestParser()
+            let method = target.hasPrefix("/images/") ? "DELETE" : "GET"
+            let (_, event) = parser.parse(Array("\(method) \(target) HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+            guard case .head? = event, let head = parser.takeHead() else {
+                Issue.record("no head for \(target)")
+                continue
+            }
+            let rawPath = Substring(target.prefix(while: { $0 != "?" }))
+            let parsed = table.match(head.method, target: head.rawTarget)
+            let given = table.match(head.method, target: RawTarget(rawPath: rawPath))
+            guard case .found(let route, let parameters) = parsed, case .found(let expected, let bound) = given else {
+                Issue.record("\(target): \(parsed) / \(given)")
+                continue
+            }
+            #expect(route.pattern == expected.pattern, "\(target)")
+            #expect(parameters.map { "\($0.name)=\($0.value)" } == bound.map { "\($0.name)=\($0.value)" }, "\(target)")
+            for name in ["id", "index"] {
+                #expect(parameters.nonNegativeInteger(name) == bound.nonNegativeInteger(name), "\(target) \(name)")
+                var raw: [UInt8]?
+                var expectedRaw: [UInt8]?
+                let found = parameters.withUndecodedValue(name) { raw = Array($0) }
+                let expectedFound = bound.withUndecodedValue(name) { expectedRaw = Array($0) }
+                #expect(found == expectedFound && raw == expectedRaw, "\(target) \(name)")
+            }
+        }
     }
 
     @Test func boundParametersDecodeOnlyWhatHasEscapesAndIterateInPatternOrder() {
