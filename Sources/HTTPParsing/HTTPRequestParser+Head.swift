@@ -171,10 +171,23 @@ extension HTTPRequestParser {
                 valueStart: Int32(offset + valueStart), valueEnd: Int32(offset + valueEnd)))
         let name = UnsafeRawBufferPointer(rebasing: line[0..<nameEnd])
         let value = UnsafeRawBufferPointer(rebasing: line[valueStart..<valueEnd])
-        if nameEnd == 13 && ifNoneMatchIndex < 0 && Self.nameIs(name, "if-none-match") {
-            ifNoneMatchIndex = Int32(fields.count - 1)
+        if nameEnd == 13 {
+            // `If-None-Match`'s length, which no framing field has (``RequestFramingFields``
+            // reads names of 4, 6, 10, 14 and 17 bytes): compared in place, not handed on.
+            if ifNoneMatchIndex < 0 && Self.isIfNoneMatch(name) { ifNoneMatchIndex = Int32(fields.count - 1) }
+            return
         }
         framingFields.note(name: name, value: value)
+    }
+
+    /// Whether the 13 bytes of `name` are `If-None-Match` in any case: two overlapping words
+    /// lower-cased and compared (``nameIs(_:_:)`` inlined for this one name).
+    @inline(__always)
+    static func isIfNoneMatch(_ name: UnsafeRawBufferPointer) -> Bool {
+        let literal = UnsafeRawPointer(("if-none-match" as StaticString).utf8Start)
+        return ASCII.lower(name.loadUnaligned(as: UInt64.self)) == literal.loadUnaligned(as: UInt64.self)
+            && ASCII.lower(name.loadUnaligned(fromByteOffset: 5, as: UInt64.self))
+                == literal.loadUnaligned(fromByteOffset: 5, as: UInt64.self)
     }
 
     /// The common field line at `input[start...]` read in one pass — a name of letters, digits and

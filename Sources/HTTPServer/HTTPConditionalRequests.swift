@@ -12,20 +12,31 @@ extension HTTPHeaders {
         let noted = ifNoneMatchIndex != Self.unnotedIndex
         let first = noted ? Int(ifNoneMatchIndex) : 0
         guard first >= 0 else { return false }
+        // The tag's own bytes when the string has them in one piece (a native string: no copy of
+        // it, so no retain and release); else a copy made contiguous.
+        if let found = etag.utf8.withContiguousStorageIfAvailable({
+            fieldsName(UnsafeRawBufferPointer($0), from: first, noted: noted)
+        }) {
+            return found
+        }
         var target = etag
-        return target.withUTF8 { raw in
-            var tag = UnsafeRawBufferPointer(raw)
-            if tag.count >= 2 && tag[0] == 0x57 && tag[1] == 0x2F { tag = UnsafeRawBufferPointer(rebasing: tag[2...]) }
-            return storage.withUnsafeBytes { buffer in
-                for index in first..<fields.count {
-                    let field = fields[index]
-                    let name = UnsafeRawBufferPointer(rebasing: buffer[Int(field.nameStart)..<Int(field.nameEnd)])
-                    guard (noted && index == first) || HTTPRequestParser.nameIs(name, "if-none-match") else { continue }
-                    let value = UnsafeRawBufferPointer(rebasing: buffer[Int(field.valueStart)..<Int(field.valueEnd)])
-                    if Self.listNames(tag, value) { return true }
-                }
-                return false
+        return target.withUTF8 { fieldsName(UnsafeRawBufferPointer($0), from: first, noted: noted) }
+    }
+
+    /// Whether an `If-None-Match` field from index `first` on (that one the first such field
+    /// when `noted`) names the entity-tag `etag`'s bytes.
+    private func fieldsName(_ etag: UnsafeRawBufferPointer, from first: Int, noted: Bool) -> Bool {
+        var tag = etag
+        if tag.count >= 2 && tag[0] == 0x57 && tag[1] == 0x2F { tag = UnsafeRawBufferPointer(rebasing: tag[2...]) }
+        return storage.withUnsafeBytes { buffer in
+            for index in first..<fields.count {
+                let field = fields[index]
+                let name = UnsafeRawBufferPointer(rebasing: buffer[Int(field.nameStart)..<Int(field.nameEnd)])
+                guard (noted && index == first) || HTTPRequestParser.nameIs(name, "if-none-match") else { continue }
+                let value = UnsafeRawBufferPointer(rebasing: buffer[Int(field.valueStart)..<Int(field.valueEnd)])
+                if Self.listNames(tag, value) { return true }
             }
+            return false
         }
     }
 

@@ -50,6 +50,28 @@ import Testing
         }
     }
 
+    /// `If-None-Match` is recognised in any case by its 13 bytes compared as two words; a name of
+    /// the same length differing in any one byte is not it.
+    @Test func ifNoneMatchNameInAnyCaseOnly() {
+        let name = Array("if-none-match".utf8)
+        var generator = SeededGenerator(state: 13)
+        for _ in 0..<200 {
+            let mixed = name.map { byte -> UInt8 in
+                (byte >= 0x61 && Bool.random(using: &generator)) ? byte - 0x20 : byte
+            }
+            #expect(mixed.withUnsafeBytes { HTTPRequestParser.isIfNoneMatch($0) }, "\(mixed)")
+        }
+        for position in name.indices {
+            for replacement: UInt8 in [0x41, 0x5F, 0x2D, 0x20, 0x00, 0xE9, name[position] ^ 0x20, name[position] ^ 0x01] {
+                var other = name
+                other[position] = replacement
+                let isName = other.withUnsafeBytes { HTTPRequestParser.isIfNoneMatch($0) }
+                let expected = other.map { ($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0 } == name
+                #expect(isName == expected, "\(other)")
+            }
+        }
+    }
+
     /// A limit is broken at the end of the line that breaks it, whether that line arrived with the
     /// lines before it or alone — or, when a read ends inside that line past the limit, there.
     @Test func headerLimitBreaksAtTheSameByteWholeOrSplit() {
