@@ -2,22 +2,19 @@ import Glibc
 import Synchronization
 
 /// The bound listening socket, shared by every event loop: each loop watches it in its own epoll
-/// with `EPOLLEXCLUSIVE`, so the kernel wakes one idle loop per new connection and that loop keeps
-/// the connection, with no hand-over between threads. The descriptor is closed once, by the last
+/// with `EPOLLEXCLUSIVE`, so the kernel wakes one idle loop per new connection, which accepts it
+/// (``EventLoop/acceptConnection()`` says who keeps it). The descriptor is closed once, by the last
 /// loop to let it go (at the drain or when it stops), so that no loop ever calls `accept` on a
 /// number that has been closed and reused. The drain stops it listening at once, whichever loop
 /// gets there first (``stopListening()``).
 final class ListeningSocket: Sendable {
     let fd: Int32
-    /// How many loops accept from it.
-    let loops: Int
     private let holders: Atomic<Int>
     private let listening = Atomic<Bool>(true)
 
     /// Takes ownership of `fd` for `holders` loops.
     init(fd: Int32, holders: Int) {
         self.fd = fd
-        self.loops = holders
         self.holders = Atomic(holders)
     }
 
