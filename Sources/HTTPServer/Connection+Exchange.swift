@@ -7,15 +7,11 @@ extension Connection {
     /// copied, when its response is written.
     struct Exchange {
         let sequence: UInt64
-        let method: HTTPMethod
-        /// The target, for its raw (percent-encoded) path; `-` when the request line could not be
-        /// parsed.
-        let target: RawTarget
-        /// The matched route's pattern and position (nil and -1 when none matched).
-        let route: String?
-        let routeIndex: Int
-        let headers: HTTPHeaders
-        let requestID: HTTPRequestID
+        /// What the response hook is handed when the response is queued: made with the exchange
+        /// (the head's method, target and fields, the route, the id, the peer) and moved out of
+        /// it then, not copied field by field (a retain and a release of each of its references).
+        /// nil once taken.
+        var record: HTTPAccessRecord?
         let isHead: Bool
         let isHTTP10: Bool
         var keepAlive: Bool
@@ -29,21 +25,37 @@ extension Connection {
         var pendingContinue = false
 
         init(
-            sequence: UInt64, method: HTTPMethod, target: RawTarget, route: String?, routeIndex: Int, headers: HTTPHeaders,
-            requestID: HTTPRequestID, isHead: Bool, isHTTP10: Bool, keepAlive: Bool, startNanoseconds: UInt64
+            sequence: UInt64, record: consuming HTTPAccessRecord, isHead: Bool, isHTTP10: Bool, keepAlive: Bool,
+            startNanoseconds: UInt64
         ) {
             self.sequence = sequence
-            self.method = method
-            self.target = target
-            self.route = route
-            self.routeIndex = routeIndex
-            self.headers = headers
-            self.requestID = requestID
+            self.record = record
             self.isHead = isHead
             self.isHTTP10 = isHTTP10
             self.keepAlive = keepAlive
             self.startNanoseconds = startNanoseconds
         }
+    }
+
+    /// The position in ``inFlight`` of the exchange numbered `sequence`, or nil. The exchanges are
+    /// read in place, here and in ``inFlightState(_:)``: an exchange is address-only (its record
+    /// is), and a field read through the array's getter copied the whole exchange first (a retain
+    /// and a release of each of its references).
+    func inFlightIndex(of sequence: UInt64) -> Int? {
+        inFlight.withUnsafeBufferPointer { exchanges in
+            var index = 0
+            while index < exchanges.count {
+                if exchanges[index].sequence == sequence { return index }
+                index += 1
+            }
+            return nil
+        }
+    }
+
+    /// Whether the exchange at `index` of ``inFlight`` is answered, keeps the connection alive
+    /// and waits for its `100 Continue`, read in place.
+    func inFlightState(_ index: Int) -> (isAnswered: Bool, keepAlive: Bool, pendingContinue: Bool) {
+        inFlight.withUnsafeBufferPointer { ($0[index].isAnswered, $0[index].keepAlive, $0[index].pendingContinue) }
     }
 
     /// How the body of the request being received is handled. The cases with payloads are

@@ -42,9 +42,12 @@ extension Connection {
         let requestID = loop.requestID(for: head.headers)
         inFlight.append(
             Exchange(
-                sequence: sequence, method: head.method, target: head.rawTarget, route: route, routeIndex: routeIndex,
-                headers: head.headers, requestID: requestID, isHead: head.method == .HEAD,
-                isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
+                sequence: sequence,
+                record: HTTPAccessRecord(
+                    method: head.method, target: head.rawTarget, route: route, routeIndex: routeIndex,
+                    requestHeaders: head.headers, requestID: requestID, remoteAddress: peer, connectionID: id,
+                    loop: loop.index, status: 0, bodyBytes: 0, durationNanoseconds: 0),
+                isHead: head.method == .HEAD, isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
                 startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
         return (sequence, requestID)
     }
@@ -157,7 +160,7 @@ extension Connection {
         // An answer written before the parser saw this request end (a GET answered at its head)
         // left the connection with nothing to do: its keep-alive idle time starts now.
         if inFlight.isEmpty && output.isEmpty { idleSince = loop.now }
-        if let index = inFlight.lastIndex(where: { $0.sequence == incoming.sequence }), !inFlight[index].keepAlive {
+        if let index = inFlightIndex(of: incoming.sequence), !inFlightState(index).keepAlive {
             stopParsing = true
         }
         let result: HTTPHandlerResult
@@ -184,18 +187,21 @@ extension Connection {
             current = nil
             sequence = incoming.sequence
             if case .stream(_, let sink) = incoming.mode, let bodyFailure { sink.fail(bodyFailure) }
-            if let index = inFlight.firstIndex(where: { $0.sequence == sequence }) {
+            if let index = inFlightIndex(of: sequence) {
                 inFlight[index].keepAlive = false
                 inFlight[index].pendingContinue = false
-                if inFlight[index].isAnswered { return }  // already answered (rejected early)
+                if inFlightState(index).isAnswered { return }  // already answered (rejected early)
             }
         } else {
             sequence = nextSequence
             nextSequence += 1
             inFlight.append(
                 Exchange(
-                    sequence: sequence, method: Self.unknownMethod, target: Self.unknownTarget, route: nil,
-                    routeIndex: -1, headers: HTTPHeaders(), requestID: loop.requestID(for: nil),
+                    sequence: sequence,
+                    record: HTTPAccessRecord(
+                        method: Self.unknownMethod, target: Self.unknownTarget, route: nil, routeIndex: -1,
+                        requestHeaders: HTTPHeaders(), requestID: loop.requestID(for: nil), remoteAddress: peer,
+                        connectionID: id, loop: loop.index, status: 0, bodyBytes: 0, durationNanoseconds: 0),
                     isHead: false, isHTTP10: false, keepAlive: false,
                     startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
         }
@@ -215,13 +221,11 @@ extension Connection {
 
     /// Records the answer for `sequence` (first answer wins) and sends every answer now in order.
     func setResponse(_ response: HTTPResponse, sequence: UInt64) {
-        guard let index = inFlight.firstIndex(where: { $0.sequence == sequence }),
-            !inFlight[index].isAnswered
+        guard let index = inFlightIndex(of: sequence), !inFlightState(index).isAnswered
         else { return }
         if index == 0 {
             // The oldest request: its answer goes out now, without being stored first.
-            let exchange = takeOldestExchange()
-            serialize(exchange, response, isLast: inFlight.isEmpty && current == nil)
+            serialize(takeOldestExchange(), response, isLast: inFlight.isEmpty && current == nil)
             if phase != .active { inFlight.removeAll() }
             flushReady(sent: 1)
             return
@@ -231,14 +235,14 @@ extension Connection {
 
     private func flushReady(sent alreadySent: Int = 0) {
         var sent = alreadySent
-        while !inFlight.isEmpty, inFlight[0].isAnswered {
+        while !inFlight.isEmpty, inFlightState(0).isAnswered {
             var exchange = takeOldestExchange()
             guard let response = exchange.response.take() else { break }
-            serialize(exchange, response, isLast: inFlight.isEmpty && current == nil)
+            serialize(consume exchange, response, isLast: inFlight.isEmpty && current == nil)
             sent += 1
             if phase != .active { inFlight.removeAll(); break }
         }
-        if !inFlight.isEmpty, inFlight[0].pendingContinue, !inFlight[0].isAnswered {
+        if !inFlight.isEmpty, case let oldest = inFlightState(0), oldest.pendingContinue, !oldest.isAnswered {
             inFlight[0].pendingContinue = false
             enqueueStaged { $0.append(contentsOf: ResponseSerializer.continueLine) }
         }
@@ -252,33 +256,33 @@ extension Connection {
     }
 
     /// Queues the head (and body) of `exchange`'s `response`, taken out of the queue of requests
-    /// already; `isLast` when no other request is in flight or being received.
-    private func serialize(_ exchange: Exchange, _ response: HTTPResponse, isLast: Bool) {
+    /// already; `isLast` when no other request is in flight or being received. The exchange is
+    /// handed over: its access record is moved out of it to the hook, not copied.
+    private func serialize(_ exchange: consuming Exchange, _ response: HTTPResponse, isLast: Bool) {
         let closes = !exchange.keepAlive || (isLast && (stopParsing || (loop.draining && parser.isIdle)))
         let connectionHeader: ResponseSerializer.ConnectionHeader =
             closes ? .close : (exchange.isHTTP10 ? .keepAlive : .none)
         let statusCode = response.statusCode
         let sendsBody = !exchange.isHead && !HTTPStatus.forbidsBody(statusCode)
+        // Taken, not bound: the exchange made it, and nothing else reads it after this.
+        var record = exchange.record.take()!
         // The head is written in place into the output's staging buffer, not by a closure: a
         // closure holding the response and the access record copied both (a retain of each of
-        // their fields, and as many releases). The record is made only for a hook, and not as
-        // an optional: binding an optional record copies it.
+        // their fields, and as many releases).
         var head = output.takeStaging()
         let start = head.count
         ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)
-        loop.appendCommonLines(requestID: exchange.requestID, to: &head)
+        loop.appendCommonLines(requestID: record.requestID, to: &head)
         guard let hook = loop.shared.hook else {
             ResponseSerializer.appendEnd(connectionHeader, to: &head)
             output.restoreStaging(consume head, queueingFrom: start)
             queueBody(of: response, sendsBody: sendsBody, closes: closes)
             return
         }
-        let record = HTTPAccessRecord(
-            method: exchange.method, target: exchange.target, route: exchange.route,
-            routeIndex: exchange.routeIndex, requestHeaders: exchange.headers,
-            requestID: exchange.requestID, remoteAddress: peer, connectionID: id, loop: loop.index,
+        record.complete(
             status: statusCode, bodyBytes: sendsBody ? response.bodyCount : 0,
-            durationNanoseconds: Int64(clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds))
+            durationNanoseconds: Int64(
+                clamping: UInt64(SystemMonotonicClock().nanoseconds()) &- exchange.startNanoseconds))
         if loop.shared.hookAppendsHeaderLines { hook.appendHeaderLines(for: record, to: &head) }
         ResponseSerializer.appendEnd(connectionHeader, to: &head)
         output.restoreStaging(consume head, queueingFrom: start)

@@ -155,9 +155,18 @@ public struct HTTPAccessRecord: Sendable {
             durationNanoseconds: durationNanoseconds)
     }
 
+    /// Completes a record the server made when the request's head was parsed (status 0 until
+    /// then) with what its response says.
+    mutating func complete(status: Int, bodyBytes: Int, durationNanoseconds: Int64) {
+        self.status = status
+        self.bodyBytes = bodyBytes
+        self.durationNanoseconds = durationNanoseconds
+    }
+
     /// The server's record of a request whose target is `target` (its path decoded only if read).
-    /// Not inlined, so that it is made in place where the server hands it to the hook (inlined, it
-    /// was built, copied and the first destroyed: a retain and a release of each field).
+    /// Not inlined, so that it is made in place where the server keeps it, in the exchange of its
+    /// request (inlined, it was built, copied and the first destroyed: a retain and a release of
+    /// each field).
     @inline(never)
     init(
         method: HTTPMethod, target: RawTarget, route: String?, routeIndex: Int, requestHeaders: HTTPHeaders,
