@@ -61,8 +61,20 @@ public struct HTTPRequestParser: Sendable {
     /// The offset in `buffer` of the target's first `%` (its end when it has none), with
     /// ``requestLine`` (apart, so that the optional tuple keeps its layout).
     var targetFirstEscape = 0
-    /// The head announced by the last `.head` event, until ``takeHead()``.
-    private var completedHead: HTTPRequestHead?
+    /// The head announced by the last `.head` event is still to be taken (``takeHead()``): made
+    /// then from the parser's buffer, fields and request line, which stay as they are until the
+    /// next call to `parse`. Kept apart from ``keptHead``: a head stored as an optional was
+    /// destroyed twice a request (the nil it replaced, the nil it left) through the runtime's
+    /// generic witnesses of the optional, about 90 instructions each.
+    private var headPending = false
+    /// How the pending head's body is delimited, whether it keeps the connection and expects
+    /// `100 Continue` (what ``finishHead()`` found).
+    private var pendingFraming = HTTPBodyFraming.none
+    private var pendingKeepAlive = false
+    private var pendingExpectsContinue = false
+    /// The pending head, made before parsing went on without it having been taken (not the
+    /// server's way: it takes the head at once).
+    private var keptHead: HTTPRequestHead?
     package var chunkSizeValue = 0
     package var chunkSizeDigits = 0
     package var chunkLineBytes = 0
@@ -100,6 +112,7 @@ public struct HTTPRequestParser: Sendable {
     ///
     /// A `nil` event means every byte was consumed and more input is needed.
     public mutating func parse(_ input: UnsafeRawBufferPointer) -> (consumed: Int, event: Event?) {
+        if headPending { keepPendingHead() }
         var position = 0
         let count = input.count
         while true {
@@ -155,7 +168,30 @@ public struct HTTPRequestParser: Sendable {
     /// The request head completed by the `.head` event just returned, handed over once: nil when
     /// there is none or it was taken already.
     public mutating func takeHead() -> HTTPRequestHead? {
-        completedHead.take()
+        guard headPending else { return keptHead.take() }
+        headPending = false
+        return makePendingHead()
+    }
+
+    /// The head ``finishHead()`` completed, made from the parser's state. It shares `buffer` and
+    /// `fields` (no copy); they are emptied in place for the next request once the head is gone
+    /// (``resetForNextRequest()``), so a keep-alive connection allocates neither per request. A
+    /// head still held then keeps its own.
+    private func makePendingHead() -> HTTPRequestHead {
+        let line = requestLine.unsafelyUnwrapped
+        return HTTPRequestHead(
+            method: line.method,
+            rawTarget: RawTarget(storage: buffer, target: line.target, firstEscape: targetFirstEscape),
+            version: line.version,
+            headers: HTTPHeaders(parsedStorage: buffer, fields: fields, ifNoneMatchIndex: ifNoneMatchIndex),
+            framing: pendingFraming, keepAlive: pendingKeepAlive, expectsContinue: pendingExpectsContinue)
+    }
+
+    /// Makes the pending head before parsing goes on (it may change the buffer), so that it can
+    /// still be taken.
+    private mutating func keepPendingHead() {
+        headPending = false
+        keptHead = makePendingHead()
     }
 
     /// Convenience for tests and callers holding an array.
@@ -188,20 +224,17 @@ public struct HTTPRequestParser: Sendable {
         case .success(let found): framing = found
         case .failure(let error): return failHead(error)
         }
-        completedHead = HTTPRequestHead(
-            method: line.method, rawTarget: RawTarget(storage: buffer, target: line.target, firstEscape: targetFirstEscape),
-            version: line.version,
-            headers: HTTPHeaders(parsedStorage: buffer, fields: fields, ifNoneMatchIndex: ifNoneMatchIndex),
-            framing: framing, keepAlive: framingFields.keepAlive(version: line.version),
-            expectsContinue: framingFields.expectsContinue(version: line.version, framing: framing))
+        pendingFraming = framing
+        pendingKeepAlive = framingFields.keepAlive(version: line.version)
+        pendingExpectsContinue = framingFields.expectsContinue(version: line.version, framing: framing)
+        headPending = true
+        // A head kept and never taken is replaced by this one (checked, not destroyed, when none).
+        if keptHead != nil { keptHead = nil }
         switch framing {
         case .none: state = .endPending
         case .contentLength(let length): state = .body(remaining: length)
         case .chunked: beginChunkLine()
         }
-        // The head shares `buffer` and `fields` (no copy); they are emptied in place for the next
-        // request once the head is gone (``resetForNextRequest()``), so a keep-alive connection
-        // allocates neither per request. A head still held then keeps its own.
         return .head
     }
 
