@@ -17,6 +17,7 @@ public struct HTTPRequestHead: Sendable {
     /// `String` made when read (the server reads ``rawTarget``).
     public var target: String { rawTarget.target }
     /// The target as bytes of the head, split into its path and query.
+    @usableFromInline
     package var rawTarget: RawTarget
     /// The protocol version.
     public var version: HTTPVersion
@@ -28,4 +29,18 @@ public struct HTTPRequestHead: Sendable {
     public var keepAlive: Bool
     /// Whether the client sent `Expect: 100-continue` (HTTP/1.1 only) and waits before sending the body.
     public var expectsContinue: Bool
+
+    /// A head from its parts (the parser's, or a request's made by hand).
+    package init(
+        method: HTTPMethod, rawTarget: RawTarget, version: HTTPVersion, headers: HTTPHeaders,
+        framing: HTTPBodyFraming, keepAlive: Bool, expectsContinue: Bool
+    ) {
+        self.method = method
+        self.rawTarget = rawTarget
+        self.version = version
+        self.headers = headers
+        self.framing = framing
+        self.keepAlive = keepAlive
+        self.expectsContinue = expectsContinue
+    }
 }

@@ -6,29 +6,31 @@ import SystemResources
 extension Connection {
     // MARK: - Requests
 
-    func startRequest(_ head: HTTPRequestHead) {
+    func startRequest(_ head: consuming HTTPRequestHead) {
         requestCount += 1
         // The match is switched on once, as made: its route and parameters go into the request
         // (binding them out of a match kept for the switch copied both, and destroyed both twice).
         // The target stays bytes of the head (``RawTarget``): no `String` of it, its path or query.
+        // The head is handed over to the request whole (its references moved, not retained for
+        // the request and released with the head); the exchange copies what its record needs.
+        let hasBody = head.framing != .none
         switch loop.shared.routeTable.match(head.method, target: head.rawTarget) {
         case .found(let route, let parameters):
             let (sequence, requestID) = beginExchange(head, route: route.pattern, routeIndex: route.index)
             let request = HTTPRequest(
-                method: head.method, rawTarget: head.rawTarget, pathParameters: parameters,
-                headers: head.headers, version: head.version, body: [], remoteAddress: peer, connectionID: id,
+                head: head, pathParameters: parameters, body: [], remoteAddress: peer, connectionID: id,
                 requestNumber: requestCount, loop: loop.index, requestID: requestID, route: route.pattern)
-            startRouted(request, route, sequence: sequence, head: head)
+            startRouted(request, route, sequence: sequence)
         case .notFound:
             let (sequence, requestID) = beginExchange(head, route: nil, routeIndex: -1)
             let request = unroutedRequest(head, requestID)
-            reject(sequence, loop.shared.router.notFoundResponse(request), hasBody: head.framing != .none)
+            reject(sequence, loop.shared.router.notFoundResponse(request), hasBody: hasBody)
         case .methodNotAllowed(let allowed):
             let (sequence, requestID) = beginExchange(head, route: nil, routeIndex: -1)
             let request = unroutedRequest(head, requestID)
             var response = loop.shared.router.methodNotAllowedResponse(request, allowed)
             response.headers.set(name: "Allow", value: allowed.map(\.rawValue).joined(separator: ", "))
-            reject(sequence, response, hasBody: head.framing != .none)
+            reject(sequence, response, hasBody: hasBody)
         }
     }
 
@@ -53,16 +55,16 @@ extension Connection {
     }
 
     /// The request of a head no route matched (for the 404 and 405 answers).
-    private func unroutedRequest(_ head: HTTPRequestHead, _ requestID: HTTPRequestID) -> HTTPRequest {
+    private func unroutedRequest(_ head: consuming HTTPRequestHead, _ requestID: HTTPRequestID) -> HTTPRequest {
         HTTPRequest(
-            method: head.method, rawTarget: head.rawTarget, pathParameters: HTTPPathParameters(),
-            headers: head.headers, version: head.version, body: [], remoteAddress: peer, connectionID: id,
+            head: head, pathParameters: HTTPPathParameters(), body: [], remoteAddress: peer, connectionID: id,
             requestNumber: requestCount, loop: loop.index, requestID: requestID, route: nil)
     }
 
     /// A request its route matched: admitted or refused, its body limit checked, then answered at
     /// once (no body) or its body collected or streamed.
-    private func startRouted(_ request: HTTPRequest, _ route: Router.Route, sequence: UInt64, head: HTTPRequestHead) {
+    private func startRouted(_ request: HTTPRequest, _ route: Router.Route, sequence: UInt64) {
+        let head = request.head
         let hasBody = head.framing != .none
         if let admission = loop.shared.router.admission, let refusal = admission(request) {
             reject(sequence, refusal, hasBody: hasBody)

@@ -147,8 +147,17 @@ public struct HTTPPathParameters: Sendable, Sequence {
 /// A request as a handler sees it: the parsed head, routing results, the body (for collecting
 /// routes) and where it came from.
 public struct HTTPRequest: Sendable {
+    /// The parsed head — method, target (bytes of the head), version, fields — moved into the
+    /// request whole: made from the head's fields, the request retained each of their references
+    /// and the head released them when it was destroyed.
+    @usableFromInline
+    package var head: HTTPRequestHead
     /// The request method. HEAD requests reach GET routes with `method == .HEAD`.
-    public var method: HTTPMethod
+    @inlinable
+    public var method: HTTPMethod {
+        get { head.method }
+        set { head.method = newValue }
+    }
     /// The request target exactly as sent: a `String` made when read (the request keeps the
     /// target as bytes of its head).
     public var target: String { rawTarget.target }
@@ -181,9 +190,18 @@ public struct HTTPRequest: Sendable {
     @inlinable
     package func withRawQuery<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { rawTarget.withQuery(body) }
     /// The header fields, in order; look-up by name is case-insensitive.
-    public var headers: HTTPHeaders
+    @inlinable
+    public var headers: HTTPHeaders {
+        get { head.headers }
+        set { head.headers = newValue }
+        _modify { yield &head.headers }
+    }
     /// The protocol version of the request.
-    public var version: HTTPVersion
+    @inlinable
+    public var version: HTTPVersion {
+        get { head.version }
+        set { head.version = newValue }
+    }
     /// The whole body for collecting routes; empty for streaming routes and bodiless requests.
     public var body: [UInt8]
     /// The connection's peer, when known.
@@ -201,8 +219,8 @@ public struct HTTPRequest: Sendable {
     public var route: String?
 
     /// The target, its raw (still percent-encoded) path and its raw query, as bytes of the head.
-    @usableFromInline
-    package let rawTarget: RawTarget
+    @inlinable
+    package var rawTarget: RawTarget { head.rawTarget }
     /// Built in place and handed to the handler by address, not copied (``AddressOnly``).
     private let addressOnly = AddressOnly()
 
@@ -215,24 +233,22 @@ public struct HTTPRequest: Sendable {
         loop: Int = 0, requestID: HTTPRequestID = .none, route: String? = nil
     ) {
         self.init(
-            method: method, rawTarget: RawTarget(target), pathParameters: pathParameters,
-            headers: headers, version: version, body: body, remoteAddress: remoteAddress,
+            head: HTTPRequestHead(
+                method: method, rawTarget: RawTarget(target), version: version, headers: headers,
+                framing: body.isEmpty ? .none : .contentLength(body.count), keepAlive: true, expectsContinue: false),
+            pathParameters: pathParameters, body: body, remoteAddress: remoteAddress,
             connectionID: connectionID, requestNumber: requestNumber, loop: loop,
             requestID: requestID, route: route)
     }
 
-    /// The server's initializer: every part already parsed.
+    /// The server's initializer: every part already parsed, the head handed over.
     init(
-        method: HTTPMethod, rawTarget: RawTarget, pathParameters: HTTPPathParameters,
-        headers: HTTPHeaders, version: HTTPVersion,
+        head: consuming HTTPRequestHead, pathParameters: HTTPPathParameters,
         body: [UInt8], remoteAddress: HTTPPeerAddress?, connectionID: UInt64, requestNumber: Int,
         loop: Int, requestID: HTTPRequestID, route: String?
     ) {
-        self.method = method
-        self.rawTarget = rawTarget
+        self.head = head
         self.pathParameters = pathParameters
-        self.headers = headers
-        self.version = version
         self.body = body
         self.remoteAddress = remoteAddress
         self.connectionID = connectionID
