@@ -166,8 +166,9 @@ public final class HTTPPreparedResponse: Sendable {
     /// ending in CRLF; the blank line is not included.
     let head: [UInt8]
 
-    /// Appends ``head`` to `out`.
-    func appendHead(to out: inout [UInt8]) { out.append(contentsOf: head) }
+    /// Appends ``head`` to `out`, copied from its bytes in place: handed to `append(contentsOf:)`
+    /// as an array, it was retained for the call and released by it.
+    func appendHead(to out: inout [UInt8]) { head.withUnsafeBytes { out.append(contentsOf: $0) } }
 
     /// Encodes the head of a response with these parts. A `Content-Length` in `headers` is
     /// replaced by the body's length (a 304 keeps one it was given).
