@@ -43,25 +43,53 @@ final class RouteTable: Sendable {
         _ method: HTTPMethod, _ target: RawTarget, _ path: UnsafeRawBufferPointer,
         _ segments: UnsafeBufferPointer<Range<Int>>
     ) -> Router.Match {
+        // Unretained: the groups keep the routes, and this table keeps the groups (``RouteGroups``).
         let candidates = groups.candidates(path, segments, plain: target.pathIsPlain)
         guard !candidates.isEmpty else { return .notFound }
         // A route for the method — or for HEAD, the first GET route unless a HEAD route matches —
-        // found without building anything else.
-        // The fallback is kept as a route and its parameters, not an optional tuple of both: that
-        // optional was destroyed on every return through the runtime's generic value witnesses.
+        // found without building anything else: only the route found is retained, and only its
+        // parameters are bound (a GET route HEAD falls back to is noted by its position).
         let headFallsBack = method == .HEAD
-        var fallback: Router.Route?
-        var fallbackParameters = HTTPPathParameters()
-        for route in candidates where route.method == method || (headFallsBack && route.method == .GET) {
-            guard let parameters = Self.bind(route, target, path, segments) else { continue }
-            if route.method == method { return .found(route, parameters) }
-            if fallback == nil { (fallback, fallbackParameters) = (route, parameters) }
+        var fallback = -1
+        for index in 0..<candidates.count {
+            let route = candidates[index]
+            if route._withUnsafeGuaranteedRef({ $0.method == method }) {
+                if let parameters = route._withUnsafeGuaranteedRef({ Self.bind($0, target, path, segments) }) {
+                    return .found(route.takeUnretainedValue(), parameters)
+                }
+            } else if headFallsBack && fallback < 0 && route._withUnsafeGuaranteedRef({ $0.method == .GET }) {
+                guard let parameters = route._withUnsafeGuaranteedRef({ Self.bind($0, target, path, segments) })
+                else { continue }
+                // Answered by this GET route unless a HEAD route comes later (then bound again).
+                if !Self.hasHEADRoute(candidates, after: index) { return .found(route.takeUnretainedValue(), parameters) }
+                fallback = index
+            }
         }
-        if let fallback { return .found(fallback, fallbackParameters) }
-        // None: the methods the path allows (405), or 404.
+        if fallback >= 0,
+            let parameters = candidates[fallback]._withUnsafeGuaranteedRef({ Self.bind($0, target, path, segments) })
+        {
+            return .found(candidates[fallback].takeUnretainedValue(), parameters)
+        }
+        return unmatched(method, target, path, segments, candidates.map { $0.takeUnretainedValue() })
+    }
+
+    /// Whether a route of `candidates` after `index` is a HEAD route.
+    private static func hasHEADRoute(_ candidates: UnsafeBufferPointer<Unmanaged<Router.Route>>, after index: Int) -> Bool {
+        for later in (index + 1)..<candidates.count where candidates[later]._withUnsafeGuaranteedRef({ $0.method == .HEAD }) {
+            return true
+        }
+        return false
+    }
+
+    /// No route for the method: the methods the path allows (405), the router's `OPTIONS`
+    /// answer, or 404.
+    private func unmatched(
+        _ method: HTTPMethod, _ target: RawTarget, _ path: UnsafeRawBufferPointer,
+        _ segments: UnsafeBufferPointer<Range<Int>>, _ candidates: [Router.Route]
+    ) -> Router.Match {
         var allowed: [HTTPMethod] = []
         var firstBound: Router.Route?
-        for route in candidates where Self.bind(route, target, path, segments) != nil {
+        for route in candidates where Self.matches(route, target, path, segments) {
             if firstBound == nil { firstBound = route }
             if !allowed.contains(route.method) { allowed.append(route.method) }
             if route.method == .GET && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
@@ -79,6 +107,16 @@ final class RouteTable: Sendable {
         return .found(answer, HTTPPathParameters())
     }
 
+    /// Whether `route` matches the path (``matches(_:_:_:_:_:plain:)`` with the route's literals).
+    private static func matches(
+        _ route: Router.Route, _ target: RawTarget, _ path: UnsafeRawBufferPointer,
+        _ segments: UnsafeBufferPointer<Range<Int>>
+    ) -> Bool {
+        matches(
+            route, UnsafeBufferPointer(route.literalRanges), UnsafeRawBufferPointer(route.literalBytes), path, segments,
+            plain: target.pathIsPlain)
+    }
+
     /// The parameters of `pattern` bound to the path's segments, or nil when it does not match:
     /// literals compared as bytes (decoded only when the segment has a `%`), the parameters kept as
     /// ranges of the target's bytes (decoded when asked for).
@@ -86,24 +124,18 @@ final class RouteTable: Sendable {
         _ route: Router.Route, _ target: RawTarget, _ path: UnsafeRawBufferPointer,
         _ segments: UnsafeBufferPointer<Range<Int>>
     ) -> HTTPPathParameters? {
-        let matched = route.literalRanges.withUnsafeBufferPointer { literalRanges in
-            route.literalBytes.withUnsafeBytes { literalBytes in
-                matches(route, literalRanges, literalBytes, path, segments, plain: target.pathIsPlain)
-            }
-        }
-        guard matched else { return nil }
+        guard matches(route, target, path, segments) else { return nil }
         let names = route.parameterNames
         guard !names.isEmpty else { return HTTPPathParameters() }
         // The values stay ranges of the target's bytes; they are decoded when a handler asks.
         let offset = Int(target.pathStart)
+        let literalRanges = route.literalRanges
         return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: names.count) { ranges in
             var bound = 0
-            route.literalRanges.withUnsafeBufferPointer { literalRanges in
-                for (position, literal) in literalRanges.enumerated() where literal == nil {
-                    let segment = segments[position]
-                    ranges[bound] = (segment.lowerBound + offset)..<(segment.upperBound + offset)
-                    bound += 1
-                }
+            for position in 0..<literalRanges.count where literalRanges[position] == nil {
+                let segment = segments[position]
+                ranges[bound] = (segment.lowerBound + offset)..<(segment.upperBound + offset)
+                bound += 1
             }
             return HTTPPathParameters(
                 names: names, bytes: target.storage, ranges: UnsafeBufferPointer(ranges), plain: target.pathIsPlain)

@@ -23,7 +23,8 @@ public struct Router: Sendable {
     }
 
     /// A registered route (a class, so that matching looks routes up without copying them).
-    final class Route: Sendable {
+    /// Never changed once made; its literals are kept in buffers of its own, freed with it.
+    final class Route: @unchecked Sendable {
         let method: HTTPMethod
         /// The pattern as registered, e.g. `/frames/:id/:index`.
         let pattern: String
@@ -33,10 +34,11 @@ public struct Router: Sendable {
         /// The names of the `:name` segments, in order.
         let parameterNames: [String]
         /// For each segment, where its literal's UTF-8 bytes are in ``literalBytes`` (nil for a
-        /// parameter): matching compares bytes without copying a `Segment` and its string.
-        let literalRanges: [Range<Int>?]
+        /// parameter): matching compares bytes without copying a `Segment` and its string. In a
+        /// buffer, not an array: an array read out of a route was retained for the read.
+        let literalRanges: UnsafeMutableBufferPointer<Range<Int>?>
         /// The UTF-8 bytes of the literal segments, one after the other.
-        let literalBytes: [UInt8]
+        let literalBytes: UnsafeMutableRawBufferPointer
         /// The UTF-8 bytes of the first segment when it is a literal (``RouteGroups`` groups by it).
         let firstLiteral: [UInt8]?
         let maxBodyBytes: Int?
@@ -55,11 +57,20 @@ public struct Router: Sendable {
                 bytes.append(contentsOf: literal.utf8)
                 return start..<bytes.count
             }
-            literalRanges = ranges
-            literalBytes = bytes
+            let rangeBuffer = UnsafeMutableBufferPointer<Range<Int>?>.allocate(capacity: ranges.count)
+            _ = rangeBuffer.initialize(from: ranges)
+            literalRanges = rangeBuffer
+            let byteBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+            bytes.withUnsafeBytes { byteBuffer.copyMemory(from: $0) }
+            literalBytes = byteBuffer
             firstLiteral = ranges.first.flatMap { $0 }.map { Array(bytes[$0]) }
             self.maxBodyBytes = maxBodyBytes
             self.action = action
+        }
+
+        deinit {
+            literalRanges.deallocate()
+            literalBytes.deallocate()
         }
     }
 
