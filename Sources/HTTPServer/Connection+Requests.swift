@@ -41,7 +41,7 @@ extension Connection {
     {
         let sequence = nextSequence
         nextSequence += 1
-        let requestID = loop.requestID(for: head.headers)
+        let requestID = loop.requestID(echoing: head.headers)
         inFlight.append(
             Exchange(
                 sequence: sequence,

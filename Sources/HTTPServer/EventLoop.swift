@@ -55,6 +55,9 @@ final class EventLoop: @unchecked Sendable {
     /// process) and a counter.
     private let requestIDPrefix: UInt64
     private var requestIDCounter: UInt32 = 0
+    /// ``ServerShared/requestIDLowercasedName``, empty for none: not an optional, so that a
+    /// look-up borrows it (bound out of the optional, it was retained for each request).
+    private let requestIDName: [UInt8]
 
     // Accepting state (EventLoop+Accepting.swift).
     var listener: ListeningSocket?
@@ -69,6 +72,7 @@ final class EventLoop: @unchecked Sendable {
         self.index = index
         self.shared = shared
         requestIDPrefix = UInt64(shared.requestIDBase &+ UInt32(truncatingIfNeeded: index)) << 32
+        requestIDName = shared.requestIDLowercasedName ?? []
         epfd = Epoll.create()
         guard epfd >= 0 else { throw HTTPServerError(operation: "epoll_create1", code: errno) }
         wakeFD = Epoll.makeEventFD()
@@ -355,14 +359,22 @@ final class EventLoop: @unchecked Sendable {
     /// The id of a request with these header fields: the client's, echoed when acceptable, else
     /// a new one (``HTTPRequestID/none`` when the server has no request-id header).
     func requestID(for headers: HTTPHeaders?) -> HTTPRequestID {
-        guard let name = shared.requestIDLowercasedName else { return .none }
-        if let headers, let range = headers.firstValueRange(lowercasedName: name),
+        if let headers { return requestID(echoing: headers) }
+        guard !requestIDName.isEmpty else { return .none }
+        requestIDCounter &+= 1
+        return HTTPRequestID(generated: requestIDPrefix | UInt64(requestIDCounter))
+    }
+
+    /// ``requestID(for:)`` of a head's fields, borrowed (made optional for the call, they were
+    /// copied: a retain and a release of their buffer and field list).
+    func requestID(echoing headers: borrowing HTTPHeaders) -> HTTPRequestID {
+        guard !requestIDName.isEmpty else { return .none }
+        if let range = headers.firstValueRange(lowercasedName: requestIDName),
             headers.storage.withUnsafeBytes({ HTTPRequestID.isAcceptable(UnsafeRawBufferPointer(rebasing: $0[range])) })
         {
             return HTTPRequestID(.echoed(headers.storage, start: range.lowerBound, end: range.upperBound))
         }
-        requestIDCounter &+= 1
-        return HTTPRequestID(generated: requestIDPrefix | UInt64(requestIDCounter))
+        return requestID(for: nil)
     }
 
     /// `Server`, `Date`, the hook's constant lines and the request id (the hook's per-request
