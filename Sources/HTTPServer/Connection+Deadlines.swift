@@ -3,27 +3,31 @@
 extension Connection {
     /// Recomputes the one deadline that applies to the connection's state.
     func updateDeadline() {
-        var next: Int64 = 0
-        let shared = loop.shared
-        switch phase {
-        case .lingering:
-            next = lingerUntil
-        case .active, .closingAfterWrite:
-            if writeBlockedSince != 0 {
-                next = writeBlockedSince + shared.writeIdleTimeoutMilliseconds
-            } else if current != nil && bodyActivityAt != 0 {
-                next = bodyActivityAt + shared.bodyReadIdleTimeoutMilliseconds
-            } else if headStartedAt != 0 {
-                next = headStartedAt + shared.headerReadTimeoutMilliseconds
-            } else if inFlight.isEmpty && current == nil && phase == .active {
-                let idle = requestCount == 0 ? shared.headerReadTimeoutMilliseconds : shared.keepAliveIdleTimeoutMilliseconds
-                next = idleSince + idle
+        // The loop borrowed (``withLoop(_:)``): its shared part was retained for the timeouts.
+        withLoop { loop in
+            var next: Int64 = 0
+            let shared = loop.shared
+            switch phase {
+            case .lingering:
+                next = lingerUntil
+            case .active, .closingAfterWrite:
+                if writeBlockedSince != 0 {
+                    next = writeBlockedSince + shared.writeIdleTimeoutMilliseconds
+                } else if current != nil && bodyActivityAt != 0 {
+                    next = bodyActivityAt + shared.bodyReadIdleTimeoutMilliseconds
+                } else if headStartedAt != 0 {
+                    next = headStartedAt + shared.headerReadTimeoutMilliseconds
+                } else if inFlight.isEmpty && current == nil && phase == .active {
+                    let idle =
+                        requestCount == 0 ? shared.headerReadTimeoutMilliseconds : shared.keepAliveIdleTimeoutMilliseconds
+                    next = idleSince + idle
+                }
             }
-        }
-        deadline = next
-        if next != 0 && next < scheduledAt {
-            scheduledAt = next
-            loop.schedule(self, at: next)
+            deadline = next
+            if next != 0 && next < scheduledAt {
+                scheduledAt = next
+                loop.schedule(self, at: next)
+            }
         }
     }
 

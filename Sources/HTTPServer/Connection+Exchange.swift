@@ -37,6 +37,14 @@ extension Connection {
         }
     }
 
+    /// Calls `body` with ``loop`` borrowed: a call made on the `unowned(unsafe)` reference
+    /// itself retains the loop before and releases it after. Safe for the reason ``loop`` is
+    /// unowned: the loop owns this connection (its table of connections holds it) and outlives it.
+    @inline(__always)
+    func withLoop<R>(_ body: (EventLoop) -> R) -> R {
+        Unmanaged.passUnretained(loop)._withUnsafeGuaranteedRef(body)
+    }
+
     /// The position in ``inFlight`` of the exchange numbered `sequence`, or nil. The exchanges are
     /// read in place, here and in ``inFlightState(_:)``: an exchange is address-only (its record
     /// is), and a field read through the array's getter copied the whole exchange first (a retain

@@ -41,17 +41,19 @@ extension Connection {
     {
         let sequence = nextSequence
         nextSequence += 1
-        let requestID = loop.requestID(echoing: head.headers)
-        inFlight.append(
-            Exchange(
-                sequence: sequence,
-                record: HTTPAccessRecord(
-                    method: head.method, target: head.rawTarget, route: route, routeIndex: routeIndex,
-                    requestHeaders: head.headers, requestID: requestID, remoteAddress: peer, connectionID: id,
-                    loop: loop.index, status: 0, bodyBytes: 0, durationNanoseconds: 0),
-                isHead: head.method == .HEAD, isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
-                startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
-        return (sequence, requestID)
+        return withLoop { loop in
+            let requestID = loop.requestID(echoing: head.headers)
+            inFlight.append(
+                Exchange(
+                    sequence: sequence,
+                    record: HTTPAccessRecord(
+                        method: head.method, target: head.rawTarget, route: route, routeIndex: routeIndex,
+                        requestHeaders: head.headers, requestID: requestID, remoteAddress: peer, connectionID: id,
+                        loop: loop.index, status: 0, bodyBytes: 0, durationNanoseconds: 0),
+                    isHead: head.method == .HEAD, isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
+                    startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
+            return (sequence, requestID)
+        }
     }
 
     /// The request of a head no route matched (for the 404 and 405 answers).
@@ -66,7 +68,7 @@ extension Connection {
     private func startRouted(_ request: HTTPRequest, _ route: Router.Route, sequence: UInt64) {
         let head = request.head
         let hasBody = head.framing != .none
-        if let admission = loop.shared.router.admission, let refusal = admission(request) {
+        if let admission = withLoop({ $0.shared.router.admission }), let refusal = admission(request) {
             reject(sequence, refusal, hasBody: hasBody)
             return
         }
@@ -274,7 +276,7 @@ extension Connection {
         var head = output.takeStaging()
         let start = head.count
         ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)
-        loop.appendCommonLines(requestID: record.requestID, to: &head)
+        withLoop { $0.appendCommonLines(requestID: record.requestID, to: &head) }
         guard let hook = loop.shared.hook else {
             ResponseSerializer.appendEnd(connectionHeader, to: &head)
             output.restoreStaging(consume head, queueingFrom: start)
