@@ -7,10 +7,16 @@ import Synchronization
 /// decode-memory budget, then stored under their content id or a name) and deletes. Each decides
 /// from what storage holds now, not from a cached record another replica may have changed.
 extension ImageStore {
+    /// Throws ``StoreError/unavailable(_:)`` while storage is known to be unreachable: an upload
+    /// is refused then before its body is read (no file is made to find that out).
+    public func checkReachable() throws {
+        guard backend.isReachable else { throw StoreError.unavailable("storage cannot be reached") }
+    }
+
     /// A temporary file for an upload that is about to arrive.
     public func beginUpload() throws -> UploadFile {
         // Known to be unreachable: refuse before the body is sent, not after.
-        guard backend.isReachable else { throw StoreError.unavailable("storage cannot be reached") }
+        try checkReachable()
         do {
             return try UploadFile(directory: backend.uploadDirectory)
         } catch {

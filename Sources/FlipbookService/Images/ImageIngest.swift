@@ -33,6 +33,19 @@ final class ImageIngest: Sendable {
         }
     }
 
+    /// The 503 for an upload while storage is known to be unreachable (nil: it may go on), found
+    /// out without making a file: the check made when the head arrives, the file being opened at
+    /// the body's first byte (``DeferredUploadSink``).
+    func refusalBeforeBody() -> HTTPError? {
+        do {
+            try store.checkReachable()
+            return nil
+        } catch {
+            logger.error("cannot start an upload", metadata: ["error": "\(error)"])
+            return Self.cannotBegin(error)
+        }
+    }
+
     /// The 503 for an upload storage could not open a temporary file for.
     static func cannotBegin(_ error: any Error) -> HTTPError {
         let detail =

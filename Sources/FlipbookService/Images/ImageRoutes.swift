@@ -47,14 +47,19 @@ struct ImageRoutes: Sendable {
         if SignedRequestPolicy.isURLSource(request) {
             return SourceRequestSink(sources: sources, request: request, name: name, responder: responder)
         }
-        switch ingest.beginUpload() {
-        case .success(let upload):
-            return UploadSink(
-                ingest: ingest, upload: upload, name: name,
-                displayName: DisplayName.from(contentDisposition: request.headers["Content-Disposition"]), responder: responder,
-                requestID: request.requestID)
-        case .failure(let refusal):
-            return RefusingSink(refusal)
+        if let refusal = ingest.refusalBeforeBody() { return RefusingSink(refusal) }
+        let ingest = self.ingest
+        let displayName = DisplayName.from(contentDisposition: request.headers["Content-Disposition"])
+        let requestID = request.requestID
+        return DeferredUploadSink {
+            switch ingest.beginUpload() {
+            case .success(let upload):
+                UploadSink(
+                    ingest: ingest, upload: upload, name: name, displayName: displayName, responder: responder,
+                    requestID: requestID)
+            case .failure(let refusal):
+                RefusingSink(refusal)
+            }
         }
     }
 

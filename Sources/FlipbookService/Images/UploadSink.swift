@@ -75,6 +75,37 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
     }
 }
 
+/// The sink of `POST /images` and `PUT /images/{name}`, which makes the real one (``UploadSink``
+/// with its temporary file, or the ``RefusingSink`` of a 503 when storage cannot take a file) at
+/// the body's first byte rather than when the head arrives: a request refused before its body
+/// (a malformed chunk-size line, a body over the limit, a connection closed after the head) then
+/// costs no file made and removed — about ten system calls and an inode, most of what a hostile
+/// client's refused `POST` cost the server. Every answer stays as it was: storage known to be
+/// unreachable is still refused when the head arrives (``ImageIngest/refusalBeforeBody()``), a
+/// file that cannot be made still answers 503 after at most ``RefusingSink/discardLimit`` bytes
+/// of body, and an empty body makes the sink at its end, so it is answered as before.
+final class DeferredUploadSink: HTTPBodySink, @unchecked Sendable {
+    private let make: () -> any HTTPBodySink
+    private var made: (any HTTPBodySink)?
+
+    init(_ make: @escaping () -> any HTTPBodySink) {
+        self.make = make
+    }
+
+    private var sink: any HTTPBodySink {
+        if let made { return made }
+        let sink = make()
+        made = sink
+        return sink
+    }
+
+    func write(_ chunk: UnsafeRawBufferPointer) throws { try sink.write(chunk) }
+
+    func finish() -> HTTPHandlerResult { sink.finish() }
+
+    func fail(_ reason: HTTPBodyFailure) { made?.fail(reason) }
+}
+
 /// A sink that refuses an upload (auth or a bad name). A small body is read and dropped so the
 /// client gets the whole answer (with `WWW-Authenticate`) on a connection that stays usable; past
 /// `discardLimit` bytes the server answers at once and closes instead of reading megabytes nobody

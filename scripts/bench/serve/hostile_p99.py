@@ -135,12 +135,18 @@ def non_reader(paths):
     return run
 
 
+# What each one-shot phase's connection sends (`rng` a random.Random); hostile_cpu.py sends the same.
+PAYLOADS = {
+    "chunk-zeros": lambda rng: CHUNKED + b"0" * (LINE - 3) + b"1\r\n",
+    "chunk-extension": lambda rng: CHUNKED + b"1;x=" + b"a" * (LINE - 6) + b"\r\n",
+    "big-head": lambda rng: b"GET / HTTP/1.1\r\nHost: bench\r\nX-Big: " + b"b" * LINE + b"\r\n\r\n",
+    "garbage": lambda rng: bytes(rng.randrange(256) for _ in range(512)) + b"\r\n\r\n",
+}
+
+
 def phases(paths):
     return {
-        "chunk-zeros": one_shot(lambda rng: CHUNKED + b"0" * (LINE - 3) + b"1\r\n"),
-        "chunk-extension": one_shot(lambda rng: CHUNKED + b"1;x=" + b"a" * (LINE - 6) + b"\r\n"),
-        "big-head": one_shot(lambda rng: b"GET / HTTP/1.1\r\nHost: bench\r\nX-Big: " + b"b" * LINE + b"\r\n\r\n"),
-        "garbage": one_shot(lambda rng: bytes(rng.randrange(256) for _ in range(512)) + b"\r\n\r\n"),
+        **{name: one_shot(payload_of) for name, payload_of in PAYLOADS.items()},
         "slowloris": slowloris,
         "non-readers": non_reader(paths),
         "idle": idle,
