@@ -136,14 +136,40 @@ public struct HTTPResponse: Sendable {
         _ status: HTTPStatus, detail: String,
         headers extraHeaders: HTTPHeaders = HTTPHeaders()
     ) -> HTTPResponse {
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/problem+json")
-        for field in extraHeaders { headers.add(name: field.name, value: field.value) }
-        let body =
-            "{\"type\":\"about:blank\",\"title\":\(JSONString.quoted(status.reasonPhrase)),"
-            + "\"status\":\(status.code),\"detail\":\(JSONString.quoted(detail))}"
-        return HTTPResponse(status: status, headers: headers, body: Array(body.utf8))
+        var headers = problemHeaders
+        // (`for` over no fields still boxes an iterator.)
+        if !extraHeaders.isEmpty {
+            for field in extraHeaders { headers.add(name: field.name, value: field.value) }
+        }
+        // Written as bytes: no string interpolated, concatenated and copied (every refused
+        // hostile request is answered with one of these).
+        var phrase = status.reasonPhrase
+        var detail = detail
+        var body: [UInt8] = []
+        body.reserveCapacity(72 + phrase.utf8.count + detail.utf8.count)
+        body.append(contentsOf: problemStart)
+        phrase.withUTF8 { JSONString.appendEscaped(UnsafeRawBufferPointer($0), to: &body) }
+        body.append(contentsOf: problemStatus)
+        let code = status.code
+        if (100...999).contains(code) {
+            body.append(0x30 + UInt8(code / 100))
+            body.append(0x30 + UInt8(code / 10 % 10))
+            body.append(0x30 + UInt8(code % 10))
+        } else {
+            body.append(contentsOf: String(status.code).utf8)
+        }
+        body.append(contentsOf: problemDetail)
+        detail.withUTF8 { JSONString.appendEscaped(UnsafeRawBufferPointer($0), to: &body) }
+        body.append(contentsOf: problemEnd)
+        return HTTPResponse(status: status, headers: headers, body: body)
     }
+
+    /// The fields every problem document starts with, and the fixed parts of its body.
+    private static let problemHeaders: HTTPHeaders = ["Content-Type": "application/problem+json"]
+    private static let problemStart = Array(#"{"type":"about:blank","title":""#.utf8)
+    private static let problemStatus = Array(#"","status":"#.utf8)
+    private static let problemDetail = Array(#","detail":""#.utf8)
+    private static let problemEnd = Array(#""}"#.utf8)
 }
 
 /// A response encoded once and sent many times: its status line, `Content-Length` and header

@@ -6,7 +6,8 @@ the way `callgrind_requests.py` counts cached requests.
 Starts `flipbook serve` under `valgrind --tool=callgrind --instr-atstart=no`; each connection sends
 `POST /images` with `Transfer-Encoding: chunked`, then one chunk-size line of LINE_BYTES bytes
 (KIND=zeros: leading zeros before `1`; KIND=extension: `1;x=aaa…`), reads the answer (a 400) until
-the server closes. After 5 connections to warm up, CONNECTIONS more with instrumentation on;
+the server closes. KIND=garbage sends instead what `hostile_p99`'s garbage phase sends (512 random
+bytes and an empty line, no head), KIND=big-head its GET with a LINE_BYTES header line. After 5 connections to warm up, CONNECTIONS more with instrumentation on;
 reports user-space instructions per connection (every thread of the process).
 
   FLIPBOOK_BIN=.build/release/flipbook CONNECTIONS=50 KIND=zeros \
@@ -16,6 +17,7 @@ KEEP=1 keeps the dump for callgrind_annotate.
 """
 import glob
 import os
+import random
 import socket
 import subprocess
 import tempfile
@@ -33,11 +35,15 @@ HEAD = b"POST /images HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\
 
 
 def line():
+    if KIND == "garbage":
+        return bytes(random.randrange(256) for _ in range(512)) + b"\r\n\r\n"
+    if KIND == "big-head":
+        return b"GET / HTTP/1.1\r\nHost: bench\r\nX-Big: " + b"b" * LINE_BYTES + b"\r\n\r\n"
     if KIND == "zeros":
         return b"0" * (LINE_BYTES - 3) + b"1\r\n"
     if KIND == "extension":
         return b"1;x=" + b"a" * (LINE_BYTES - 6) + b"\r\n"
-    raise SystemExit(f"KIND={KIND}: zeros or extension")
+    raise SystemExit(f"KIND={KIND}: zeros, extension, garbage or big-head")
 
 
 def hostile_connection(port, payload):
@@ -45,7 +51,7 @@ def hostile_connection(port, payload):
     sock = socket.create_connection(("127.0.0.1", port))
     answer = b""
     try:
-        sock.sendall(HEAD + payload)
+        sock.sendall(payload if KIND in ("garbage", "big-head") else HEAD + payload)
     except OSError:
         pass  # the server may close before taking all of it
     try:

@@ -34,6 +34,8 @@ THREADS = int(os.environ.get("THREADS", "4"))
 RUNS = int(os.environ.get("RUNS", "3"))
 KIND = os.environ.get("KIND", "garbage")
 PEER = os.environ.get("PEER", "")
+# More perf events to count per connection, e.g. syscalls:sys_enter_read,raw_syscalls:sys_enter.
+EVENTS = [e for e in os.environ.get("EVENTS", "").split(",") if e]
 
 
 def payloads():
@@ -65,10 +67,10 @@ def drive(port, payload_of, count):
 
 
 def perf_around(pids, action):
-    """Task-clock milliseconds and context switches of `pids` while `action` runs."""
+    """The counts of `pids` (task-clock in milliseconds) while `action` runs, by event name."""
     out = tempfile.NamedTemporaryFile(delete=False, suffix=".perf")
     out.close()
-    perf = subprocess.Popen(["perf", "stat", "-x,", "-o", out.name, "-e", "task-clock,context-switches",
+    perf = subprocess.Popen(["perf", "stat", "-x,", "-o", out.name, "-e", ",".join(["task-clock", "context-switches"] + EVENTS),
                              "-p", ",".join(str(p) for p in pids)])
     try:
         action()
@@ -85,7 +87,7 @@ def perf_around(pids, action):
                 except ValueError:
                     pass
     os.unlink(out.name)
-    return values.get("task-clock", 0.0), values.get("context-switches", 0.0)
+    return values
 
 
 def start(binary, work):
@@ -113,13 +115,14 @@ def main():
             target, pids = start(binary, work)
             try:
                 drive(target.port, payload_of, 50)  # warm-up
-                ms, switches = perf_around(pids, lambda: drive(target.port, payload_of, CONNECTIONS))
+                counts = perf_around(pids, lambda: drive(target.port, payload_of, CONNECTIONS))
             finally:
                 target.stop()
                 shutil.rmtree(work, ignore_errors=True)
-            per = ms * 1000 / CONNECTIONS
+            per = counts.get("task-clock", 0.0) * 1000 / CONNECTIONS
             results[binary].append(per)
-            log(f"hostile cpu: run {run + 1} {binary}: {per:.1f} µs, {switches / CONNECTIONS:.2f} switches per connection")
+            others = ", ".join(f"{counts.get(e, 0.0) / CONNECTIONS:.2f} {e}" for e in ["context-switches"] + EVENTS)
+            log(f"hostile cpu: run {run + 1} {binary}: {per:.1f} µs, {others} per connection")
     print(f"{KIND}, {CONNECTIONS} connections × {RUNS} runs alternated, {THREADS} client threads; "
           f"load {load_before} → {loadavg()}")
     for binary, values in results.items():
