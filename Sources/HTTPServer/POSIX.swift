@@ -77,10 +77,12 @@ enum POSIX {
     /// The numeric address and port in a socket address.
     static func peerAddress(_ storage: sockaddr_storage) -> HTTPPeerAddress? {
         switch Int32(storage.ss_family) {
-        case AF_INET: peerAddress(storage, as: sockaddr_in.self, textLength: INET_ADDRSTRLEN) { ($0.sin_addr, $0.sin_port) }
+        case AF_INET:
+            let address = withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in.self) }
+            return HTTPPeerAddress(ip: ipv4Text(address.sin_addr), port: Int(UInt16(bigEndian: address.sin_port)))
         case AF_INET6:
-            peerAddress(storage, as: sockaddr_in6.self, textLength: INET6_ADDRSTRLEN) { ($0.sin6_addr, $0.sin6_port) }
-        default: nil
+            return peerAddress(storage, as: sockaddr_in6.self, textLength: INET6_ADDRSTRLEN) { ($0.sin6_addr, $0.sin6_port) }
+        default: return nil
         }
     }
 
@@ -96,6 +98,33 @@ enum POSIX {
             inet_ntop(Int32(storage.ss_family), $0.baseAddress, &text, socklen_t(text.count))
         }
         return HTTPPeerAddress(ip: cString(text), port: Int(UInt16(bigEndian: parsed.port)))
+    }
+
+    /// An IPv4 address as `inet_ntop` writes it (dotted decimal, no leading zeros), without its
+    /// `sprintf` and the arrays around it: every accepted connection's peer is written so.
+    static func ipv4Text(_ address: in_addr) -> String {
+        withUnsafeBytes(of: address) { octets in
+            String(unsafeUninitializedCapacity: 15) { out in
+                var count = 0
+                for (index, octet) in octets.enumerated() {
+                    if index > 0 {
+                        out[count] = UInt8(ascii: ".")
+                        count += 1
+                    }
+                    if octet >= 100 {
+                        out[count] = 0x30 + octet / 100
+                        count += 1
+                    }
+                    if octet >= 10 {
+                        out[count] = 0x30 + octet / 10 % 10
+                        count += 1
+                    }
+                    out[count] = 0x30 + octet % 10
+                    count += 1
+                }
+                return count
+            }
+        }
     }
 
     private static func cString(_ chars: [CChar]) -> String {
