@@ -143,17 +143,38 @@ public final class FrameCache: @unchecked Sendable {
     /// the part of the window already made), or the image became active again or was not asked
     /// for since the last purge.
     public func cachedFrame(id: String, index: Int, reader: Int) -> EncodedFrame? {
-        guard let hit = hitTables.lookup(id, index: index, reader: reader) else { return nil }
-        let entry = hit.entry
-        let now = clock.seconds()
-        let moved = entry.movePlayhead(to: index)
-        entry.lastRequest = now
-        if moved && hit.runningLow && !entry.busy || !entry.isListedActive
-            || entry.requestGeneration != purgeGeneration.load(ordering: .relaxed)
-        {
-            nudge(entry, moved: moved, now: now)
+        hit(id, index: index, reader: reader) { $0.encoded(index) }
+    }
+
+    /// What the client attached to frame `index` of the image (rendition) cached under `id`
+    /// (``CacheableImage/prepare``) when that frame is cached: a hit as ``cachedFrame(id:index:reader:)``
+    /// makes it, handing out only the attachment (the frame's prepared answers, for the HTTP
+    /// service). Nil when the frame is not cached or has no attachment.
+    public func cachedAttachment(id: String, index: Int, reader: Int) -> (any FrameAttachment)? {
+        hit(id, index: index, reader: reader) { $0.attachment } ?? nil
+    }
+
+    /// A hit through `reader`'s table: `read`'s answer about the frame, read where the table
+    /// holds it, with the playhead moved and the cache nudged as ``cachedFrame(id:index:reader:)``
+    /// says.
+    private func hit<Answer: Sendable>(_ id: String, index: Int, reader: Int, _ read: (CachedFrame) -> Answer) -> Answer? {
+        var nudged: ImageEntry?
+        var moved = false
+        var now = 0.0
+        let answer = hitTables.withHit(id, index: index, reader: reader) { entry, frame, runningLow -> Answer in
+            now = clock.seconds()
+            let movedNow = entry.movePlayhead(to: index)
+            entry.lastRequest = now
+            if movedNow && runningLow && !entry.busy || !entry.isListedActive
+                || entry.requestGeneration != purgeGeneration.load(ordering: .relaxed)
+            {
+                // Retained only now: the lock's part of the hit runs after the table's lock.
+                (nudged, moved) = (entry, movedNow)
+            }
+            return read(frame)
         }
-        return hit.frame.encoded(index)
+        if let nudged { nudge(nudged, moved: moved, now: now) }
+        return answer
     }
 
     /// Frame `index` of the image (rendition) cached under `id` when it is cached, else nil —

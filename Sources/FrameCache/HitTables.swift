@@ -20,16 +20,6 @@ final class HitTables: Sendable {
         var cachedCount = 0
     }
 
-    /// What a hit found.
-    struct Hit: Sendable {
-        let entry: ImageEntry
-        let frame: CachedFrame
-        /// The frames ready from the hit on have run down to where decode-ahead starts a new run
-        /// (half the window, or any frame missing from a whole animation): the cache's lock must
-        /// decide whether to wake a decode thread.
-        let runningLow: Bool
-    }
-
     private final class Table: Sendable {
         let images = Mutex(IDTable<Image>())
         /// Hits answered through this table (only its own thread adds).
@@ -55,17 +45,32 @@ final class HitTables: Sendable {
 
     // MARK: Hits (any thread; the table of `reader`)
 
-    /// Frame `index` of the image cached under `id`, if it is cached, through `reader`'s table.
-    func lookup(_ id: String, index: Int, reader: Int) -> Hit? {
-        let table = tables[reader % tables.count]
-        let hit = table.images.withLock { images -> Hit? in
-            images.read(id) { image -> Hit? in
-                guard index >= 0, index < image.frames.count, let frame = image.frames[index] else { return nil }
-                return Hit(entry: image.entry, frame: frame, runningLow: Self.runningLow(image, from: index))
-            } ?? nil
+    /// `hit`'s answer about frame `index` of the image cached under `id`, its entry, and whether
+    /// the frames ready from there on run low (down to where decode-ahead starts a new run: half
+    /// the window, or any frame missing from a whole animation), when `reader`'s table holds that
+    /// frame; nil otherwise. `hit` runs under the table's lock and reads them where the table
+    /// holds them — nothing is retained but what it keeps — so it must be short and must not
+    /// take the cache's lock (taken before a table's).
+    func withHit<Answer: Sendable>(
+        _ id: String, index: Int, reader: Int,
+        _ hit: (_ entry: ImageEntry, _ frame: CachedFrame, _ runningLow: Bool) -> Answer
+    ) -> Answer? {
+        // The table is lent, not retained: `tables` is a constant of this object, which the
+        // caller holds.
+        let table = tables.withUnsafeBufferPointer { Unmanaged.passUnretained($0[reader % $0.count]) }
+        return table._withUnsafeGuaranteedRef { table in
+            let answer = table.images.withLock { images -> Answer? in
+                // Reached for change (`modify`), though only read: the image is then reached in
+                // place, where lent out for reading (`read`) it was copied, a retain and a
+                // release of its entry and its frames.
+                images.modify(id) { image -> Answer? in
+                    guard index >= 0, index < image.frames.count, let frame = image.frames[index] else { return nil }
+                    return hit(image.entry, frame, Self.runningLow(image, from: index))
+                } ?? nil
+            }
+            if answer != nil { table.hits.wrappingAdd(1, ordering: .relaxed) }
+            return answer
         }
-        if hit != nil { table.hits.wrappingAdd(1, ordering: .relaxed) }
-        return hit
     }
 
     /// ``ImageEntry/nextRunStart``'s test on the table's copy of the frames, with the playhead at

@@ -65,7 +65,8 @@ public struct IDTable<Value: Sendable>: Sendable {
     @inlinable
     public func read<Result>(_ id: String, _ body: (Value) -> Result) -> Result? {
         guard let position = position(of: id) else { return nil }
-        return body(slots[position]!.value)
+        // Lent where it is held, not copied out (a retain and release of each reference in it).
+        return slots.withUnsafeBufferPointer { body($0[position].unsafelyUnwrapped.value) }
     }
 
     /// Changes the value of `id` in place with `body` (an array in it is not copied); nil when
@@ -127,6 +128,14 @@ public struct IDTable<Value: Sendable>: Sendable {
     /// The slot holding `id`, or nil.
     @inlinable
     func position(of id: String) -> Int? {
+        // A native string's bytes in place (`withUTF8` is mutating: it copied the string, a
+        // retain and a release); a copy made contiguous otherwise.
+        if let found = id.utf8.withContiguousStorageIfAvailable({ utf8 -> Int? in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            return position(of: bytes, hash: digest(bytes))
+        }) {
+            return found
+        }
         var id = id
         return id.withUTF8 { utf8 in
             let bytes = UnsafeRawBufferPointer(utf8)
@@ -147,9 +156,17 @@ public struct IDTable<Value: Sendable>: Sendable {
         while true {
             let stored = hashes[position]
             if stored == 0 { return nil }
-            if stored == hash, slots[position]!.key.withUnsafeBytes({ Self.equal($0, bytes) }) { return position }
+            if stored == hash, Self.keyEquals(slots, position, bytes) { return position }
             position = (position + 1) & mask
         }
+    }
+
+    /// Whether the key of the (held) slot at `position` is `bytes`, compared where the slot
+    /// is: reading the slot out of the array copied it, a retain and a release of its key and
+    /// value on every look-up.
+    @inlinable
+    static func keyEquals(_ slots: [Slot?], _ position: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        slots.withUnsafeBufferPointer { slots in slots[position]?.key.withUnsafeBytes { equal($0, bytes) } ?? false }
     }
 
     @inlinable

@@ -27,7 +27,11 @@ public final class PerLoop<Value: Sendable>: Sendable {
     /// Runs `body` on the value of `loop` (taken modulo the count) under its lock.
     @inlinable
     public func withLock<Result: Sendable>(_ loop: Int, _ body: (inout Value) -> Result) -> Result {
-        slots[loop % slots.count].value.withLock { value in body(&value) }
+        // The slot is lent, not retained: `slots` is a constant of this object, which the caller
+        // holds, so the slot outlives the call (a retain and a release on every request's three
+        // per-loop look-ups otherwise).
+        let slot = slots.withUnsafeBufferPointer { Unmanaged.passUnretained($0[loop % $0.count]) }
+        return slot._withUnsafeGuaranteedRef { $0.value.withLock { value in body(&value) } }
     }
 
     /// Runs `body` on every value in turn, each under its lock.

@@ -172,9 +172,9 @@ struct FrameAnswer: Sendable {
         switch result {
         case .success(let frame):
             if let prepared = frame.attachment as? FrameResponses, prepared.etag == etag,
-                let answers = prepared.answers(caching)
+                let ok = prepared.ok(caching)
             {
-                return HTTPResponse(answers.ok, extraHeaders: extra)
+                return HTTPResponse(ok, extraHeaders: extra)
             }
             return ok(frame.bytes)
         case .failure(let error):

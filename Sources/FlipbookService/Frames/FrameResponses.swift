@@ -43,10 +43,18 @@ final class FrameResponses: FrameAttachment {
             + (file == nil ? 0 : HTTPPreparedResponse.allocatedBytes(48))
     }
 
-    /// The `200` and the `304` kept `caching` long, when that is the policy they were prepared
-    /// for (nil otherwise, and for ``CachePolicy/noStore``, which is never prepared).
-    func answers(_ caching: CachePolicy) -> (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse)? {
-        caching == self.caching ? (ok, notModified) : nil
+    /// The `304` when `headers` hold an `If-None-Match` that names this frame's tag, else the
+    /// `200`, when they are kept `caching` long, the policy they were prepared for (nil
+    /// otherwise, and for ``CachePolicy/noStore``, which is never prepared). One reference
+    /// handed out; the tag is read in place (asked from outside, it was retained and released).
+    func answer(_ caching: CachePolicy, to headers: borrowing HTTPHeaders) -> HTTPPreparedResponse? {
+        guard caching == self.caching else { return nil }
+        return headers.ifNoneMatchMatches(etag) ? notModified : ok
+    }
+
+    /// The `200` when it is kept `caching` long (``answer(_:to:)``).
+    func ok(_ caching: CachePolicy) -> HTTPPreparedResponse? {
+        caching == self.caching ? ok : nil
     }
 
     /// The frame's bytes as a body `sendfile` sends, when they are in the cache's memory file.

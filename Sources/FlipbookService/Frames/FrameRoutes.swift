@@ -33,7 +33,9 @@ struct FrameRoutes: Sendable {
     /// Frame `index` of image `id`, whose record is at hand: from the memo of resolved queries
     /// when the query is in it, else by the full path. The record is bound once and borrowed all
     /// the way (an optional record kept across both was copied at each binding and destroyed
-    /// through the generic value witnesses).
+    /// through the generic value witnesses). Inlined into its callers: called, it was handed a
+    /// copy of the record held by the record cache's view, made and destroyed on every hit.
+    @inline(__always)
     private func frame(
         _ request: HTTPRequest, _ responder: HTTPResponder, id: String, index: Int, record: StoredImage
     ) -> HTTPHandlerResult {
@@ -176,21 +178,42 @@ struct FrameRoutes: Sendable {
     ) -> HTTPHandlerResult {
         if let missing = Self.noSuchFrame(record, index) { return .now(missing) }
         // What the prepared answers do not hold: where a frame asked for by time is, and that a
-        // negotiated format varies by `Accept`.
-        let extra = FrameAnswer.extraHeaders(
-            negotiated: resolved.negotiated,
-            contentLocation: byTime ? FrameAnswer.contentLocation(request, id: record.id, index: index) : nil)
+        // negotiated format varies by `Accept` (built only then: most hits carry nothing extra).
+        let hasExtra = resolved.negotiated || byTime
         // A cached frame: its answers were encoded when it entered the cache; nothing is built
         // (unless they were prepared for the other policy: the same bytes under a name and a
         // content id; the answer is then built below).
-        if let hit = serving.cache.cachedFrame(id: resolved.cacheKey, index: index, reader: request.loop),
-            let responses = hit.attachment as? FrameResponses, let answers = responses.answers(.of(record))
+        if let responses = serving.cache.cachedAttachment(id: resolved.cacheKey, index: index, reader: request.loop)
+            as? FrameResponses,
+            let prepared = responses.answer(.of(record), to: request.headers)
         {
-            if request.headers.ifNoneMatchMatches(responses.etag) {
-                return .now(HTTPResponse(answers.notModified, extraHeaders: extra))
-            }
-            return .now(HTTPResponse(answers.ok, extraHeaders: extra))
+            guard hasExtra else { return .now(HTTPResponse(prepared)) }
+            return .now(HTTPResponse(prepared, extraHeaders: Self.extra(request, record, index, resolved, byTime)))
         }
+        let extra = Self.extra(request, record, index, resolved, byTime)
+        return serveUncached(request, responder, record: record, index: index, resolved: resolved, extra: extra)
+    }
+
+    /// The headers a frame's prepared answers do not hold: `Content-Location` for a frame asked
+    /// for by time, `Vary: Accept` for a negotiated format. (A static function: a local one
+    /// capturing the record had every hit copy and destroy it.)
+    private static func extra(
+        _ request: HTTPRequest, _ record: StoredImage, _ index: Int, _ resolved: ResolvedRenditions.Resolved,
+        _ byTime: Bool
+    ) -> HTTPHeaders {
+        FrameAnswer.extraHeaders(
+            negotiated: resolved.negotiated,
+            contentLocation: byTime ? FrameAnswer.contentLocation(request, id: record.id, index: index) : nil)
+    }
+
+    /// Frame `index` of `record` in the rendition its request resolved to, when the cache has no
+    /// prepared answer for it. Kept out of line: the closure below captures copies of the record's
+    /// parts, and inlined into the hit path above it had every hit copy and destroy the record.
+    @inline(never)
+    private func serveUncached(
+        _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
+        resolved: ResolvedRenditions.Resolved, extra: HTTPHeaders
+    ) -> HTTPHandlerResult {
         let answer = serving.frames.answer(record, index: index, rendition: resolved.rendition, extra: extra)
         let image = serving.frames.cacheable(record, resolved.rendition)
         if request.headers.ifNoneMatchMatches(answer.etag) {

@@ -134,7 +134,9 @@ def under_callgrind(work):
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", shim, shim + ".c"], check=True)
     out_dir = os.path.join(work, "cg")
     os.makedirs(out_dir)
-    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+    # CALLGRIND_OPTS adds options, e.g. `--dump-instr=yes` for costs per instruction address
+    # (mapped to source lines with `addr2line` on the unstripped binary: callgrind_sites.py).
+    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", *os.environ.get("CALLGRIND_OPTS", "").split(),
                f"--callgrind-out-file={out_dir}/callgrind.out.%p.%n", binary]
     return command, shim, out_dir
 
