@@ -78,7 +78,7 @@ final class UploadSink: HTTPBodySink, @unchecked Sendable {
 /// The sink of `POST /images` and `PUT /images/{name}`, which makes the real one (``UploadSink``
 /// with its temporary file, or the ``RefusingSink`` of a 503 when storage cannot take a file) at
 /// the body's first byte rather than when the head arrives: a request refused before its body
-/// (a malformed chunk-size line, a body over the limit, a connection closed after the head) then
+/// (a malformed chunk-size line, a connection closed after the head) then
 /// costs no file made and removed — about ten system calls and an inode, most of what a hostile
 /// client's refused `POST` cost the server. Every answer stays as it was: storage known to be
 /// unreachable is still refused when the head arrives (``ImageIngest/refusalBeforeBody()``), a
