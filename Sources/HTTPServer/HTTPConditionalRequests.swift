@@ -23,6 +23,15 @@ extension HTTPHeaders {
         return target.withUTF8 { fieldsName(UnsafeRawBufferPointer($0), from: first, noted: noted) }
     }
 
+    /// ``ifNoneMatchMatches(_:)`` for an entity-tag given as its UTF-8 bytes (a caller that keeps
+    /// them reads them without the retain and release a `String` property costs).
+    public func ifNoneMatchMatches(utf8 etag: UnsafeRawBufferPointer) -> Bool {
+        let noted = ifNoneMatchIndex != Self.unnotedIndex
+        let first = noted ? Int(ifNoneMatchIndex) : 0
+        guard first >= 0 else { return false }
+        return fieldsName(etag, from: first, noted: noted)
+    }
+
     /// Whether an `If-None-Match` field from index `first` on (that one the first such field
     /// when `noted`) names the entity-tag `etag`'s bytes.
     private func fieldsName(_ etag: UnsafeRawBufferPointer, from first: Int, noted: Bool) -> Bool {

@@ -47,7 +47,9 @@ import Testing
         let first = try Self.png(width: 300, height: 200)
         let second = try Self.png(width: 200, height: 300)
         let client = service.client
-        let waiting = Task.detached { try client.send("POST", "/images", body: first) }
+        // A task that inherits the suite's own threads (a detached one ran its blocking send on
+        // the cooperative pool, which a parallel test run can hold for longer than the wait below).
+        let waiting = Task { try client.send("POST", "/images", body: first) }
         var queued = false
         for _ in 0..<2000 where !queued {  // bounded: fail rather than hang
             queued = budget.stats().waiting == 1

@@ -12,6 +12,10 @@ import HTTPServer
 /// `Date`, `Server`, the response hook's lines and the request id.
 final class FrameResponses: FrameAttachment {
     let etag: String
+    /// The `ETag`'s bytes, kept apart for the hit path's `If-None-Match` check: a trivial value,
+    /// read without the retain and release that reading ``etag`` costs.
+    /// (Written once, in `init`, and only read after: safe to share between threads.)
+    nonisolated(unsafe) private let etagBytes: UnsafeMutableRawBufferPointer
     /// How long the prepared answers are kept.
     let caching: CachePolicy
     private let ok: HTTPPreparedResponse
@@ -26,6 +30,8 @@ final class FrameResponses: FrameAttachment {
     /// `sendfile` from the cache's memory file when it is there), kept `answer.caching` long.
     init(_ answer: FrameAnswer, bytes: FrameBytes) {
         etag = answer.etag
+        etagBytes = .allocate(byteCount: answer.etag.utf8.count, alignment: 1)
+        _ = etagBytes.initializeMemory(as: UInt8.self, from: answer.etag.utf8)
         caching = answer.caching
         let headers = answer.headers()
         let file = Self.fileBody(bytes)
@@ -37,25 +43,31 @@ final class FrameResponses: FrameAttachment {
             }
         notModified = HTTPPreparedResponse(
             status: .notModified, headers: ["ETag": answer.etag, "Cache-Control": answer.caching.header])
-        let etagBytes = etag.utf8.count > 15 ? HTTPPreparedResponse.allocatedBytes(etag.utf8.count + 32) : 0
+        let etagString = etag.utf8.count > 15 ? HTTPPreparedResponse.allocatedBytes(etag.utf8.count + 32) : 0
         byteCount =
-            ok.overheadBytes + notModified.overheadBytes + etagBytes + HTTPPreparedResponse.allocatedBytes(64)
+            ok.overheadBytes + notModified.overheadBytes + etagString
+            + HTTPPreparedResponse.allocatedBytes(etag.utf8.count) + HTTPPreparedResponse.allocatedBytes(64)
             + (file == nil ? 0 : HTTPPreparedResponse.allocatedBytes(48))
     }
 
-    /// The `304` when `headers` hold an `If-None-Match` that names this frame's tag, else the
+    /// The `304` when `notModified` (the request's `If-None-Match` names ``etagUTF8``), else the
     /// `200`, when they are kept `caching` long, the policy they were prepared for (nil
     /// otherwise, and for ``CachePolicy/noStore``, which is never prepared). One reference
-    /// handed out; the tag is read in place (asked from outside, it was retained and released).
-    func answer(_ caching: CachePolicy, to headers: borrowing HTTPHeaders) -> HTTPPreparedResponse? {
+    /// handed out.
+    func answer(_ caching: CachePolicy, notModified: Bool) -> HTTPPreparedResponse? {
         guard caching == self.caching else { return nil }
-        return headers.ifNoneMatchMatches(etag) ? notModified : ok
+        return notModified ? self.notModified : ok
     }
 
-    /// The `200` when it is kept `caching` long (``answer(_:to:)``).
+    /// The `ETag`'s bytes, valid while this object lives.
+    var etagUTF8: UnsafeRawBufferPointer { UnsafeRawBufferPointer(etagBytes) }
+
+    /// The `200` when it is kept `caching` long (``answer(_:notModified:)``).
     func ok(_ caching: CachePolicy) -> HTTPPreparedResponse? {
         caching == self.caching ? ok : nil
     }
+
+    deinit { etagBytes.deallocate() }
 
     /// The frame's bytes as a body `sendfile` sends, when they are in the cache's memory file.
     static func fileBody(_ bytes: FrameBytes) -> HTTPFileBody? {

@@ -185,7 +185,8 @@ struct FrameRoutes: Sendable {
         // content id; the answer is then built below).
         if let responses = serving.cache.cachedAttachment(id: resolved.cacheKey, index: index, reader: request.loop)
             as? FrameResponses,
-            let prepared = responses.answer(.of(record), to: request.headers)
+            let prepared = responses.answer(
+                .of(record), notModified: request.headers.ifNoneMatchMatches(utf8: responses.etagUTF8))
         {
             guard hasExtra else { return .now(HTTPResponse(prepared)) }
             return .now(HTTPResponse(prepared, extraHeaders: Self.extra(request, record, index, resolved, byTime)))
