@@ -80,7 +80,9 @@ struct OutputQueue {
     /// Takes back the buffer ``takeStaging()`` handed out and queues its bytes from `start` (its
     /// count when it was taken) on.
     mutating func restoreStaging(_ buffer: consuming [UInt8], queueingFrom start: Int) {
-        staging = buffer
+        // Moved in: assigned without `consume`, the buffer was retained for the property and
+        // released when the parameter's lifetime ended, after the queueing.
+        staging = consume buffer
         queueStaged(from: start)
     }
 
