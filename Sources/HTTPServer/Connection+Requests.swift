@@ -77,11 +77,11 @@ extension Connection {
             reject(sequence, .problem(.contentTooLarge, detail: Self.tooLargeDetail(maxBytes)), hasBody: true)
             return
         }
-        if !hasBody, case .collect(let handler) = route.action {
+        if !hasBody, route.collects {
             // No body to wait for: answer now (the parser's end of this request follows).
             current = Incoming(sequence: sequence, mode: .reject)
             if !head.keepAlive { stopParsing = true }
-            let result = handler(request, HTTPResponder(loop: loop, token: token(sequence)))
+            let result = route.collectHandler(request, HTTPResponder(loop: loop, token: token(sequence)))
             if case .now(let response) = result { setResponse(response, sequence: sequence) }
             return
         }

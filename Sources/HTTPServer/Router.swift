@@ -43,6 +43,11 @@ public struct Router: Sendable {
         let firstLiteral: [UInt8]?
         let maxBodyBytes: Int?
         let action: Action
+        /// The handler of a `collect` route (``action``'s), and whether it is one: a closure kept
+        /// apart from the enum is called where the route holds it; bound out of ``action``, it
+        /// was retained for the call and released after. A `stream` route's is never called.
+        let collectHandler: Handler
+        let collects: Bool
 
         init(method: HTTPMethod, pattern: String, index: Int, segments: [Segment], maxBodyBytes: Int?, action: Action) {
             self.method = method
@@ -66,6 +71,11 @@ public struct Router: Sendable {
             firstLiteral = ranges.first.flatMap { $0 }.map { Array(bytes[$0]) }
             self.maxBodyBytes = maxBodyBytes
             self.action = action
+            if case .collect(let handler) = action {
+                (collectHandler, collects) = (handler, true)
+            } else {
+                (collectHandler, collects) = ({ _, _ in .later }, false)
+            }
         }
 
         deinit {
