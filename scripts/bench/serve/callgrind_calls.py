@@ -20,22 +20,33 @@ FUNCTIONS = ["malloc", "free", "realloc", "calloc", "swift_retain", "swift_relea
              "swift_dynamicCastClass", "clock_gettime"]
 
 
-def calls_in(path):
-    """{function name: calls} over one dump file (callgrind's compressed name format)."""
+def named_lines(path):
+    """The lines of one callgrind dump with its compressed names resolved: (key, name) for a
+    `fn=`, `cfn=`, `ob=` or `cob=` line (the name given once, then by its number), (None, line)
+    for any other line."""
     names = {}
-    calls = defaultdict(int)
-    callee = None
     with open(path, errors="replace") as f:
         for line in f:
-            m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", line)
-            if m:
-                if m.group(2):
-                    names[m.group(1)] = m.group(2).strip()
-                callee = names.get(m.group(1)) if line.startswith("cfn=") else None
+            m = re.match(r"(c?fn|c?ob)=\((\d+)\)(?: (.*))?", line)
+            if not m:
+                yield None, line
                 continue
-            if callee and line.startswith("calls="):
-                calls[callee] += int(line.split()[0][6:])
-                callee = None
+            table = names.setdefault(m.group(1).lstrip("c"), {})
+            if m.group(3):
+                table[m.group(2)] = m.group(3).strip()
+            yield m.group(1), table.get(m.group(2), "")
+
+
+def calls_in(path):
+    """{function name: calls} over one dump file."""
+    calls = defaultdict(int)
+    callee = None
+    for key, text in named_lines(path):
+        if key is not None:
+            callee = text if key == "cfn" else None if key == "fn" else callee
+        elif callee and text.startswith("calls="):
+            calls[callee] += int(text.split()[0][6:])
+            callee = None
     return calls
 
 

@@ -6,59 +6,64 @@ DWARF 5; binutils can). Inlined code is shown as its chain of source lines, inne
 
   FLIPBOOK_BIN=… CALLGRIND_OPTS=--dump-instr=yes KEEP=1 PYTHONPATH=scripts \\
       python3 -m bench.serve.callgrind_requests
-  python3 scripts/bench/serve/callgrind_sites.py DUMP BINARY REQUESTS [FUNCTION …]
+  PYTHONPATH=scripts python3 -m bench.serve.callgrind_sites DUMP BINARY REQUESTS [FUNCTION …]
 
 FUNCTION defaults to the reference-counting entry points; sites are listed by calls per request.
 """
+import os
 import re
 import subprocess
 import sys
 from collections import defaultdict
 
+from bench.serve.callgrind_calls import named_lines
+
 DEFAULT = ["swift_retain", "swift_release", "swift_bridgeObjectRetain", "swift_bridgeObjectRelease"]
 
 
-def call_sites(path, wanted):
-    """{(function, site address): calls} for calls into the `wanted` functions."""
-    names = {}
+def call_sites(path, wanted, binary_name):
+    """{(function, site address): calls} for calls into the `wanted` functions from code of the
+    object `binary_name` (calls the runtime makes inside its own library are not the binary's)."""
     sites = defaultdict(int)
     address = 0
+    target = ""
+    caller_object = ""
     pending = None  # (target name, calls) of a `calls=` line, whose site is the next line
-    with open(path, errors="replace") as f:
-        for line in f:
-            m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?", line)
-            if m:
-                if m.group(3):
-                    names[m.group(2)] = m.group(3).strip()
-                if m.group(1) == "cfn":
-                    target = names.get(m.group(2), "")
-                continue
-            if line.startswith("calls="):
-                pending = (target, int(line.split()[0][6:]))
-                continue
-            if not line or not (line[0] in "+-*0123456789"):
-                continue
-            first = line.split()[0]
-            if first.startswith("0x"):
-                address = int(first, 16)
-            elif first[0] in "+-":
-                address += int(first)
-            elif first != "*":
-                address = int(first)
-            if pending:
-                name, calls = pending
-                pending = None
-                base = name.split(" ")[0]
-                # Sites in the shared libraries (the runtime's own calls) are not the binary's.
-                if base in wanted and address < 0x10000000:
-                    sites[(base, address)] += calls
+    for key, text in named_lines(path):
+        if key == "ob":
+            caller_object = text
+            continue
+        if key == "cfn":
+            target = text
+            continue
+        if key is not None:
+            continue
+        if text.startswith("calls="):
+            pending = (target, int(text.split()[0][6:]))
+            continue
+        if not text or text[0] not in "+-*0123456789":
+            continue
+        first = text.split()[0]
+        if first.startswith("0x"):
+            address = int(first, 16)
+        elif first[0] in "+-":
+            address += int(first)
+        elif first != "*":
+            address = int(first)
+        if pending:
+            name, calls = pending
+            pending = None
+            base = name.split(" ")[0]
+            if base in wanted and os.path.basename(caller_object) == binary_name:
+                sites[(base, address)] += calls
     return sites
 
 
 def main():
     dump, binary, requests = sys.argv[1], sys.argv[2], int(sys.argv[3])
     wanted = set(sys.argv[4:] or DEFAULT)
-    sites = call_sites(dump, wanted)
+    # callgrind_requests.py runs a copy of the binary named `flipbook`.
+    sites = call_sites(dump, wanted, "flipbook")
     addresses = sorted({a for _, a in sites})
     # addr2line prints an address's inline chain (function, file:line pairs) with no separator
     # between addresses: ask once per address, to keep them apart.
