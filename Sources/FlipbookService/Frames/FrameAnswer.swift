@@ -172,7 +172,7 @@ struct FrameAnswer: Sendable {
         switch result {
         case .success(let frame):
             if let prepared = frame.attachment as? FrameResponses, prepared.etag == etag,
-                let ok = prepared.ok(caching)
+                let ok = prepared.answer(caching, notModified: false)
             {
                 return HTTPResponse(ok, extraHeaders: extra)
             }

@@ -62,11 +62,6 @@ final class FrameResponses: FrameAttachment {
     /// The `ETag`'s bytes, valid while this object lives.
     var etagUTF8: UnsafeRawBufferPointer { UnsafeRawBufferPointer(etagBytes) }
 
-    /// The `200` when it is kept `caching` long (``answer(_:notModified:)``).
-    func ok(_ caching: CachePolicy) -> HTTPPreparedResponse? {
-        caching == self.caching ? ok : nil
-    }
-
     deinit { etagBytes.deallocate() }
 
     /// The frame's bytes as a body `sendfile` sends, when they are in the cache's memory file.
