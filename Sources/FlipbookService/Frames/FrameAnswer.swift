@@ -171,7 +171,7 @@ struct FrameAnswer: Sendable {
     func response(_ result: Result<EncodedFrame, FrameCacheError>, logger: Logger) -> HTTPResponse {
         switch result {
         case .success(let frame):
-            if let prepared = frame.attachment as? FrameResponses, prepared.etag == etag,
+            if let prepared = frame.attachment as? FrameResponses, prepared.carries(etag: etag),
                 let ok = prepared.answer(caching, notModified: false)
             {
                 return HTTPResponse(ok, extraHeaders: extra)

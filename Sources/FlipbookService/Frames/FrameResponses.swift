@@ -11,9 +11,8 @@ import HTTPServer
 /// those of the frame's ``FrameAnswer``. Answering a hit then builds nothing: the server adds
 /// `Date`, `Server`, the response hook's lines and the request id.
 final class FrameResponses: FrameAttachment {
-    let etag: String
-    /// The `ETag`'s bytes, kept apart for the hit path's `If-None-Match` check: a trivial value,
-    /// read without the retain and release that reading ``etag`` costs.
+    /// The `ETag`'s bytes (the only copy kept): a trivial value, read by the hit path's
+    /// `If-None-Match` check without the retain and release that reading a `String` costs.
     /// (Written once, in `init`, and only read after: safe to share between threads.)
     nonisolated(unsafe) private let etagBytes: UnsafeMutableRawBufferPointer
     /// How long the prepared answers are kept.
@@ -29,7 +28,6 @@ final class FrameResponses: FrameAttachment {
     /// The answers of `answer`'s frame, encoded as `bytes` (shared, not copied: sent with
     /// `sendfile` from the cache's memory file when it is there), kept `answer.caching` long.
     init(_ answer: FrameAnswer, bytes: FrameBytes) {
-        etag = answer.etag
         etagBytes = .allocate(byteCount: answer.etag.utf8.count, alignment: 1)
         _ = etagBytes.initializeMemory(as: UInt8.self, from: answer.etag.utf8)
         caching = answer.caching
@@ -43,10 +41,9 @@ final class FrameResponses: FrameAttachment {
             }
         notModified = HTTPPreparedResponse(
             status: .notModified, headers: ["ETag": answer.etag, "Cache-Control": answer.caching.header])
-        let etagString = etag.utf8.count > 15 ? HTTPPreparedResponse.allocatedBytes(etag.utf8.count + 32) : 0
         byteCount =
-            ok.overheadBytes + notModified.overheadBytes + etagString
-            + HTTPPreparedResponse.allocatedBytes(etag.utf8.count) + HTTPPreparedResponse.allocatedBytes(64)
+            ok.overheadBytes + notModified.overheadBytes
+            + HTTPPreparedResponse.allocatedBytes(etagBytes.count) + HTTPPreparedResponse.allocatedBytes(64)
             + (file == nil ? 0 : HTTPPreparedResponse.allocatedBytes(48))
     }
 
@@ -61,6 +58,13 @@ final class FrameResponses: FrameAttachment {
 
     /// The `ETag`'s bytes, valid while this object lives.
     var etagUTF8: UnsafeRawBufferPointer { UnsafeRawBufferPointer(etagBytes) }
+
+    /// Whether these answers carry `etag` (they may not: two ids with the same bytes share a
+    /// cache entry, and the `ETag` names the id's kind).
+    func carries(etag: String) -> Bool {
+        var etag = etag
+        return etag.withUTF8 { $0.elementsEqual(etagUTF8) }
+    }
 
     deinit { etagBytes.deallocate() }
 
