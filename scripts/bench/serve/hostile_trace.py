@@ -19,7 +19,8 @@ each, as `hostile_p99` does. Every request and every hostile connection is stamp
       python3 -m bench.serve.hostile_trace
 
 Environment: KIND (garbage), REQUESTS (10000), HOSTILE (50), RATE (4), PEER (unset or nginx),
-SCHED (unset). Writes bench-out/hostile_trace/ (trace.json; sched.data and timehist.txt).
+SCHED (unset), STAGGER (unset; 1: each thread starts at a random point of its first 1/RATE, so
+that the connections come spread out rather than in `hostile_p99`'s bursts of HOSTILE). Writes bench-out/hostile_trace/ (trace.json; sched.data and timehist.txt).
 """
 import bisect
 import collections
@@ -48,6 +49,7 @@ HOSTILE = int(os.environ.get("HOSTILE", "50"))
 RATE = float(os.environ.get("RATE", "4"))
 PEER = os.environ.get("PEER", "")
 SCHED = os.environ.get("SCHED") == "1"
+STAGGER = os.environ.get("STAGGER") == "1"
 OUT = os.path.join(REPO, "bench-out", "hostile_trace")
 REQUEST_ID = re.compile(rb"(?im)^x-request-id: (\w{8})")
 
@@ -72,7 +74,10 @@ def hostile(port, stop, path):
     made, lock = [], threading.Lock()
 
     def run():
-        rng, next_start = random.Random(), time.monotonic()
+        rng = random.Random()
+        if STAGGER:
+            stop.wait(rng.uniform(0, 1 / RATE))
+        next_start = time.monotonic()
         while not stop.is_set():
             start = time.monotonic()
             loop = one_shot(port, PAYLOADS[KIND](rng))
@@ -201,7 +206,7 @@ def main():
         where["its loop" if normal_loop in loops else "the other loop only" if loops else "none"] += 1
     with open(os.path.join(OUT, "trace.json"), "w") as f:
         json.dump({"alone": alone, "loaded": loaded, "hostile": spans, "normalLoop": normal_loop}, f)
-    print(f"{PEER or 'flipbook'}, {KIND}, load {load} → {loadavg()}: p99 alone {alone_p99:.3f} ms, loaded "
+    print(f"{PEER or 'flipbook'}, {KIND}{', staggered' if STAGGER else ''}, load {load} → {loadavg()}: p99 alone {alone_p99:.3f} ms, loaded "
           f"{loaded_p99:.3f} ms ({loaded_p99 / alone_p99:.2f}×)")
     print(f"hostile connections during the loaded run: {len(during)}, {per_loop[normal_loop]} on the normal "
           f"client's loop ({dict(per_loop)})")
