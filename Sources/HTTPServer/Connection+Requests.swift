@@ -274,6 +274,9 @@ extension Connection {
         // closure holding the response and the access record copied both (a retain of each of
         // their fields, and as many releases).
         var head = output.takeStaging()
+        // None while the queue was empty: the loop's spare, which the last head written on this
+        // loop went into (still in cache; one buffer per connection, 256 of them, were not).
+        if head.capacity == 0 { withLoop { swap(&head, &$0.spareStaging) } }
         let start = head.count
         ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)
         withLoop { $0.appendCommonLines(requestID: record.requestID, to: &head) }

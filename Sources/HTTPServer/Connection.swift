@@ -345,6 +345,7 @@ final class Connection {
             }
             writeBlockedSince = 0
         }
+        if output.isEmpty { withLoop { output.lendStaging(to: &$0.spareStaging) } }
         if output.isEmpty && !closeRequested { outputDrained() }
         resumeIfOutputDrained()
     }

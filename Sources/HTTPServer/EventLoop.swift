@@ -47,6 +47,10 @@ final class EventLoop: @unchecked Sendable {
     /// bytes every head carries before its id, rebuilt with the date (once a second) so that a
     /// response copies them in one go.
     private var commonLines: [UInt8] = []
+    /// A staging buffer for response heads, shared by this loop's connections: one whose output
+    /// has all been written lends its emptied buffer here (``OutputQueue/lendStaging(to:)``) and
+    /// the next head written on the loop takes it, so heads go into memory still in cache.
+    var spareStaging: [UInt8] = []
     private var nextGeneration: UInt32 = 1
     private(set) var draining = false
     private var drainDeadline: Int64?

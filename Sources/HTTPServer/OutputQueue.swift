@@ -7,7 +7,8 @@ import Glibc
 /// segments — and file bodies with `sendfile(2)` (no copy at all).
 ///
 /// The staging buffer is emptied, keeping its memory, whenever everything queued has been
-/// written, so answering a request allocates nothing in the steady state.
+/// written, and lent to the event loop (``lendStaging(to:)``), so answering a request allocates
+/// nothing in the steady state.
 struct OutputQueue {
     /// One part of the queued bytes.
     enum Segment {
@@ -75,6 +76,13 @@ struct OutputQueue {
         var taken: [UInt8] = []
         swap(&taken, &staging)
         return taken
+    }
+
+    /// Hands the staging buffer, emptied with everything written, to `spare` when that holds
+    /// none: the event loop's, from which the next head any of its connections writes takes it.
+    mutating func lendStaging(to spare: inout [UInt8]) {
+        guard segments.isEmpty, staging.isEmpty, staging.capacity > 0, spare.capacity == 0 else { return }
+        swap(&staging, &spare)
     }
 
     /// Takes back the buffer ``takeStaging()`` handed out and queues its bytes from `start` (its
