@@ -43,6 +43,9 @@ extension Connection {
         nextSequence += 1
         return withLoop { loop in
             let requestID = loop.requestID(echoing: head.headers)
+            // None while no request was in flight: the loop's spare, which the last exchange
+            // on this loop was kept in (still in cache, as ``EventLoop/spareStaging``).
+            if inFlight.capacity == 0 { swap(&inFlight, &loop.spareExchanges) }
             inFlight.append(
                 Exchange(
                     sequence: sequence,
@@ -249,6 +252,9 @@ extension Connection {
         if !inFlight.isEmpty, case let oldest = inFlightState(0), oldest.pendingContinue, !oldest.isAnswered {
             inFlight[0].pendingContinue = false
             enqueueStaged { $0.append(contentsOf: ResponseSerializer.continueLine) }
+        }
+        if inFlight.isEmpty && inFlight.capacity > 0 {
+            withLoop { if $0.spareExchanges.capacity == 0 { swap(&inFlight, &$0.spareExchanges) } }
         }
         if sent > 0 || !inFlight.isEmpty { writeOutput() }
     }

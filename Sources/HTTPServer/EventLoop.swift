@@ -51,6 +51,9 @@ final class EventLoop: @unchecked Sendable {
     /// has all been written lends its emptied buffer here (``OutputQueue/lendStaging(to:)``) and
     /// the next head written on the loop takes it, so heads go into memory still in cache.
     var spareStaging: [UInt8] = []
+    /// The same for the queue of requests in flight: lent, empty, by a connection that answered
+    /// them all, taken by the next request's.
+    var spareExchanges: [Connection.Exchange] = []
     private var nextGeneration: UInt32 = 1
     private(set) var draining = false
     private var drainDeadline: Int64?
