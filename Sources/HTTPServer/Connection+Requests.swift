@@ -44,7 +44,7 @@ extension Connection {
         return withLoop { loop in
             let requestID = loop.requestID(echoing: head.headers)
             // None while no request was in flight: the loop's spare, which the last exchange
-            // on this loop was kept in (still in cache, as ``EventLoop/spareStaging``).
+            // on this loop was kept in (still in cache, as ``EventLoop/spareOutput``).
             if inFlight.capacity == 0 { swap(&inFlight, &loop.spareExchanges) }
             inFlight.append(
                 Exchange(
@@ -279,10 +279,9 @@ extension Connection {
         // The head is written in place into the output's staging buffer, not by a closure: a
         // closure holding the response and the access record copied both (a retain of each of
         // their fields, and as many releases).
-        var head = output.takeStaging()
         // None while the queue was empty: the loop's spare, which the last head written on this
         // loop went into (still in cache; one buffer per connection, 256 of them, were not).
-        if head.capacity == 0 { withLoop { swap(&head, &$0.spareStaging) } }
+        var head = withLoop { output.takeStaging(orFrom: &$0.spareOutput) }
         let start = head.count
         ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)
         withLoop { $0.appendCommonLines(requestID: record.requestID, to: &head) }

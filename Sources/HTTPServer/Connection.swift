@@ -354,7 +354,7 @@ final class Connection {
             }
             writeBlockedSince = 0
         }
-        if output.isEmpty { withLoop { output.lendStaging(to: &$0.spareStaging) } }
+        if output.isEmpty { withLoop { output.lend(to: &$0.spareOutput) } }
         if output.isEmpty && !closeRequested { outputDrained() }
         resumeIfOutputDrained()
     }

@@ -47,10 +47,11 @@ final class EventLoop: @unchecked Sendable {
     /// bytes every head carries before its id, rebuilt with the date (once a second) so that a
     /// response copies them in one go.
     private var commonLines: [UInt8] = []
-    /// A staging buffer for response heads, shared by this loop's connections: one whose output
-    /// has all been written lends its emptied buffer here (``OutputQueue/lendStaging(to:)``) and
-    /// the next head written on the loop takes it, so heads go into memory still in cache.
-    var spareStaging: [UInt8] = []
+    /// A staging buffer for response heads and a segment list, shared by this loop's
+    /// connections: one whose output has all been written lends its emptied ones here
+    /// (``OutputQueue/lend(to:)``) and the next head written on the loop takes them, so heads
+    /// go into memory still in cache.
+    var spareOutput = OutputQueue.Spare()
     /// The same for the queue of requests in flight: lent, empty, by a connection that answered
     /// them all, taken by the next request's.
     var spareExchanges: [Connection.Exchange] = []

@@ -7,8 +7,8 @@ import Glibc
 /// segments — and file bodies with `sendfile(2)` (no copy at all).
 ///
 /// The staging buffer is emptied, keeping its memory, whenever everything queued has been
-/// written, and lent to the event loop (``lendStaging(to:)``), so answering a request allocates
-/// nothing in the steady state.
+/// written, and lent to the event loop with the segment list (``Spare``), so answering a request
+/// allocates nothing in the steady state.
 struct OutputQueue {
     /// One part of the queued bytes.
     enum Segment {
@@ -78,11 +78,30 @@ struct OutputQueue {
         return taken
     }
 
-    /// Hands the staging buffer, emptied with everything written, to `spare` when that holds
-    /// none: the event loop's, from which the next head any of its connections writes takes it.
-    mutating func lendStaging(to spare: inout [UInt8]) {
-        guard segments.isEmpty, staging.isEmpty, staging.capacity > 0, spare.capacity == 0 else { return }
-        swap(&staging, &spare)
+    /// Memory an event loop keeps for the output queues of its connections: a staging buffer and
+    /// a segment list, lent by a queue that has written everything (``lend(to:)``) and taken by
+    /// the next head queued on the loop (``takeStaging(orFrom:)``), so that heads and segments go
+    /// into memory still in cache rather than into one buffer and list per connection (with 256
+    /// connections, those were out of cache by each one's next request).
+    struct Spare {
+        var staging: [UInt8] = []
+        var segments: [Segment] = []
+    }
+
+    /// ``takeStaging()``, with the spare's buffer and segment list for those the queue lacks.
+    mutating func takeStaging(orFrom spare: inout Spare) -> [UInt8] {
+        if segments.capacity == 0 { swap(&segments, &spare.segments) }
+        var taken = takeStaging()
+        if taken.capacity == 0 { swap(&taken, &spare.staging) }
+        return taken
+    }
+
+    /// Hands the staging buffer and segment list, emptied with everything written, to `spare`
+    /// where it holds none.
+    mutating func lend(to spare: inout Spare) {
+        guard segments.isEmpty else { return }
+        if staging.isEmpty, staging.capacity > 0, spare.staging.capacity == 0 { swap(&staging, &spare.staging) }
+        if segments.capacity > 0, spare.segments.capacity == 0 { swap(&segments, &spare.segments) }
     }
 
     /// Takes back the buffer ``takeStaging()`` handed out and queues its bytes from `start` (its
