@@ -44,8 +44,8 @@ extension Connection {
         return withLoop { loop in
             let requestID = loop.requestID(echoing: head.headers)
             // None while no request was in flight: the loop's spare, which the last exchange
-            // on this loop was kept in (still in cache, as ``EventLoop/spareOutput``).
-            if inFlight.capacity == 0 { swap(&inFlight, &loop.spareExchanges) }
+            // on this loop was kept in (still in cache: ``ConnectionSpares``).
+            if inFlight.capacity == 0 { swap(&inFlight, &loop.spares.exchanges) }
             inFlight.append(
                 Exchange(
                     sequence: sequence,
@@ -254,7 +254,7 @@ extension Connection {
             enqueueStaged { $0.append(contentsOf: ResponseSerializer.continueLine) }
         }
         if inFlight.isEmpty && inFlight.capacity > 0 {
-            withLoop { if $0.spareExchanges.capacity == 0 { swap(&inFlight, &$0.spareExchanges) } }
+            withLoop { if $0.spares.exchanges.capacity == 0 { swap(&inFlight, &$0.spares.exchanges) } }
         }
         if sent > 0 || !inFlight.isEmpty { writeOutput() }
     }
@@ -281,7 +281,7 @@ extension Connection {
         // their fields, and as many releases).
         // None while the queue was empty: the loop's spare, which the last head written on this
         // loop went into (still in cache; one buffer per connection, 256 of them, were not).
-        var head = withLoop { output.takeStaging(orFrom: &$0.spareOutput) }
+        var head = withLoop { output.takeStaging(orFrom: &$0.spares.output) }
         let start = head.count
         ResponseSerializer.appendStatusAndFields(of: response, sendsBody: sendsBody, to: &head)
         withLoop { $0.appendCommonLines(requestID: record.requestID, to: &head) }

@@ -5,7 +5,9 @@ import SystemResources
 /// the parser works on, the requests awaiting their responses (in order), and the bytes queued
 /// for the socket. Request handling lives in `Connection+Requests.swift`, the records of the
 /// requests being answered in `Connection+Exchange.swift`, timers and the drain in
-/// `Connection+Deadlines.swift`.
+/// `Connection+Deadlines.swift`, its phases and the peer's close in `Connection+Closing.swift`.
+/// The buffers it reads into and stages heads in pass between the loop's connections
+/// (``ConnectionSpares``).
 ///
 /// Back-pressure: while a write is blocked or more than `outputHighWaterBytes` are queued, no
 /// request is parsed and nothing more is read (the client's sends stall in TCP) until the queue is
@@ -13,18 +15,9 @@ import SystemResources
 /// loop a connection starts at most `requestsPerTurn` requests and makes at most `readsPerTurn`
 /// reads; then it yields and the loop serves the other connections before continuing it.
 final class Connection {
-    enum Phase {
-        /// Reading requests and writing responses.
-        case active
-        /// The last response is queued; once written, the write side is shut down.
-        case closingAfterWrite
-        /// Write side shut down; reading and discarding until the peer closes or a timer fires.
-        case lingering
-    }
-
     // Stored properties in the order of their use (Swift lays a class's out in declaration
     // order): those every request reads or writes first, in the object's first four cache
-    // lines, then the parser (large; its own hot fields first), then what requests leave alone.
+    // lines, then the parser (large), then what requests leave alone.
     // With 256 connections a connection's state has left the core's cache by its next request,
     // and every line it touches is a miss: these were spread over eleven lines.
 
@@ -45,8 +38,9 @@ final class Connection {
     var stopParsing = false
     unowned(unsafe) let loop: EventLoop
 
-    // Read buffer: bytes [readStart, readEnd) are unparsed.
-    private let readBuffer: UnsafeMutableRawBufferPointer
+    // Read buffer: bytes [readStart, readEnd) are unparsed. None (a nil base) while none are:
+    // taken from the loop to read into, lent back to it once all is parsed (``lendReadBuffer()``).
+    private var readBuffer = ConnectionSpares.noReadBuffer
     private var readStart = 0
     private var readEnd = 0
     private var turnRequests = 0
@@ -87,12 +81,11 @@ final class Connection {
         self.peer = peer
         self.loop = loop
         parser = HTTPRequestParser(limits: loop.shared.configuration.parserLimits)
-        readBuffer = UnsafeMutableRawBufferPointer.allocate(
-            byteCount: max(1024, loop.shared.configuration.readBufferBytes), alignment: 16)
         idleSince = loop.now
     }
 
     deinit {
+        // Owned here alone: taken from the loop, not lent back (a nil base when there is none).
         readBuffer.deallocate()
         // A burst of closed connections leaves holes in the heap: counted towards handing
         // freed memory back to the kernel, on the rule the frame cache's evictions follow.
@@ -123,8 +116,23 @@ final class Connection {
         }
     }
 
-    /// Reads until `EAGAIN`, parsing after every read so the buffer keeps draining.
+    /// Reads until `EAGAIN`, parsing after every read so the buffer keeps draining; then lends
+    /// the read buffer back to the loop if everything in it was parsed.
     private func readAvailable(stopOnShortRead: Bool = false) {
+        readUntilDrained(stopOnShortRead: stopOnShortRead)
+        lendReadBuffer()
+    }
+
+    /// Hands the read buffer to the loop (``ConnectionSpares``) when nothing in it waits to be
+    /// parsed; the next connection of the loop to read takes it.
+    private func lendReadBuffer() {
+        guard readEnd == 0, !inProcessInput, readBuffer.baseAddress != nil else { return }
+        // Safe: the buffer has one owner at a time (a connection or the loop's spares), all on
+        // the loop's thread, and no pointer into it is kept past this point.
+        if withLoop({ $0.spares.lendReadBuffer(readBuffer) }) { readBuffer = ConnectionSpares.noReadBuffer }
+    }
+
+    private func readUntilDrained(stopOnShortRead: Bool) {
         while !closeRequested {
             // Bytes left unread here are not reported again by edge-triggered epoll:
             // `readPaused` makes the resume read them.
@@ -136,6 +144,9 @@ final class Connection {
                 yieldTurn()  // this turn's share is used up: continue after the others
                 readPaused = true
                 return
+            }
+            if readBuffer.baseAddress == nil {
+                readBuffer = withLoop { $0.spares.takeReadBuffer(bytes: $0.shared.configuration.readBufferBytes) }
             }
             if readEnd == readBuffer.count {
                 if readStart > 0 {
@@ -201,7 +212,8 @@ final class Connection {
             let wasIdle = parser.isIdle
             // Between requests with no byte left there is nothing to parse: no call to say so.
             if wasIdle && base == readEnd { break }
-            let available = UnsafeRawBufferPointer(start: readBuffer.baseAddress! + base, count: readEnd - base)
+            // Nothing buffered and no buffer held: an empty input (the parser may end a request).
+            let available = UnsafeRawBufferPointer(start: readBuffer.baseAddress.map { $0 + base }, count: readEnd - base)
             let (consumed, event) = parser.parse(available)
             readStart += consumed
             if wasIdle && current == nil && consumed > 0 && headStartedAt == 0 { headStartedAt = loop.now }
@@ -223,31 +235,6 @@ final class Connection {
             readStart = 0
             readEnd = 0
         }
-    }
-
-    private func peerClosed() {
-        switch phase {
-        case .lingering:
-            closeRequested = true
-        case .active, .closingAfterWrite:
-            if current != nil || !parser.isIdle || inFlight.isEmpty {
-                // A half-sent request can never complete; with nothing pending there is nothing to do.
-                abort(.connectionClosed)
-            } else {
-                // The client half-closed after complete requests: answer them, then close.
-                stopParsing = true
-                phase = .closingAfterWrite
-            }
-        }
-    }
-
-    /// Closes at once, failing a streamed body in progress.
-    func abort(_ reason: HTTPBodyFailure) {
-        if let incoming = current, case .stream(_, let sink) = incoming.mode {
-            current = nil
-            sink.fail(reason)
-        }
-        closeRequested = true
     }
 
     /// Called by the loop just before the descriptor is closed.
@@ -354,7 +341,7 @@ final class Connection {
             }
             writeBlockedSince = 0
         }
-        if output.isEmpty { withLoop { output.lend(to: &$0.spareOutput) } }
+        if output.isEmpty { withLoop { output.lend(to: &$0.spares.output) } }
         if output.isEmpty && !closeRequested { outputDrained() }
         resumeIfOutputDrained()
     }

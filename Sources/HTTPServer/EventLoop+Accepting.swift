@@ -7,6 +7,8 @@ import Glibc
 /// the socket out of its epoll for ``EventLoop/acceptBackoffMilliseconds`` instead of spinning on
 /// a ready socket.
 extension EventLoop {
+    static let acceptBackoffMilliseconds: Int64 = 100
+
     /// Accepts the next connection the listening socket has ready, if any (another loop may have
     /// taken it first).
     func acceptConnection() {

@@ -20,7 +20,6 @@ final class EventLoop: @unchecked Sendable {
     private static let listenData: UInt64 = UInt64.max - 1
     private static let eventCapacity = 256
     private static let lingerMilliseconds: Int64 = 2000
-    static let acceptBackoffMilliseconds: Int64 = 100
 
     let index: Int
     let shared: ServerShared
@@ -47,14 +46,8 @@ final class EventLoop: @unchecked Sendable {
     /// bytes every head carries before its id, rebuilt with the date (once a second) so that a
     /// response copies them in one go.
     private var commonLines: [UInt8] = []
-    /// A staging buffer for response heads and a segment list, shared by this loop's
-    /// connections: one whose output has all been written lends its emptied ones here
-    /// (``OutputQueue/lend(to:)``) and the next head written on the loop takes them, so heads
-    /// go into memory still in cache.
-    var spareOutput = OutputQueue.Spare()
-    /// The same for the queue of requests in flight: lent, empty, by a connection that answered
-    /// them all, taken by the next request's.
-    var spareExchanges: [Connection.Exchange] = []
+    /// Memory its connections pass between them (loop thread only).
+    var spares = ConnectionSpares()
     private var nextGeneration: UInt32 = 1
     private(set) var draining = false
     private var drainDeadline: Int64?
@@ -97,6 +90,7 @@ final class EventLoop: @unchecked Sendable {
     deinit {
         eventBuffer.deallocate()
         ioVectors.deallocate()
+        spares.deallocate()
     }
 
     /// Makes this loop accept from `listener` (one of its holders), sharing connections with `loops`.
