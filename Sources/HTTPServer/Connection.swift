@@ -124,7 +124,9 @@ final class Connection {
     }
 
     /// Hands the read buffer to the loop (``ConnectionSpares``) when nothing in it waits to be
-    /// parsed; the next connection of the loop to read takes it.
+    /// parsed; the next connection of the loop to read takes it. Called after every parse that
+    /// may empty it: a read, and the resumes (output drained, next turn) that parse bytes left
+    /// over, so a connection that goes idle after a pipelined burst holds none either.
     private func lendReadBuffer() {
         guard readEnd == 0, !inProcessInput, readBuffer.baseAddress != nil else { return }
         // Safe: the buffer has one owner at a time (a connection or the loop's spares), all on
@@ -298,6 +300,7 @@ final class Connection {
         loop.shared.outputPaused(false)
         processInput()
         if readPaused && !closeRequested && !pausedForOutput { readAvailable() }
+        lendReadBuffer()
     }
 
     // MARK: - Turns
@@ -321,6 +324,7 @@ final class Connection {
         guard !closeRequested else { return }
         processInput()
         if readPaused && !closeRequested && !yielded && !pausedForOutput { readAvailable() }
+        lendReadBuffer()
     }
 
     /// Writes queued output with vectored writes until done or `EAGAIN`.
@@ -357,6 +361,7 @@ final class Connection {
             if !inProcessInput {
                 processInput()
                 if readPaused && !closeRequested { readAvailable() }
+                lendReadBuffer()
                 // A response that was being written when the drain began leaves an idle
                 // connection behind; close it like the idle ones `beginDrain` closed.
                 if loop.draining { beginDrain() }
