@@ -40,8 +40,11 @@ extension HTTPHeaders {
         return storage.withUnsafeBytes { buffer in
             for index in first..<fields.count {
                 let field = fields[index]
-                let name = UnsafeRawBufferPointer(rebasing: buffer[Int(field.nameStart)..<Int(field.nameEnd)])
-                guard (noted && index == first) || HTTPRequestParser.nameIs(name, "if-none-match") else { continue }
+                if !noted || index != first {
+                    // The noted field's name is known; any later one's is read.
+                    let name = UnsafeRawBufferPointer(rebasing: buffer[Int(field.nameStart)..<Int(field.nameEnd)])
+                    guard HTTPRequestParser.nameIs(name, "if-none-match") else { continue }
+                }
                 let value = UnsafeRawBufferPointer(rebasing: buffer[Int(field.valueStart)..<Int(field.valueEnd)])
                 if Self.listNames(tag, value) { return true }
             }
@@ -52,6 +55,15 @@ extension HTTPHeaders {
     /// Whether the entity-tag list `value` (`"a", W/"b"` or `*`) holds `tag` (opaque tag with
     /// its quotes, no `W/`).
     static func listNames(_ tag: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool {
+        // The usual field is the one tag the client was given, perhaps marked weak: compared
+        // whole. An opaque tag holds no quote but its two ends, so a value equal to it is the
+        // one-element list naming it.
+        let prefix = value.count - tag.count
+        if tag.count > 0 && (prefix == 0 || (prefix == 2 && value[0] == 0x57 && value[1] == 0x2F))
+            && memcmp(value.baseAddress! + prefix, tag.baseAddress!, tag.count) == 0
+        {
+            return true
+        }
         var i = 0
         let end = value.count
         while i < end {

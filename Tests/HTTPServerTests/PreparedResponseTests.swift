@@ -60,6 +60,10 @@ struct PreparedResponseTests {
 
     @Test(arguments: [
         ("\"a\"", "\"a\"", true),
+        ("\"b\"", "\"a\"", false),
+        ("X/\"a\"", "\"a\"", false),
+        ("W/\"b\"", "\"a\"", false),
+        ("W/\"a\"", "W/\"a\"", true),
         ("W/\"a\"", "\"a\"", true),
         ("\"a\"", "W/\"a\"", true),
         ("\"b\", \"a\"", "\"a\"", true),
