@@ -69,15 +69,6 @@ struct OutputQueue {
         queueStaged(from: start)
     }
 
-    /// The staging buffer, handed out (the queue holds an empty one meanwhile) so that a head is
-    /// written into it in place, with neither a closure nor an access to the queue per field;
-    /// give it back with ``restoreStaging(_:queueingFrom:)``.
-    mutating func takeStaging() -> [UInt8] {
-        var taken: [UInt8] = []
-        swap(&taken, &staging)
-        return taken
-    }
-
     /// Memory an event loop keeps for the output queues of its connections: a staging buffer and
     /// a segment list, lent by a queue that has written everything (``lend(to:)``) and taken by
     /// the next head queued on the loop (``takeStaging(orFrom:)``), so that heads and segments go
@@ -88,10 +79,14 @@ struct OutputQueue {
         var segments: [Segment] = []
     }
 
-    /// ``takeStaging()``, with the spare's buffer and segment list for those the queue lacks.
+    /// The staging buffer, handed out (the queue holds an empty one meanwhile) so that a head is
+    /// written into it in place, with neither a closure nor an access to the queue per field;
+    /// give it back with ``restoreStaging(_:queueingFrom:)``. The spare's buffer and segment list
+    /// stand in for those the queue lacks.
     mutating func takeStaging(orFrom spare: inout Spare) -> [UInt8] {
         if segments.capacity == 0 { swap(&segments, &spare.segments) }
-        var taken = takeStaging()
+        var taken: [UInt8] = []
+        swap(&taken, &staging)
         if taken.capacity == 0 { swap(&taken, &spare.staging) }
         return taken
     }
@@ -104,7 +99,7 @@ struct OutputQueue {
         if segments.capacity > 0, spare.segments.capacity == 0 { swap(&segments, &spare.segments) }
     }
 
-    /// Takes back the buffer ``takeStaging()`` handed out and queues its bytes from `start` (its
+    /// Takes back the buffer ``takeStaging(orFrom:)`` handed out and queues its bytes from `start` (its
     /// count when it was taken) on.
     mutating func restoreStaging(_ buffer: consuming [UInt8], queueingFrom start: Int) {
         // Moved in: assigned without `consume`, the buffer was retained for the property and

@@ -62,8 +62,7 @@ final class FrameResponses: FrameAttachment {
     /// Whether these answers carry `etag` (they may not: two ids with the same bytes share a
     /// cache entry, and the `ETag` names the id's kind).
     func carries(etag: String) -> Bool {
-        var etag = etag
-        return etag.withUTF8 { $0.elementsEqual(etagUTF8) }
+        etag.utf8.elementsEqual(etagUTF8)
     }
 
     deinit { etagBytes.deallocate() }
