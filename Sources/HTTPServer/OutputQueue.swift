@@ -2,9 +2,9 @@ import Glibc
 
 /// The bytes a connection has queued for its socket, in order: response heads (and `100
 /// Continue` lines) written into a staging buffer, response bodies sent from their own arrays
-/// (no copy in user space), and bodies in files. Bytes in memory go out with vectored `sendmsg`
-/// calls — with `MSG_MORE` when a file body follows, so the head and the body leave in the same
-/// segments — and file bodies with `sendfile(2)` (no copy at all).
+/// (no copy in user space), and bodies in files. Bytes in memory go out with `send` (one piece)
+/// or vectored `sendmsg` calls — with `MSG_MORE` when a file body follows, so the head and the
+/// body leave in the same segments — and file bodies with `sendfile(2)` (no copy at all).
 ///
 /// The staging buffer is emptied, keeping its memory, whenever everything queued has been
 /// written, and lent to the event loop with the segment list (``Spare``), so answering a request
@@ -122,7 +122,7 @@ struct OutputQueue {
 
     /// Sends the next part of what is queued on `fd` and drops what was written: a file body
     /// with one `sendfile`, else the segments in memory up to the next file body (at most
-    /// `vectorCapacity`) with one `sendmsg` (`MSG_NOSIGNAL`: a closed peer is an error, not a
+    /// `vectorCapacity`) with one `send` or `sendmsg` (`MSG_NOSIGNAL`: a closed peer is an error, not a
     /// signal; `MSG_MORE` when a file body follows). Returns the system call's result (with
     /// `errno` untouched on failure).
     mutating func send(to fd: Int32, vectors: UnsafeMutablePointer<iovec>, vectorCapacity: Int) -> Int {
@@ -135,16 +135,38 @@ struct OutputQueue {
         var batch = 1
         while batch < min(segments.count, vectorCapacity) && !segments[batch].isFile { batch += 1 }
         let more = batch < segments.count && segments[batch].isFile
+        let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
+        if batch == 1 {
+            // One piece (a head alone, or a head before its file body): `send` takes it as it
+            // is, where `sendmsg` first copies a message header and its vector into the kernel.
+            let written = Self.sendOne(segments[0], firstOffset, staging, fd, flags)
+            if written > 0 { consume(written) }
+            return written
+        }
         let written = staging.withUnsafeBytes { staged in
             Self.withIOVectors(segments, firstOffset, 0, batch, vectors, staged) {
                 var message = msghdr()
                 message.msg_iov = vectors
                 message.msg_iovlen = batch
-                return sendmsg(fd, &message, Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0))
+                return sendmsg(fd, &message, flags)
             }
         }
         if written > 0 { consume(written) }
         return written
+    }
+
+    /// Sends `segment` (in memory) from `offset` with one `send`.
+    private static func sendOne(
+        _ segment: Segment, _ offset: Int, _ staging: [UInt8], _ fd: Int32, _ flags: Int32
+    ) -> Int {
+        switch segment {
+        case .staged(let start, let end):
+            return staging.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + start + offset, end - start - offset, flags) }
+        case .bytes(let bytes):
+            return bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, flags) }
+        case .file:
+            preconditionFailure("file bodies are sent with sendfile, not with send")
+        }
     }
 
     /// Forgets everything queued and gives back the staging memory.
