@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Server CPU per cached request with the scheduler's placement taken out: nginx and one or more
+Flipbook builds, each server's threads pinned to CPU 0 and the load generator to CPU 1, in
+rotating order, ROUNDS runs each; prints every run and each server's median ÷ nginx's.
+
+`make bench-serve` leaves placement to the scheduler, as operators do. On this two-core machine,
+at 8 connections, where the four busy threads (two loops or workers, two wrk threads) land moves
+a server's CPU per request by up to 15% from run to run, more than the difference between the
+servers. Pinned, a run answers the narrower question of what each request costs the server, and
+two builds compare within about 1%. The machine also has a slow mode (every server ~25% more CPU
+per request, whichever is running); compare runs taken in the same mode.
+
+  BINS="/path/flipbook-a;/path/flipbook-b" KIND=304 CONNECTIONS=8 ROUNDS=5 \\
+      PYTHONPATH=scripts python3 -m bench.serve.pinned_cpu
+
+KIND is 200, 304 (wrk and bench-serve's Lua script) or HEAD (httpload); logs off for both (nginx
+`access_log off`, Flipbook's access log is off unless `|--set log.accessLog=true` follows a
+path in BINS). SECONDS (3) per run after bench-serve's 2 s warm-up.
+"""
+import os
+import statistics
+import subprocess
+import tempfile
+
+import benchlib.server as server_module
+from benchlib import REPO, wrk
+from benchlib.nginx import Nginx
+from benchlib.wrk import raise_descriptor_limit
+from bench.serve.cached_frames import get, load_for, warm
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INPUTS = os.path.join(REPO, "bench-out", "inputs")
+KIND = os.environ.get("KIND", "304")
+CONNECTIONS = int(os.environ.get("CONNECTIONS", "8"))
+SECONDS = int(os.environ.get("SECONDS", "3"))
+ROUNDS = int(os.environ.get("ROUNDS", "5"))
+
+
+def threads_of(pids):
+    return [int(t) for pid in pids for t in os.listdir(f"/proc/{pid}/task")]
+
+
+def pin(pids, cpu):
+    """Pins every thread of `pids` (threads started later inherit it) to `cpu`."""
+    for tid in threads_of(pids):
+        os.sched_setaffinity(tid, {cpu})
+
+
+def pinned_command(command):
+    """bench-serve's load generator command, run on CPU 1."""
+    return lambda *args, **kwargs: ["taskset", "-c", "1"] + command(*args, **kwargs)
+
+
+def start_servers(work, specs):
+    """The Flipbook builds of `specs` ("path" or "path|flags"), warmed with the bench frames, and
+    nginx serving the same bytes; {name: (port, pinned pids, accounted pid, etags)} (nginx's CPU is
+    its master's tree, as bench-serve counts it) and the objects to stop."""
+    targets, stoppable, paths = {}, [], None
+    root = os.path.join(work, "root")
+    for index, spec in enumerate(specs):
+        binary, _, flags = spec.strip().partition("|")
+        server_module.BINARY = binary
+        server = server_module.Server(os.path.join(work, f"data-{index}"), budget=1 << 30, extra=flags.split(),
+                                      log_path=os.path.join(work, f"flipbook-{index}.stderr"))
+        stoppable.append(server)
+        found, _ = warm(server, INPUTS, root if paths is None else None)
+        paths = paths or found
+        name = f"{os.path.basename(binary)}{' ' + flags if flags else ''}"
+        targets[name] = (server.port, [server.pid], server.pid, {p: get(server.port, p)[1]["etag"] for p in paths})
+    nginx = Nginx(work, "off", root, access_log=False)
+    stoppable.append(nginx)
+    workers = [int(p) for p in subprocess.run(["pgrep", "-P", str(nginx.pid)], capture_output=True,
+                                              text=True).stdout.split()] or [nginx.pid]
+    targets["nginx"] = (nginx.port, workers, nginx.pid, {p: get(nginx.port, p)[1]["etag"] for p in paths})
+    return targets, stoppable, paths
+
+
+def main():
+    raise_descriptor_limit()
+    work = tempfile.mkdtemp(prefix="pinned-cpu.")
+    httpload = os.path.join(work, "httpload")
+    subprocess.run(["cc", "-O2", "-o", httpload, os.path.join(HERE, "httpload.c"), "-lpthread"], check=True)
+    targets, stoppable, paths = start_servers(work, os.environ["BINS"].split(";"))
+    try:
+        for _, pids, _, _ in targets.values():
+            pin(pids, 0)
+        wrk.command = pinned_command(wrk.command)
+        names = list(targets)
+        cpu = {name: [] for name in names}
+        for round_ in range(ROUNDS):
+            shift = round_ % len(names)
+            for name in names[shift:] + names[:shift]:
+                port, _, accounted, etags = targets[name]
+                load = load_for(work, name.replace(" ", "_").replace("/", "_"), KIND, paths, etags, httpload)
+                run = wrk.run(port, CONNECTIONS, load, os.path.join(work, "load.txt"), accounted, SECONDS)
+                cpu[name].append(run["cpuUsPerRequest"])
+                print(f"round {round_} {name}: {run['cpuUsPerRequest']:.2f} µs a request "
+                      f"(user {run['userUsPerRequest']:.2f}), {run['rps']:,.0f} req/s", flush=True)
+        reference = statistics.median(cpu["nginx"])
+        for name in names:
+            median = statistics.median(cpu[name])
+            print(f"{KIND}, {CONNECTIONS} connections, pinned: {name} median {median:.2f} µs "
+                  f"({median / reference:.3f}× nginx's)")
+    finally:
+        for item in stoppable:
+            item.stop()
+
+
+if __name__ == "__main__":
+    main()
