@@ -99,8 +99,8 @@ struct OutputQueue {
         if segments.capacity > 0, spare.segments.capacity == 0 { swap(&segments, &spare.segments) }
     }
 
-    /// Takes back the buffer ``takeStaging(orFrom:)`` handed out and queues its bytes from `start` (its
-    /// count when it was taken) on.
+    /// Takes back the buffer ``takeStaging(orFrom:)`` handed out and queues its bytes from
+    /// `start` (its count when it was taken) on.
     mutating func restoreStaging(_ buffer: consuming [UInt8], queueingFrom start: Int) {
         // Moved in: assigned without `consume`, the buffer was retained for the property and
         // released when the parameter's lifetime ended, after the queueing.
@@ -122,9 +122,9 @@ struct OutputQueue {
 
     /// Sends the next part of what is queued on `fd` and drops what was written: a file body
     /// with one `sendfile`, else the segments in memory up to the next file body (at most
-    /// `vectorCapacity`) with one `send` or `sendmsg` (`MSG_NOSIGNAL`: a closed peer is an error, not a
-    /// signal; `MSG_MORE` when a file body follows). Returns the system call's result (with
-    /// `errno` untouched on failure).
+    /// `vectorCapacity`) with one `send` or `sendmsg` (`MSG_NOSIGNAL`: a closed peer is an
+    /// error, not a signal; `MSG_MORE` when a file body follows). Returns the system call's
+    /// result (with `errno` untouched on failure).
     mutating func send(to fd: Int32, vectors: UnsafeMutablePointer<iovec>, vectorCapacity: Int) -> Int {
         if case .file(let body) = segments[0] {
             var offset = off_t(body.offset + firstOffset)
@@ -136,15 +136,15 @@ struct OutputQueue {
         while batch < min(segments.count, vectorCapacity) && !segments[batch].isFile { batch += 1 }
         let more = batch < segments.count && segments[batch].isFile
         let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
-        if batch == 1 {
-            // One piece (a head alone, or a head before its file body): `send` takes it as it
-            // is, where `sendmsg` first copies a message header and its vector into the kernel.
-            let written = Self.sendOne(segments[0], firstOffset, staging, fd, flags)
-            if written > 0 { consume(written) }
-            return written
-        }
         let written = staging.withUnsafeBytes { staged in
-            Self.withIOVectors(segments, firstOffset, 0, batch, vectors, staged) {
+            if batch == 1 {
+                // One piece (a head alone, or a head before its file body): `send` takes it as
+                // it is, where `sendmsg` first copies a message header and its vector in.
+                return Self.withBytes(of: segments[0], from: firstOffset, staged) {
+                    Glibc.send(fd, $0.baseAddress, $0.count, flags)
+                }
+            }
+            return Self.withIOVectors(segments, firstOffset, 0, batch, vectors, staged) {
                 var message = msghdr()
                 message.msg_iov = vectors
                 message.msg_iovlen = batch
@@ -153,20 +153,6 @@ struct OutputQueue {
         }
         if written > 0 { consume(written) }
         return written
-    }
-
-    /// Sends `segment` (in memory) from `offset` with one `send`.
-    private static func sendOne(
-        _ segment: Segment, _ offset: Int, _ staging: [UInt8], _ fd: Int32, _ flags: Int32
-    ) -> Int {
-        switch segment {
-        case .staged(let start, let end):
-            return staging.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + start + offset, end - start - offset, flags) }
-        case .bytes(let bytes):
-            return bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, flags) }
-        case .file:
-            preconditionFailure("file bodies are sent with sendfile, not with send")
-        }
     }
 
     /// Forgets everything queued and gives back the staging memory.
@@ -185,22 +171,25 @@ struct OutputQueue {
         _ send: () -> Int
     ) -> Int {
         if index == limit { return send() }
-        let offset = index == 0 ? firstOffset : 0
-        switch segments[index] {
-        case .staged(let start, let end):
-            vectors[index] = iovec(
-                iov_base: UnsafeMutableRawPointer(mutating: staged.baseAddress! + start + offset),
-                iov_len: end - start - offset)
+        return withBytes(of: segments[index], from: index == 0 ? firstOffset : 0, staged) { raw in
+            vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress!), iov_len: raw.count)
             return withIOVectors(segments, firstOffset, index + 1, limit, vectors, staged, send)
+        }
+    }
+
+    /// Calls `body` with the bytes of `segment`, which is in memory, from `offset` on (staged
+    /// ones in `staged`; a body's array is pinned meanwhile).
+    private static func withBytes(
+        of segment: Segment, from offset: Int, _ staged: UnsafeRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer) -> Int
+    ) -> Int {
+        switch segment {
+        case .staged(let start, let end):
+            return body(UnsafeRawBufferPointer(rebasing: staged[(start + offset)..<end]))
         case .bytes(let bytes):
-            return bytes.withUnsafeBytes { raw in
-                vectors[index] = iovec(
-                    iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + offset),
-                    iov_len: raw.count - offset)
-                return withIOVectors(segments, firstOffset, index + 1, limit, vectors, staged, send)
-            }
+            return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
         case .file:
-            preconditionFailure("file bodies are sent with sendfile, not in a vector")
+            preconditionFailure("file bodies are sent with sendfile, not from memory")
         }
     }
 

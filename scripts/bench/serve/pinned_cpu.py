@@ -25,6 +25,7 @@ import tempfile
 import benchlib.server as server_module
 from benchlib import REPO, wrk
 from benchlib.nginx import Nginx
+from benchlib.process import tree
 from benchlib.wrk import raise_descriptor_limit
 from bench.serve.cached_frames import get, load_for, warm
 
@@ -36,14 +37,12 @@ SECONDS = int(os.environ.get("SECONDS", "3"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 
 
-def threads_of(pids):
-    return [int(t) for pid in pids for t in os.listdir(f"/proc/{pid}/task")]
-
-
-def pin(pids, cpu):
-    """Pins every thread of `pids` (threads started later inherit it) to `cpu`."""
-    for tid in threads_of(pids):
-        os.sched_setaffinity(tid, {cpu})
+def pin(pid, cpu):
+    """Pins every thread of process `pid` and its children (nginx's workers) to `cpu`; threads
+    they start later inherit it."""
+    for process in tree(pid):
+        for thread in os.listdir(f"/proc/{process}/task"):
+            os.sched_setaffinity(int(thread), {cpu})
 
 
 def pinned_command(command):
@@ -53,8 +52,7 @@ def pinned_command(command):
 
 def start_servers(work, specs):
     """The Flipbook builds of `specs` ("path" or "path|flags"), warmed with the bench frames, and
-    nginx serving the same bytes; {name: (port, pinned pids, accounted pid, etags)} (nginx's CPU is
-    its master's tree, as bench-serve counts it) and the objects to stop."""
+    nginx serving the same bytes; {name: (port, pid, etags)} and the objects to stop."""
     targets, stoppable, paths = {}, [], None
     root = os.path.join(work, "root")
     for index, spec in enumerate(specs):
@@ -66,12 +64,10 @@ def start_servers(work, specs):
         found, _ = warm(server, INPUTS, root if paths is None else None)
         paths = paths or found
         name = f"{os.path.basename(binary)}{' ' + flags if flags else ''}"
-        targets[name] = (server.port, [server.pid], server.pid, {p: get(server.port, p)[1]["etag"] for p in paths})
+        targets[name] = (server.port, server.pid, {p: get(server.port, p)[1]["etag"] for p in paths})
     nginx = Nginx(work, "off", root, access_log=False)
     stoppable.append(nginx)
-    workers = [int(p) for p in subprocess.run(["pgrep", "-P", str(nginx.pid)], capture_output=True,
-                                              text=True).stdout.split()] or [nginx.pid]
-    targets["nginx"] = (nginx.port, workers, nginx.pid, {p: get(nginx.port, p)[1]["etag"] for p in paths})
+    targets["nginx"] = (nginx.port, nginx.pid, {p: get(nginx.port, p)[1]["etag"] for p in paths})
     return targets, stoppable, paths
 
 
@@ -82,17 +78,17 @@ def main():
     subprocess.run(["cc", "-O2", "-o", httpload, os.path.join(HERE, "httpload.c"), "-lpthread"], check=True)
     targets, stoppable, paths = start_servers(work, os.environ["BINS"].split(";"))
     try:
-        for _, pids, _, _ in targets.values():
-            pin(pids, 0)
+        for _, pid, _ in targets.values():
+            pin(pid, 0)
         wrk.command = pinned_command(wrk.command)
         names = list(targets)
         cpu = {name: [] for name in names}
         for round_ in range(ROUNDS):
             shift = round_ % len(names)
             for name in names[shift:] + names[:shift]:
-                port, _, accounted, etags = targets[name]
+                port, pid, etags = targets[name]
                 load = load_for(work, name.replace(" ", "_").replace("/", "_"), KIND, paths, etags, httpload)
-                run = wrk.run(port, CONNECTIONS, load, os.path.join(work, "load.txt"), accounted, SECONDS)
+                run = wrk.run(port, CONNECTIONS, load, os.path.join(work, "load.txt"), pid, SECONDS)
                 cpu[name].append(run["cpuUsPerRequest"])
                 print(f"round {round_} {name}: {run['cpuUsPerRequest']:.2f} µs a request "
                       f"(user {run['userUsPerRequest']:.2f}), {run['rps']:,.0f} req/s", flush=True)
