@@ -54,7 +54,7 @@ extension Connection {
                         requestHeaders: head.headers, requestID: requestID, remoteAddress: peer, connectionID: id,
                         loop: loop.index, status: 0, bodyBytes: 0, durationNanoseconds: 0),
                     isHead: head.method == .HEAD, isHTTP10: head.version.minor == 0, keepAlive: head.keepAlive,
-                    startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
+                    startNanoseconds: UInt64(loop.turnStartNanoseconds)))
             return (sequence, requestID)
         }
     }
@@ -210,7 +210,7 @@ extension Connection {
                         requestHeaders: HTTPHeaders(), requestID: loop.requestID(for: nil), remoteAddress: peer,
                         connectionID: id, loop: loop.index, status: 0, bodyBytes: 0, durationNanoseconds: 0),
                     isHead: false, isHTTP10: false, keepAlive: false,
-                    startNanoseconds: loop.shared.hook == nil ? 0 : UInt64(SystemMonotonicClock().nanoseconds())))
+                    startNanoseconds: UInt64(loop.turnStartNanoseconds)))
         }
         setResponse(.problem(status, detail: detail, headers: headers), sequence: sequence)
     }

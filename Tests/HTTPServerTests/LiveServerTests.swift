@@ -423,6 +423,8 @@ import Testing
         #expect(seen.map(\.status) == [200, 200, 200, 404])
         #expect(seen.map(\.bodyBytes).prefix(3) == [5, 0, 8])
         #expect(seen.allSatisfy { $0.duration > .zero })
+        // Measured from the turn that read the head to the answer: the 30 ms the handler took.
+        #expect(seen[2].duration >= .milliseconds(30))
         #expect(seen.allSatisfy { $0.remoteAddress?.ip == "127.0.0.1" })
     }
 
