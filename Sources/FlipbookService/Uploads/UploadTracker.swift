@@ -51,7 +51,11 @@ final class UploadTracker: Sendable {
         if case .stored(let imageID) = phase, let record = frames.store.record(imageID) {
             frames.cache.adoptStaged(owner: session.id) { frames.cacheable(record, $0) }
         }
-        defer { session.renderer.release() }
+        // Before anyone can hear of the end (a waiter's answer, the session's 410), so that what
+        // a client sees next (`/stats`) holds nothing of the session: released after the
+        // answers, a client read the staged frames still counted (the full test suite's load
+        // once showed it). A frame asked for meanwhile is drawn and not staged.
+        session.renderer.release()
         guard let waiters = session.end(phase, now: UploadSessions.now()) else { return }
         for waiter in waiters {
             if case .failed(let status, let detail) = phase {
