@@ -66,7 +66,8 @@ def main():
                 total[name] += n
         parts = []
         for function in FUNCTIONS:
-            n = sum(v for k, v in total.items() if k == function or k.startswith(function + "'"))
+            # `name'2` is a recursion level; `name@@GLIBC_2.17` a versioned C library symbol.
+            n = sum(v for k, v in total.items() if k == function or k.startswith((function + "'", function + "@")))
             if n:
                 parts.append(f"{function} {n / requests:.2f}")
         print(f"{label}: " + ", ".join(parts))
