@@ -13,8 +13,12 @@ inactive=60s;`. Two logging modes, each side by side:
 
 For each mode, each kind of request (GET → 200, GET with the frame's `If-None-Match` → 304, HEAD)
 and each connection count, wrk (-t WRK_THREADS, keep-alive, a Lua script rotating over the 100
-URLs, each thread starting at a different one) runs against nginx, flipbook, flipbook, nginx — a
-2 s warm-up then DURATION seconds each — and each figure is the mean of a server's two runs. wrk
+URLs, each thread starting at a different one) runs against the two servers in ROUNDS blocks of
+four, nginx, flipbook, flipbook, nginx then flipbook, nginx, nginx, flipbook and so on — a 2 s
+warm-up then DURATION seconds each — and each figure is the median of a server's 2 × ROUNDS runs.
+One run's CPU per request moves by up to 30% with where the scheduler puts the four busy threads on
+the two cores (docs/benchmarks/serving.md, "Eight connections"); the median of four or more, taken
+in alternating order, is what a 5% difference can be read from. wrk
 cannot measure HEAD (its parser waits for the body the response announces, wg/wrk#198): HEAD rows
 use httpload.c, a small load generator built here that works the same way and prints wrk's lines.
 Server CPU per request is the user + system CPU of the server's processes (nginx: master and
@@ -26,11 +30,12 @@ A third mode, `heap` (not run by default), is logs off with flipbook's frames ke
 copied into the socket by `sendmsg` (`--set cache.frameArena=false`) instead of sent from its
 memory file with `sendfile`: the body path measured in the real server.
 
-Environment: DURATION (5), CONNECTIONS ("8 64 256"), WRK_THREADS (2), MODES ("on off"; "heap"
-too), KINDS ("200 304 HEAD").
+Environment: DURATION (5), ROUNDS (2), CONNECTIONS ("8 64 256"), WRK_THREADS (2), MODES ("on off";
+"heap" too), KINDS ("200 304 HEAD").
 """
 import http.client
 import os
+import statistics
 import subprocess
 
 from benchlib import log, wrk
@@ -40,6 +45,7 @@ from benchlib.sampler import busy_processes
 from benchlib.server import Server
 
 DURATION = int(os.environ.get("DURATION", "5"))
+ROUNDS = int(os.environ.get("ROUNDS", "2"))
 CONNECTIONS = [int(c) for c in os.environ.get("CONNECTIONS", "8 64 256").split()]
 WRK_THREADS = int(os.environ.get("WRK_THREADS", "2"))
 MODES = os.environ.get("MODES", "on off").split()
@@ -87,14 +93,23 @@ def run_wrk(port, conns, load, log_path, pid):
     return wrk.run(port, conns, load, log_path, pid, DURATION, WRK_THREADS)
 
 
-MEANS = ("rps", "p50", "p99", "cpuUsPerRequest", "userUsPerRequest", "generatorUsPerRequest",
-         "machineUsPerRequest", "machineBusy", "serverPreemptionsPerRequest", "generatorSleepsPerRequest")
+FIGURES = ("rps", "p50", "p99", "cpuUsPerRequest", "userUsPerRequest", "generatorUsPerRequest",
+           "machineUsPerRequest", "machineBusy", "serverPreemptionsPerRequest", "generatorSleepsPerRequest")
 
 
-def mean_runs(a, b):
-    out = {key: (a[key] + b[key]) / 2 for key in MEANS}
-    out.update(errors="; ".join(x for x in (a["errors"], b["errors"]) if x), rpsRuns=[a["rps"], b["rps"]])
+def median_runs(runs):
+    """Each figure's median over one server's runs of a row (each figure on its own), the errors
+    of all of them and every run's req/s."""
+    out = {key: statistics.median(run[key] for run in runs) for key in FIGURES}
+    out.update(errors="; ".join(run["errors"] for run in runs if run["errors"]), rpsRuns=[run["rps"] for run in runs])
     return out
+
+
+def block_order(block):
+    """The servers' order in block `block` of a row: nginx, flipbook, flipbook, nginx, then the
+    reverse, so that neither server always runs first or last."""
+    ends, middle = ("nginx", "flipbook") if block % 2 == 0 else ("flipbook", "nginx")
+    return (ends, middle, middle, ends)
 
 
 def get(port, path, headers=None, method="GET"):
@@ -153,7 +168,7 @@ def run(work, inputs, out):
     subprocess.run(["cc", "-O2", "-o", httpload, os.path.join(os.path.dirname(os.path.abspath(__file__)), "httpload.c"),
                     "-lpthread"], check=True)
     servers, nginxes = {}, {}
-    result = {"modes": {}, "duration": DURATION, "wrkThreads": WRK_THREADS}
+    result = {"modes": {}, "duration": DURATION, "rounds": ROUNDS, "wrkThreads": WRK_THREADS}
     try:
         for mode in MODES:
             extra = MODE_SETTINGS[mode][0]
@@ -195,14 +210,17 @@ def run(work, inputs, out):
                 luas = {name: load_for(work, f"{name}-{mode}", kind, paths, etags[mode][name], httpload)
                         for name in ("nginx", "flipbook")}
                 for conns in CONNECTIONS:
-                    log(f"bench-serve: logs {mode}, {kind}, wrk -c{conns}: nginx, flipbook, flipbook, nginx")
+                    log(f"bench-serve: logs {mode}, {kind}, wrk -c{conns}: {ROUNDS} blocks of 4 runs")
                     stem = os.path.join(out, f"wrk-{mode}-{kind}-{conns}")
-                    n1 = run_wrk(nginx_port, conns, luas["nginx"], stem + "-nginx-1.txt", nginx.pid)
-                    f1 = run_wrk(server.port, conns, luas["flipbook"], stem + "-flipbook-1.txt", server.pid)
-                    f2 = run_wrk(server.port, conns, luas["flipbook"], stem + "-flipbook-2.txt", server.pid)
-                    n2 = run_wrk(nginx_port, conns, luas["nginx"], stem + "-nginx-2.txt", nginx.pid)
-                    rows.append({"kind": kind, "connections": conns, "nginx": mean_runs(n1, n2),
-                                 "flipbook": mean_runs(f1, f2), "runs": {"nginx": [n1, n2], "flipbook": [f1, f2]}})
+                    targets = {"nginx": (nginx_port, nginx.pid), "flipbook": (server.port, server.pid)}
+                    runs = {"nginx": [], "flipbook": []}
+                    for block in range(ROUNDS):
+                        for name in block_order(block):
+                            port, pid = targets[name]
+                            runs[name].append(run_wrk(port, conns, luas[name],
+                                                      f"{stem}-{name}-{len(runs[name]) + 1}.txt", pid))
+                    rows.append({"kind": kind, "connections": conns, "nginx": median_runs(runs["nginx"]),
+                                 "flipbook": median_runs(runs["flipbook"]), "runs": runs})
             stats_after = server.json("/stats")
             result["modes"][mode] = {
                 "rows": rows, "hits": stats_after["hits"] - stats_before["hits"],
@@ -219,6 +237,16 @@ def run(work, inputs, out):
             nginx.stop()
 
 
+def order(c):
+    """How the runs of a row were taken, as the results say (results from before ROUNDS had one
+    block and the mean of two runs)."""
+    rounds = c.get("rounds", 1)
+    if rounds == 1 and "rounds" not in c:
+        return "in the order nginx, flipbook, flipbook, nginx; each figure is the mean of a server's two runs"
+    return (f"in {rounds} blocks of four runs alternating nginx, flipbook, flipbook, nginx with flipbook, nginx, "
+            f"nginx, flipbook; each figure is the median of a server's {2 * rounds} runs")
+
+
 def render(c):
     met = lambda ok: "**met**" if ok else "**not met**"  # noqa: E731
     fbytes = c["frameBytes"]
@@ -228,8 +256,7 @@ def render(c):
         "warmed in flipbook's cache; the same bytes in tmpfs for nginx as operators run it for static files "
         "(`worker_processes 2; sendfile on; tcp_nopush on; tcp_nodelay on; open_file_cache max=1000 inactive=60s;`) "
         f"under the same URLs. wrk -t{c['wrkThreads']}, keep-alive, a Lua script rotating over the URLs; a 2 s warm-up "
-        f"then {c['duration']} s per run, in the order nginx, flipbook, flipbook, nginx; each figure is the mean of a "
-        "server's two runs (req/s of each in brackets). *Logs on*: flipbook's defaults (access log on, to stderr, sent "
+        f"then {c['duration']} s per run, {order(c)} (req/s of each run in brackets). *Logs on*: flipbook's defaults (access log on, to stderr, sent "
         "to a file) vs nginx's default `access_log FILE combined;`. *Logs off*: `--set log.accessLog=false` vs "
         "`access_log off;`. *304*: GET with the frame's own `If-None-Match`; *HEAD*: no body. Server CPU per request "
         "= user + system CPU of the server's processes during the run ÷ requests (`/proc/PID/stat`; flipbook's "
