@@ -15,7 +15,9 @@ per request.
   FLIPBOOK_BIN=.build/release/flipbook REQUESTS=2000 ACCESS_LOG=1 \
       PYTHONPATH=scripts python3 -m bench.serve.callgrind_nginx
 
-KEEP=1 keeps the dumps (GET 200, 304, HEAD) for callgrind_annotate.
+KEEP=1 keeps the dumps (GET 200, 304, HEAD) for callgrind_annotate. CALLGRIND_OPTS adds options,
+as for callgrind_requests.py: `--cache-sim=yes` counts simulated cache misses (the dump's totals
+line: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw).
 """
 import glob
 import os
@@ -79,8 +81,8 @@ def main():
         f.write(one_process(nginx_config(work, "cg", port, root, access_log=ACCESS_LOG)))
     out_dir = os.path.join(work, "cg")
     os.makedirs(out_dir)
-    args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_dir}/callgrind.out.%p.%n",
-            nginx_binary(), "-p", work, "-c", conf, "-g", "daemon off;"]
+    args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", *os.environ.get("CALLGRIND_OPTS", "").split(),
+            f"--callgrind-out-file={out_dir}/callgrind.out.%p.%n", nginx_binary(), "-p", work, "-c", conf, "-g", "daemon off;"]
     server_log = open(os.path.join(work, "nginx.valgrind.log"), "wb")
     proc = subprocess.Popen(args, stdout=server_log, stderr=subprocess.STDOUT)
     try:
