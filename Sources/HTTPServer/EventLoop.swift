@@ -46,7 +46,7 @@ final class EventLoop: @unchecked Sendable {
     /// clock read by each request cost about 22 ns a read on this machine's TSC clock.
     private(set) var turnStartNanoseconds: Int64 = SystemMonotonicClock().nanoseconds()
     /// ``turnStartNanoseconds`` in milliseconds: the deadlines' unit.
-    private(set) var now: Int64 = SystemMonotonicClock().milliseconds()
+    var now: Int64 { turnStartNanoseconds / 1_000_000 }
     private(set) var date = HTTPDateCache()
     /// `Server`, `Date`, the hook's constant lines and the request-id header's `Name: `: the
     /// bytes every head carries before its id, rebuilt with the date (once a second) so that a
@@ -191,7 +191,6 @@ final class EventLoop: @unchecked Sendable {
             let timeout = waitTimeout()
             let count = Epoll.wait(epfd, eventBuffer, capacity: Int32(Self.eventCapacity), timeout: timeout)
             turnStartNanoseconds = SystemMonotonicClock().nanoseconds()
-            now = turnStartNanoseconds / 1_000_000
             refreshDate()
             if count < 0 {
                 if errno == EINTR { continue }

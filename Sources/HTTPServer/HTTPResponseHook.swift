@@ -112,9 +112,9 @@ public struct HTTPAccessRecord: Sendable {
     public var status: Int
     /// The number of body bytes sent (0 for HEAD, 204 and 304).
     public var bodyBytes: Int
-    /// From the start of the event-loop turn that read the end of the request head (for a failed
-    /// one: the turn that found it wrong) to the response being handed to the socket: the time
-    /// the request waited behind others read in the same turn is in it.
+    /// From the start of the event-loop turn that parsed the request head (for a failed one: the
+    /// turn that found it wrong) to the response being handed to the socket: the time the request
+    /// waited behind others parsed in the same turn is in it.
     public var duration: Duration {
         get { .nanoseconds(durationNanoseconds) }
         set {

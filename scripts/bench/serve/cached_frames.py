@@ -209,10 +209,10 @@ def run(work, inputs, out):
             for kind in KINDS:
                 luas = {name: load_for(work, f"{name}-{mode}", kind, paths, etags[mode][name], httpload)
                         for name in ("nginx", "flipbook")}
+                targets = {"nginx": (nginx_port, nginx.pid), "flipbook": (server.port, server.pid)}
                 for conns in CONNECTIONS:
                     log(f"bench-serve: logs {mode}, {kind}, wrk -c{conns}: {ROUNDS} blocks of 4 runs")
                     stem = os.path.join(out, f"wrk-{mode}-{kind}-{conns}")
-                    targets = {"nginx": (nginx_port, nginx.pid), "flipbook": (server.port, server.pid)}
                     runs = {"nginx": [], "flipbook": []}
                     for block in range(ROUNDS):
                         for name in block_order(block):
@@ -240,11 +240,10 @@ def run(work, inputs, out):
 def order(c):
     """How the runs of a row were taken, as the results say (results from before ROUNDS had one
     block and the mean of two runs)."""
-    rounds = c.get("rounds", 1)
-    if rounds == 1 and "rounds" not in c:
+    if "rounds" not in c:
         return "in the order nginx, flipbook, flipbook, nginx; each figure is the mean of a server's two runs"
-    return (f"in {rounds} blocks of four runs alternating nginx, flipbook, flipbook, nginx with flipbook, nginx, "
-            f"nginx, flipbook; each figure is the median of a server's {2 * rounds} runs")
+    return (f"in {c['rounds']} block(s) of four runs, nginx, flipbook, flipbook, nginx, then the reverse; "
+            f"each figure is the median of a server's {2 * c['rounds']} runs")
 
 
 def render(c):
