@@ -31,7 +31,7 @@ struct PlayCursors: Sendable {
     /// Cursors kept. When they are all taken, a seek replaces the least recently used of those
     /// that are not a player's, so a client seeking all over cannot push a player's cursor out;
     /// only when every cursor is a player's does it replace the least recently used.
-    static let capacity = 4
+    static let capacity = 4  // the size of ``cursors``' inline storage
 
     /// What a request was, seen from the cursors.
     enum Move: Equatable, Sendable {
@@ -63,16 +63,22 @@ struct PlayCursors: Sendable {
         var isPlayers: Bool { steps >= 2 }
     }
 
-    private var cursors: [Cursor]
+    /// The cursors in use are the first `count`: kept in place, in the value itself (no array
+    /// to check for uniqueness or grow on the hit path, which comes here on every request).
+    private var cursors = InlineArray<4, Cursor>(repeating: Cursor(frame: 0, use: 0))
+    private var count = 0
     private var tick: UInt64 = 0
 
     /// One cursor, at `frame` (the first frame asked for), or none yet.
     init(at frame: Int?) {
-        cursors = frame.map { [Cursor(frame: $0, use: 0)] } ?? []
+        if let frame {
+            cursors[0] = Cursor(frame: frame, use: 0)
+            count = 1
+        }
     }
 
     /// The frames the cursors are at, in no particular order.
-    var positions: [Int] { cursors.map(\.frame) }
+    var positions: [Int] { (0..<count).map { cursors[$0].frame } }
 
     /// Classifies a request for frame `index` of an animation of `frameCount` frames and moves
     /// the cursors accordingly. Every hit comes here (``ImageEntry/notePlaying(_:)``): the cursors
@@ -82,46 +88,44 @@ struct PlayCursors: Sendable {
         let n = max(1, frameCount)
         tick &+= 1
         let tick = self.tick
-        if cursors.isEmpty {
-            cursors = [Cursor(frame: index, use: tick)]
-            return .first
-        }
-        let found: Move? = cursors.withUnsafeMutableBufferPointer { cursors -> Move? in
-            // The nearest cursor at or before `index` (forward distance), and whether one is a
-            // little after it.
-            var nearest = -1
-            var nearestForward = Int.max
-            var overtaken = -1
-            for c in cursors.indices {
-                let forward = Self.forward(index, from: cursors[c].frame, frameCount: n)
-                if forward == 0 {
-                    cursors[c].use = tick
-                    return .stay
-                }
-                if forward <= Self.playOnReach, forward < nearestForward { (nearest, nearestForward) = (c, forward) }
-                if n - forward <= Self.overtakenReach { overtaken = c }
-            }
-            if nearest >= 0 {
-                cursors[nearest].frame = index
-                cursors[nearest].use = tick
-                cursors[nearest].steps = min(cursors[nearest].steps + 1, 2)
-                return cursors[nearest].isPlayers ? .playOn : .step
-            }
-            if overtaken >= 0 {
-                cursors[overtaken].use = tick
+        // The nearest cursor at or before `index` (forward distance), and whether one is a
+        // little after it.
+        var nearest = -1
+        var nearestForward = Int.max
+        var overtaken = -1
+        for c in 0..<count {
+            let forward = Self.forward(index, from: cursors[c].frame, frameCount: n)
+            if forward == 0 {
+                cursors[c].use = tick
                 return .stay
             }
-            return nil
+            if forward <= Self.playOnReach, forward < nearestForward { (nearest, nearestForward) = (c, forward) }
+            if n - forward <= Self.overtakenReach { overtaken = c }
         }
-        if let found { return found }
+        if nearest >= 0 {
+            cursors[nearest].frame = index
+            cursors[nearest].use = tick
+            cursors[nearest].steps = min(cursors[nearest].steps + 1, 2)
+            return cursors[nearest].isPlayers ? .playOn : .step
+        }
+        if overtaken >= 0 {
+            cursors[overtaken].use = tick
+            return .stay
+        }
         let cursor = Cursor(frame: index, use: tick)
-        if cursors.count < Self.capacity {
-            cursors.append(cursor)
+        if count == 0 {
+            (cursors[0], count) = (cursor, 1)
+            return .first
+        }
+        if count < Self.capacity {
+            cursors[count] = cursor
+            count += 1
         } else {
-            let victim = cursors.indices.min { a, b in
-                let (x, y) = (cursors[a], cursors[b])
-                return x.isPlayers != y.isPlayers ? !x.isPlayers : x.use < y.use
-            }!
+            var victim = 0
+            for c in 1..<count {
+                let (x, y) = (cursors[c], cursors[victim])
+                if x.isPlayers != y.isPlayers ? !x.isPlayers : x.use < y.use { victim = c }
+            }
             cursors[victim] = cursor
         }
         return .seek
