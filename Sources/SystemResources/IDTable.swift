@@ -202,21 +202,36 @@ public struct IDTable<Value: Sendable>: Sendable {
     }
 
     /// `bytes` hashed from `seed`: each 8-byte word (the last one zero-padded, the length mixed
-    /// in) folded in by a 64×64→128-bit multiply, high half xor low half.
+    /// in) folded in by a 64×64→128-bit multiply, high half xor low half. The words go to two
+    /// lanes in turn (even words one, odd words the other), so that the two multiplies of each
+    /// 16 bytes do not wait on each other and the loop runs half as often: a 64-byte content
+    /// id, looked up twice on every hit, is hashed in about half the instructions of one lane.
     @inlinable
     static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
-        var hash = fold(seed ^ UInt64(bytes.count), 0x9E37_79B9_7F4A_7C15)
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            hash = fold(hash ^ bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self), 0xE703_7ED1_A0B4_28DB)
-            offset += 8
+        let count = bytes.count
+        var even = fold(seed ^ UInt64(count), 0x9E37_79B9_7F4A_7C15)
+        var odd = fold(even ^ 0x5851_F42D_4C95_7F2D, 0x9E37_79B9_7F4A_7C15)
+        if let base = bytes.baseAddress {
+            var offset = 0
+            let pairsEnd = count & ~15
+            while offset < pairsEnd {
+                even = fold(even ^ base.loadUnaligned(fromByteOffset: offset, as: UInt64.self), 0xE703_7ED1_A0B4_28DB)
+                odd = fold(odd ^ base.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self), 0xA076_1D64_78BD_642F)
+                offset &+= 16
+            }
+            if offset &+ 8 <= count {
+                even = fold(even ^ base.loadUnaligned(fromByteOffset: offset, as: UInt64.self), 0xE703_7ED1_A0B4_28DB)
+                offset &+= 8
+            }
+            if offset < count {
+                var tail: UInt64 = 0
+                for index in offset..<count {
+                    tail |= UInt64(base.load(fromByteOffset: index, as: UInt8.self)) << (8 &* UInt64(index &- offset))
+                }
+                odd = fold(odd ^ tail, 0xA076_1D64_78BD_642F)
+            }
         }
-        if offset < bytes.count {
-            var tail: UInt64 = 0
-            for index in offset..<bytes.count { tail |= UInt64(bytes[index]) << (8 * UInt64(index - offset)) }
-            hash = fold(hash ^ tail, 0xE703_7ED1_A0B4_28DB)
-        }
-        return fold(hash, 0x8EBC_6AF0_9C88_C6E3)
+        return fold(even ^ fold(odd, 0x8EBC_6AF0_9C88_C6E3), 0x8EBC_6AF0_9C88_C6E3)
     }
 
     @inlinable
