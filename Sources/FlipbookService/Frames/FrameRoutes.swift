@@ -127,10 +127,18 @@ struct FrameRoutes: Sendable {
         return Timeline(rawDelaysMs: frames.map(\.rawDelayMs), playCount: record.metadata.playCount).frameIndex(at: time)
     }
 
-    /// The 404 for an index past the image's last frame, or nil.
-    static func noSuchFrame(_ record: StoredImage, _ index: Int) -> HTTPResponse? {
+    /// Whether `index` is past the image's last frame. (Checked on every hit, twice: a plain
+    /// comparison, where a function answering an optional 404 wrote and destroyed an empty
+    /// response each time.)
+    @inline(__always)
+    static func isPastLastFrame(_ record: StoredImage, _ index: Int) -> Bool {
+        index >= record.metadata.frameCount
+    }
+
+    /// The 404 for an index past the image's last frame (``isPastLastFrame(_:_:)``).
+    @inline(never)
+    static func noSuchFrame(_ record: StoredImage, _ index: Int) -> HTTPResponse {
         let count = record.metadata.frameCount
-        guard index >= count else { return nil }
         return .problem(
             .notFound,
             detail: "Image '\(record.id)' has \(count) frame\(count == 1 ? "" : "s"); there is no frame \(index).")
@@ -155,7 +163,7 @@ struct FrameRoutes: Sendable {
         let index = Self.frameIndex(record, of: target)
         let byTime: Bool
         if case .time = target { byTime = true } else { byTime = false }
-        if let missing = Self.noSuchFrame(record, index) { return .now(missing) }
+        if Self.isPastLastFrame(record, index) { return .now(Self.noSuchFrame(record, index)) }
         let rendition: FrameRendition
         switch serving.renditions.rendition(requested, of: record) {
         case .success(let value): rendition = value
@@ -176,7 +184,7 @@ struct FrameRoutes: Sendable {
         _ request: HTTPRequest, _ responder: HTTPResponder, record: StoredImage, index: Int,
         resolved: ResolvedRenditions.Resolved, byTime: Bool
     ) -> HTTPHandlerResult {
-        if let missing = Self.noSuchFrame(record, index) { return .now(missing) }
+        if Self.isPastLastFrame(record, index) { return .now(Self.noSuchFrame(record, index)) }
         // What the prepared answers do not hold: where a frame asked for by time is, and that a
         // negotiated format varies by `Accept` (built only then: most hits carry nothing extra).
         let hasExtra = resolved.negotiated || byTime
