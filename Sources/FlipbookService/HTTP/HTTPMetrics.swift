@@ -14,8 +14,12 @@ import SystemResources
 /// request line was not understood).
 final class HTTPMetrics: Sendable {
     /// The upper bounds of the latency buckets, in nanoseconds (swift-prometheus' defaults for a
-    /// `Timer`: 5 ms … 10 s).
-    static let bucketBounds: [Int64] = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000].map { $0 * 1_000_000 }
+    /// `Timer`: 5 ms … 10 s). Literals, so the table is laid out at build time and reading it on
+    /// every response initializes nothing.
+    static let bucketBounds: [Int64] = [
+        5_000_000, 10_000_000, 25_000_000, 50_000_000, 100_000_000, 250_000_000, 500_000_000,
+        1_000_000_000, 2_500_000_000, 5_000_000_000, 10_000_000_000,
+    ]
     static let methods: [HTTPMethod] = [.GET, .HEAD, .POST, .PUT, .DELETE, .PATCH, .OPTIONS, .TRACE, .CONNECT]
     private static let otherMethod = methods.count
     private static let unparsedMethod = methods.count + 1
@@ -24,17 +28,18 @@ final class HTTPMetrics: Sendable {
     struct Histogram {
         /// The observations in each bucket alone (above the previous bound, up to this one):
         /// one increment per observation; summed into Prometheus' cumulative buckets when the
-        /// metrics are written.
-        var buckets: [Int]
+        /// metrics are written. Held in the histogram itself (no array to check for uniqueness
+        /// on every response); one count per bound of ``HTTPMetrics/bucketBounds``.
+        var buckets = InlineArray<11, Int>(repeating: 0)
         var sumNanoseconds: Int64 = 0
         var count = 0
-
-        init() { buckets = Array(repeating: 0, count: HTTPMetrics.bucketBounds.count) }
 
         mutating func record(_ nanoseconds: Int64) {
             // Most requests take less than the first bound: search from the bottom.
             var i = 0
-            while i < buckets.count && nanoseconds > HTTPMetrics.bucketBounds[i] { i += 1 }
+            HTTPMetrics.bucketBounds.withUnsafeBufferPointer { bounds in
+                while i < bounds.count && nanoseconds > bounds[i] { i += 1 }
+            }
             if i < buckets.count { buckets[i] += 1 }
             sumNanoseconds &+= nanoseconds
             count += 1
@@ -147,8 +152,8 @@ final class HTTPMetrics: Sendable {
             Self.appendLabelValue(totals.routeLabels[index] ?? "unmatched", to: &label)
             label.append(0x22)
             var count = 0
-            for (bound, inBucket) in zip(Self.bucketBounds, histogram.buckets) {
-                count += inBucket
+            for (i, bound) in Self.bucketBounds.enumerated() {
+                count += histogram.buckets[i]
                 let le = Duration.nanoseconds(bound).bucketRepresentation
                 Self.appendSample(name + "_bucket", label, more: ",le=\"\(le)\"", value: "\(count)", to: &buffer)
             }

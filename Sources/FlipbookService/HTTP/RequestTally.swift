@@ -4,12 +4,13 @@
 /// takes its place. A service answers a few keys over and over, so the dictionary — hashing with
 /// SipHash on every request — is touched about never.
 struct RequestTally: Sendable {
-    /// Places in the table (a power of two).
+    /// Places in the table (a power of two; the size of ``keys`` and ``counts``).
     static let places = 64
     private static let empty = UInt64.max
 
-    private var keys = [UInt64](repeating: RequestTally.empty, count: RequestTally.places)
-    private var counts = [Int](repeating: 0, count: RequestTally.places)
+    /// The table, held in the tally itself: no array to check for uniqueness on every request.
+    private var keys = InlineArray<64, UInt64>(repeating: RequestTally.empty)
+    private var counts = InlineArray<64, Int>(repeating: 0)
     /// Counts of keys that lost their place.
     private var displaced: [UInt64: Int] = [:]
 
@@ -33,7 +34,7 @@ struct RequestTally: Sendable {
     }
 
     /// Whether nothing was counted.
-    var isEmpty: Bool { displaced.isEmpty && !keys.contains { $0 != Self.empty } }
+    var isEmpty: Bool { displaced.isEmpty && !(0..<Self.places).contains { keys[$0] != Self.empty } }
 
     /// Adds `other`'s counts.
     mutating func add(_ other: RequestTally) {
