@@ -128,4 +128,23 @@ struct RenditionSizeRuleTests {
     func devicePixelRatios(_ text: String, valid: Bool) {
         #expect((DevicePixelRatio(decimal: Substring(text)) != nil) == valid)
     }
+
+    /// `isFull` (read on every frame request) says what `== .full` says, for the default request
+    /// and for each parameter moved off its default alone.
+    @Test func isFullAgreesWithEqualityToFull() throws {
+        let one = try #require(DevicePixelRatio(decimal: "1"))
+        let onePointZero = try #require(DevicePixelRatio(decimal: "1.0"))
+        let two = try #require(DevicePixelRatio(decimal: "2"))
+        let requests: [RenditionRequest] = [
+            RenditionRequest(), .full, RenditionRequest(dpr: one), RenditionRequest(width: 320),
+            RenditionRequest(height: 200), RenditionRequest(dpr: two), RenditionRequest(dpr: onePointZero),
+            RenditionRequest(fit: .cover), RenditionRequest(fit: .fill), RenditionRequest(enlarge: true),
+            RenditionRequest(format: .webp), RenditionRequest(format: .avif), RenditionRequest(quality: 80),
+        ]
+        for request in requests {
+            #expect(request.isFull == (request == .full), "\(request)")
+        }
+        #expect(RenditionRequest().isFull)
+        #expect(!RenditionRequest(quality: 80).isFull)
+    }
 }

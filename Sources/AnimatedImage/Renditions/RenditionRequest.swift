@@ -45,6 +45,14 @@ public struct RenditionRequest: Sendable, Hashable {
     /// Today's frame: no scaling, PNG.
     public static let full = RenditionRequest()
 
+    /// Whether this is ``full``: the defaults of ``init(width:height:dpr:fit:enlarge:format:quality:)``
+    /// compared field by field in place (`== .full` copied both values and checked the static's
+    /// initialization, on every frame request).
+    @inlinable public var isFull: Bool {
+        width == nil && height == nil && dpr.numerator == 1 && dpr.denominator == 1 && fit == .contain
+            && !enlarge && format == .png && quality == nil
+    }
+
     /// The target box in device pixels: `round(width × dpr)`, `round(height × dpr)`.
     public func targetBox(maxOutputDimension: Int) throws(RenditionError) -> (width: Int?, height: Int?) {
         func device(_ css: Int?) throws(RenditionError) -> Int? {

@@ -156,6 +156,9 @@ public struct RequestedRendition: Sendable, Equatable {
 
     /// No rendition parameters and a PNG default: today's frame.
     public static let full = RequestedRendition(request: .full, negotiated: false)
+
+    /// Whether this is ``full`` (``RenditionRequest/isFull``, not negotiated).
+    public var isFull: Bool { !negotiated && request.isFull }
 }
 
 extension UInt8 {

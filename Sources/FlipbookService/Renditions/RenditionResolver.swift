@@ -30,7 +30,7 @@ final class RenditionResolver: Sendable {
     func rendition(_ requested: RequestedRendition, canvasWidth width: Int, canvasHeight height: Int)
         -> Result<FrameRendition, RenditionParameterError>
     {
-        if requested == .full { return .success(.exact(width: width, height: height)) }
+        if requested.isFull { return .success(.exact(width: width, height: height)) }
         return Result { () throws(RenditionParameterError) in
             try policy.rendition(requested, canvasWidth: width, canvasHeight: height)
         }
