@@ -31,7 +31,7 @@ struct PlayCursors: Sendable {
     /// Cursors kept. When they are all taken, a seek replaces the least recently used of those
     /// that are not a player's, so a client seeking all over cannot push a player's cursor out;
     /// only when every cursor is a player's does it replace the least recently used.
-    static let capacity = 4  // the size of ``cursors``' inline storage
+    static let capacity = Storage.count
 
     /// What a request was, seen from the cursors.
     enum Move: Equatable, Sendable {
@@ -65,7 +65,8 @@ struct PlayCursors: Sendable {
 
     /// The cursors in use are the first `count`: kept in place, in the value itself (no array
     /// to check for uniqueness or grow on the hit path, which comes here on every request).
-    private var cursors = InlineArray<4, Cursor>(repeating: Cursor(frame: 0, use: 0))
+    private typealias Storage = InlineArray<4, Cursor>
+    private var cursors = Storage(repeating: Cursor(frame: 0, use: 0))
     private var count = 0
     private var tick: UInt64 = 0
 

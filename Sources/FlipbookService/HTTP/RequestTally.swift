@@ -4,13 +4,14 @@
 /// takes its place. A service answers a few keys over and over, so the dictionary — hashing with
 /// SipHash on every request — is touched about never.
 struct RequestTally: Sendable {
-    /// Places in the table (a power of two; the size of ``keys`` and ``counts``).
-    static let places = 64
+    /// Places in the table (a power of two: the size of ``keys`` and ``counts``).
+    static let places = Table<Int>.count
+    private typealias Table<Element> = InlineArray<64, Element>
     private static let empty = UInt64.max
 
     /// The table, held in the tally itself: no array to check for uniqueness on every request.
-    private var keys = InlineArray<64, UInt64>(repeating: RequestTally.empty)
-    private var counts = InlineArray<64, Int>(repeating: 0)
+    private var keys = Table<UInt64>(repeating: RequestTally.empty)
+    private var counts = Table<Int>(repeating: 0)
     /// Counts of keys that lost their place.
     private var displaced: [UInt64: Int] = [:]
 
