@@ -30,8 +30,16 @@ A third mode, `heap` (not run by default), is logs off with flipbook's frames ke
 copied into the socket by `sendmsg` (`--set cache.frameArena=false`) instead of sent from its
 memory file with `sendfile`: the body path measured in the real server.
 
+Each row's CPU ratio comes with a 90% bootstrap interval (`benchlib.stats.median_ratio_interval`
+over the two servers' runs): how far the spread between runs alone could move it.
+
+CONTENDER=nginx puts a second nginx, configured as the first and serving the same files, in
+flipbook's place (flipbook still makes the frames): the harness measured against itself, which
+says how often a server that costs exactly what nginx costs would come out over 1.0 in a row
+(`same_server.py` runs it and reports that).
+
 Environment: DURATION (5), ROUNDS (2), CONNECTIONS ("8 64 256"), WRK_THREADS (2), MODES ("on off";
-"heap" too), KINDS ("200 304 HEAD").
+"heap" too), KINDS ("200 304 HEAD"), CONTENDER ("flipbook"; or "nginx").
 """
 import http.client
 import os
@@ -43,6 +51,7 @@ from benchlib.machine import loadavg
 from benchlib.nginx import Nginx
 from benchlib.sampler import busy_processes
 from benchlib.server import Server
+from benchlib.stats import median_ratio_interval
 
 DURATION = int(os.environ.get("DURATION", "5"))
 ROUNDS = int(os.environ.get("ROUNDS", "2"))
@@ -50,6 +59,7 @@ CONNECTIONS = [int(c) for c in os.environ.get("CONNECTIONS", "8 64 256").split()
 WRK_THREADS = int(os.environ.get("WRK_THREADS", "2"))
 MODES = os.environ.get("MODES", "on off").split()
 KINDS = os.environ.get("KINDS", "200 304 HEAD").split()
+CONTENDER = os.environ.get("CONTENDER", "flipbook")
 CACHED_SET = [("small.gif", 34), ("small-lossy.webp", 33), ("small.apng", 33)]
 
 GOALS = {
@@ -167,8 +177,8 @@ def run(work, inputs, out):
     httpload = os.path.join(work, "httpload")
     subprocess.run(["cc", "-O2", "-o", httpload, os.path.join(os.path.dirname(os.path.abspath(__file__)), "httpload.c"),
                     "-lpthread"], check=True)
-    servers, nginxes = {}, {}
-    result = {"modes": {}, "duration": DURATION, "rounds": ROUNDS, "wrkThreads": WRK_THREADS}
+    servers, nginxes, contenders = {}, {}, {}
+    result = {"modes": {}, "duration": DURATION, "rounds": ROUNDS, "wrkThreads": WRK_THREADS, "contender": CONTENDER}
     try:
         for mode in MODES:
             extra = MODE_SETTINGS[mode][0]
@@ -179,6 +189,12 @@ def run(work, inputs, out):
             paths, sizes = warm(servers[mode], inputs, root if paths is None else None)
         for logging in sorted({MODE_SETTINGS[mode][1] for mode in MODES}):
             nginxes[logging] = Nginx(work, logging, root, access_log=logging == "on")
+            if CONTENDER == "nginx":
+                contenders[logging] = Nginx(work, f"{logging}-contender", root, access_log=logging == "on")
+        # Where each mode's "flipbook" runs are taken: flipbook itself, or the second nginx.
+        contender = {mode: (servers[mode].port, servers[mode].pid) if CONTENDER != "nginx" else
+                     (contenders[MODE_SETTINGS[mode][1]].port, contenders[MODE_SETTINGS[mode][1]].pid)
+                     for mode in MODES}
         # Same bytes from both; each server's own ETags for the 304 rows.
         etags = {}
         for mode in MODES:
@@ -187,12 +203,12 @@ def run(work, inputs, out):
             etags[mode] = {"nginx": {}, "flipbook": {}}
             for path in paths:
                 ns, nh, nb = get(nginx_port, path)
-                fs, fh, fbody = get(server.port, path)
+                fs, fh, fbody = get(contender[mode][0], path)
                 if ns != 200 or fs != 200 or nb != fbody:
                     raise RuntimeError(f"nginx and flipbook differ on {path} ({ns}, {fs})")
                 etags[mode]["nginx"][path] = nh["etag"]
                 etags[mode]["flipbook"][path] = fh["etag"]
-            for name, port in (("nginx", nginx_port), ("flipbook", server.port)):
+            for name, port in (("nginx", nginx_port), ("flipbook", contender[mode][0])):
                 status, _, _ = get(port, paths[0], {"If-None-Match": etags[mode][name][paths[0]]})
                 if status != 304:
                     raise RuntimeError(f"{name} answered {status} to a matching If-None-Match")
@@ -209,7 +225,7 @@ def run(work, inputs, out):
             for kind in KINDS:
                 luas = {name: load_for(work, f"{name}-{mode}", kind, paths, etags[mode][name], httpload)
                         for name in ("nginx", "flipbook")}
-                targets = {"nginx": (nginx_port, nginx.pid), "flipbook": (server.port, server.pid)}
+                targets = {"nginx": (nginx_port, nginx.pid), "flipbook": contender[mode]}
                 for conns in CONNECTIONS:
                     log(f"bench-serve: logs {mode}, {kind}, wrk -c{conns}: {ROUNDS} blocks of 4 runs")
                     stem = os.path.join(out, f"wrk-{mode}-{kind}-{conns}")
@@ -219,8 +235,11 @@ def run(work, inputs, out):
                             port, pid = targets[name]
                             runs[name].append(run_wrk(port, conns, luas[name],
                                                       f"{stem}-{name}-{len(runs[name]) + 1}.txt", pid))
+                    interval = median_ratio_interval([r["cpuUsPerRequest"] for r in runs["flipbook"]],
+                                                     [r["cpuUsPerRequest"] for r in runs["nginx"]])
                     rows.append({"kind": kind, "connections": conns, "nginx": median_runs(runs["nginx"]),
-                                 "flipbook": median_runs(runs["flipbook"]), "runs": runs})
+                                 "flipbook": median_runs(runs["flipbook"]), "runs": runs,
+                                 "cpuRatioInterval": list(interval)})
             stats_after = server.json("/stats")
             result["modes"][mode] = {
                 "rows": rows, "hits": stats_after["hits"] - stats_before["hits"],
@@ -233,7 +252,7 @@ def run(work, inputs, out):
     finally:
         for server in servers.values():
             server.stop()
-        for nginx in nginxes.values():
+        for nginx in list(nginxes.values()) + list(contenders.values()):
             nginx.stop()
 
 
@@ -279,7 +298,7 @@ def render(c):
                f"{log.get('linesDropped', 0):,}." if mode == "on" else "."),
             "",
             "| request | conns | nginx req/s | flipbook req/s | ratio | nginx p50 / p99 ms | flipbook p50 / p99 ms | p99 | "
-            "CPU µs/req nginx / flipbook (user part) | CPU ratio | errors |",
+            "CPU µs/req nginx / flipbook (user part) | CPU ratio (90% interval) | errors |",
             "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|",
         ]
         for row in m["rows"]:
@@ -296,10 +315,18 @@ def render(c):
                 f"{ratio:.2f}× {met(ratio >= goal['ratio'])} | {n['p50']:.2f} / {n['p99']:.2f} | "
                 f"{f_['p50']:.2f} / {f_['p99']:.2f} | {met(f_['p99'] <= n['p99'])} | "
                 f"{n['cpuUsPerRequest']:.1f} ({n['userUsPerRequest']:.1f}) / {f_['cpuUsPerRequest']:.1f} "
-                f"({f_['userUsPerRequest']:.1f}) | {cpu_ratio:.2f} {met(cpu_ratio <= goal['cpu'])} | "
+                f"({f_['userUsPerRequest']:.1f}) | {cpu_ratio:.2f}{interval_text(row)} {met(cpu_ratio <= goal['cpu'])} | "
                 f"{errs} |")
     lines += ceiling_table(c)
     return "\n".join(lines)
+
+
+def interval_text(row):
+    """' (0.91–1.04)': the row's CPU ratio's bootstrap interval ('' for results from before it)."""
+    if "cpuRatioInterval" not in row:
+        return ""
+    low, high = row["cpuRatioInterval"]
+    return f" ({low:.2f}–{high:.2f})"
 
 
 def ceiling(row):
