@@ -27,9 +27,9 @@ def median_ratio_interval(numerators, denominators, level=0.9, draws=2000, seed=
     how far the run-to-run spread alone could move the row's ratio. A fixed seed: the same runs
     give the same interval."""
     rng = random.Random(seed)
-    ratios = sorted(
+    ratios = [
         statistics.median(rng.choices(numerators, k=len(numerators)))
         / statistics.median(rng.choices(denominators, k=len(denominators)))
-        for _ in range(draws))
-    tail = (1 - level) / 2
-    return ratios[int(tail * (draws - 1))], ratios[int((1 - tail) * (draws - 1))]
+        for _ in range(draws)]
+    tail = 100 * (1 - level) / 2
+    return percentile(ratios, tail), percentile(ratios, 100 - tail)

@@ -60,6 +60,7 @@ WRK_THREADS = int(os.environ.get("WRK_THREADS", "2"))
 MODES = os.environ.get("MODES", "on off").split()
 KINDS = os.environ.get("KINDS", "200 304 HEAD").split()
 CONTENDER = os.environ.get("CONTENDER", "flipbook")
+CONTENDERS = ("flipbook", "nginx")
 CACHED_SET = [("small.gif", 34), ("small-lossy.webp", 33), ("small.apng", 33)]
 
 GOALS = {
@@ -172,6 +173,8 @@ def load_for(work, name, kind, paths, etags, httpload):
 
 
 def run(work, inputs, out):
+    if CONTENDER not in CONTENDERS:
+        raise SystemExit(f"CONTENDER={CONTENDER!r}: expected one of {', '.join(CONTENDERS)}")
     root = os.path.join(work, "root")
     os.makedirs(os.path.join(work, "tmp"), exist_ok=True)
     httpload = os.path.join(work, "httpload")
@@ -191,24 +194,24 @@ def run(work, inputs, out):
             nginxes[logging] = Nginx(work, logging, root, access_log=logging == "on")
             if CONTENDER == "nginx":
                 contenders[logging] = Nginx(work, f"{logging}-contender", root, access_log=logging == "on")
-        # Where each mode's "flipbook" runs are taken: flipbook itself, or the second nginx.
-        contender = {mode: (servers[mode].port, servers[mode].pid) if CONTENDER != "nginx" else
-                     (contenders[MODE_SETTINGS[mode][1]].port, contenders[MODE_SETTINGS[mode][1]].pid)
-                     for mode in MODES}
+        # Each mode's server for the "flipbook" runs (port, pid): flipbook itself, or the second nginx.
+        measured = {}
+        for mode in MODES:
+            server = contenders.get(MODE_SETTINGS[mode][1], servers[mode])
+            measured[mode] = (server.port, server.pid)
         # Same bytes from both; each server's own ETags for the 304 rows.
         etags = {}
         for mode in MODES:
-            server = servers[mode]
             nginx_port = nginxes[MODE_SETTINGS[mode][1]].port
             etags[mode] = {"nginx": {}, "flipbook": {}}
             for path in paths:
                 ns, nh, nb = get(nginx_port, path)
-                fs, fh, fbody = get(contender[mode][0], path)
+                fs, fh, fbody = get(measured[mode][0], path)
                 if ns != 200 or fs != 200 or nb != fbody:
                     raise RuntimeError(f"nginx and flipbook differ on {path} ({ns}, {fs})")
                 etags[mode]["nginx"][path] = nh["etag"]
                 etags[mode]["flipbook"][path] = fh["etag"]
-            for name, port in (("nginx", nginx_port), ("flipbook", contender[mode][0])):
+            for name, port in (("nginx", nginx_port), ("flipbook", measured[mode][0])):
                 status, _, _ = get(port, paths[0], {"If-None-Match": etags[mode][name][paths[0]]})
                 if status != 304:
                     raise RuntimeError(f"{name} answered {status} to a matching If-None-Match")
@@ -225,7 +228,7 @@ def run(work, inputs, out):
             for kind in KINDS:
                 luas = {name: load_for(work, f"{name}-{mode}", kind, paths, etags[mode][name], httpload)
                         for name in ("nginx", "flipbook")}
-                targets = {"nginx": (nginx_port, nginx.pid), "flipbook": contender[mode]}
+                targets = {"nginx": (nginx_port, nginx.pid), "flipbook": measured[mode]}
                 for conns in CONNECTIONS:
                     log(f"bench-serve: logs {mode}, {kind}, wrk -c{conns}: {ROUNDS} blocks of 4 runs")
                     stem = os.path.join(out, f"wrk-{mode}-{kind}-{conns}")
