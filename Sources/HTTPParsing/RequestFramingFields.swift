@@ -18,23 +18,28 @@ struct RequestFramingFields {
     private var expectContinue = false
     private var expectOther = false
 
-    /// Notes one field line; fields other than the five above are ignored.
+    /// Notes one field line; fields other than the five above are ignored. The five names have
+    /// five different lengths, so a name is compared with the one of its length only (a browser's
+    /// `User-Agent`, `Accept` and `Sec-Fetch-*` lines have framing fields' lengths).
     mutating func note(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        let length = name.count
-        guard length == 4 || length == 6 || length == 10 || length == 14 || length == 17 else { return }
-        if HTTPRequestParser.nameIs(name, "host") {
-            hostCount += 1
-        } else if HTTPRequestParser.nameIs(name, "content-length") {
-            noteContentLength(value)
-        } else if HTTPRequestParser.nameIs(name, "transfer-encoding") {
-            noteTransferEncoding(value)
-        } else if HTTPRequestParser.nameIs(name, "connection") {
+        switch name.count {
+        case 4:
+            if HTTPRequestParser.nameIs(name, "host") { hostCount += 1 }
+        case 6:
+            guard HTTPRequestParser.nameIs(name, "expect") else { return }
+            if HTTPRequestParser.nameIs(value, "100-continue") { expectContinue = true } else { expectOther = true }
+        case 10:
+            guard HTTPRequestParser.nameIs(name, "connection") else { return }
             HTTPRequestParser.forEachListElement(value) { token in
                 if HTTPRequestParser.nameIs(token, "close") { connectionClose = true }
                 if HTTPRequestParser.nameIs(token, "keep-alive") { connectionKeepAlive = true }
             }
-        } else if HTTPRequestParser.nameIs(name, "expect") {
-            if HTTPRequestParser.nameIs(value, "100-continue") { expectContinue = true } else { expectOther = true }
+        case 14:
+            if HTTPRequestParser.nameIs(name, "content-length") { noteContentLength(value) }
+        case 17:
+            if HTTPRequestParser.nameIs(name, "transfer-encoding") { noteTransferEncoding(value) }
+        default:
+            return
         }
     }
 

@@ -196,6 +196,33 @@ import Testing
         #expect(RequestTarget.split("/é/ü?ä=ö").path == "/é/ü")  // (only from HTTPRequest(method:target:))
     }
 
+    /// Fields are compared with the framing field of their name's length only: lines of those
+    /// lengths under other names (a browser's `Accept`, `User-Agent`, `Sec-Fetch-Mode`), with
+    /// values a framing field would act on, change nothing; the framing fields after them do.
+    @Test func onlyFramingFieldsFrameWhateverTheOtherNamesLengths() {
+        let others =
+            "Hist: h2\r\nAccept: image/webp\r\nUser-Agent: close\r\nSec-Fetch-Mode: 12\r\nX-Transfer-Coding: chunked\r\n"
+        let framing = "Connection: close\r\nExpect: 100-continue\r\nContent-Length: 2\r\n"
+        let events = parseEvents(
+            bytes("GET /a HTTP/1.1\r\nHost: h\r\n\(others)\r\nPOST /b HTTP/1.1\r\nHost: h\r\n\(others)\(framing)\r\nok"))
+        let otherLines = [
+            "Hist: h2", "Accept: image/webp", "User-Agent: close", "Sec-Fetch-Mode: 12", "X-Transfer-Coding: chunked",
+        ]
+        #expect(
+            events == [
+                .head(
+                    method: "GET", target: "/a", version: "HTTP/1.1", framing: .none, keepAlive: true, expectsContinue: false,
+                    headers: ["Host: h"] + otherLines),
+                .end,
+                .head(
+                    method: "POST", target: "/b", version: "HTTP/1.1", framing: .contentLength(2), keepAlive: false,
+                    expectsContinue: true,
+                    headers: ["Host: h"] + otherLines + ["Connection: close", "Expect: 100-continue", "Content-Length: 2"]),
+                .body(bytes("ok")),
+                .end,
+            ], "\(events)")
+    }
+
     @Test func contentLengthWithLeadingZerosIsDecimal() {
         let events = parseEvents(bytes("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 010\r\n\r\n0123456789"))
         guard case .head(_, _, _, let framing, _, _, _) = events.first else { Issue.record("no head"); return }

@@ -17,7 +17,8 @@ per request.
 
 KEEP=1 keeps the dumps (GET 200, 304, HEAD) for callgrind_annotate. CALLGRIND_OPTS adds options,
 as for callgrind_requests.py: `--cache-sim=yes` counts simulated cache misses (the dump's totals
-line: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw).
+line: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw). HEADERS=browser: a browser's field lines besides
+`Host`, as for callgrind_requests.py (the requests are sent by its `run_requests`).
 """
 import glob
 import os

@@ -18,7 +18,8 @@ the same 100 frames are then asked for once more with that query (the rendition'
 and its decode-ahead waited out), and the three kinds are counted again for `path?RENDITION` in
 the same process, after the full-size ones: the report gives each kind's ratio rendition ÷
 full size. KEEP=1 keeps the dumps (in the order full size GET 200, 304, HEAD, then the
-rendition's) for callgrind_annotate or `callgrind_calls.py DIR REQUESTS 6`.
+rendition's) for callgrind_annotate or `callgrind_calls.py DIR REQUESTS 6`. HEADERS=browser sends
+the field lines a browser sends with an image request besides `Host` (BROWSER_HEADERS below).
 """
 import glob
 import os
@@ -38,6 +39,24 @@ INPUTS = os.path.join(REPO, "bench-out", "inputs")
 REQUESTS = int(os.environ.get("REQUESTS", "2000"))
 ACCESS_LOG = os.environ.get("ACCESS_LOG", "1") == "1"
 RENDITION = os.environ.get("RENDITION", "")
+# HEADERS=browser: each request also carries the header lines Chromium sends with an <img> request
+# (about 600 bytes; the Accept line is the one it sends for images), not only Host.
+BROWSER_HEADERS = (
+    "Connection: keep-alive\r\n"
+    'sec-ch-ua-platform: "Linux"\r\n'
+    "User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 "
+    "Safari/537.36\r\n"
+    'sec-ch-ua: "Google Chrome";v="131", "Chromium";v="131", "Not_A Brand";v="24"\r\n'
+    "sec-ch-ua-mobile: ?0\r\n"
+    "Accept: image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8\r\n"
+    "Sec-Fetch-Site: same-origin\r\n"
+    "Sec-Fetch-Mode: no-cors\r\n"
+    "Sec-Fetch-Dest: image\r\n"
+    "Referer: http://127.0.0.1/player.html\r\n"
+    "Accept-Encoding: gzip, deflate, br, zstd\r\n"
+    "Accept-Language: en-US,en;q=0.9\r\n"
+)
+HEADERS = {"": "", "browser": BROWSER_HEADERS}[os.environ.get("HEADERS", "")]
 
 # valgrind 3.19 (Debian 12) rewrites the signal mask given to sigsuspend in place; libdispatch's
 # signal thread passes one in read-only memory, which crashes valgrind itself. This preload hands
@@ -81,7 +100,7 @@ def run_requests(port, paths, count, method="GET", etags=None):
     for i in range(count):
         path = paths[i % len(paths)]
         extra = f"If-None-Match: {etags[path]}\r\n" if etags else ""
-        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}\r\n".encode())
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{HEADERS}{extra}\r\n".encode())
         status, _, buf = read_response(sock, buf, method == "HEAD")
         statuses[status] = statuses.get(status, 0) + 1
     sock.close()
