@@ -56,7 +56,10 @@ BROWSER_HEADERS = (
     "Accept-Encoding: gzip, deflate, br, zstd\r\n"
     "Accept-Language: en-US,en;q=0.9\r\n"
 )
-HEADERS = {"": "", "browser": BROWSER_HEADERS}[os.environ.get("HEADERS", "")]
+HEADER_SETS = {"": "", "browser": BROWSER_HEADERS}
+if os.environ.get("HEADERS", "") not in HEADER_SETS:
+    raise SystemExit(f"HEADERS={os.environ['HEADERS']!r}: expected browser (or unset)")
+HEADERS = HEADER_SETS[os.environ.get("HEADERS", "")]
 
 # valgrind 3.19 (Debian 12) rewrites the signal mask given to sigsuspend in place; libdispatch's
 # signal thread passes one in read-only memory, which crashes valgrind itself. This preload hands
