@@ -36,7 +36,7 @@ HEAD = b"POST /images HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\
 
 def line():
     if KIND == "garbage":
-        return bytes(random.randrange(256) for _ in range(512)) + b"\r\n\r\n"
+        return random.randbytes(512) + b"\r\n\r\n"
     if KIND == "big-head":
         return b"GET / HTTP/1.1\r\nHost: bench\r\nX-Big: " + b"b" * LINE_BYTES + b"\r\n\r\n"
     if KIND == "zeros":
