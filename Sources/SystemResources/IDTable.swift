@@ -3,7 +3,8 @@
 /// table of the frame cache's hits, both looked up on every request.
 ///
 /// Open addressing with linear probing over a power-of-two array of slots, at most half full;
-/// removal shifts the following slots back (no tombstones). Ids are hashed 8 bytes at a time by
+/// removal shifts the following slots back (no tombstones). A slot is one position of three
+/// parallel arrays: hashes, keys and values. Ids are hashed 8 bytes at a time by
 /// 128-bit multiply-and-fold steps from a per-table random seed: a handful of instructions per
 /// word where `String`'s SipHash takes ~700 for a 64-byte content id, and not predictable from
 /// outside (a table only holds ids the process put there, and is only read by one loop).
@@ -11,19 +12,17 @@
 /// Inlinable, so that other modules get it specialized for their values: an unspecialized generic
 /// call through value witnesses costs more than the look-up.
 public struct IDTable<Value: Sendable>: Sendable {
-    @usableFromInline
-    struct Slot: Sendable {
-        /// The id's UTF-8 bytes (compared as words, with no `String` in the way).
-        @usableFromInline var key: [UInt8]
-        @usableFromInline var value: Value
-
-        @inlinable init(key: [UInt8], value: Value) { (self.key, self.value) = (key, value) }
-    }
-
     /// Each slot's hash (0: empty; a hash of 0 is stored as 1), probed without touching the
     /// slots' reference-counted contents.
     @usableFromInline var hashes: [UInt64]
-    @usableFromInline var slots: [Slot?]
+    /// Each slot's id as UTF-8 bytes (compared as words, with no `String` in the way); empty in
+    /// an empty slot. Apart from the values, not in an optional pair with each, so that a
+    /// look-up compares a key where it is held: read out of an optional slot, it was retained
+    /// and released, a write to a reference count that every loop's table of the same id shares
+    /// (the tables are given one array of the id's bytes), on every hit.
+    @usableFromInline var keys: [[UInt8]]
+    /// Each slot's value (nil in an empty slot).
+    @usableFromInline var values: [Value?]
     @usableFromInline var mask: Int
     @usableFromInline let seed: UInt64
     @usableFromInline var held = 0
@@ -31,7 +30,8 @@ public struct IDTable<Value: Sendable>: Sendable {
     /// An empty table with a seed of its own.
     public init() {
         hashes = Array(repeating: 0, count: 16)
-        slots = Array(repeating: nil, count: 16)
+        keys = Array(repeating: [], count: 16)
+        values = Array(repeating: nil, count: 16)
         mask = 15
         seed = UInt64.random(in: .min ... .max)
     }
@@ -42,12 +42,14 @@ public struct IDTable<Value: Sendable>: Sendable {
     /// The most heap one id held costs the table itself, besides what its key and value point
     /// to: its slot and hash, four times over — a table is at most half full, and at least a
     /// quarter full just after it doubled.
-    public static var bytesPerIDAtMost: Int { 4 * (MemoryLayout<Slot?>.stride + MemoryLayout<UInt64>.stride) }
+    public static var bytesPerIDAtMost: Int {
+        4 * (MemoryLayout<[UInt8]>.stride + MemoryLayout<Value?>.stride + MemoryLayout<UInt64>.stride)
+    }
 
     /// The value of `id`, or nil; setting nil removes it.
     @inlinable
     public subscript(id: String) -> Value? {
-        get { position(of: id).map { slots[$0]!.value } }
+        get { position(of: id).map { values[$0]! } }
         set {
             if let newValue { insert(newValue, for: id) } else { removeValue(for: id) }
         }
@@ -57,7 +59,7 @@ public struct IDTable<Value: Sendable>: Sendable {
     @inlinable
     public func find(_ bytes: UnsafeRawBufferPointer) -> Value? {
         guard let position = position(of: bytes, hash: digest(bytes)) else { return nil }
-        return slots[position]!.value
+        return values[position]!
     }
 
     /// `body`'s answer about the value of `id` where it is held (not copied out), or nil when
@@ -66,7 +68,7 @@ public struct IDTable<Value: Sendable>: Sendable {
     public func read<Result>(_ id: String, _ body: (Value) -> Result) -> Result? {
         guard let position = position(of: id) else { return nil }
         // Lent where it is held, not copied out (a retain and release of each reference in it).
-        return slots.withUnsafeBufferPointer { body($0[position].unsafelyUnwrapped.value) }
+        return values.withUnsafeBufferPointer { body($0[position].unsafelyUnwrapped) }
     }
 
     /// Changes the value of `id` in place with `body` (an array in it is not copied); nil when
@@ -75,7 +77,7 @@ public struct IDTable<Value: Sendable>: Sendable {
     @discardableResult
     public mutating func modify<Result>(_ id: String, _ body: (inout Value) -> Result) -> Result? {
         guard let position = position(of: id) else { return nil }
-        return body(&slots[position]!.value)
+        return body(&values[position]!)
     }
 
     /// Holds `value` for `id`, replacing the one held.
@@ -94,11 +96,11 @@ public struct IDTable<Value: Sendable>: Sendable {
             return (hash, position(of: bytes, hash: hash))
         }
         if let found {
-            slots[found]!.value = value
+            values[found] = value
             return
         }
-        if (held + 1) * 2 > slots.count { grow() }
-        place(Slot(key: key, value: value), hash: hash)
+        if (held + 1) * 2 > values.count { grow() }
+        place(key, value, hash: hash)
         held += 1
     }
 
@@ -107,8 +109,8 @@ public struct IDTable<Value: Sendable>: Sendable {
     @discardableResult
     public mutating func removeValue(for id: String) -> Value? {
         guard var hole = position(of: id) else { return nil }
-        let removed = slots[hole]!.value
-        (hashes[hole], slots[hole]) = (0, nil)
+        let removed = values[hole]!
+        clear(hole)
         held -= 1
         // Backward shift: a later slot of the same run moves into the hole unless its home lies
         // (cyclically) after the hole, so that every id stays reachable from its home.
@@ -116,8 +118,8 @@ public struct IDTable<Value: Sendable>: Sendable {
         while hashes[next] != 0 {
             let home = Int(truncatingIfNeeded: hashes[next]) & mask
             if (next - home) & mask >= (next - hole) & mask {
-                (hashes[hole], slots[hole]) = (hashes[next], slots[next])
-                (hashes[next], slots[next]) = (0, nil)
+                (hashes[hole], keys[hole], values[hole]) = (hashes[next], keys[next], values[next])
+                clear(next)
                 hole = next
             }
             next = (next + 1) & mask
@@ -156,33 +158,41 @@ public struct IDTable<Value: Sendable>: Sendable {
         while true {
             let stored = hashes[position]
             if stored == 0 { return nil }
-            if stored == hash, Self.keyEquals(slots, position, bytes) { return position }
+            if stored == hash, Self.keyEquals(keys, position, bytes) { return position }
             position = (position + 1) & mask
         }
     }
 
-    /// Whether the key of the (held) slot at `position` is `bytes`, compared where the slot
-    /// is: reading the slot out of the array copied it, a retain and a release of its key and
-    /// value on every look-up.
+    /// Whether the key of the slot at `position` is `bytes`, compared where the key is held
+    /// (no retain and release of it: see ``keys``).
     @inlinable
-    static func keyEquals(_ slots: [Slot?], _ position: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        slots.withUnsafeBufferPointer { slots in slots[position]?.key.withUnsafeBytes { equal($0, bytes) } ?? false }
+    static func keyEquals(_ keys: [[UInt8]], _ position: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        keys.withUnsafeBufferPointer { keys in keys[position].withUnsafeBytes { equal($0, bytes) } }
     }
 
     @inlinable
-    mutating func place(_ slot: Slot, hash: UInt64) {
+    mutating func place(_ key: [UInt8], _ value: Value, hash: UInt64) {
         var position = Int(truncatingIfNeeded: hash) & mask
         while hashes[position] != 0 { position = (position + 1) & mask }
-        (hashes[position], slots[position]) = (hash, slot)
+        (hashes[position], keys[position], values[position]) = (hash, key, value)
+    }
+
+    /// Empties the slot at `position`.
+    @inlinable
+    mutating func clear(_ position: Int) {
+        (hashes[position], keys[position], values[position]) = (0, [], nil)
     }
 
     @inlinable
     mutating func grow() {
-        let (oldHashes, oldSlots) = (hashes, slots)
+        let (oldHashes, oldKeys, oldValues) = (hashes, keys, values)
         hashes = Array(repeating: 0, count: oldHashes.count * 2)
-        slots = Array(repeating: nil, count: oldSlots.count * 2)
-        mask = slots.count - 1
-        for (hash, slot) in zip(oldHashes, oldSlots) where hash != 0 { place(slot!, hash: hash) }
+        keys = Array(repeating: [], count: oldKeys.count * 2)
+        values = Array(repeating: nil, count: oldValues.count * 2)
+        mask = values.count - 1
+        for position in oldHashes.indices where oldHashes[position] != 0 {
+            place(oldKeys[position], oldValues[position]!, hash: oldHashes[position])
+        }
     }
 
     @inlinable

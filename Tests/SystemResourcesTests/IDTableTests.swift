@@ -32,6 +32,11 @@ import Testing
             #expect(table[id] == expected[id])
             #expect(Self.find(table, id) == expected[id])
         }
+        // A slot holds a key and a value exactly when it holds an id: an emptied slot (removed,
+        // or shifted back from) keeps no id's bytes.
+        #expect(table.hashes.indices.allSatisfy { (table.hashes[$0] != 0) == !table.keys[$0].isEmpty })
+        #expect(table.hashes.indices.allSatisfy { (table.hashes[$0] != 0) == (table.values[$0] != nil) })
+        #expect(table.keys.filter { !$0.isEmpty }.count == expected.count)
     }
 
     /// Tables given one array of an id's bytes keep that array, not copies of it: the frame
@@ -43,8 +48,8 @@ import Testing
         first.insert(1, forUTF8: key)
         second.insert(2, forUTF8: key)
         func buffer(_ table: IDTable<Int>) -> UnsafeRawPointer? {
-            let slot = table.slots.first { $0 != nil }!!
-            return slot.key.withUnsafeBytes { $0.baseAddress }
+            let key = table.keys.first { !$0.isEmpty }!
+            return key.withUnsafeBytes { $0.baseAddress }
         }
         #expect(buffer(first) != nil && buffer(first) == buffer(second))
         #expect(key.withUnsafeBytes { $0.baseAddress } == buffer(first))
