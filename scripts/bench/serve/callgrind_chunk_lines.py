@@ -27,6 +27,7 @@ from benchlib import REPO, log
 from benchlib.ports import free_port, wait_until_listening
 from benchlib.server import BINARY
 from bench.serve.callgrind_requests import callgrind, stop_under_callgrind, total_instructions, under_callgrind
+from bench.serve.hostile_p99 import PAYLOADS
 
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "50"))
 LINE_BYTES = int(os.environ.get("LINE_BYTES", "100000"))
@@ -36,7 +37,7 @@ HEAD = b"POST /images HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\
 
 def line():
     if KIND == "garbage":
-        return random.randbytes(512) + b"\r\n\r\n"
+        return PAYLOADS["garbage"](random)
     if KIND == "big-head":
         return b"GET / HTTP/1.1\r\nHost: bench\r\nX-Big: " + b"b" * LINE_BYTES + b"\r\n\r\n"
     if KIND == "zeros":
