@@ -48,7 +48,13 @@ public struct CacheableImage: Sendable {
     }
 
     public static func key(id: String, rendition: FrameRendition, canvasWidth: Int, canvasHeight: Int) -> String {
-        rendition.isExact(width: canvasWidth, height: canvasHeight) ? id : id + "/" + rendition.key
+        isKeyedByID(rendition, canvasWidth: canvasWidth, canvasHeight: canvasHeight) ? id : id + "/" + rendition.key
+    }
+
+    /// Whether ``key`` of `rendition` of a `canvasWidth`×`canvasHeight` image is its ``id`` alone
+    /// (the full-size PNG), so that a caller holding the id need not build the key.
+    public static func isKeyedByID(_ rendition: FrameRendition, canvasWidth: Int, canvasHeight: Int) -> Bool {
+        rendition.isExact(width: canvasWidth, height: canvasHeight)
     }
 
     /// An image already in memory.

@@ -31,6 +31,22 @@ struct RenditionRoutesTests {
         }
     }
 
+    /// The full-size PNG asked for by a query is the plain frame's cache entry (its key is the
+    /// content id, read from the record): a hit when resolved and when remembered, never a decode.
+    @Test func aFullSizeRenditionHitsThePlainFramesEntry() async throws {
+        try await withService { service, id in
+            let plain = try service.client.get("/frames/\(id)/5")
+            let before = try service.client.get("/stats").json
+            for _ in 0..<3 {
+                let same = try service.client.get("/frames/\(id)/5?width=245&format=png")
+                #expect(same.status == 200 && same.body == plain.body)
+            }
+            let after = try service.client.get("/stats").json
+            #expect(after["misses"] as? Int == before["misses"] as? Int)
+            #expect(after["hits"] as? Int == (before["hits"] as? Int ?? -1) + 3)
+        }
+    }
+
     @Test func renditionsHaveTheirSizeTypeAndOwnETags() async throws {
         try await withService { service, id in
             var etags: Set<String> = []

@@ -170,7 +170,8 @@ struct FrameRoutes: Sendable {
         case .failure(let error): return .now(.problem(.badRequest, detail: error.detail))
         }
         let resolved = ResolvedRenditions.Resolved(
-            rendition: rendition, cacheKey: serving.frames.cacheKey(record, rendition), negotiated: requested.negotiated)
+            rendition: rendition, cacheKey: serving.frames.renditionCacheKey(record, rendition),
+            negotiated: requested.negotiated)
         if !byTime, request.hasQuery {
             request.withRawQuery {
                 serving.renditions.resolved.remember(resolved, content: record.frameCacheID, query: $0, loop: request.loop)
@@ -191,7 +192,7 @@ struct FrameRoutes: Sendable {
         // A cached frame: its answers were encoded when it entered the cache; nothing is built
         // (unless they were prepared for the other policy: the same bytes under a name and a
         // content id; the answer is then built below).
-        if let responses = serving.cache.cachedAttachment(id: resolved.cacheKey, index: index, reader: request.loop)
+        if let responses = cachedAttachment(record, index: index, resolved: resolved, loop: request.loop)
             as? FrameResponses,
             let prepared = responses.answer(
                 .of(record), notModified: request.headers.ifNoneMatchMatches(utf8: responses.etagUTF8))
@@ -201,6 +202,19 @@ struct FrameRoutes: Sendable {
         }
         let extra = Self.extra(request, record, index, resolved, byTime)
         return serveUncached(request, responder, record: record, index: index, resolved: resolved, extra: extra)
+    }
+
+    /// The cache's attachment of frame `index` of `record` in the rendition `resolved` names,
+    /// looked up through `loop`'s hit table by the rendition's key, or by the record's content id
+    /// read where the record holds it.
+    @inline(__always)
+    private func cachedAttachment(
+        _ record: StoredImage, index: Int, resolved: ResolvedRenditions.Resolved, loop: Int
+    ) -> (any FrameAttachment)? {
+        guard let key = resolved.cacheKey else {
+            return serving.cache.cachedAttachment(id: record.frameCacheID, index: index, reader: loop)
+        }
+        return serving.cache.cachedAttachment(id: key, index: index, reader: loop)
     }
 
     /// The headers a frame's prepared answers do not hold: `Content-Location` for a frame asked

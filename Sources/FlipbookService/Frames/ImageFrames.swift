@@ -35,6 +35,14 @@ struct ImageFrames: Sendable {
             canvasHeight: record.metadata.height)
     }
 
+    /// ``cacheKey(_:_:)`` when it is not `record`'s ``StoredImage/frameCacheID`` itself; nil when
+    /// it is (the full-size PNG), for the caller to read the id where the record holds it: a key
+    /// made of it is a copy of the record's string, retained and released on every hit.
+    func renditionCacheKey(_ record: StoredImage, _ rendition: FrameRendition) -> String? {
+        CacheableImage.isKeyedByID(rendition, canvasWidth: record.metadata.width, canvasHeight: record.metadata.height)
+            ? nil : cacheKey(record, rendition)
+    }
+
     /// The answer of frame `index` of `record` in `rendition`.
     func answer(
         _ record: StoredImage, index: Int, rendition: FrameRendition, caching: CachePolicy? = nil,

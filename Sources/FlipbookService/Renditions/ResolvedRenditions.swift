@@ -20,8 +20,9 @@ final class ResolvedRenditions: Sendable {
     /// What a query resolved to for one image.
     struct Resolved: Sendable {
         let rendition: FrameRendition
-        /// The frame cache's key for the image in this rendition.
-        let cacheKey: String
+        /// The frame cache's key for the image in this rendition, or nil when it is the image's
+        /// content id (``ImageFrames/renditionCacheKey(_:_:)``).
+        let cacheKey: String?
         /// The format was chosen by `Accept`: the answer carries `Vary: Accept`.
         let negotiated: Bool
     }
