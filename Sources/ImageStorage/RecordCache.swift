@@ -45,14 +45,49 @@ final class RecordCache: Sendable {
     }
 
     private struct View {
-        var records = IDTable<ImageStore.HeldRecord>()
-        /// Ids hit in this view since room was last made, oldest first (at most ``touchLimit``).
+        var records = IDTable<Slot>()
+        /// Ids hit in this view since room was last made, each once, in the order of their first
+        /// hit since then (at most ``touchLimit``).
         var touched: [String] = []
+        /// Counts the times ``touched`` was taken: a record is noted in it once per interval.
+        var interval = 1
         var hits = 0
+
+        /// Counts a hit of the record of `id` (its UTF-8 bytes) at `slot`, and notes it unless it
+        /// is noted in this interval already. Once an interval: appending each hit's id retained
+        /// the string every view's record shares, and filled the list with the few ids hit most,
+        /// after which no other was noted. (The slot is changed only when noted: looked up for
+        /// change on every hit, it cost more than it saved.)
+        mutating func countHit(_ slot: Slot, _ id: UnsafeRawBufferPointer) {
+            hits += 1
+            let interval = self.interval
+            guard slot.notedIn != interval, touched.count < RecordCache.touchLimit else { return }
+            records.modify(utf8: id) { $0.notedIn = interval }
+            touched.append(slot.held.id)
+        }
+
+        /// Holds `box` as the record of its id, not noted yet.
+        mutating func hold(_ box: ImageStore.HeldRecord) {
+            records.insert(Slot(held: box), forUTF8: box.key)
+        }
+
+        /// The ids noted since the last call, each once; a new interval starts.
+        mutating func takeTouched() -> [String] {
+            defer {
+                touched.removeAll(keepingCapacity: true)
+                interval += 1
+            }
+            return touched
+        }
     }
 
-    /// The most hits a view remembers between two evictions; more are not recorded (the ids hit
-    /// most are then in it already).
+    /// A view's record, with the interval it was last noted in (``View/countHit(_:_:)``).
+    private struct Slot {
+        let held: ImageStore.HeldRecord
+        var notedIn = 0
+    }
+
+    /// The most records a view notes as hit between two evictions; more are not noted.
     static let touchLimit = 4096
 
     let maxBytes: Int
@@ -75,11 +110,13 @@ final class RecordCache: Sendable {
     /// The record of `id` as `reader` (an event loop's index, nil for any other thread) finds it.
     func value(_ id: String, reader: Int?) -> ImageStore.Cached? {
         if let reader, hasViews {
-            let seen = views.withLock(reader) { view -> ImageStore.Cached? in
-                guard let box = view.records[id] else { return nil }
-                view.hits += 1
-                if view.touched.count < Self.touchLimit { view.touched.append(id) }
-                return box.cached
+            var id = id
+            let seen = id.withUTF8 { id in
+                views.withLock(reader) { view -> ImageStore.Cached? in
+                    guard let slot = view.records.find(UnsafeRawBufferPointer(id)) else { return nil }
+                    view.countHit(slot, UnsafeRawBufferPointer(id))
+                    return slot.held.cached
+                }
             }
             if let seen { return seen }
         }
@@ -89,7 +126,7 @@ final class RecordCache: Sendable {
                 return nil
             }
             state.hits += 1
-            if let reader, hasViews { views.withLock(reader) { $0.records.insert(entry.box, forUTF8: entry.box.key) } }
+            if let reader, hasViews { views.withLock(reader) { $0.hold(entry.box) } }
             return entry.box.cached
         }
     }
@@ -108,11 +145,11 @@ final class RecordCache: Sendable {
     func freshRecord(_ id: UnsafeRawBufferPointer, reader: Int, checkedAfter: Double) -> ImageStore.HeldRecord? {
         guard hasViews else { return nil }
         return views.withLock(reader) { view -> ImageStore.HeldRecord? in
-            guard let held = view.records.find(id), held.cached.checkedAt > checkedAfter, !held.cached.needsReindex
+            guard let slot = view.records.find(id), slot.held.cached.checkedAt > checkedAfter,
+                !slot.held.cached.needsReindex
             else { return nil }
-            view.hits += 1
-            if view.touched.count < Self.touchLimit { view.touched.append(held.id) }
-            return held
+            view.countHit(slot, id)
+            return slot.held
         }
     }
 
@@ -146,9 +183,9 @@ final class RecordCache: Sendable {
             state.bytes += bytes
             views.withEachLock { view in
                 for victim in victims { view.records.removeValue(for: victim) }
-                if view.records[id] != nil { view.records.insert(box, forUTF8: box.key) }
+                if view.records[id] != nil { view.hold(box) }
             }
-            if let reader, hasViews { views.withLock(reader) { $0.records.insert(box, forUTF8: box.key) } }
+            if let reader, hasViews { views.withLock(reader) { $0.hold(box) } }
         }
     }
 
@@ -169,7 +206,7 @@ final class RecordCache: Sendable {
             state.records.replace(Entry(box: box, bytes: bytes), for: id)
             state.bytes += bytes - entry.bytes
             views.withEachLock { view in
-                if view.records[id] != nil { view.records.insert(box, forUTF8: box.key) }
+                if view.records[id] != nil { view.hold(box) }
             }
             return cached
         }
@@ -201,10 +238,7 @@ final class RecordCache: Sendable {
     private func noteTouches(_ state: inout Shared) {
         guard hasViews else { return }
         var touched: [[String]] = []
-        views.withEachLock { view in
-            touched.append(view.touched)
-            view.touched.removeAll(keepingCapacity: true)
-        }
+        views.withEachLock { touched.append($0.takeTouched()) }
         for ids in touched {
             for id in ids { state.records.touch(id) }
         }
@@ -234,8 +268,10 @@ final class RecordCache: Sendable {
     /// 2,390 bytes each of the process's RSS (2026-11-28); the estimate says 2,399.
     static let fixedBytes = MemoryLayout<ImageStore.Cached>.stride + 1024
 
-    /// A view's hash-table entry for a record (key, pointer, load factor).
-    static let viewSlotBytes = 48
+    /// A view's hash-table entry for a record: its hash, key and slot, twice over (a table is
+    /// between a quarter and half full). 64 since the slot holds the interval it was noted in
+    /// (48 when the 2,399 above was measured).
+    static let viewSlotBytes = 2 * (MemoryLayout<UInt64>.stride + MemoryLayout<[UInt8]>.stride + MemoryLayout<Slot?>.stride)
 
     /// The heap a string takes: none up to 15 UTF-8 bytes (stored inline), else a buffer.
     private static func stringBytes(_ text: String) -> Int {

@@ -80,6 +80,15 @@ public struct IDTable<Value: Sendable>: Sendable {
         return body(&values[position]!)
     }
 
+    /// ``modify(_:_:)`` of the id whose UTF-8 bytes are `bytes` (a request path's: no `String`
+    /// made for it).
+    @inlinable
+    @discardableResult
+    public mutating func modify<Result>(utf8 bytes: UnsafeRawBufferPointer, _ body: (inout Value) -> Result) -> Result? {
+        guard let position = position(of: bytes, hash: digest(bytes)) else { return nil }
+        return body(&values[position]!)
+    }
+
     /// Holds `value` for `id`, replacing the one held.
     @inlinable
     public mutating func insert(_ value: Value, for id: String) {

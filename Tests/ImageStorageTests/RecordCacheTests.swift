@@ -42,6 +42,28 @@ import Testing
         #expect(stats.hits == 1 && stats.misses == 0)
     }
 
+    /// A view notes each record it hits once until room is next made, so that however often
+    /// one record is hit, a hit on another still counts as a use; after room is made, hits are
+    /// noted again.
+    @Test func everyRecordHitSinceRoomWasLastMadeCountsAsAUse() {
+        let one = RecordCache.estimatedBytes(Self.cached("a"), views: 1)
+        let cache = RecordCache(readers: 1, maxBytes: 3 * one + one / 2)
+        cache.store("b", Self.cached("b"), reader: 0)
+        cache.store("a", Self.cached("a"), reader: 0)
+        cache.store("c", Self.cached("c"), reader: nil)
+        // Far more hits on "a" than the view notes; then one on "b", the least recently stored.
+        for _ in 0..<(2 * RecordCache.touchLimit) { #expect(cache.value("a", reader: 0) != nil) }
+        #expect(cache.freshRecord("b", reader: 0, checkedAfter: -1)?.id == "b")
+        cache.store("d", Self.cached("d"), reader: nil)
+        #expect(cache.contains("a") && cache.contains("b") && cache.contains("d"))
+        #expect(!cache.contains("c"), "the one record not hit goes")
+        // Room was made: a hit on "a" is noted again, so "b" is now the least recently used.
+        #expect(cache.value("a", reader: 0) != nil)
+        cache.store("e", Self.cached("e"), reader: nil)
+        #expect(cache.contains("a") && !cache.contains("b"))
+        #expect(cache.stats.hits == 2 * RecordCache.touchLimit + 2 && cache.stats.evictions == 2)
+    }
+
     @Test func everyViewSaysWhatTheSharedTableSays() {
         let one = RecordCache.estimatedBytes(Self.cached("a"), views: 3)
         let cache = RecordCache(readers: 3, maxBytes: 2 * one)

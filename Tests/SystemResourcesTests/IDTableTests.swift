@@ -5,8 +5,18 @@ import Testing
 /// An event loop's table by id answers exactly what a dictionary would, by `String`
 /// and by the id's bytes, through growth, replacement and removals that shift runs back.
 @Suite struct IDTableTests {
+    /// `id`'s value looked up by its bytes, doubled where it is held (the table's own copy is
+    /// changed, not the caller's).
     private static func find(_ table: IDTable<Int>, _ id: String) -> Int? {
-        Array(id.utf8).withUnsafeBytes { table.find($0) }
+        var table = table
+        let found = Array(id.utf8).withUnsafeBytes { bytes in
+            table.modify(utf8: bytes) { value -> Int in
+                value *= 2
+                return value / 2
+            }
+        }
+        if let found { #expect(table[id] == found * 2, "changed in place") }
+        return found
     }
 
     @Test func answersAsADictionaryDoesThroughInsertsReplacementsAndRemovals() {
