@@ -72,8 +72,13 @@ final class ResolvedRenditions: Sendable {
 
         /// Runs `body` with the key of `content` and `query` (the request's bytes, read in place).
         static func with<Result>(_ content: String, _ query: UnsafeRawBufferPointer, _ body: (Key) -> Result) -> Result {
-            var content = content
             let query = query.assumingMemoryBound(to: UInt8.self)
+            // A native string's bytes in place: `withUTF8` is mutating, and its copy of the
+            // record's content id retained a string every loop's requests share.
+            if let answer = content.utf8.withContiguousStorageIfAvailable({ body(Key(content: $0, query: query)) }) {
+                return answer
+            }
+            var content = content
             return content.withUTF8 { content in body(Key(content: content, query: query)) }
         }
 
