@@ -146,12 +146,23 @@ public final class FrameCache: @unchecked Sendable {
         hit(id, index: index, reader: reader) { $0.encoded(index) }
     }
 
-    /// What the client attached to frame `index` of the image (rendition) cached under `id`
-    /// (``CacheableImage/prepare``) when that frame is cached: a hit as ``cachedFrame(id:index:reader:)``
-    /// makes it, handing out only the attachment (the frame's prepared answers, for the HTTP
-    /// service). Nil when the frame is not cached or has no attachment.
-    public func cachedAttachment(id: String, index: Int, reader: Int) -> (any FrameAttachment)? {
-        hit(id, index: index, reader: reader) { $0.attachment } ?? nil
+    /// How many threads answer hits, each through its own table (the `reader`s of
+    /// ``withCachedAttachment(id:index:reader:_:)``, numbered from 0).
+    public var readers: Int { hitTables.count }
+
+    /// `read`'s answer about what the client attached to frame `index` of the image (rendition)
+    /// cached under `id` (``CacheableImage/prepare``) when that frame is cached; nil otherwise.
+    /// A hit as ``cachedFrame(id:index:reader:)`` makes it. `read` runs under `reader`'s
+    /// hit-table lock, so it must be short (the HTTP service picks the prepared answer it
+    /// sends), and is given the attachment as the frame holds it, nil or not: lent, not retained
+    /// (handed out, a frame's one attachment had its reference count written by every event loop
+    /// that hit it; bound to a name first, it was retained too). Not generic: called from
+    /// another module, a generic was not specialized, and looking up its types' metadata cost
+    /// more than the hit.
+    public func withCachedAttachment(
+        id: String, index: Int, reader: Int, _ read: ((any FrameAttachment)?) -> (any AnyObject & Sendable)?
+    ) -> (any AnyObject & Sendable)? {
+        hit(id, index: index, reader: reader) { read($0.attachment) } ?? nil
     }
 
     /// A hit through `reader`'s table: `read`'s answer about the frame, read where the table

@@ -21,6 +21,7 @@ final class EventLoop: @unchecked Sendable {
     private static let eventCapacity = 256
     private static let lingerMilliseconds: Int64 = 2000
 
+    private let paddingBefore = CacheLinePadding()
     let index: Int
     let shared: ServerShared
     let epfd: Int32
@@ -74,6 +75,9 @@ final class EventLoop: @unchecked Sendable {
     var watchingListener = false
     var acceptResumeAt: Int64?
     var lastAcceptWarning: Int64 = 0
+    /// (The loops are made one after another: padded, what one writes every turn shares no
+    /// cache line with the next, ``CacheLinePadding``.)
+    private let paddingAfter = CacheLinePadding()
 
     init(index: Int, shared: ServerShared) throws {
         self.index = index

@@ -223,6 +223,30 @@ public final class HTTPPreparedResponse: Sendable {
         self.head = head
     }
 
+    /// Another object holding this same answer — its arrays shared, not copied; its file body
+    /// another object naming the same bytes — for another thread to hand out. A prepared response
+    /// that several event loops hand out has its reference count (and the file body's) written
+    /// from each of their cores, and that line then moves between them on every response: give
+    /// each loop its own. Costs ``replicaBytes`` besides this one.
+    public func replica() -> HTTPPreparedResponse {
+        HTTPPreparedResponse(
+            status: status, headers: headers, body: body, head: head,
+            fileBody: fileBody.map {
+                HTTPFileBody(descriptor: $0.descriptor, offset: $0.offset, count: $0.count, owner: $0.owner)
+            })
+    }
+
+    /// What a ``replica()`` keeps on the heap: its object and its file body's.
+    public var replicaBytes: Int { Self.allocatedBytes(96) + (fileBody == nil ? 0 : Self.allocatedBytes(48)) }
+
+    private init(status: HTTPStatus, headers: HTTPHeaders, body: [UInt8], head: [UInt8], fileBody: HTTPFileBody?) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.head = head
+        self.fileBody = fileBody
+    }
+
     /// The heap bytes this response keeps besides its body: this object, its encoded head and
     /// its fields (their bytes and their offsets), each array at its capacity, each allocation as
     /// glibc's allocator rounds it (``allocatedBytes(_:)``).
@@ -248,7 +272,7 @@ public final class HTTPFileBody: Sendable {
     public let descriptor: Int32
     public let offset: Int
     public let count: Int
-    private let owner: (any AnyObject & Sendable)?
+    let owner: (any AnyObject & Sendable)?
 
     public init(descriptor: Int32, offset: Int, count: Int, owner: (any AnyObject & Sendable)?) {
         self.descriptor = descriptor

@@ -1,16 +1,21 @@
 import Synchronization
 
 /// One value per event loop, each behind its own lock. A loop touches only its own value, so
-/// loops never wait for one another nor share a cache line on the hot path; what needs all the
+/// loops never wait for one another nor share a cache line on the hot path (the values are
+/// padded apart, ``CacheLinePadding``); what needs all the
 /// values (a scrape, the access-log writer) takes each lock in turn, briefly.
 ///
 /// Its look-ups are inlinable: called from other modules on every request (the access log, the
 /// request metrics, the record cache), an unspecialized generic call through value witnesses
 /// cost about 1,500 instructions each.
 public final class PerLoop<Value: Sendable>: Sendable {
+    /// One loop's value. The slots are made one after another, so the allocator puts them side
+    /// by side: padded, a loop's lock and value do not share a cache line with another loop's.
     @usableFromInline
     final class Slot: Sendable {
+        private let before = CacheLinePadding()
         @usableFromInline let value: Mutex<Value>
+        private let after = CacheLinePadding()
         init(_ value: sending Value) { self.value = Mutex(value) }
     }
 

@@ -172,7 +172,7 @@ struct FrameAnswer: Sendable {
         switch result {
         case .success(let frame):
             if let prepared = frame.attachment as? FrameResponses, prepared.carries(etag: etag),
-                let ok = prepared.answer(caching, notModified: false)
+                let ok = prepared.answer(caching, notModified: false, loop: nil)
             {
                 return HTTPResponse(ok, extraHeaders: extra)
             }

@@ -17,43 +17,52 @@ final class FrameResponses: FrameAttachment {
     nonisolated(unsafe) private let etagBytes: UnsafeMutableRawBufferPointer
     /// How long the prepared answers are kept.
     let caching: CachePolicy
-    private let ok: HTTPPreparedResponse
-    private let notModified: HTTPPreparedResponse
+    /// The `200` (0) and the `304` (1), each event loop handing out copies of its own
+    /// (``LoopCopies``): a response's reference count is then written by one core.
+    private let answers: LoopCopies
     /// What these answers keep on the heap (``HTTPPreparedResponse/overheadBytes``, the `ETag`,
     /// this object and the file body): in one run of 30,000 cached two-frame images (heaptrack,
     /// docs/benchmarks/scale.md) the answers of both policies took 2.7 KB a frame where 1.7 KB were
-    /// counted; now one policy's are kept, and counted from their arrays' capacities.
+    /// counted; now one policy's are kept, and counted from their arrays' capacities, with every
+    /// loop's copies (``LoopCopies/copyBytes``) counted from the start.
     let byteCount: Int
 
     /// The answers of `answer`'s frame, encoded as `bytes` (shared, not copied: sent with
-    /// `sendfile` from the cache's memory file when it is there), kept `answer.caching` long.
-    init(_ answer: FrameAnswer, bytes: FrameBytes) {
+    /// `sendfile` from the cache's memory file when it is there), kept `answer.caching` long,
+    /// for `loops` event loops to hand out (at least one).
+    init(_ answer: FrameAnswer, bytes: FrameBytes, loops: Int) {
         etagBytes = .allocate(byteCount: answer.etag.utf8.count, alignment: 1)
         _ = etagBytes.initializeMemory(as: UInt8.self, from: answer.etag.utf8)
         caching = answer.caching
         let headers = answer.headers()
         let file = Self.fileBody(bytes)
-        ok =
+        let ok =
             if let file {
                 HTTPPreparedResponse(status: .ok, headers: headers, fileBody: file)
             } else {
                 HTTPPreparedResponse(status: .ok, headers: headers, body: bytes.array)
             }
-        notModified = HTTPPreparedResponse(
+        let notModified = HTTPPreparedResponse(
             status: .notModified, headers: ["ETag": answer.etag, "Cache-Control": answer.caching.header])
+        answers = LoopCopies([ok, notModified], loops: loops)
+        let arrayHeader = 32
+        // Counted as if every loop had made its copies.
         byteCount =
-            ok.overheadBytes + notModified.overheadBytes
+            ok.overheadBytes + notModified.overheadBytes + answers.copyBytes
+            + HTTPPreparedResponse.allocatedBytes(arrayHeader + 2 * 8)
             + HTTPPreparedResponse.allocatedBytes(etagBytes.count) + HTTPPreparedResponse.allocatedBytes(64)
             + (file == nil ? 0 : HTTPPreparedResponse.allocatedBytes(48))
     }
 
     /// The `304` when `notModified` (the request's `If-None-Match` names ``etagUTF8``), else the
     /// `200`, when they are kept `caching` long, the policy they were prepared for (nil
-    /// otherwise, and for ``CachePolicy/noStore``, which is never prepared). One reference
-    /// handed out.
-    func answer(_ caching: CachePolicy, notModified: Bool) -> HTTPPreparedResponse? {
+    /// otherwise, and for ``CachePolicy/noStore``, which is never prepared): event loop `loop`'s
+    /// own (nil: the shared one, for a thread that is not an event loop). One reference handed
+    /// out.
+    func answer(_ caching: CachePolicy, notModified: Bool, loop: Int?) -> HTTPPreparedResponse? {
         guard caching == self.caching else { return nil }
-        return notModified ? self.notModified : ok
+        guard let loop else { return answers.original(notModified ? 1 : 0) }
+        return answers.response(notModified ? 1 : 0, loop: loop)
     }
 
     /// The `ETag`'s bytes, valid while this object lives.
@@ -66,6 +75,16 @@ final class FrameResponses: FrameAttachment {
     }
 
     deinit { etagBytes.deallocate() }
+
+    /// `attachment` when it is a ``FrameResponses``, lent — not retained — for as long as the
+    /// caller's holder keeps it (the frame cache's hit-table lock): cast with `as?`, the one
+    /// object every event loop reads was retained and released on every hit, its reference count
+    /// written from each loop's core.
+    @inline(__always)
+    static func lent(_ attachment: (any FrameAttachment)?) -> Unmanaged<FrameResponses>? {
+        guard let attachment, type(of: attachment) == FrameResponses.self else { return nil }
+        return Unmanaged<FrameResponses>.fromOpaque(Unmanaged<AnyObject>.passUnretained(attachment).toOpaque())
+    }
 
     /// The frame's bytes as a body `sendfile` sends, when they are in the cache's memory file.
     static func fileBody(_ bytes: FrameBytes) -> HTTPFileBody? {

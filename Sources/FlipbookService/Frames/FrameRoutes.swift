@@ -192,11 +192,7 @@ struct FrameRoutes: Sendable {
         // A cached frame: its answers were encoded when it entered the cache; nothing is built
         // (unless they were prepared for the other policy: the same bytes under a name and a
         // content id; the answer is then built below).
-        if let responses = cachedAttachment(record, index: index, resolved: resolved, loop: request.loop)
-            as? FrameResponses,
-            let prepared = responses.answer(
-                .of(record), notModified: request.headers.ifNoneMatchMatches(utf8: responses.etagUTF8))
-        {
+        if let prepared = cachedAnswer(request, record, index: index, resolved: resolved) {
             guard hasExtra else { return .now(HTTPResponse(prepared)) }
             return .now(HTTPResponse(prepared, extraHeaders: Self.extra(request, record, index, resolved, byTime)))
         }
@@ -204,17 +200,34 @@ struct FrameRoutes: Sendable {
         return serveUncached(request, responder, record: record, index: index, resolved: resolved, extra: extra)
     }
 
-    /// The cache's attachment of frame `index` of `record` in the rendition `resolved` names,
-    /// looked up through `loop`'s hit table by the rendition's key, or by the record's content id
-    /// read where the record holds it.
+    /// The prepared answer to `request` of the cached frame `index` of `record` in the rendition
+    /// `resolved` names — its `304` when `If-None-Match` names its `ETag`, else its `200`, the
+    /// request's event loop's own — when the frame is cached with answers for the record's
+    /// policy. Looked up through the loop's hit table by the rendition's key, or by the record's
+    /// content id read where the record holds it.
     @inline(__always)
-    private func cachedAttachment(
-        _ record: StoredImage, index: Int, resolved: ResolvedRenditions.Resolved, loop: Int
-    ) -> (any FrameAttachment)? {
+    private func cachedAnswer(
+        _ request: HTTPRequest, _ record: StoredImage, index: Int, resolved: ResolvedRenditions.Resolved
+    ) -> HTTPPreparedResponse? {
         guard let key = resolved.cacheKey else {
-            return serving.cache.cachedAttachment(id: record.frameCacheID, index: index, reader: loop)
+            return cachedAnswer(request, id: record.frameCacheID, index: index, caching: .of(record))
         }
-        return serving.cache.cachedAttachment(id: key, index: index, reader: loop)
+        return cachedAnswer(request, id: key, index: index, caching: .of(record))
+    }
+
+    /// ``cachedAnswer(_:_:index:resolved:)`` of the frame cached under `id`: the answers are read
+    /// where the cache holds them, under the hit table's lock, and only the one sent is retained.
+    @inline(__always)
+    private func cachedAnswer(
+        _ request: HTTPRequest, id: String, index: Int, caching: CachePolicy
+    ) -> HTTPPreparedResponse? {
+        let answer = serving.cache.withCachedAttachment(id: id, index: index, reader: request.loop) { attachment in
+            FrameResponses.lent(attachment)?._withUnsafeGuaranteedRef { responses in
+                let notModified = request.headers.ifNoneMatchMatches(utf8: responses.etagUTF8)
+                return responses.answer(caching, notModified: notModified, loop: request.loop)
+            }
+        }
+        return answer.map { unsafeDowncast($0, to: HTTPPreparedResponse.self) }
     }
 
     /// The headers a frame's prepared answers do not hold: `Content-Location` for a frame asked

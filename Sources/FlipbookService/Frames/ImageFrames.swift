@@ -17,13 +17,15 @@ struct ImageFrames: Sendable {
 
     /// `record` in `rendition`, as the frame cache sees it.
     func cacheable(_ record: StoredImage, _ rendition: FrameRendition) -> CacheableImage {
-        let (store, derived, level) = (self.store, self.derived, pngLevel)
+        let (store, derived, level, loops) = (self.store, self.derived, pngLevel, cache.readers)
         return CacheableImage(
             id: record.frameCacheID, frameCount: record.metadata.frameCount,
             canvasWidth: record.metadata.width, canvasHeight: record.metadata.height, rendition: rendition,
             load: { try store.loadImage(record) },
             prepare: { index, bytes in
-                FrameResponses(FrameAnswer(record: record, index: index, rendition: rendition, pngLevel: level), bytes: bytes)
+                FrameResponses(
+                    FrameAnswer(record: record, index: index, rendition: rendition, pngLevel: level), bytes: bytes,
+                    loops: loops)
             },
             seekAnchor: { derived.keptAnchor(of: record.sha256, before: $0) })
     }
