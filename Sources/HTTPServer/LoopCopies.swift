@@ -36,8 +36,13 @@ public struct LoopCopies: ~Copyable, @unchecked Sendable {
         let slot = (loop % loops) * originals.count + index
         let bits = slots[slot].load(ordering: .acquiring)
         guard bits != 0 else { return makeCopy(slot: slot, of: index) }
-        return Unmanaged<HTTPPreparedResponse>.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
-            .takeUnretainedValue()
+        return Self.copy(bits).takeUnretainedValue()
+    }
+
+    /// The copy whose bits a slot holds (never 0).
+    @inline(__always)
+    private static func copy(_ bits: UInt) -> Unmanaged<HTTPPreparedResponse> {
+        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
     }
 
     @inline(never)
@@ -49,8 +54,7 @@ public struct LoopCopies: ~Copyable, @unchecked Sendable {
         guard !stored else { return copy.takeUnretainedValue() }
         // Another thread made this loop's copy first (only a thread answering as `loop` does).
         copy.release()
-        return Unmanaged<HTTPPreparedResponse>.fromOpaque(UnsafeRawPointer(bitPattern: found).unsafelyUnwrapped)
-            .takeUnretainedValue()
+        return Self.copy(found).takeUnretainedValue()
     }
 
     /// The heap bytes these copies take once every loop has made its own, besides the
@@ -63,7 +67,7 @@ public struct LoopCopies: ~Copyable, @unchecked Sendable {
     deinit {
         for i in 0..<loops * originals.count {
             let bits = slots[i].load(ordering: .acquiring)
-            if bits != 0 { Unmanaged<HTTPPreparedResponse>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+            if bits != 0 { Self.copy(bits).release() }
         }
         slots.deinitialize(count: loops * originals.count)
         slots.deallocate()

@@ -2,8 +2,8 @@ import Synchronization
 
 /// One value per event loop, each behind its own lock. A loop touches only its own value, so
 /// loops never wait for one another nor share a cache line on the hot path (the values are
-/// padded apart, ``CacheLinePadding``); what needs all the
-/// values (a scrape, the access-log writer) takes each lock in turn, briefly.
+/// padded apart, ``CacheLinePadding``); what needs all the values (a scrape, the access-log
+/// writer) takes each lock in turn, briefly.
 ///
 /// Its look-ups are inlinable: called from other modules on every request (the access log, the
 /// request metrics, the record cache), an unspecialized generic call through value witnesses
