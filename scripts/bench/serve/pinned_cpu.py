@@ -13,11 +13,17 @@ per request, whichever is running); compare runs taken in the same mode.
   BINS="/path/flipbook-a;/path/flipbook-b" KIND=304 CONNECTIONS=8 ROUNDS=5 \\
       PYTHONPATH=scripts python3 -m bench.serve.pinned_cpu
 
-KIND is 200, 304 (wrk and bench-serve's Lua script) or HEAD (httpload); logs off for both (nginx
-`access_log off`, Flipbook's access log is off unless `|--set log.accessLog=true` follows a
-path in BINS). SECONDS (3) per run after bench-serve's 2 s warm-up.
+KIND is 200, 304 (wrk and bench-serve's Lua script) or HEAD (httpload). LOGS=off (the default):
+nginx `access_log off`, Flipbook's access log off unless `|--set log.accessLog=true` follows a
+path in BINS; LOGS=on: nginx's combined access log and every build's access log on, as
+bench-serve's "logs on" rows. SECONDS (3) per run after bench-serve's 2 s warm-up. As in
+bench-serve, everything lives in /dev/shm: nginx's files on tmpfs, where `sendfile` reads pages
+as Flipbook's memory file has them. NGINX_DISK=1 adds a second nginx serving a copy of the files
+from DISK_DIR (default /var/tmp, a disk filesystem's page cache, where operators' files usually
+are, and where the kernel looks pages up for `sendfile` in batches: less CPU per 200).
 """
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -35,6 +41,9 @@ KIND = os.environ.get("KIND", "304")
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "8"))
 SECONDS = int(os.environ.get("SECONDS", "3"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
+LOGS = os.environ.get("LOGS", "off")
+NGINX_DISK = os.environ.get("NGINX_DISK", "0") == "1"
+DISK_DIR = os.environ.get("DISK_DIR", "/var/tmp")
 
 
 def pin(pid, cpu):
@@ -58,22 +67,44 @@ def start_servers(work, specs):
     for index, spec in enumerate(specs):
         binary, _, flags = spec.strip().partition("|")
         server_module.BINARY = binary
-        server = server_module.Server(os.path.join(work, f"data-{index}"), budget=1 << 30, extra=flags.split(),
+        extra = flags.split() + (["--set", "log.accessLog=true"] if LOGS == "on" else [])
+        server = server_module.Server(os.path.join(work, f"data-{index}"), budget=1 << 30, extra=extra,
                                       log_path=os.path.join(work, f"flipbook-{index}.stderr"))
         stoppable.append(server)
         found, _ = warm(server, INPUTS, root if paths is None else None)
         paths = paths or found
         name = f"{os.path.basename(binary)}{' ' + flags if flags else ''}"
         targets[name] = (server.port, server.pid, {p: get(server.port, p)[1]["etag"] for p in paths})
-    nginx = Nginx(work, "off", root, access_log=False)
+    nginx = Nginx(work, LOGS, root, access_log=LOGS == "on")
     stoppable.append(nginx)
     targets["nginx"] = (nginx.port, nginx.pid, {p: get(nginx.port, p)[1]["etag"] for p in paths})
+    if NGINX_DISK:
+        disk = tempfile.mkdtemp(prefix="pinned-cpu-disk.", dir=DISK_DIR)
+        shutil.copytree(root, os.path.join(disk, "root"))
+        on_disk = Nginx(disk, f"{LOGS}-disk", os.path.join(disk, "root"), access_log=LOGS == "on")
+        stoppable += [on_disk, Removed(disk)]
+        for path in paths:
+            if get(on_disk.port, path)[2] != get(nginx.port, path)[2]:
+                raise RuntimeError(f"the nginx on disk differs on {path}")
+        targets["nginx-disk"] = (on_disk.port, on_disk.pid, {p: get(on_disk.port, p)[1]["etag"] for p in paths})
     return targets, stoppable, paths
+
+
+class Removed:
+    """A directory removed when the run stops (with the servers)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def stop(self):
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 def main():
     raise_descriptor_limit()
-    work = tempfile.mkdtemp(prefix="pinned-cpu.")
+    if LOGS not in ("on", "off"):
+        raise SystemExit(f"LOGS={LOGS!r}: expected on or off")
+    work = tempfile.mkdtemp(prefix="pinned-cpu.", dir="/dev/shm")
     httpload = os.path.join(work, "httpload")
     subprocess.run(["cc", "-O2", "-o", httpload, os.path.join(HERE, "httpload.c"), "-lpthread"], check=True)
     targets, stoppable, paths = start_servers(work, os.environ["BINS"].split(";"))
@@ -95,11 +126,12 @@ def main():
         reference = statistics.median(cpu["nginx"])
         for name in names:
             median = statistics.median(cpu[name])
-            print(f"{KIND}, {CONNECTIONS} connections, pinned: {name} median {median:.2f} µs "
+            print(f"{KIND}, {CONNECTIONS} connections, logs {LOGS}, pinned: {name} median {median:.2f} µs "
                   f"({median / reference:.3f}× nginx's)")
     finally:
         for item in stoppable:
             item.stop()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
