@@ -17,14 +17,15 @@ final class FrameResponses: FrameAttachment {
     nonisolated(unsafe) private let etagBytes: UnsafeMutableRawBufferPointer
     /// How long the prepared answers are kept.
     let caching: CachePolicy
-    /// The `200` (0) and the `304` (1), each event loop handing out copies of its own
-    /// (``LoopCopies``): a response's reference count is then written by one core.
+    /// The `200` (0) and the `304` (1), kept as templates, each event loop handing out responses
+    /// of its own (``LoopCopies``): a response's reference count is then written by one core.
     private let answers: LoopCopies
-    /// What these answers keep on the heap (``HTTPPreparedResponse/overheadBytes``, the `ETag`,
-    /// this object and the file body): in one run of 30,000 cached two-frame images (heaptrack,
-    /// docs/benchmarks/scale.md) the answers of both policies took 2.7 KB a frame where 1.7 KB were
-    /// counted; now one policy's are kept, and counted from their arrays' capacities, with every
-    /// loop's copies (``LoopCopies/copyBytes``) counted from the start.
+    /// What these answers keep on the heap (the templates' arrays and file body,
+    /// ``HTTPPreparedResponse/Template/overheadBytes``; the `ETag`; this object; every loop's
+    /// responses, ``LoopCopies/heapBytes``, counted from the start): in one run of 30,000 cached
+    /// two-frame images (heaptrack, docs/benchmarks/scale.md) the answers of both policies took
+    /// 2.7 KB a frame where 1.7 KB were counted; now one policy's are kept, and counted from their
+    /// arrays' capacities.
     let byteCount: Int
 
     /// The answers of `answer`'s frame, encoded as `bytes` (shared, not copied: sent with
@@ -35,33 +36,28 @@ final class FrameResponses: FrameAttachment {
         _ = etagBytes.initializeMemory(as: UInt8.self, from: answer.etag.utf8)
         caching = answer.caching
         let headers = answer.headers()
-        let file = Self.fileBody(bytes)
         let ok =
-            if let file {
-                HTTPPreparedResponse(status: .ok, headers: headers, fileBody: file)
+            if let file = Self.fileBody(bytes) {
+                HTTPPreparedResponse.Template(status: .ok, headers: headers, fileBody: file)
             } else {
-                HTTPPreparedResponse(status: .ok, headers: headers, body: bytes.array)
+                HTTPPreparedResponse.Template(status: .ok, headers: headers, body: bytes.array)
             }
-        let notModified = HTTPPreparedResponse(
+        let notModified = HTTPPreparedResponse.Template(
             status: .notModified, headers: ["ETag": answer.etag, "Cache-Control": answer.caching.header])
         answers = LoopCopies([ok, notModified], loops: loops)
-        let arrayHeader = 32
-        // Counted as if every loop had made its copies.
+        // Counted as if every loop had made its responses.
         byteCount =
-            ok.overheadBytes + notModified.overheadBytes + answers.copyBytes
-            + HTTPPreparedResponse.allocatedBytes(arrayHeader + 2 * 8)
+            ok.overheadBytes + notModified.overheadBytes + answers.heapBytes
             + HTTPPreparedResponse.allocatedBytes(etagBytes.count) + HTTPPreparedResponse.allocatedBytes(64)
-            + (file == nil ? 0 : HTTPPreparedResponse.allocatedBytes(48))
     }
 
     /// The `304` when `notModified` (the request's `If-None-Match` names ``etagUTF8``), else the
     /// `200`, when they are kept `caching` long, the policy they were prepared for (nil
     /// otherwise, and for ``CachePolicy/noStore``, which is never prepared): event loop `loop`'s
-    /// own (nil: the shared one, for a thread that is not an event loop). One reference handed
-    /// out.
+    /// own (nil: a new one, for a thread that is not an event loop). One reference handed out.
     func answer(_ caching: CachePolicy, notModified: Bool, loop: Int?) -> HTTPPreparedResponse? {
         guard caching == self.caching else { return nil }
-        guard let loop else { return answers.original(notModified ? 1 : 0) }
+        guard let loop else { return answers.fresh(notModified ? 1 : 0) }
         return answers.response(notModified ? 1 : 0, loop: loop)
     }
 
