@@ -13,6 +13,10 @@ Prints the table and writes it (BENCH_WRITE=0 to skip), with body-paths-notes.md
 "Sending a cached frame's body" of docs/benchmarks/serving.md.
 
   make bench-body-paths DURATION=5 ROUNDS=5 CONNECTIONS=64 BENCH_WRITE=1
+
+MODES chooses the paths (default "writev sendfile zerocopy"); "vmsplice" is a fourth: the body's
+pages taken from the memfd's mapping into a pipe by vmsplice(2) and spliced to the socket
+(docs/benchmarks/serving.md, twentieth round: no cheaper than sendfile).
 """
 import datetime
 import os
@@ -34,12 +38,14 @@ DURATION = int(os.environ.get("DURATION", "5"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "64"))
 WRITE = os.environ.get("BENCH_WRITE", "1") == "1"
-MODES = ["writev", "sendfile", "zerocopy"]
+MODES = os.environ.get("MODES", "writev sendfile zerocopy").split()
 SECTION = "Sending a cached frame's body"
 LABELS = {
     "writev": "one `sendmsg` of head + body from user memory (the kernel copies the body)",
     "sendfile": "head with `MSG_MORE`, body by `sendfile(2)` from a memfd (page references, no copy)",
     "zerocopy": "one `sendmsg` with `MSG_ZEROCOPY` (pages pinned; completions read from the error queue)",
+    "vmsplice": "head with `MSG_MORE`, body's pages from the memfd's mapping by `vmsplice(2)` into a pipe, "
+                "`splice(2)` to the socket",
 }
 
 

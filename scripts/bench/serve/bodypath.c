@@ -8,12 +8,16 @@
  *   sendfile  the body copied once into a memfd, sent with sendfile(2) after the head (sent with
  *             MSG_MORE): the socket gets references to the memfd's pages, no copy;
  *   zerocopy  one sendmsg with MSG_ZEROCOPY (SO_ZEROCOPY on): pages pinned instead of copied,
- *             completions read from the socket's error queue.
+ *             completions read from the socket's error queue;
+ *   vmsplice  the head as for sendfile, the body's pages from the memfd's mapping put in a pipe
+ *             of the connection's by vmsplice(2) (looked up in the page tables, not the file)
+ *             and moved to the socket by splice(2), 64 KiB at a time.
  *
  *   bodypath DIR PORT MODE
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -34,9 +38,9 @@
 #define MSG_ZEROCOPY 0x4000000
 #endif
 
-enum { WRITEV, SENDFILE, ZEROCOPY };
+enum { WRITEV, SENDFILE, ZEROCOPY, VMSPLICE };
 typedef struct { char path[512]; unsigned char *memory; size_t length; off_t offset; char head[256]; int headLength; } file_t;
-typedef struct { int fd; char buffer[16384]; int have; file_t *pending; size_t sent, total; int zerocopySends; } conn_t;
+typedef struct { int fd; char buffer[16384]; int have; file_t *pending; size_t sent, total; int zerocopySends; int pipe[2]; size_t inPipe; } conn_t;
 
 static file_t files[1024];
 static int fileCount, memfd, mode, listenFD;
@@ -52,7 +56,20 @@ static int sendPending(conn_t *c) {
     file_t *f = c->pending;
     while (c->sent < c->total) {
         ssize_t n;
-        if (mode == SENDFILE) {
+        if (mode == VMSPLICE && c->sent >= (size_t)f->headLength) {
+            size_t body = c->sent - f->headLength;
+            if (c->inPipe == 0) {
+                size_t want = f->length - body;
+                if (want > 65536) want = 65536;
+                struct iovec v = {f->memory + body, want};
+                ssize_t put = vmsplice(c->pipe[1], &v, 1, 0);
+                if (put < 0) return -1;
+                c->inPipe = (size_t)put;
+            }
+            int more = body + c->inPipe < f->length;
+            n = splice(c->pipe[0], NULL, c->fd, NULL, c->inPipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK | (more ? SPLICE_F_MORE : 0));
+            if (n > 0) c->inPipe -= (size_t)n;
+        } else if (mode == SENDFILE || mode == VMSPLICE) {
             if (c->sent < (size_t)f->headLength) {
                 n = send(c->fd, f->head + c->sent, f->headLength - c->sent, MSG_NOSIGNAL | MSG_MORE);
             } else {
@@ -90,7 +107,11 @@ static void drainErrorQueue(conn_t *c) {
     c->zerocopySends = 0;
 }
 
-static void closeConnection(conn_t *c) { close(c->fd); free(c); }
+static void closeConnection(conn_t *c) {
+    close(c->fd);
+    if (mode == VMSPLICE) { close(c->pipe[0]); close(c->pipe[1]); }
+    free(c);
+}
 
 static void *loop(void *unused) {
     (void)unused;
@@ -111,6 +132,7 @@ static void *loop(void *unused) {
                     if (mode == ZEROCOPY) setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof one);
                     conn_t *fresh = calloc(1, sizeof *fresh);
                     fresh->fd = fd;
+                    if (mode == VMSPLICE && pipe2(fresh->pipe, O_NONBLOCK | O_CLOEXEC)) { perror("pipe2"); exit(1); }
                     struct epoll_event e = {.events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP, .data.ptr = fresh};
                     epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
                 }
@@ -154,10 +176,11 @@ static void *loop(void *unused) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4) { fprintf(stderr, "usage: bodypath DIR PORT writev|sendfile|zerocopy\n"); return 2; }
+    if (argc < 4) { fprintf(stderr, "usage: bodypath DIR PORT writev|sendfile|zerocopy|vmsplice\n"); return 2; }
     signal(SIGPIPE, SIG_IGN);
     const char *dir = argv[1];
-    mode = !strcmp(argv[3], "writev") ? WRITEV : !strcmp(argv[3], "sendfile") ? SENDFILE : ZEROCOPY;
+    mode = !strcmp(argv[3], "writev") ? WRITEV : !strcmp(argv[3], "sendfile") ? SENDFILE
+         : !strcmp(argv[3], "vmsplice") ? VMSPLICE : ZEROCOPY;
     memfd = memfd_create("frames", MFD_CLOEXEC);
     off_t offset = 0;
     char command[512];
@@ -184,6 +207,11 @@ int main(int argc, char **argv) {
                                  "Content-Length: %zu\r\nETag: \"f-0123456789abcdef0123456789abcdef-1-z1\"\r\n\r\n", f->length);
     }
     pclose(list);
+    if (mode == VMSPLICE) {
+        unsigned char *mapping = mmap(NULL, (size_t)offset, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+        if (mapping == MAP_FAILED) { perror("mmap"); return 1; }
+        for (int i = 0; i < fileCount; i++) files[i].memory = mapping + files[i].offset;
+    }
     listenFD = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     int one = 1;
     setsockopt(listenFD, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
