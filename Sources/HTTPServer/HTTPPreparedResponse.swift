@@ -100,15 +100,15 @@ extension HTTPPreparedResponse {
         }
 
         /// What a ``response()`` keeps on the heap: its object and its file body's.
-        public var responseBytes: Int {
-            HTTPPreparedResponse.allocatedBytes(96) + (fileBody == nil ? 0 : HTTPPreparedResponse.allocatedBytes(48))
-        }
+        public var responseBytes: Int { HTTPPreparedResponse.allocatedBytes(96) + fileBodyBytes }
+
+        /// What one file body object takes on the heap (0 without one).
+        private var fileBodyBytes: Int { fileBody == nil ? 0 : HTTPPreparedResponse.allocatedBytes(48) }
 
         /// The heap bytes this template keeps besides its body: its encoded head and its fields
         /// (their bytes and their offsets), and its file body's object.
         public var overheadBytes: Int {
-            Self.arrayBytes(head: head, headers: headers)
-                + (fileBody == nil ? 0 : HTTPPreparedResponse.allocatedBytes(48))
+            Self.arrayBytes(head: head, headers: headers) + fileBodyBytes
         }
 
         /// An encoded head's and its fields' arrays, each at its capacity, each allocation as

@@ -28,9 +28,9 @@ public struct LoopCopies: ~Copyable, @unchecked Sendable {
         storage = .allocate(byteCount: Self.storageBytes(slots: slotCount, templates: templates.count), alignment: 16)
         let slots = storage.bindMemory(to: Atomic<UInt>.self, capacity: slotCount)
         for i in 0..<slotCount { (slots + i).initialize(to: Atomic(0)) }
-        let first = (storage + slotCount * MemoryLayout<Atomic<UInt>>.stride)
+        (storage + slotCount * MemoryLayout<Atomic<UInt>>.stride)
             .bindMemory(to: HTTPPreparedResponse.Template.self, capacity: templates.count)
-        first.initialize(from: templates, count: templates.count)
+            .initialize(from: templates, count: templates.count)
     }
 
     /// The bytes of the storage for `slots` slots and `templates` templates.
@@ -42,14 +42,15 @@ public struct LoopCopies: ~Copyable, @unchecked Sendable {
         storage.assumingMemoryBound(to: Atomic<UInt>.self)
     }
 
-    private func template(_ index: Int) -> HTTPPreparedResponse.Template {
+    /// The templates, after the slots.
+    private var templates: UnsafeMutablePointer<HTTPPreparedResponse.Template> {
         (storage + loops * templateCount * MemoryLayout<Atomic<UInt>>.stride)
-            .assumingMemoryBound(to: HTTPPreparedResponse.Template.self)[index]
+            .assumingMemoryBound(to: HTTPPreparedResponse.Template.self)
     }
 
     /// A new response made from template `index`: for a thread that is not an event loop (rare
     /// answers).
-    public func fresh(_ index: Int) -> HTTPPreparedResponse { template(index).response() }
+    public func fresh(_ index: Int) -> HTTPPreparedResponse { templates[index].response() }
 
     /// Loop `loop`'s response from template `index` (made now if it is the first), one reference
     /// handed out.
@@ -69,7 +70,7 @@ public struct LoopCopies: ~Copyable, @unchecked Sendable {
 
     @inline(never)
     private func makeResponse(slot: Int, from index: Int) -> HTTPPreparedResponse {
-        let made = Unmanaged.passRetained(template(index).response())
+        let made = Unmanaged.passRetained(templates[index].response())
         let bits = UInt(bitPattern: made.toOpaque())
         let (stored, found) = slots[slot].compareExchange(
             expected: 0, desired: bits, successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
@@ -84,7 +85,7 @@ public struct LoopCopies: ~Copyable, @unchecked Sendable {
     /// the storage and every loop's responses.
     public var heapBytes: Int {
         HTTPPreparedResponse.allocatedBytes(Self.storageBytes(slots: loops * templateCount, templates: templateCount))
-            + loops * (0..<templateCount).reduce(0) { $0 + template($1).responseBytes }
+            + loops * (0..<templateCount).reduce(0) { $0 + templates[$1].responseBytes }
     }
 
     deinit {
@@ -93,8 +94,7 @@ public struct LoopCopies: ~Copyable, @unchecked Sendable {
             let bits = slots[i].load(ordering: .acquiring)
             if bits != 0 { Self.response(bits).release() }
         }
-        (storage + slotCount * MemoryLayout<Atomic<UInt>>.stride)
-            .assumingMemoryBound(to: HTTPPreparedResponse.Template.self).deinitialize(count: templateCount)
+        templates.deinitialize(count: templateCount)
         slots.deinitialize(count: slotCount)
         storage.deallocate()
     }
