@@ -47,6 +47,8 @@ LABELS = {
     "vmsplice": "head with `MSG_MORE`, body's pages from the memfd's mapping by `vmsplice(2)` into a pipe, "
                 "`splice(2)` to the socket",
 }
+if not MODES or set(MODES) - set(LABELS):
+    raise SystemExit(f"MODES={' '.join(MODES)!r}: expected some of {', '.join(LABELS)}")
 
 
 def main():

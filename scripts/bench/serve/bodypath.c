@@ -179,8 +179,10 @@ int main(int argc, char **argv) {
     if (argc < 4) { fprintf(stderr, "usage: bodypath DIR PORT writev|sendfile|zerocopy|vmsplice\n"); return 2; }
     signal(SIGPIPE, SIG_IGN);
     const char *dir = argv[1];
-    mode = !strcmp(argv[3], "writev") ? WRITEV : !strcmp(argv[3], "sendfile") ? SENDFILE
-         : !strcmp(argv[3], "vmsplice") ? VMSPLICE : ZEROCOPY;
+    static const char *names[] = {[WRITEV] = "writev", [SENDFILE] = "sendfile", [ZEROCOPY] = "zerocopy", [VMSPLICE] = "vmsplice"};
+    mode = -1;
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++) if (!strcmp(argv[3], names[i])) mode = i;
+    if (mode < 0) { fprintf(stderr, "bodypath: unknown mode %s (writev, sendfile, zerocopy or vmsplice)\n", argv[3]); return 2; }
     memfd = memfd_create("frames", MFD_CLOEXEC);
     off_t offset = 0;
     char command[512];
